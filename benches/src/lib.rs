@@ -1,0 +1,1 @@
+//! Criterion benchmarks comparing flag-eval with Yggdrasil; see `benches/versus_yggdrasil.rs`.

@@ -1,0 +1,589 @@
+//! Constraints: compiled once into typed matchers, evaluated without parsing or allocating.
+
+use std::cmp::Ordering;
+use std::net::IpAddr;
+
+use chrono::{DateTime, Utc};
+use ipnet::IpNet;
+use regex::Regex;
+use rustc_hash::FxHashSet;
+use semver::Version;
+
+use crate::context::{Context, parse_time};
+use crate::error::ValidationError;
+use crate::model::Constraint;
+
+/// Largest compiled size accepted for a `REGEX` pattern.
+pub const DEFAULT_REGEX_SIZE_LIMIT: usize = 1 << 20;
+
+/// Lists longer than this are matched through a hash set instead of a scan.
+const SET_THRESHOLD: usize = 8;
+
+/// Lower-cased text that fits here is folded on the stack for set look-ups.
+const FOLD_BUFFER: usize = 256;
+
+/// Every constraint operator Unleash defines.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Operator {
+    /// The value is one of `values`.
+    In,
+    /// The value is none of `values`, or missing.
+    NotIn,
+    /// The value starts with one of `values`.
+    StrStartsWith,
+    /// The value ends with one of `values`.
+    StrEndsWith,
+    /// The value contains one of `values`.
+    StrContains,
+    /// Numerically equal to `value`.
+    NumEq,
+    /// Numerically greater than `value`.
+    NumGt,
+    /// Numerically greater than or equal to `value`.
+    NumGte,
+    /// Numerically less than `value`.
+    NumLt,
+    /// Numerically less than or equal to `value`.
+    NumLte,
+    /// `currentTime` is after `value`.
+    DateAfter,
+    /// `currentTime` is before `value`.
+    DateBefore,
+    /// Semantic-version equality.
+    SemverEq,
+    /// Semantic version greater than `value`.
+    SemverGt,
+    /// Semantic version greater than or equal to `value`.
+    SemverGte,
+    /// Semantic version less than `value`.
+    SemverLt,
+    /// Semantic version less than or equal to `value`.
+    SemverLte,
+    /// The pattern in `value` matches somewhere in the value.
+    Regex,
+    /// The value is an IP address inside one of the networks in `values`.
+    InCidr,
+}
+
+impl Operator {
+    /// Parses an Unleash operator name.
+    pub fn parse(name: &str) -> Option<Self> {
+        Some(match name {
+            "IN" => Self::In,
+            "NOT_IN" => Self::NotIn,
+            "STR_STARTS_WITH" => Self::StrStartsWith,
+            "STR_ENDS_WITH" => Self::StrEndsWith,
+            "STR_CONTAINS" => Self::StrContains,
+            "NUM_EQ" => Self::NumEq,
+            "NUM_GT" => Self::NumGt,
+            "NUM_GTE" => Self::NumGte,
+            "NUM_LT" => Self::NumLt,
+            "NUM_LTE" => Self::NumLte,
+            "DATE_AFTER" => Self::DateAfter,
+            "DATE_BEFORE" => Self::DateBefore,
+            "SEMVER_EQ" => Self::SemverEq,
+            "SEMVER_GT" => Self::SemverGt,
+            "SEMVER_GTE" => Self::SemverGte,
+            "SEMVER_LT" => Self::SemverLt,
+            "SEMVER_LTE" => Self::SemverLte,
+            "REGEX" => Self::Regex,
+            "IN_CIDR" => Self::InCidr,
+            _ => return None,
+        })
+    }
+
+    /// All operators, for tests and documentation.
+    pub const ALL: [Self; 19] = [
+        Self::In,
+        Self::NotIn,
+        Self::StrStartsWith,
+        Self::StrEndsWith,
+        Self::StrContains,
+        Self::NumEq,
+        Self::NumGt,
+        Self::NumGte,
+        Self::NumLt,
+        Self::NumLte,
+        Self::DateAfter,
+        Self::DateBefore,
+        Self::SemverEq,
+        Self::SemverGt,
+        Self::SemverGte,
+        Self::SemverLt,
+        Self::SemverLte,
+        Self::Regex,
+        Self::InCidr,
+    ];
+}
+
+/// A context field, resolved from its Unleash name once.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Field {
+    UserId,
+    SessionId,
+    Environment,
+    AppName,
+    CurrentTime,
+    RemoteAddress,
+    Property(Box<str>),
+}
+
+impl Field {
+    pub(crate) fn parse(name: &str) -> Self {
+        match name {
+            "userId" => Self::UserId,
+            "sessionId" => Self::SessionId,
+            "environment" => Self::Environment,
+            "appName" => Self::AppName,
+            "currentTime" => Self::CurrentTime,
+            "remoteAddress" => Self::RemoteAddress,
+            other => Self::Property(other.into()),
+        }
+    }
+
+    /// The field's string value; `currentTime` has none.
+    #[inline]
+    pub(crate) fn get<'c>(&self, context: &'c Context) -> Option<&'c str> {
+        match self {
+            Self::UserId => context.user_id.as_deref(),
+            Self::SessionId => context.session_id.as_deref(),
+            Self::Environment => context.environment.as_deref(),
+            Self::AppName => context.app_name.as_deref(),
+            Self::CurrentTime => None,
+            Self::RemoteAddress => context.remote_address.as_deref(),
+            Self::Property(name) => context.properties.get(&**name).map(String::as_str),
+        }
+    }
+}
+
+/// A set of strings: a scan for short lists, a hash set for long ones.
+#[derive(Debug, Clone)]
+pub(crate) enum StrSet {
+    Scan(Box<[Box<str>]>),
+    Hash(FxHashSet<Box<str>>),
+}
+
+impl StrSet {
+    pub(crate) fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
+        let values: Vec<Box<str>> = values.into_iter().map(Box::from).collect();
+        if values.len() > SET_THRESHOLD {
+            Self::Hash(values.into_iter().collect())
+        } else {
+            Self::Scan(values.into_boxed_slice())
+        }
+    }
+
+    #[inline]
+    pub(crate) fn contains(&self, value: &str) -> bool {
+        match self {
+            Self::Scan(values) => values.iter().any(|candidate| &**candidate == value),
+            Self::Hash(values) => values.contains(value),
+        }
+    }
+
+    /// Whether the case-folded `value` is in the set, whose entries are already folded.
+    fn contains_folded(&self, value: &str) -> bool {
+        match self {
+            Self::Scan(values) => values.iter().any(|candidate| folded_eq(value, candidate)),
+            Self::Hash(values) => match fold_on_stack(value) {
+                Some((buffer, len)) => std::str::from_utf8(&buffer[..len])
+                    .map(|folded| values.contains(folded))
+                    .unwrap_or(false),
+                None => values.iter().any(|candidate| folded_eq(value, candidate)),
+            },
+        }
+    }
+}
+
+/// Unleash's case folding: every character lower-cased on its own, as `caseInsensitive` means.
+pub fn fold_case(text: &str) -> String {
+    text.chars().flat_map(char::to_lowercase).collect()
+}
+
+fn folded_chars(text: &str) -> impl DoubleEndedIterator<Item = char> + Clone + '_ {
+    text.chars().flat_map(char::to_lowercase)
+}
+
+/// `fold_case(text) == folded`, without allocating.
+fn folded_eq(text: &str, folded: &str) -> bool {
+    folded_chars(text).eq(folded.chars())
+}
+
+fn folded_starts_with(text: &str, folded_prefix: &str) -> bool {
+    let mut chars = folded_chars(text);
+    folded_prefix
+        .chars()
+        .all(|expected| chars.next() == Some(expected))
+}
+
+fn folded_ends_with(text: &str, folded_suffix: &str) -> bool {
+    let mut chars = text.chars().rev().flat_map(|c| c.to_lowercase().rev());
+    folded_suffix
+        .chars()
+        .rev()
+        .all(|expected| chars.next() == Some(expected))
+}
+
+fn folded_contains(text: &str, folded_needle: &str) -> bool {
+    if folded_needle.is_empty() {
+        return true;
+    }
+    let mut rest = folded_chars(text);
+    loop {
+        let mut candidate = rest.clone();
+        if folded_needle
+            .chars()
+            .all(|expected| candidate.next() == Some(expected))
+        {
+            return true;
+        }
+        if rest.next().is_none() {
+            return false;
+        }
+    }
+}
+
+/// Folds `text` into a stack buffer; `None` when it does not fit.
+fn fold_on_stack(text: &str) -> Option<([u8; FOLD_BUFFER], usize)> {
+    let mut buffer = [0u8; FOLD_BUFFER];
+    let mut len = 0;
+    for c in folded_chars(text) {
+        let width = c.len_utf8();
+        if len + width > FOLD_BUFFER {
+            return None;
+        }
+        c.encode_utf8(&mut buffer[len..len + width]);
+        len += width;
+    }
+    Some((buffer, len))
+}
+
+/// How a compiled constraint tests a value.
+#[derive(Debug, Clone)]
+enum Matcher {
+    In(StrSet),
+    NotIn(StrSet),
+    StartsWith(Box<[Box<str>]>),
+    EndsWith(Box<[Box<str>]>),
+    Contains(Box<[Box<str>]>),
+    Number(Operator, f64),
+    Date(Operator, DateTime<Utc>),
+    Semver(Operator, Version),
+    Regex(Regex),
+    Cidr(Box<[IpNet]>),
+    /// A definition that could not be compiled: false whatever `inverted` says.
+    Never,
+}
+
+/// A constraint ready to evaluate.
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledConstraint {
+    field: Field,
+    matcher: Matcher,
+    case_insensitive: bool,
+    inverted: bool,
+}
+
+impl CompiledConstraint {
+    /// Compiles a constraint; a problem yields a constraint that is always false, and the error.
+    pub(crate) fn compile(
+        constraint: &Constraint,
+        regex_size_limit: usize,
+    ) -> (Self, Option<ValidationError>) {
+        let (matcher, error) = match compile_matcher(constraint, regex_size_limit) {
+            Ok(matcher) => (matcher, None),
+            Err(error) => (Matcher::Never, Some(error)),
+        };
+        let compiled = Self {
+            field: Field::parse(&constraint.context_name),
+            matcher,
+            case_insensitive: constraint.case_insensitive,
+            inverted: constraint.inverted,
+        };
+        (compiled, error)
+    }
+
+    /// Evaluates the constraint for `context`.
+    #[inline]
+    pub(crate) fn evaluate(&self, context: &Context) -> bool {
+        let matched = match &self.matcher {
+            Matcher::Never => return false,
+            Matcher::Date(operator, date) => match context.current_time {
+                Some(now) => match operator {
+                    Operator::DateAfter => now > *date,
+                    _ => now < *date,
+                },
+                None => false,
+            },
+            matcher => match self.field.get(context) {
+                Some(value) => self.test(matcher, value),
+                None => matches!(matcher, Matcher::NotIn(_)),
+            },
+        };
+        matched != self.inverted
+    }
+
+    fn test(&self, matcher: &Matcher, value: &str) -> bool {
+        let fold = self.case_insensitive;
+        match matcher {
+            Matcher::In(set) => set_contains(set, value, fold),
+            Matcher::NotIn(set) => !set_contains(set, value, fold),
+            Matcher::StartsWith(prefixes) => prefixes.iter().any(|prefix| {
+                if fold {
+                    folded_starts_with(value, prefix)
+                } else {
+                    value.starts_with(&**prefix)
+                }
+            }),
+            Matcher::EndsWith(suffixes) => suffixes.iter().any(|suffix| {
+                if fold {
+                    folded_ends_with(value, suffix)
+                } else {
+                    value.ends_with(&**suffix)
+                }
+            }),
+            Matcher::Contains(needles) => needles.iter().any(|needle| {
+                if fold {
+                    folded_contains(value, needle)
+                } else {
+                    value.contains(&**needle)
+                }
+            }),
+            Matcher::Number(operator, expected) => match value.trim().parse::<f64>() {
+                Ok(actual) if actual.is_finite() => compare(actual.partial_cmp(expected), *operator),
+                _ => false,
+            },
+            Matcher::Semver(operator, expected) => match Version::parse(value.trim()) {
+                Ok(actual) => compare(Some(actual.cmp_precedence(expected)), *operator),
+                Err(_) => false,
+            },
+            Matcher::Regex(regex) => regex.is_match(value),
+            Matcher::Cidr(networks) => match value.trim().parse::<IpAddr>() {
+                Ok(address) => networks.iter().any(|network| network.contains(&address)),
+                Err(_) => false,
+            },
+            Matcher::Date(..) | Matcher::Never => false,
+        }
+    }
+}
+
+fn set_contains(set: &StrSet, value: &str, fold: bool) -> bool {
+    if fold {
+        set.contains_folded(value)
+    } else {
+        set.contains(value)
+    }
+}
+
+fn compare(ordering: Option<Ordering>, operator: Operator) -> bool {
+    let Some(ordering) = ordering else {
+        return false;
+    };
+    match operator {
+        Operator::NumEq | Operator::SemverEq => ordering == Ordering::Equal,
+        Operator::NumGt | Operator::SemverGt => ordering == Ordering::Greater,
+        Operator::NumGte | Operator::SemverGte => ordering != Ordering::Less,
+        Operator::NumLt | Operator::SemverLt => ordering == Ordering::Less,
+        Operator::NumLte | Operator::SemverLte => ordering != Ordering::Greater,
+        _ => false,
+    }
+}
+
+fn single_value(constraint: &Constraint) -> Result<&str, ValidationError> {
+    constraint
+        .value
+        .as_deref()
+        .or_else(|| constraint.values.first().map(String::as_str))
+        .ok_or_else(|| ValidationError::MissingValue {
+            operator: constraint.operator.clone(),
+        })
+}
+
+/// Parses a network the way `IN_CIDR` and `remoteAddress` accept one: a CIDR or a bare address.
+pub(crate) fn parse_network(text: &str) -> Option<IpNet> {
+    let text = text.trim();
+    text.parse::<IpNet>()
+        .ok()
+        .or_else(|| text.parse::<IpAddr>().ok().map(IpNet::from))
+}
+
+fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<Matcher, ValidationError> {
+    let operator = Operator::parse(&constraint.operator).ok_or_else(|| ValidationError::UnknownOperator {
+        operator: constraint.operator.clone(),
+    })?;
+    let fold = constraint.case_insensitive;
+    let strings = || -> Box<[Box<str>]> {
+        constraint
+            .values
+            .iter()
+            .map(|value| {
+                if fold {
+                    fold_case(value).into()
+                } else {
+                    value.as_str().into()
+                }
+            })
+            .collect()
+    };
+    let set = || {
+        let values = strings();
+        StrSet::new(values.iter().map(|value| &**value))
+    };
+    Ok(match operator {
+        Operator::In => Matcher::In(set()),
+        Operator::NotIn => Matcher::NotIn(set()),
+        Operator::StrStartsWith => Matcher::StartsWith(strings()),
+        Operator::StrEndsWith => Matcher::EndsWith(strings()),
+        Operator::StrContains => Matcher::Contains(strings()),
+        Operator::NumEq | Operator::NumGt | Operator::NumGte | Operator::NumLt | Operator::NumLte => {
+            let value = single_value(constraint)?;
+            match value.trim().parse::<f64>() {
+                Ok(number) if number.is_finite() => Matcher::Number(operator, number),
+                _ => {
+                    return Err(ValidationError::InvalidNumber {
+                        value: value.to_owned(),
+                    });
+                }
+            }
+        }
+        Operator::DateAfter | Operator::DateBefore => {
+            let value = single_value(constraint)?;
+            let date = parse_time(value).ok_or_else(|| ValidationError::InvalidDate {
+                value: value.to_owned(),
+            })?;
+            Matcher::Date(operator, date)
+        }
+        Operator::SemverEq
+        | Operator::SemverGt
+        | Operator::SemverGte
+        | Operator::SemverLt
+        | Operator::SemverLte => {
+            let value = single_value(constraint)?;
+            let version = Version::parse(value.trim()).map_err(|_| ValidationError::InvalidSemver {
+                value: value.to_owned(),
+            })?;
+            Matcher::Semver(operator, version)
+        }
+        Operator::Regex => {
+            let pattern = single_value(constraint)?;
+            let regex = regex::RegexBuilder::new(pattern)
+                .case_insensitive(fold)
+                .size_limit(regex_size_limit)
+                .dfa_size_limit(regex_size_limit)
+                .build()
+                .map_err(|error| ValidationError::InvalidRegex {
+                    value: pattern.to_owned(),
+                    reason: error.to_string(),
+                })?;
+            Matcher::Regex(regex)
+        }
+        Operator::InCidr => {
+            // Entries that are not networks are skipped, as the SDKs do; the others still match.
+            let networks: Box<[IpNet]> = constraint
+                .values
+                .iter()
+                .filter_map(|value| parse_network(value))
+                .collect();
+            if networks.is_empty() && !constraint.values.is_empty() {
+                return Err(ValidationError::InvalidNetwork {
+                    value: constraint.values.join(","),
+                });
+            }
+            Matcher::Cidr(networks)
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn constraint(context_name: &str, operator: &str, values: &[&str], value: Option<&str>) -> Constraint {
+        Constraint {
+            context_name: context_name.into(),
+            operator: operator.into(),
+            values: values.iter().map(|v| (*v).to_owned()).collect(),
+            value: value.map(str::to_owned),
+            case_insensitive: false,
+            inverted: false,
+        }
+    }
+
+    fn eval(constraint: &Constraint, context: &Context) -> bool {
+        CompiledConstraint::compile(constraint, DEFAULT_REGEX_SIZE_LIMIT)
+            .0
+            .evaluate(context)
+    }
+
+    #[test]
+    fn folded_helpers_agree_with_fold_case() {
+        for (text, needle) in [("HeLLo", "ll"), ("İstanbul", "i̇s"), ("ΣΑΣ", "σας"), ("abc", "")] {
+            let folded = fold_case(text);
+            assert_eq!(
+                folded_starts_with(text, needle),
+                folded.starts_with(needle),
+                "{text}"
+            );
+            assert_eq!(folded_ends_with(text, needle), folded.ends_with(needle), "{text}");
+            assert_eq!(folded_contains(text, needle), folded.contains(needle), "{text}");
+            assert!(folded_eq(text, &folded));
+        }
+    }
+
+    #[test]
+    fn case_insensitive_in_uses_the_set_for_long_lists() {
+        let values: Vec<String> = (0..20).map(|i| format!("User-{i}")).collect();
+        let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+        let mut rule = constraint("userId", "IN", &refs, None);
+        rule.case_insensitive = true;
+        assert!(eval(&rule, &Context::for_user("USER-19")));
+        assert!(!eval(&rule, &Context::for_user("user-20")));
+    }
+
+    #[test]
+    fn not_in_is_true_for_a_missing_field() {
+        let rule = constraint("plan", "NOT_IN", &["pro"], None);
+        assert!(eval(&rule, &Context::default()));
+        assert!(!eval(&rule, &Context::default().with_property("plan", "pro")));
+    }
+
+    #[test]
+    fn broken_definitions_stay_false_when_inverted() {
+        for rule in [
+            constraint("userId", "NOT_AN_OPERATOR", &["a"], None),
+            constraint("age", "NUM_GT", &[], Some("many")),
+            constraint("version", "SEMVER_GT", &[], Some("v1.2.3")),
+            constraint("userId", "REGEX", &[], Some("(unclosed")),
+        ] {
+            let mut inverted = rule.clone();
+            inverted.inverted = true;
+            let (_, error) = CompiledConstraint::compile(&rule, DEFAULT_REGEX_SIZE_LIMIT);
+            assert!(error.is_some(), "{rule:?}");
+            assert!(!eval(
+                &inverted,
+                &Context::for_user("a").with_property("age", "3")
+            ));
+        }
+    }
+
+    #[test]
+    fn dates_accept_any_number_of_fraction_digits() -> Result<(), String> {
+        let now = parse_time("2024-06-01T12:00:00Z").ok_or("now")?;
+        for value in [
+            "2024-06-01T11:59:59Z",
+            "2024-06-01T11:59:59.5Z",
+            "2024-06-01T11:59:59.123456789Z",
+        ] {
+            let rule = constraint("currentTime", "DATE_AFTER", &[], Some(value));
+            assert!(eval(&rule, &Context::default().at(now)), "{value}");
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn regex_size_limit_is_enforced() {
+        let rule = constraint("userId", "REGEX", &[], Some("(a{1000}){1000}"));
+        let (_, error) = CompiledConstraint::compile(&rule, 1 << 16);
+        assert!(matches!(error, Some(ValidationError::InvalidRegex { .. })));
+    }
+}

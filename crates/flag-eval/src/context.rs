@@ -1,0 +1,257 @@
+//! The evaluation context: who is asking, and the outside world the engine may not read itself.
+//!
+//! The engine never reads a clock or a random source. The current time arrives as
+//! [`Context::current_time`] and randomness (for `random` stickiness and `gradualRolloutRandom`)
+//! through [`Context::random`], so every evaluation is reproducible.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
+use rustc_hash::FxBuildHasher;
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// Custom context properties, by name.
+pub type Properties = HashMap<String, String, FxBuildHasher>;
+
+/// The context a flag is evaluated for.
+///
+/// Deserialises from Unleash's context JSON (`userId`, `sessionId`, `properties`, ...). Numbers and
+/// booleans given for string fields are read as strings and `null` as absent, as Unleash's SDKs do.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Context {
+    /// The user's id.
+    #[serde(
+        default,
+        deserialize_with = "lenient_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub user_id: Option<String>,
+    /// The session's id.
+    #[serde(
+        default,
+        deserialize_with = "lenient_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub session_id: Option<String>,
+    /// The environment the application says it runs in.
+    #[serde(
+        default,
+        deserialize_with = "lenient_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub environment: Option<String>,
+    /// The application's name.
+    #[serde(
+        default,
+        deserialize_with = "lenient_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub app_name: Option<String>,
+    /// The instant `DATE_AFTER` and `DATE_BEFORE` compare against. The engine has no clock: leave
+    /// it empty and date constraints are false; callers that mean "now" set it to now.
+    #[serde(
+        default,
+        deserialize_with = "lenient_time",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub current_time: Option<DateTime<Utc>>,
+    /// The client's IP address.
+    #[serde(
+        default,
+        deserialize_with = "lenient_string",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub remote_address: Option<String>,
+    /// Any other fields.
+    #[serde(
+        default,
+        deserialize_with = "lenient_properties",
+        skip_serializing_if = "HashMap::is_empty"
+    )]
+    pub properties: Properties,
+    /// Where `random` stickiness and `gradualRolloutRandom` draw from.
+    #[serde(skip)]
+    pub random: Randomness,
+}
+
+impl Context {
+    /// A context for the given user.
+    pub fn for_user(user_id: &str) -> Self {
+        Self {
+            user_id: Some(user_id.to_owned()),
+            ..Self::default()
+        }
+    }
+
+    /// Sets a custom property, replacing any earlier value.
+    pub fn with_property(mut self, name: &str, value: &str) -> Self {
+        self.properties.insert(name.to_owned(), value.to_owned());
+        self
+    }
+
+    /// Sets the instant date constraints compare against.
+    pub fn at(mut self, now: DateTime<Utc>) -> Self {
+        self.current_time = Some(now);
+        self
+    }
+
+    /// Seeds the random source, so that random rollouts differ between requests.
+    pub fn with_random_seed(self, seed: u64) -> Self {
+        self.random.reseed(seed);
+        self
+    }
+
+    /// The value of a context field by its Unleash name, as constraints and stickiness read it.
+    /// `currentTime` is not a string field and always reads as absent here.
+    pub fn field(&self, name: &str) -> Option<&str> {
+        match name {
+            "userId" => self.user_id.as_deref(),
+            "sessionId" => self.session_id.as_deref(),
+            "environment" => self.environment.as_deref(),
+            "appName" => self.app_name.as_deref(),
+            "remoteAddress" => self.remote_address.as_deref(),
+            "currentTime" => None,
+            other => self.properties.get(other).map(String::as_str),
+        }
+    }
+}
+
+/// A small deterministic random source (SplitMix64) carried by the context.
+///
+/// It sits in a [`Cell`] so that evaluation can draw from it through a shared reference.
+#[derive(Debug, Clone)]
+pub struct Randomness(Cell<u64>);
+
+impl Default for Randomness {
+    fn default() -> Self {
+        Self(Cell::new(0x853c_49e6_748f_ea9b))
+    }
+}
+
+impl Randomness {
+    /// Replaces the state with `seed`.
+    pub fn reseed(&self, seed: u64) {
+        self.0.set(seed);
+    }
+
+    /// The current state, to restore with [`Randomness::reseed`].
+    pub fn state(&self) -> u64 {
+        self.0.get()
+    }
+
+    /// The next 64 random bits.
+    pub fn next_u64(&self) -> u64 {
+        let state = self.0.get().wrapping_add(0x9e37_79b9_7f4a_7c15);
+        self.0.set(state);
+        let mut mixed = state;
+        mixed = (mixed ^ (mixed >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        mixed = (mixed ^ (mixed >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        mixed ^ (mixed >> 31)
+    }
+
+    /// A number in `1..=bound`; `bound` must be at least 1.
+    pub fn one_to(&self, bound: u32) -> u32 {
+        let bound = u64::from(bound.max(1));
+        // `bound` fits in u32, so the remainder does too.
+        u32::try_from(self.next_u64() % bound).unwrap_or(0) + 1
+    }
+}
+
+/// Parses a timestamp the way Unleash clients send one: RFC 3339 with any number of fractional
+/// digits, or a date-time without offset taken as UTC.
+pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
+    let text = text.trim();
+    if let Ok(time) = DateTime::<FixedOffset>::parse_from_rfc3339(text) {
+        return Some(time.with_timezone(&Utc));
+    }
+    NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
+        .ok()
+        .map(|naive| naive.and_utc())
+}
+
+fn scalar(value: serde_json::Value) -> Option<String> {
+    match value {
+        serde_json::Value::Null => None,
+        serde_json::Value::String(text) => Some(text),
+        serde_json::Value::Bool(flag) => Some(flag.to_string()),
+        serde_json::Value::Number(number) => Some(number.to_string()),
+        // Objects and arrays are not context values; SDKs ignore them.
+        serde_json::Value::Array(_) | serde_json::Value::Object(_) => None,
+    }
+}
+
+fn lenient_string<'de, D>(deserializer: D) -> Result<Option<String>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    Ok(scalar(serde_json::Value::deserialize(deserializer)?))
+}
+
+fn lenient_time<'de, D>(deserializer: D) -> Result<Option<DateTime<Utc>>, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    match scalar(serde_json::Value::deserialize(deserializer)?) {
+        None => Ok(None),
+        Some(text) => parse_time(&text)
+            .map(Some)
+            .ok_or_else(|| serde::de::Error::custom(format!("invalid currentTime {text:?}"))),
+    }
+}
+
+fn lenient_properties<'de, D>(deserializer: D) -> Result<Properties, D::Error>
+where
+    D: Deserializer<'de>,
+{
+    let raw = Option::<HashMap<String, serde_json::Value>>::deserialize(deserializer)?;
+    Ok(raw
+        .unwrap_or_default()
+        .into_iter()
+        .filter_map(|(name, value)| scalar(value).map(|text| (name, text)))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_unleash_context_json() -> Result<(), serde_json::Error> {
+        let context: Context = serde_json::from_str(
+            r#"{"userId":123,"properties":{"nested":null,"plan":"pro","n":7},
+                "currentTime":"2024-01-01T10:00:00.1234Z"}"#,
+        )?;
+        assert_eq!(context.user_id.as_deref(), Some("123"));
+        assert_eq!(context.field("plan"), Some("pro"));
+        assert_eq!(context.field("n"), Some("7"));
+        assert_eq!(context.field("nested"), None);
+        assert!(context.current_time.is_some());
+        Ok(())
+    }
+
+    #[test]
+    fn randomness_is_reproducible_and_in_range() {
+        let first = Randomness::default();
+        let second = Randomness::default();
+        for _ in 0..1000 {
+            let value = first.one_to(100);
+            assert_eq!(value, second.one_to(100));
+            assert!((1..=100).contains(&value));
+        }
+    }
+
+    #[test]
+    fn parses_times_with_any_fraction() {
+        for text in [
+            "2024-01-01T00:00:00Z",
+            "2024-01-01T00:00:00.1Z",
+            "2024-01-01T00:00:00.123456+02:00",
+            "2024-01-01T00:00:00",
+        ] {
+            assert!(parse_time(text).is_some(), "{text}");
+        }
+        assert!(parse_time("yesterday").is_none());
+    }
+}

@@ -1,0 +1,289 @@
+//! The compiled flag set and its SDK-style evaluation.
+
+use rustc_hash::FxHashMap;
+
+use crate::context::Context;
+use crate::error::{ValidationError, Warning};
+use crate::model::{ClientFeatures, Delta, DeltaEvent, Feature, Segment, State};
+use crate::strategy::{CompileOptions, CompiledSegment, CompiledStrategy};
+use crate::variant::{CompiledVariants, ResolvedVariant};
+
+/// A compiled flag set: parse once, then evaluate any number of times.
+///
+/// Evaluation ([`Engine::is_enabled`], [`Engine::variant`]) does no parsing of flag data and no
+/// heap allocation. [`Engine::explain`] reports the same decision with its reasons.
+#[derive(Debug, Clone, Default)]
+pub struct Engine {
+    pub(crate) flags: FxHashMap<Box<str>, CompiledFlag>,
+    pub(crate) segments: FxHashMap<i64, CompiledSegment>,
+    options: CompileOptions,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledDependency {
+    pub(crate) parent: Box<str>,
+    pub(crate) enabled: bool,
+    pub(crate) variants: Box<[Box<str>]>,
+}
+
+/// One compiled flag; the source definition is kept for explanations.
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledFlag {
+    pub(crate) source: Feature,
+    pub(crate) strategies: Box<[CompiledStrategy]>,
+    /// Whether any strategy is not disabled; a flag whose strategies are all disabled reaches SDKs
+    /// with none, and is then on.
+    pub(crate) has_active_strategy: bool,
+    pub(crate) variants: CompiledVariants,
+    pub(crate) dependencies: Box<[CompiledDependency]>,
+}
+
+/// The result of evaluating a flag's own state, dependencies and strategies.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Outcome<'a> {
+    Off,
+    /// On, through this strategy (`None`: the flag has no active strategy).
+    On(Option<&'a CompiledStrategy>),
+}
+
+impl CompiledFlag {
+    fn compile(feature: &Feature, options: &CompileOptions, warnings: &mut Vec<Warning>) -> Self {
+        let mut errors = Vec::new();
+        let strategies: Box<[CompiledStrategy]> = feature
+            .strategies
+            .iter()
+            .map(|strategy| CompiledStrategy::compile(strategy, &feature.name, options, &mut errors))
+            .collect();
+        let variants = CompiledVariants::compile(&feature.variants, &feature.name, None, &mut errors);
+        let dependencies = feature
+            .dependencies
+            .iter()
+            .map(|dependency| CompiledDependency {
+                parent: dependency.feature.as_str().into(),
+                enabled: dependency.enabled.unwrap_or(true),
+                variants: dependency
+                    .variants
+                    .iter()
+                    .flatten()
+                    .map(|name| name.as_str().into())
+                    .collect(),
+            })
+            .collect();
+        warnings.extend(errors.into_iter().map(|error| Warning {
+            flag: feature.name.clone(),
+            error,
+        }));
+        Self {
+            source: feature.clone(),
+            has_active_strategy: strategies.iter().any(|strategy| !strategy.disabled),
+            strategies,
+            variants,
+            dependencies,
+        }
+    }
+}
+
+impl Engine {
+    /// Compiles a client-features document with default options.
+    ///
+    /// Never fails: each problem becomes a [`Warning`], and only the constraint, strategy or
+    /// variant list it concerns evaluates as off.
+    pub fn compile(document: &ClientFeatures) -> (Self, Vec<Warning>) {
+        Self::compile_with(document, CompileOptions::default())
+    }
+
+    /// Compiles a client-features document.
+    pub fn compile_with(document: &ClientFeatures, options: CompileOptions) -> (Self, Vec<Warning>) {
+        let mut engine = Self {
+            options,
+            ..Self::default()
+        };
+        let mut warnings = Vec::new();
+        engine.hydrate(&document.features, &document.segments, &mut warnings);
+        (engine, warnings)
+    }
+
+    /// Compiles either form of state: a full document, or a delta applied to an empty engine.
+    pub fn compile_state(state: &State, options: CompileOptions) -> (Self, Vec<Warning>) {
+        match state {
+            State::Full(document) => Self::compile_with(document, options),
+            State::Delta(delta) => {
+                let mut engine = Self {
+                    options,
+                    ..Self::default()
+                };
+                let warnings = engine.apply_delta(delta);
+                (engine, warnings)
+            }
+        }
+    }
+
+    /// Applies delta events in order, recompiling only what they touch.
+    pub fn apply_delta(&mut self, delta: &Delta) -> Vec<Warning> {
+        let mut warnings = Vec::new();
+        for event in &delta.events {
+            match event {
+                DeltaEvent::Hydration {
+                    features, segments, ..
+                } => self.hydrate(features, segments, &mut warnings),
+                DeltaEvent::FeatureUpdated { feature, .. } => self.upsert_feature(feature, &mut warnings),
+                DeltaEvent::FeatureRemoved { feature_name, .. } => {
+                    self.flags.remove(feature_name.as_str());
+                }
+                DeltaEvent::SegmentUpdated { segment, .. } => self.upsert_segment(segment, &mut warnings),
+                DeltaEvent::SegmentRemoved { segment_id, .. } => {
+                    self.segments.remove(segment_id);
+                }
+            }
+        }
+        warnings
+    }
+
+    fn hydrate(&mut self, features: &[Feature], segments: &[Segment], warnings: &mut Vec<Warning>) {
+        self.flags.clear();
+        self.segments.clear();
+        for segment in segments {
+            self.upsert_segment(segment, warnings);
+        }
+        for feature in features {
+            self.upsert_feature(feature, warnings);
+        }
+    }
+
+    fn upsert_segment(&mut self, segment: &Segment, warnings: &mut Vec<Warning>) {
+        let mut errors = Vec::new();
+        let compiled = CompiledSegment::compile(segment, &self.options, &mut errors);
+        warnings.extend(errors.into_iter().map(|error| Warning {
+            flag: String::new(),
+            error,
+        }));
+        self.segments.insert(segment.id, compiled);
+    }
+
+    fn upsert_feature(&mut self, feature: &Feature, warnings: &mut Vec<Warning>) {
+        let compiled = CompiledFlag::compile(feature, &self.options, warnings);
+        for strategy in &compiled.strategies {
+            for id in &strategy.segments {
+                if !self.segments.contains_key(id) {
+                    warnings.push(Warning {
+                        flag: feature.name.clone(),
+                        error: ValidationError::UnknownSegment { id: *id },
+                    });
+                }
+            }
+        }
+        self.flags.insert(feature.name.as_str().into(), compiled);
+    }
+
+    /// Number of flags.
+    pub fn len(&self) -> usize {
+        self.flags.len()
+    }
+
+    /// Whether there are no flags.
+    pub fn is_empty(&self) -> bool {
+        self.flags.is_empty()
+    }
+
+    /// Whether a flag of that name exists.
+    pub fn contains(&self, name: &str) -> bool {
+        self.flags.contains_key(name)
+    }
+
+    /// The flags' source definitions, in no particular order.
+    pub fn features(&self) -> impl Iterator<Item = &Feature> {
+        self.flags.values().map(|flag| &flag.source)
+    }
+
+    /// Whether the flag is enabled for `context`, as Unleash's SDKs decide; unknown flags are off.
+    #[inline]
+    pub fn is_enabled(&self, name: &str, context: &Context) -> bool {
+        self.flags
+            .get(name)
+            .is_some_and(|flag| matches!(self.outcome(flag, context), Outcome::On(_)))
+    }
+
+    /// The variant the flag resolves to for `context`, as Unleash's SDKs decide.
+    #[inline]
+    pub fn variant(&self, name: &str, context: &Context) -> ResolvedVariant<'_> {
+        match self.flags.get(name) {
+            Some(flag) => self.variant_of(flag, self.outcome(flag, context), context),
+            None => ResolvedVariant::disabled(false),
+        }
+    }
+
+    pub(crate) fn variant_of<'a>(
+        &'a self,
+        flag: &'a CompiledFlag,
+        outcome: Outcome<'a>,
+        context: &Context,
+    ) -> ResolvedVariant<'a> {
+        let Outcome::On(winner) = outcome else {
+            return ResolvedVariant::disabled(false);
+        };
+        let variants = winner
+            .and_then(|strategy| strategy.variants.as_ref())
+            .unwrap_or(&flag.variants);
+        match variants.select(context) {
+            Some(variant) => ResolvedVariant {
+                name: &variant.name,
+                payload: variant.payload.as_ref(),
+                enabled: true,
+                feature_enabled: true,
+            },
+            None => ResolvedVariant::disabled(true),
+        }
+    }
+
+    /// Evaluates a flag in SDK order: its environment switch, its parents, then its strategies.
+    pub(crate) fn outcome<'a>(&'a self, flag: &'a CompiledFlag, context: &Context) -> Outcome<'a> {
+        if !flag.source.enabled || !self.dependencies_satisfied(flag, context) {
+            return Outcome::Off;
+        }
+        if !flag.has_active_strategy {
+            return Outcome::On(None);
+        }
+        flag.strategies
+            .iter()
+            .find(|strategy| !strategy.disabled && self.strategy_enabled(strategy, context))
+            .map_or(Outcome::Off, |strategy| Outcome::On(Some(strategy)))
+    }
+
+    #[inline]
+    pub(crate) fn strategy_enabled(&self, strategy: &CompiledStrategy, context: &Context) -> bool {
+        strategy
+            .constraints
+            .iter()
+            .all(|constraint| constraint.evaluate(context))
+            && strategy.segments.iter().all(|id| {
+                self.segments
+                    .get(id)
+                    .is_some_and(|segment| segment.evaluate(context))
+            })
+            && strategy.rule_matches(context)
+    }
+
+    /// Whether every parent is in the state it must be. A parent must exist and must not have
+    /// parents of its own.
+    pub(crate) fn dependencies_satisfied(&self, flag: &CompiledFlag, context: &Context) -> bool {
+        flag.dependencies.iter().all(|dependency| {
+            let Some(parent) = self.flags.get(&dependency.parent) else {
+                return false;
+            };
+            if !parent.dependencies.is_empty() {
+                return false;
+            }
+            let outcome = self.outcome(parent, context);
+            match (dependency.enabled, outcome) {
+                (false, outcome) => matches!(outcome, Outcome::Off),
+                (true, Outcome::Off) => false,
+                (true, on) => {
+                    dependency.variants.is_empty() || {
+                        let variant = self.variant_of(parent, on, context);
+                        dependency.variants.iter().any(|name| **name == *variant.name)
+                    }
+                }
+            }
+        })
+    }
+}

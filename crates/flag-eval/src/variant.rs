@@ -1,0 +1,245 @@
+//! Variant selection: overrides first, then a sticky hash over the weights.
+
+use serde::Serialize;
+
+use crate::constraint::{Field, StrSet};
+use crate::context::Context;
+use crate::error::ValidationError;
+use crate::hash::{VARIANT_SEED, bucket};
+use crate::model::{Payload, Variant};
+
+/// The variant an SDK call resolves to, borrowed from the compiled engine.
+///
+/// Serialises as Unleash's SDKs report it: `{name, payload?, enabled, feature_enabled}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct ResolvedVariant<'a> {
+    /// The variant's name, or `disabled`.
+    pub name: &'a str,
+    /// Its payload, if it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<&'a Payload>,
+    /// Whether a real variant was chosen.
+    pub enabled: bool,
+    /// Whether the flag itself is enabled.
+    pub feature_enabled: bool,
+}
+
+impl ResolvedVariant<'_> {
+    /// The name Unleash uses when no variant applies.
+    pub const DISABLED_NAME: &'static str = "disabled";
+
+    /// No variant: `enabled` false, with the flag's own state.
+    pub fn disabled(feature_enabled: bool) -> ResolvedVariant<'static> {
+        ResolvedVariant {
+            name: Self::DISABLED_NAME,
+            payload: None,
+            enabled: false,
+            feature_enabled,
+        }
+    }
+}
+
+/// Which context value keeps a user on one bucket.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Stickiness {
+    /// The first of userId, sessionId (and remoteAddress for variants) that is set, else random.
+    Default,
+    /// Always random.
+    Random,
+    /// One named field.
+    Field(Field),
+}
+
+impl Stickiness {
+    pub(crate) fn parse(name: Option<&str>) -> Self {
+        match name {
+            None | Some("") | Some("default") => Self::Default,
+            Some("random") => Self::Random,
+            Some(field) => Self::Field(Field::parse(field)),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Override {
+    field: Field,
+    values: StrSet,
+}
+
+#[derive(Debug, Clone)]
+struct CompiledVariant {
+    weight: u32,
+    overrides: Box<[Override]>,
+}
+
+/// A variant list ready for selection; the source list is kept for names and payloads.
+#[derive(Debug, Clone)]
+pub(crate) struct CompiledVariants {
+    source: Box<[Variant]>,
+    compiled: Box<[CompiledVariant]>,
+    total_weight: u32,
+    stickiness: Stickiness,
+    group_id: Box<str>,
+}
+
+impl CompiledVariants {
+    /// Compiles `variants`, hashed within `group_id`. Stickiness comes from the first variant, or
+    /// `fallback_stickiness` when it has none (a strategy's own stickiness for strategy variants).
+    pub(crate) fn compile(
+        variants: &[Variant],
+        group_id: &str,
+        fallback_stickiness: Option<&str>,
+        errors: &mut Vec<ValidationError>,
+    ) -> Self {
+        let compiled: Box<[CompiledVariant]> = variants
+            .iter()
+            .map(|variant| {
+                let weight = match u32::try_from(variant.weight) {
+                    Ok(weight) if weight <= 1000 => weight,
+                    _ => {
+                        errors.push(ValidationError::InvalidWeight {
+                            variant: variant.name.clone(),
+                            weight: variant.weight,
+                        });
+                        0
+                    }
+                };
+                let overrides = variant
+                    .overrides
+                    .iter()
+                    .map(|rule| Override {
+                        field: Field::parse(&rule.context_name),
+                        values: StrSet::new(rule.values.iter().map(String::as_str)),
+                    })
+                    .collect();
+                CompiledVariant { weight, overrides }
+            })
+            .collect();
+        let stickiness = variants
+            .first()
+            .and_then(|first| first.stickiness.as_deref())
+            .filter(|name| !name.is_empty() && *name != "default")
+            .or(fallback_stickiness);
+        Self {
+            source: variants.into(),
+            total_weight: compiled.iter().map(|variant| variant.weight).sum(),
+            compiled,
+            stickiness: Stickiness::parse(stickiness),
+            group_id: group_id.into(),
+        }
+    }
+
+    pub(crate) fn source(&self) -> &[Variant] {
+        &self.source
+    }
+
+    /// Chooses a variant for `context`, or `None` when the list is empty or all weights are 0.
+    pub(crate) fn select(&self, context: &Context) -> Option<&Variant> {
+        if let Some(index) = self.overridden(context) {
+            return self.source.get(index);
+        }
+        if self.total_weight == 0 {
+            return None;
+        }
+        let target = match self.sticky_value(context) {
+            Some(value) => bucket(&self.group_id, value, VARIANT_SEED, self.total_weight),
+            None => context.random.one_to(self.total_weight),
+        };
+        let mut running = 0;
+        for (variant, compiled) in self.source.iter().zip(self.compiled.iter()) {
+            // A weight-0 variant is never chosen, even when the running total already reaches the
+            // target.
+            if compiled.weight == 0 {
+                continue;
+            }
+            running += compiled.weight;
+            if running >= target {
+                return Some(variant);
+            }
+        }
+        None
+    }
+
+    fn overridden(&self, context: &Context) -> Option<usize> {
+        self.compiled.iter().position(|variant| {
+            variant.overrides.iter().any(|rule| {
+                rule.field
+                    .get(context)
+                    .is_some_and(|value| rule.values.contains(value))
+            })
+        })
+    }
+
+    fn sticky_value<'c>(&self, context: &'c Context) -> Option<&'c str> {
+        match &self.stickiness {
+            Stickiness::Default => [
+                context.user_id.as_deref(),
+                context.session_id.as_deref(),
+                context.remote_address.as_deref(),
+            ]
+            .into_iter()
+            .flatten()
+            .find(|value| !value.is_empty()),
+            Stickiness::Random => None,
+            Stickiness::Field(field) => field.get(context),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn variant(name: &str, weight: i64) -> Variant {
+        Variant {
+            name: name.into(),
+            weight,
+            ..Variant::default()
+        }
+    }
+
+    #[test]
+    fn all_weights_zero_gives_no_variant() {
+        let variants = [variant("a", 0), variant("b", 0)];
+        let compiled = CompiledVariants::compile(&variants, "f", None, &mut Vec::new());
+        for user in ["1", "2", "3"] {
+            assert_eq!(compiled.select(&Context::for_user(user)), None);
+        }
+        assert_eq!(compiled.select(&Context::default()), None);
+    }
+
+    #[test]
+    fn zero_weight_variants_are_never_chosen() {
+        let variants = [variant("zero", 0), variant("one", 1)];
+        let compiled = CompiledVariants::compile(&variants, "f", None, &mut Vec::new());
+        for user in 0..1000 {
+            let chosen = compiled.select(&Context::for_user(&user.to_string()));
+            assert_eq!(chosen.map(|v| v.name.as_str()), Some("one"));
+        }
+    }
+
+    #[test]
+    fn overrides_win_over_weights() {
+        let mut forced = variant("forced", 0);
+        forced.overrides = vec![crate::model::Override {
+            context_name: "plan".into(),
+            values: vec!["pro".into()],
+        }];
+        let variants = [variant("normal", 1000), forced];
+        let compiled = CompiledVariants::compile(&variants, "f", None, &mut Vec::new());
+        let context = Context::for_user("1").with_property("plan", "pro");
+        assert_eq!(compiled.select(&context).map(|v| v.name.as_str()), Some("forced"));
+    }
+
+    #[test]
+    fn negative_weights_are_reported_and_ignored() {
+        let mut errors = Vec::new();
+        let compiled =
+            CompiledVariants::compile(&[variant("a", -5), variant("b", 10)], "f", None, &mut errors);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(
+            compiled.select(&Context::for_user("x")).map(|v| v.name.as_str()),
+            Some("b")
+        );
+    }
+}
