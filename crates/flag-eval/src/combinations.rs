@@ -186,7 +186,10 @@ mod tests {
             ]
         );
         // Key order matters to clients reading the echoed context.
-        assert_eq!(ContextCombinations::expand(&context).keys, ["userId", "channel", "appName"]);
+        assert_eq!(
+            ContextCombinations::expand(&context).keys,
+            ["userId", "channel", "appName"]
+        );
     }
 
     #[test]

@@ -4,9 +4,10 @@ use std::cmp::Ordering;
 use std::net::IpAddr;
 
 use chrono::{DateTime, Utc};
+use hashbrown::HashTable;
 use ipnet::IpNet;
 use regex::Regex;
-use rustc_hash::FxHashSet;
+use rustc_hash::FxBuildHasher;
 use semver::Version;
 
 use crate::context::{Context, parse_time};
@@ -142,7 +143,7 @@ impl Field {
     }
 
     /// The field's string value; `currentTime` has none.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn get<'c>(&self, context: &'c Context) -> Option<&'c str> {
         match self {
             Self::UserId => context.user_id.as_deref(),
@@ -151,23 +152,45 @@ impl Field {
             Self::AppName => context.app_name.as_deref(),
             Self::CurrentTime => None,
             Self::RemoteAddress => context.remote_address.as_deref(),
-            Self::Property(name) => context.properties.get(&**name).map(String::as_str),
+            Self::Property(name) => context.properties.get(name),
         }
     }
 }
 
-/// A set of strings: a scan for short lists, a hash set for long ones.
-#[derive(Debug, Clone)]
+/// A set of strings: a scan for short lists, a hash table for long ones. Both compare keys with
+/// [`bytes_eq`].
+#[derive(Clone)]
 pub(crate) enum StrSet {
     Scan(Box<[Box<str>]>),
-    Hash(FxHashSet<Box<str>>),
+    Hash(HashTable<Box<str>>),
+}
+
+impl std::fmt::Debug for StrSet {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Scan(values) => formatter.debug_set().entries(values.iter()).finish(),
+            Self::Hash(values) => formatter.debug_set().entries(values.iter()).finish(),
+        }
+    }
+}
+
+fn hash_str(value: &str) -> u64 {
+    use std::hash::BuildHasher;
+    FxBuildHasher.hash_one(value)
 }
 
 impl StrSet {
     pub(crate) fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
         let values: Vec<Box<str>> = values.into_iter().map(Box::from).collect();
         if values.len() > SET_THRESHOLD {
-            Self::Hash(values.into_iter().collect())
+            let mut table: HashTable<Box<str>> = HashTable::with_capacity(values.len());
+            for value in values {
+                let hash = hash_str(&value);
+                if table.find(hash, |existing| **existing == *value).is_none() {
+                    table.insert_unique(hash, value, |existing| hash_str(existing));
+                }
+            }
+            Self::Hash(table)
         } else {
             Self::Scan(values.into_boxed_slice())
         }
@@ -176,8 +199,14 @@ impl StrSet {
     #[inline]
     pub(crate) fn contains(&self, value: &str) -> bool {
         match self {
-            Self::Scan(values) => values.iter().any(|candidate| &**candidate == value),
-            Self::Hash(values) => values.contains(value),
+            Self::Scan(values) => values
+                .iter()
+                .any(|candidate| bytes_eq(candidate.as_bytes(), value.as_bytes())),
+            Self::Hash(table) => table
+                .find(hash_str(value), |candidate| {
+                    bytes_eq(candidate.as_bytes(), value.as_bytes())
+                })
+                .is_some(),
         }
     }
 
@@ -187,11 +216,39 @@ impl StrSet {
             Self::Scan(values) => values.iter().any(|candidate| folded_eq(value, candidate)),
             Self::Hash(values) => match fold_on_stack(value) {
                 Some((buffer, len)) => std::str::from_utf8(&buffer[..len])
-                    .map(|folded| values.contains(folded))
+                    .map(|folded| self.contains(folded))
                     .unwrap_or(false),
                 None => values.iter().any(|candidate| folded_eq(value, candidate)),
             },
         }
+    }
+}
+
+/// Byte equality that compares short slices inline instead of calling `memcmp`, which dominates
+/// scans of short constraint values.
+#[inline]
+pub(crate) fn bytes_eq(left: &[u8], right: &[u8]) -> bool {
+    let len = left.len();
+    if len != right.len() {
+        return false;
+    }
+    let word = |bytes: &[u8], at: usize| {
+        <[u8; 8]>::try_from(&bytes[at..at + 8])
+            .map(u64::from_le_bytes)
+            .ok()
+    };
+    let half = |bytes: &[u8], at: usize| {
+        <[u8; 4]>::try_from(&bytes[at..at + 4])
+            .map(u32::from_le_bytes)
+            .ok()
+    };
+    match len {
+        0 => true,
+        1..=3 => left.iter().zip(right).all(|(a, b)| a == b),
+        // Two overlapping loads cover every length in the range.
+        4..=7 => half(left, 0) == half(right, 0) && half(left, len - 4) == half(right, len - 4),
+        8..=16 => word(left, 0) == word(right, 0) && word(left, len - 8) == word(right, len - 8),
+        _ => left == right,
     }
 }
 
@@ -323,6 +380,7 @@ impl CompiledConstraint {
         matched != self.inverted
     }
 
+    #[inline]
     fn test(&self, matcher: &Matcher, value: &str) -> bool {
         let fold = self.case_insensitive;
         match matcher {
@@ -367,6 +425,7 @@ impl CompiledConstraint {
     }
 }
 
+#[inline]
 fn set_contains(set: &StrSet, value: &str, fold: bool) -> bool {
     if fold {
         set.contains_folded(value)
@@ -538,6 +597,35 @@ mod tests {
         rule.case_insensitive = true;
         assert!(eval(&rule, &Context::for_user("USER-19")));
         assert!(!eval(&rule, &Context::for_user("user-20")));
+    }
+
+    #[test]
+    fn bytes_eq_agrees_with_slice_equality() {
+        let samples = [
+            "",
+            "a",
+            "ab",
+            "abc",
+            "abcd",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghijklmnop",
+            "abcdefghijklmnopq",
+        ];
+        for left in samples {
+            for right in samples {
+                assert_eq!(bytes_eq(left.as_bytes(), right.as_bytes()), left == right);
+                let mut changed = right.as_bytes().to_vec();
+                for index in 0..changed.len() {
+                    changed[index] ^= 1;
+                    assert_eq!(
+                        bytes_eq(left.as_bytes(), &changed),
+                        left.as_bytes() == changed.as_slice()
+                    );
+                    changed[index] ^= 1;
+                }
+            }
+        }
     }
 
     #[test]

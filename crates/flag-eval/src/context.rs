@@ -5,14 +5,11 @@
 //! through [`Context::random`], so every evaluation is reproducible.
 
 use std::cell::Cell;
-use std::collections::HashMap;
 
 use chrono::{DateTime, FixedOffset, NaiveDateTime, Utc};
-use rustc_hash::FxBuildHasher;
 use serde::{Deserialize, Deserializer, Serialize};
 
-/// Custom context properties, by name.
-pub type Properties = HashMap<String, String, FxBuildHasher>;
+use crate::properties::Properties;
 
 /// The context a flag is evaluated for.
 ///
@@ -65,11 +62,7 @@ pub struct Context {
     )]
     pub remote_address: Option<String>,
     /// Any other fields.
-    #[serde(
-        default,
-        deserialize_with = "lenient_properties",
-        skip_serializing_if = "HashMap::is_empty"
-    )]
+    #[serde(default, skip_serializing_if = "Properties::is_empty")]
     pub properties: Properties,
     /// Where `random` stickiness and `gradualRolloutRandom` draw from.
     #[serde(skip)]
@@ -113,7 +106,7 @@ impl Context {
             "appName" => self.app_name.as_deref(),
             "remoteAddress" => self.remote_address.as_deref(),
             "currentTime" => None,
-            other => self.properties.get(other).map(String::as_str),
+            other => self.properties.get(other),
         }
     }
 }
@@ -171,7 +164,7 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
         .map(|naive| naive.and_utc())
 }
 
-fn scalar(value: serde_json::Value) -> Option<String> {
+pub(crate) fn scalar(value: serde_json::Value) -> Option<String> {
     match value {
         serde_json::Value::Null => None,
         serde_json::Value::String(text) => Some(text),
@@ -199,18 +192,6 @@ where
             .map(Some)
             .ok_or_else(|| serde::de::Error::custom(format!("invalid currentTime {text:?}"))),
     }
-}
-
-fn lenient_properties<'de, D>(deserializer: D) -> Result<Properties, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    let raw = Option::<HashMap<String, serde_json::Value>>::deserialize(deserializer)?;
-    Ok(raw
-        .unwrap_or_default()
-        .into_iter()
-        .filter_map(|(name, value)| scalar(value).map(|text| (name, text)))
-        .collect())
 }
 
 #[cfg(test)]

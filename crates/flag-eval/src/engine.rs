@@ -15,7 +15,10 @@ use crate::variant::{CompiledVariants, ResolvedVariant};
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     pub(crate) flags: FxHashMap<Box<str>, CompiledFlag>,
-    pub(crate) segments: FxHashMap<i64, CompiledSegment>,
+    /// Segments by slot. Strategies hold slots, resolved once at compile time, so evaluation does
+    /// not hash segment ids; a slot whose segment does not exist (yet) is `None`.
+    segment_slots: Vec<Option<CompiledSegment>>,
+    segment_ids: FxHashMap<i64, u32>,
     options: CompileOptions,
 }
 
@@ -26,10 +29,23 @@ pub(crate) struct CompiledDependency {
     pub(crate) variants: Box<[Box<str>]>,
 }
 
-/// One compiled flag; the source definition is kept for explanations.
+/// What a flag's answer is known to be before looking at the context.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shortcut {
+    /// Off in this environment.
+    Off,
+    /// On, without parents, with no active strategy or a first active strategy that always holds.
+    On,
+    /// Depends on the context.
+    Evaluate,
+}
+
+/// One compiled flag; the source definition is kept (boxed, off the hot path) for explanations.
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledFlag {
-    pub(crate) source: Feature,
+    pub(crate) source: Box<Feature>,
+    pub(crate) enabled: bool,
+    shortcut: Shortcut,
     pub(crate) strategies: Box<[CompiledStrategy]>,
     /// Whether any strategy is not disabled; a flag whose strategies are all disabled reaches SDKs
     /// with none, and is then on.
@@ -55,7 +71,7 @@ impl CompiledFlag {
             .map(|strategy| CompiledStrategy::compile(strategy, &feature.name, options, &mut errors))
             .collect();
         let variants = CompiledVariants::compile(&feature.variants, &feature.name, None, &mut errors);
-        let dependencies = feature
+        let dependencies: Box<[CompiledDependency]> = feature
             .dependencies
             .iter()
             .map(|dependency| CompiledDependency {
@@ -73,9 +89,19 @@ impl CompiledFlag {
             flag: feature.name.clone(),
             error,
         }));
+        let first_active = strategies.iter().find(|strategy| !strategy.disabled);
+        let shortcut = if !feature.enabled {
+            Shortcut::Off
+        } else if dependencies.is_empty() && first_active.is_none_or(CompiledStrategy::always_holds) {
+            Shortcut::On
+        } else {
+            Shortcut::Evaluate
+        };
         Self {
-            source: feature.clone(),
-            has_active_strategy: strategies.iter().any(|strategy| !strategy.disabled),
+            source: Box::new(feature.clone()),
+            enabled: feature.enabled,
+            shortcut,
+            has_active_strategy: first_active.is_some(),
             strategies,
             variants,
             dependencies,
@@ -132,7 +158,9 @@ impl Engine {
                 }
                 DeltaEvent::SegmentUpdated { segment, .. } => self.upsert_segment(segment, &mut warnings),
                 DeltaEvent::SegmentRemoved { segment_id, .. } => {
-                    self.segments.remove(segment_id);
+                    if let Some(slot) = self.segment_ids.get(segment_id) {
+                        self.segment_slots[*slot as usize] = None;
+                    }
                 }
             }
         }
@@ -141,7 +169,8 @@ impl Engine {
 
     fn hydrate(&mut self, features: &[Feature], segments: &[Segment], warnings: &mut Vec<Warning>) {
         self.flags.clear();
-        self.segments.clear();
+        self.segment_slots.clear();
+        self.segment_ids.clear();
         for segment in segments {
             self.upsert_segment(segment, warnings);
         }
@@ -157,20 +186,44 @@ impl Engine {
             flag: String::new(),
             error,
         }));
-        self.segments.insert(segment.id, compiled);
+        let slot = self.segment_slot(segment.id);
+        self.segment_slots[slot as usize] = Some(compiled);
+    }
+
+    /// The slot of a segment id, allocated empty on first use.
+    fn segment_slot(&mut self, id: i64) -> u32 {
+        if let Some(slot) = self.segment_ids.get(&id) {
+            return *slot;
+        }
+        let slot = u32::try_from(self.segment_slots.len()).unwrap_or(u32::MAX);
+        self.segment_slots.push(None);
+        self.segment_ids.insert(id, slot);
+        slot
+    }
+
+    /// The segment in a slot, if it exists.
+    #[inline]
+    pub(crate) fn segment(&self, slot: u32) -> Option<&CompiledSegment> {
+        self.segment_slots.get(slot as usize).and_then(Option::as_ref)
     }
 
     fn upsert_feature(&mut self, feature: &Feature, warnings: &mut Vec<Warning>) {
-        let compiled = CompiledFlag::compile(feature, &self.options, warnings);
-        for strategy in &compiled.strategies {
-            for id in &strategy.segments {
-                if !self.segments.contains_key(id) {
+        let mut compiled = CompiledFlag::compile(feature, &self.options, warnings);
+        for strategy in compiled.strategies.iter_mut() {
+            let slots: Box<[u32]> = strategy
+                .segments
+                .iter()
+                .map(|id| self.segment_slot(*id))
+                .collect();
+            for (id, slot) in strategy.segments.iter().zip(slots.iter()) {
+                if self.segment(*slot).is_none() {
                     warnings.push(Warning {
                         flag: feature.name.clone(),
                         error: ValidationError::UnknownSegment { id: *id },
                     });
                 }
             }
+            strategy.segment_slots = slots;
         }
         self.flags.insert(feature.name.as_str().into(), compiled);
     }
@@ -192,15 +245,20 @@ impl Engine {
 
     /// The flags' source definitions, in no particular order.
     pub fn features(&self) -> impl Iterator<Item = &Feature> {
-        self.flags.values().map(|flag| &flag.source)
+        self.flags.values().map(|flag| &*flag.source)
     }
 
     /// Whether the flag is enabled for `context`, as Unleash's SDKs decide; unknown flags are off.
     #[inline]
     pub fn is_enabled(&self, name: &str, context: &Context) -> bool {
-        self.flags
-            .get(name)
-            .is_some_and(|flag| matches!(self.outcome(flag, context), Outcome::On(_)))
+        match self.flags.get(name) {
+            Some(flag) => match flag.shortcut {
+                Shortcut::Off => false,
+                Shortcut::On => true,
+                Shortcut::Evaluate => matches!(self.outcome(flag, context), Outcome::On(_)),
+            },
+            None => false,
+        }
     }
 
     /// The variant the flag resolves to for `context`, as Unleash's SDKs decide.
@@ -237,7 +295,7 @@ impl Engine {
 
     /// Evaluates a flag in SDK order: its environment switch, its parents, then its strategies.
     pub(crate) fn outcome<'a>(&'a self, flag: &'a CompiledFlag, context: &Context) -> Outcome<'a> {
-        if !flag.source.enabled || !self.dependencies_satisfied(flag, context) {
+        if !flag.enabled || !self.dependencies_satisfied(flag, context) {
             return Outcome::Off;
         }
         if !flag.has_active_strategy {
@@ -255,9 +313,8 @@ impl Engine {
             .constraints
             .iter()
             .all(|constraint| constraint.evaluate(context))
-            && strategy.segments.iter().all(|id| {
-                self.segments
-                    .get(id)
+            && strategy.segment_slots.iter().all(|slot| {
+                self.segment(*slot)
                     .is_some_and(|segment| segment.evaluate(context))
             })
             && strategy.rule_matches(context)

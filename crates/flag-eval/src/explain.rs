@@ -256,7 +256,7 @@ impl Engine {
     }
 
     fn explain_flag<'a>(&'a self, flag: &'a CompiledFlag, context: &Context) -> Explanation<'a> {
-        let environment_on = flag.source.enabled;
+        let environment_on = flag.enabled;
         // Evaluate parents first, as an SDK does, but only when the flag is on: a parent's random
         // rollout must not consume draws an SDK would not make.
         let dependencies_satisfied = !environment_on || self.dependencies_satisfied(flag, context);
@@ -344,7 +344,8 @@ impl Engine {
         let segments: Vec<SegmentResult<'a>> = compiled
             .segments
             .iter()
-            .map(|id| match self.segments.get(id) {
+            .zip(compiled.segment_slots.iter())
+            .map(|(id, slot)| match self.segment(*slot) {
                 Some(segment) => {
                     let constraints: Vec<ConstraintResult<'a>> = segment
                         .source

@@ -50,12 +50,13 @@ mod error;
 mod explain;
 mod hash;
 pub mod model;
+mod properties;
 mod strategy;
 mod variant;
 
 pub use combinations::{ContextCombinations, context_from_json};
 pub use constraint::{DEFAULT_REGEX_SIZE_LIMIT, Operator, fold_case};
-pub use context::{Context, Properties, Randomness, parse_time};
+pub use context::{Context, Randomness, parse_time};
 pub use engine::Engine;
 pub use error::{ValidationError, Warning};
 pub use explain::{
@@ -67,6 +68,7 @@ pub use model::{
     ClientFeatures, Constraint, Delta, DeltaEvent, Dependency, Feature, Payload, Segment, State, Strategy,
     Variant,
 };
+pub use properties::Properties;
 pub use strategy::CompileOptions;
 pub use variant::ResolvedVariant;
 

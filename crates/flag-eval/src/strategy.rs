@@ -106,6 +106,8 @@ pub(crate) struct CompiledStrategy {
     pub(crate) disabled: bool,
     pub(crate) constraints: Box<[CompiledConstraint]>,
     pub(crate) segments: Box<[i64]>,
+    /// The segments' slots in the engine, parallel to `segments`; filled in by the engine.
+    pub(crate) segment_slots: Box<[u32]>,
     /// Strategy variants; `None` when the strategy has none.
     pub(crate) variants: Option<CompiledVariants>,
 }
@@ -207,8 +209,14 @@ impl CompiledStrategy {
             disabled: strategy.disabled.unwrap_or(false),
             constraints,
             segments: strategy.segments.iter().copied().collect(),
+            segment_slots: Box::default(),
             variants,
         }
+    }
+
+    /// Whether the strategy holds for every context: a `default` with no constraints or segments.
+    pub(crate) fn always_holds(&self) -> bool {
+        matches!(self.rule, Rule::Default) && self.constraints.is_empty() && self.segments.is_empty()
     }
 
     /// The strategy's own rule, without constraints or segments.

@@ -1,0 +1,197 @@
+//! Custom context properties: a small map tuned for the few lookups each evaluation makes.
+
+use std::collections::HashMap;
+use std::fmt;
+
+use rustc_hash::FxHashMap;
+use serde::de::{MapAccess, Visitor};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::constraint::bytes_eq;
+
+/// Maps with more entries than this also keep a hash index.
+const SCAN_LIMIT: usize = 16;
+
+/// Custom context properties, by name.
+///
+/// Contexts usually carry a handful of properties, and a constraint looks one up by name on every
+/// evaluation. A short list compared length-first finds it faster than hashing the name, so that
+/// is what this is; past [`SCAN_LIMIT`] entries a hash index takes over.
+#[derive(Clone, Default)]
+pub struct Properties {
+    entries: Vec<(String, String)>,
+    index: Option<FxHashMap<String, usize>>,
+}
+
+impl Properties {
+    /// An empty map.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The value of `name`, if set.
+    #[inline(always)]
+    pub fn get(&self, name: &str) -> Option<&str> {
+        let position = match &self.index {
+            Some(index) => index.get(name).copied(),
+            None => self
+                .entries
+                .iter()
+                .position(|(key, _)| bytes_eq(key.as_bytes(), name.as_bytes())),
+        };
+        position
+            .and_then(|position| self.entries.get(position))
+            .map(|(_, value)| value.as_str())
+    }
+
+    /// Sets `name`, returning its previous value.
+    pub fn insert(&mut self, name: String, value: String) -> Option<String> {
+        let existing = match &self.index {
+            Some(index) => index.get(&name).copied(),
+            None => self.entries.iter().position(|(key, _)| *key == name),
+        };
+        if let Some(position) = existing {
+            return Some(std::mem::replace(&mut self.entries[position].1, value));
+        }
+        if let Some(index) = &mut self.index {
+            index.insert(name.clone(), self.entries.len());
+        }
+        self.entries.push((name, value));
+        if self.index.is_none() && self.entries.len() > SCAN_LIMIT {
+            self.index = Some(
+                self.entries
+                    .iter()
+                    .enumerate()
+                    .map(|(position, (key, _))| (key.clone(), position))
+                    .collect(),
+            );
+        }
+        None
+    }
+
+    /// Number of properties.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The properties in insertion order.
+    pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.entries
+            .iter()
+            .map(|(key, value)| (key.as_str(), value.as_str()))
+    }
+}
+
+impl PartialEq for Properties {
+    fn eq(&self, other: &Self) -> bool {
+        self.len() == other.len() && self.iter().all(|(key, value)| other.get(key) == Some(value))
+    }
+}
+
+impl Eq for Properties {}
+
+impl fmt::Debug for Properties {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.debug_map().entries(self.iter()).finish()
+    }
+}
+
+impl FromIterator<(String, String)> for Properties {
+    fn from_iter<I: IntoIterator<Item = (String, String)>>(iter: I) -> Self {
+        let mut properties = Self::new();
+        for (key, value) in iter {
+            properties.insert(key, value);
+        }
+        properties
+    }
+}
+
+impl<S> From<HashMap<String, String, S>> for Properties {
+    fn from(map: HashMap<String, String, S>) -> Self {
+        map.into_iter().collect()
+    }
+}
+
+impl Serialize for Properties {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.len()))?;
+        for (key, value) in self.iter() {
+            map.serialize_entry(key, value)?;
+        }
+        map.end()
+    }
+}
+
+/// Reads a JSON object leniently: numbers and booleans become strings, `null`, arrays and objects
+/// are left out, and `null` for the whole map is an empty map.
+impl<'de> Deserialize<'de> for Properties {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct PropertiesVisitor;
+
+        impl<'de> Visitor<'de> for PropertiesVisitor {
+            type Value = Properties;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an object of context properties")
+            }
+
+            fn visit_unit<E>(self) -> Result<Properties, E> {
+                Ok(Properties::new())
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut access: A) -> Result<Properties, A::Error> {
+                let mut properties = Properties::new();
+                while let Some((key, value)) = access.next_entry::<String, serde_json::Value>()? {
+                    if let Some(text) = crate::context::scalar(value) {
+                        properties.insert(key, text);
+                    }
+                }
+                Ok(properties)
+            }
+        }
+
+        deserializer.deserialize_any(PropertiesVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_and_indexed_maps_agree() {
+        let mut small = Properties::new();
+        for count in 0..40 {
+            small.insert(format!("key-{count}"), format!("value-{count}"));
+            for probe in 0..=count {
+                assert_eq!(
+                    small.get(&format!("key-{probe}")),
+                    Some(format!("value-{probe}").as_str())
+                );
+            }
+            assert_eq!(small.get("missing"), None);
+        }
+        assert!(small.index.is_some());
+        assert_eq!(small.insert("key-3".into(), "new".into()), Some("value-3".into()));
+        assert_eq!(small.get("key-3"), Some("new"));
+        assert_eq!(small.len(), 40);
+    }
+
+    #[test]
+    fn reads_json_leniently() -> Result<(), serde_json::Error> {
+        let properties: Properties = serde_json::from_str(r#"{"a":"x","n":1,"b":true,"z":null,"o":{}}"#)?;
+        assert_eq!(properties.get("a"), Some("x"));
+        assert_eq!(properties.get("n"), Some("1"));
+        assert_eq!(properties.get("b"), Some("true"));
+        assert_eq!(properties.len(), 3);
+        let none: Properties = serde_json::from_str("null")?;
+        assert!(none.is_empty());
+        Ok(())
+    }
+}
