@@ -1,0 +1,347 @@
+//! The playground's view of a flag (UNLEASH-BEHAVIOUR.md §2.4–2.7), and the cases where
+//! Yggdrasil's answer is wrong and ours is not.
+
+use flag_eval::{
+    ClientFeatures, Context, Engine, EvaluationStatus, PlaygroundVariant, Tristate, ValidationError,
+};
+use serde_json::{Value, json};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+fn engine(features: Value, segments: Value) -> Result<Engine, serde_json::Error> {
+    let document: ClientFeatures =
+        serde_json::from_value(json!({"version": 2, "features": features, "segments": segments}))?;
+    Ok(Engine::compile(&document).0)
+}
+
+fn flag(name: &str, enabled: bool, strategies: Value) -> Value {
+    json!({"name": name, "enabled": enabled, "project": "default", "strategies": strategies})
+}
+
+#[test]
+fn disabled_strategy_is_unevaluated_and_makes_the_result_unknown() -> TestResult {
+    let engine = engine(
+        json!([flag(
+            "f",
+            true,
+            json!([
+                {"name": "default", "id": "s1", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["x"]}]},
+                {"name": "default", "id": "s2", "disabled": true}
+            ])
+        )]),
+        json!([]),
+    )?;
+    let explanation = engine.explain("f", &Context::for_user("1")).ok_or("missing")?;
+    assert_eq!(explanation.strategies[0].result.enabled, Tristate::False);
+    assert_eq!(
+        explanation.strategies[0].result.evaluation_status,
+        EvaluationStatus::Complete
+    );
+    assert_eq!(explanation.strategies[1].result.enabled, Tristate::Unknown);
+    assert_eq!(
+        explanation.strategies[1].result.evaluation_status,
+        EvaluationStatus::Unevaluated
+    );
+    assert_eq!(explanation.result, Tristate::Unknown);
+    assert!(!explanation.is_enabled);
+    assert_eq!(explanation.variant, PlaygroundVariant::Disabled);
+    // An SDK never receives the disabled strategy, and the other one is false.
+    assert!(!engine.is_enabled("f", &Context::for_user("1")));
+
+    let json = serde_json::to_value(&explanation)?;
+    assert_eq!(json["result"], json!("unknown"));
+    assert_eq!(
+        json["strategies"][1]["result"],
+        json!({"enabled": "unknown", "evaluationStatus": "unevaluated"})
+    );
+    assert_eq!(
+        json["variant"],
+        json!({"name": "disabled", "enabled": false, "feature_enabled": false})
+    );
+    Ok(())
+}
+
+#[test]
+fn custom_and_hostname_strategies_are_incomplete() -> TestResult {
+    let engine = engine(
+        json!([flag(
+            "f",
+            true,
+            json!([
+                {"name": "myCustom", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]},
+                {"name": "applicationHostname", "parameters": {"hostNames": "a"},
+                 "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2"]}]}
+            ])
+        )]),
+        json!([]),
+    )?;
+    let explanation = engine.explain("f", &Context::for_user("1")).ok_or("missing")?;
+    assert_eq!(explanation.strategies[0].result.enabled, Tristate::Unknown);
+    assert_eq!(
+        explanation.strategies[0].result.evaluation_status,
+        EvaluationStatus::Incomplete
+    );
+    // Failing constraints prove the strategy false even though it cannot be run.
+    assert_eq!(explanation.strategies[1].result.enabled, Tristate::False);
+    assert_eq!(
+        explanation.strategies[1].result.evaluation_status,
+        EvaluationStatus::Incomplete
+    );
+    assert_eq!(explanation.result, Tristate::Unknown);
+    assert!(!explanation.is_complete());
+    assert!(!engine.is_enabled("f", &Context::for_user("1")));
+    Ok(())
+}
+
+#[test]
+fn a_complete_true_strategy_wins_over_unknown_ones() -> TestResult {
+    let engine = engine(
+        json!([flag(
+            "f",
+            true,
+            json!([
+                {"name": "myCustom"},
+                {"name": "userWithId", "parameters": {"userIds": "1, 2"}}
+            ])
+        )]),
+        json!([]),
+    )?;
+    let explanation = engine.explain("f", &Context::for_user("2")).ok_or("missing")?;
+    assert_eq!(explanation.result, Tristate::True);
+    assert!(explanation.is_enabled);
+    assert_eq!(explanation.variant, PlaygroundVariant::None);
+    let json = serde_json::to_value(explanation.variant)?;
+    assert_eq!(
+        json,
+        json!({"feature_enabled": true, "featureEnabled": true, "name": "disabled", "enabled": false})
+    );
+    Ok(())
+}
+
+#[test]
+fn environment_off_keeps_strategy_results_but_is_not_enabled() -> TestResult {
+    let engine = engine(json!([flag("f", false, json!([{"name": "default"}]))]), json!([]))?;
+    let explanation = engine.explain("f", &Context::default()).ok_or("missing")?;
+    assert_eq!(explanation.strategies[0].result.enabled, Tristate::True);
+    assert_eq!(explanation.result, Tristate::True);
+    assert!(!explanation.is_enabled_in_current_environment);
+    assert!(!explanation.is_enabled);
+    assert_eq!(explanation.variant, PlaygroundVariant::Disabled);
+
+    let no_strategies = engine_with_variants(false)?;
+    let explanation = no_strategies
+        .explain("v", &Context::for_user("1"))
+        .ok_or("missing")?;
+    assert_eq!(explanation.result, Tristate::False);
+    Ok(())
+}
+
+fn engine_with_variants(enabled: bool) -> Result<Engine, serde_json::Error> {
+    engine(
+        json!([{"name": "v", "enabled": enabled, "strategies": [],
+                "variants": [{"name": "blue", "weight": 1000, "payload": {"type": "string", "value": "b"}}]}]),
+        json!([]),
+    )
+}
+
+#[test]
+fn feature_and_strategy_variants_have_their_own_shapes() -> TestResult {
+    let explanation_engine = engine_with_variants(true)?;
+    let explanation = explanation_engine
+        .explain("v", &Context::for_user("1"))
+        .ok_or("missing")?;
+    assert_eq!(explanation.result, Tristate::True);
+    assert_eq!(
+        serde_json::to_value(explanation.variant)?,
+        json!({"name": "blue", "payload": {"type": "string", "value": "b"}, "enabled": true,
+               "feature_enabled": true, "featureEnabled": true})
+    );
+
+    let engine = engine(
+        json!([{"name": "s", "enabled": true, "strategies": [
+            {"name": "flexibleRollout", "parameters": {"rollout": "0", "groupId": "s"},
+             "variants": [{"name": "never", "weight": 1000}]},
+            {"name": "flexibleRollout", "parameters": {"rollout": "100", "groupId": "s"},
+             "variants": [{"name": "red", "weight": 1000}]}
+        ], "variants": [{"name": "flag-level", "weight": 1000}]}]),
+        json!([]),
+    )?;
+    let explanation = engine.explain("s", &Context::for_user("1")).ok_or("missing")?;
+    // A false strategy still shows the variant it would pick.
+    assert_eq!(explanation.strategies[0].result.enabled, Tristate::False);
+    assert_eq!(
+        explanation.strategies[0].result.variant.map(|v| v.name),
+        Some("never")
+    );
+    assert_eq!(
+        explanation.strategies[1].result.variant.map(|v| v.name),
+        Some("red")
+    );
+    assert_eq!(
+        serde_json::to_value(explanation.variant)?,
+        json!({"name": "red", "enabled": true, "feature_enabled": true})
+    );
+    assert_eq!(explanation.variants[0].name, "red");
+    assert_eq!(engine.variant("s", &Context::for_user("1")).name, "red");
+    Ok(())
+}
+
+#[test]
+fn constraints_and_segments_report_their_results() -> TestResult {
+    let engine = engine(
+        json!([flag(
+            "f",
+            true,
+            json!([{"name": "default", "segments": [1, 99],
+            "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"], "inverted": true}]}])
+        )]),
+        json!([{"id": 1, "name": "beta", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}]),
+    )?;
+    let explanation = engine.explain("f", &Context::for_user("1")).ok_or("missing")?;
+    let strategy = &explanation.strategies[0];
+    assert!(strategy.constraints[0].result);
+    assert_eq!(strategy.segments[0].name, "beta");
+    assert!(strategy.segments[0].result);
+    assert!(strategy.segments[0].constraints[0].result);
+    // A segment that does not exist is false, so only this strategy is off.
+    assert_eq!(strategy.segments[1].id, 99);
+    assert!(!strategy.segments[1].result);
+    assert_eq!(explanation.result, Tristate::False);
+    let json = serde_json::to_value(&strategy.constraints[0])?;
+    assert_eq!(json["contextName"], "plan");
+    assert_eq!(json["result"], true);
+    Ok(())
+}
+
+#[test]
+fn unsatisfied_dependency_is_reported() -> TestResult {
+    let engine = engine(
+        json!([
+            flag("parent", false, json!([{"name": "default"}])),
+            {"name": "child", "enabled": true, "strategies": [{"name": "default"}],
+             "dependencies": [{"feature": "parent"}]}
+        ]),
+        json!([]),
+    )?;
+    let explanation = engine.explain("child", &Context::default()).ok_or("missing")?;
+    assert!(explanation.has_unsatisfied_dependency);
+    assert_eq!(explanation.result, Tristate::True);
+    assert!(!explanation.is_enabled);
+    assert!(!engine.is_enabled("child", &Context::default()));
+    Ok(())
+}
+
+// Where Yggdrasil (0.21) is wrong.
+
+#[test]
+fn all_variant_weights_zero_gives_the_disabled_variant_instead_of_panicking() -> TestResult {
+    let engine = engine(
+        json!([{"name": "z", "enabled": true, "strategies": [{"name": "default"}],
+                "variants": [{"name": "a", "weight": 0}, {"name": "b", "weight": 0}]}]),
+        json!([]),
+    )?;
+    for context in [Context::for_user("1"), Context::default()] {
+        let variant = engine.variant("z", &context);
+        assert_eq!(
+            (variant.name, variant.enabled, variant.feature_enabled),
+            ("disabled", false, true)
+        );
+    }
+    let explanation = engine.explain("z", &Context::default()).ok_or("missing")?;
+    assert_eq!(explanation.variant, PlaygroundVariant::None);
+    Ok(())
+}
+
+#[test]
+fn an_unknown_operator_turns_off_only_its_strategy() -> TestResult {
+    let document: ClientFeatures = serde_json::from_value(json!({"version": 2, "features": [
+        flag("f", true, json!([
+            {"name": "default", "constraints": [{"contextName": "userId", "operator": "IS_COOL", "values": ["1"]}]},
+            {"name": "userWithId", "parameters": {"userIds": "1"}}
+        ]))
+    ]}))?;
+    let (engine, warnings) = Engine::compile(&document);
+    assert_eq!(warnings.len(), 1);
+    assert_eq!(
+        warnings[0].error,
+        ValidationError::UnknownOperator {
+            operator: "IS_COOL".into()
+        }
+    );
+    assert!(engine.is_enabled("f", &Context::for_user("1")));
+    assert!(!engine.is_enabled("f", &Context::for_user("2")));
+    Ok(())
+}
+
+#[test]
+fn a_missing_segment_turns_off_only_its_strategy() -> TestResult {
+    let document: ClientFeatures = serde_json::from_value(json!({"version": 2, "features": [
+        flag("f", true, json!([
+            {"name": "default", "segments": [404]},
+            {"name": "userWithId", "parameters": {"userIds": "1"}}
+        ]))
+    ]}))?;
+    let (engine, warnings) = Engine::compile(&document);
+    assert_eq!(warnings[0].error, ValidationError::UnknownSegment { id: 404 });
+    assert!(engine.is_enabled("f", &Context::for_user("1")));
+    assert!(!engine.is_enabled("f", &Context::for_user("2")));
+    Ok(())
+}
+
+#[test]
+fn dates_with_other_than_three_fraction_digits_work() -> TestResult {
+    let now = flag_eval::parse_time("2024-06-01T12:00:00Z").ok_or("time")?;
+    for value in [
+        "2024-06-01T11:00:00Z",
+        "2024-06-01T11:00:00.5Z",
+        "2024-06-01T11:00:00.123456Z",
+        "2024-06-01T13:00:00+02:00",
+    ] {
+        let engine = engine(
+            json!([flag(
+                "d",
+                true,
+                json!([{"name": "default", "constraints": [
+                {"contextName": "currentTime", "operator": "DATE_AFTER", "value": value}]}])
+            )]),
+            json!([]),
+        )?;
+        assert!(engine.is_enabled("d", &Context::default().at(now)), "{value}");
+    }
+    // The context's own time may carry any number of digits too.
+    let context: Context = serde_json::from_value(json!({"currentTime": "2024-06-01T12:00:00.1234567Z"}))?;
+    assert_eq!(
+        context.current_time.map(|time| time.timestamp()),
+        Some(now.timestamp())
+    );
+    Ok(())
+}
+
+#[test]
+fn deltas_update_one_flag_and_segments_without_recompiling_the_rest() -> TestResult {
+    let mut engine = engine(
+        json!([
+            flag("keep", true, json!([{"name": "default", "segments": [1]}])),
+            flag("drop", true, json!([]))
+        ]),
+        json!([{"id": 1, "name": "s", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}]),
+    )?;
+    assert!(engine.is_enabled("keep", &Context::for_user("1")));
+    let delta: flag_eval::Delta = serde_json::from_value(json!({"events": [
+        {"type": "feature-removed", "eventId": 2, "featureName": "drop", "project": "default"},
+        {"type": "segment-updated", "eventId": 3, "segment": {"id": 1, "name": "s",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2"]}]}},
+        {"type": "feature-updated", "eventId": 4, "feature": {"name": "new", "enabled": true,
+            "strategies": [{"name": "default", "segments": [1]}]}}
+    ]}))?;
+    assert!(engine.apply_delta(&delta).is_empty());
+    assert!(!engine.contains("drop"));
+    assert!(!engine.is_enabled("keep", &Context::for_user("1")));
+    assert!(engine.is_enabled("keep", &Context::for_user("2")));
+    assert!(engine.is_enabled("new", &Context::for_user("2")));
+    let removal: flag_eval::Delta = serde_json::from_value(json!({"events": [
+        {"type": "segment-removed", "eventId": 5, "segmentId": 1}]}))?;
+    engine.apply_delta(&removal);
+    assert!(!engine.is_enabled("keep", &Context::for_user("2")));
+    Ok(())
+}
