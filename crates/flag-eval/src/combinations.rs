@@ -15,6 +15,29 @@ use serde_json::{Map, Value};
 
 use crate::context::{Context, parse_time};
 
+/// The advanced playground's default limit on environments × features × context combinations.
+pub const DEFAULT_COMBINATION_LIMIT: u64 = 15_000;
+
+/// An advanced playground request would evaluate more combinations than allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "rejecting evaluation as it would generate {total} combinations exceeding {limit} limit; reduce the \
+     number of selected environments ({environments}), features ({features}) or context field \
+     combinations ({contexts})"
+)]
+pub struct CombinationLimitExceeded {
+    /// environments × features × contexts, saturating.
+    pub total: u64,
+    /// The limit.
+    pub limit: u64,
+    /// Environments requested.
+    pub environments: u64,
+    /// Features in the first environment.
+    pub features: u64,
+    /// Context combinations.
+    pub contexts: u64,
+}
+
 /// The expansion of one context: the keys, each with its candidate values.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ContextCombinations {
@@ -76,6 +99,30 @@ impl ContextCombinations {
         self.values.iter().fold(1u64, |count, values| {
             count.saturating_mul(u64::try_from(values.len()).unwrap_or(u64::MAX))
         })
+    }
+
+    /// Checks environments × features × combinations against `limit`, as Unleash counts them
+    /// (features of the first environment). Returns the total when it is within the limit.
+    pub fn check_limit(
+        &self,
+        environments: usize,
+        features: usize,
+        limit: u64,
+    ) -> Result<u64, CombinationLimitExceeded> {
+        let environments = u64::try_from(environments).unwrap_or(u64::MAX);
+        let features = u64::try_from(features).unwrap_or(u64::MAX);
+        let contexts = self.count();
+        let total = environments.saturating_mul(features).saturating_mul(contexts);
+        if total > limit {
+            return Err(CombinationLimitExceeded {
+                total,
+                limit,
+                environments,
+                features,
+                contexts,
+            });
+        }
+        Ok(total)
     }
 
     /// The combinations, first key varying slowest. Check [`ContextCombinations::count`] against
@@ -208,6 +255,19 @@ mod tests {
         assert_eq!(first, json!({"userId": "v", "plan": "a", "appName": "app"}));
         let last = Value::Object(expansion.iter().last().unwrap_or_default());
         assert_eq!(last["plan"], json!(""));
+    }
+
+    #[test]
+    fn limit_counts_environments_features_and_combinations() {
+        let expansion = ContextCombinations::expand(&object(json!({"appName": "a", "userId": "1,2,3"})));
+        assert_eq!(expansion.check_limit(2, 10, 60), Ok(60));
+        let error = expansion.check_limit(2, 10, 59).err();
+        assert_eq!(error.as_ref().map(|e| e.total), Some(60));
+        let message = error.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("60 combinations exceeding 59 limit"),
+            "{message}"
+        );
     }
 
     #[test]

@@ -54,7 +54,9 @@ mod properties;
 mod strategy;
 mod variant;
 
-pub use combinations::{ContextCombinations, context_from_json};
+pub use combinations::{
+    CombinationLimitExceeded, ContextCombinations, DEFAULT_COMBINATION_LIMIT, context_from_json,
+};
 pub use constraint::{DEFAULT_REGEX_SIZE_LIMIT, Operator, fold_case};
 pub use context::{Context, Randomness, parse_time};
 pub use engine::Engine;
