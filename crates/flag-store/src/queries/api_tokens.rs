@@ -1,0 +1,84 @@
+//! API tokens. Only a verifier (hex SHA-256) of each secret is stored; hashing and the
+//! constant-time comparison are the caller's.
+
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{ApiTokenRow, NewApiToken, NewEvent};
+use crate::queries::{events, to_json};
+use crate::schema::api_tokens;
+
+/// Stores a token.
+pub fn create(
+    conn: &mut SqliteConnection,
+    token: &NewApiToken,
+    actor: &str,
+) -> Result<ApiTokenRow, StoreError> {
+    conn.immediate_transaction(|conn| {
+        let row: ApiTokenRow = diesel::insert_into(api_tokens::table)
+            .values(token)
+            .returning(ApiTokenRow::as_returning())
+            .get_result(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "api-token-created".into(),
+                created_by: actor.into(),
+                created_at: row.created_at,
+                environment: Some(row.environment.clone()),
+                data: Some(to_json(
+                    "data",
+                    &serde_json::json!({"tokenName": row.token_name, "type": row.token_type, "environment": row.environment}),
+                )?),
+                ..NewEvent::default()
+            },
+        )?;
+        Ok(row)
+    })
+}
+
+/// The token whose secret hashes to `secret_hash`.
+pub fn find_by_hash(
+    conn: &mut SqliteConnection,
+    secret_hash: &str,
+) -> Result<Option<ApiTokenRow>, StoreError> {
+    Ok(api_tokens::table
+        .filter(api_tokens::secret_hash.eq(secret_hash))
+        .select(ApiTokenRow::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// All tokens, by id.
+pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ApiTokenRow>, StoreError> {
+    Ok(api_tokens::table
+        .order(api_tokens::id.asc())
+        .select(ApiTokenRow::as_select())
+        .load(conn)?)
+}
+
+/// Deletes a token.
+pub fn delete(
+    conn: &mut SqliteConnection,
+    id: i32,
+    actor: &str,
+    now: chrono::NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        let removed = diesel::delete(api_tokens::table.find(id)).execute(conn)?;
+        if removed == 0 {
+            return Err(StoreError::not_found("api token", id.to_string()));
+        }
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "api-token-deleted".into(),
+                created_by: actor.into(),
+                created_at: now,
+                data: Some(to_json("data", &serde_json::json!({"id": id}))?),
+                ..NewEvent::default()
+            },
+        )
+    })
+}

@@ -1,0 +1,41 @@
+//! Context field definitions.
+
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{ContextFieldRow, NewEvent};
+use crate::queries::{events, to_json};
+use crate::schema::context_fields;
+
+/// All fields, by sort order then name.
+pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ContextFieldRow>, StoreError> {
+    Ok(context_fields::table
+        .order((context_fields::sort_order.asc(), context_fields::name.asc()))
+        .select(ContextFieldRow::as_select())
+        .load(conn)?)
+}
+
+/// Creates a field; a taken name is a conflict.
+pub fn create(
+    conn: &mut SqliteConnection,
+    row: &ContextFieldRow,
+    actor: &str,
+) -> Result<ContextFieldRow, StoreError> {
+    conn.immediate_transaction(|conn| {
+        diesel::insert_into(context_fields::table)
+            .values(row)
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "context-field-created".into(),
+                created_by: actor.into(),
+                created_at: row.created_at,
+                data: Some(to_json("data", &serde_json::json!({"name": row.name}))?),
+                ..NewEvent::default()
+            },
+        )?;
+        Ok(row.clone())
+    })
+}

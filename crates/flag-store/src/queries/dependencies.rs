@@ -1,0 +1,118 @@
+//! Feature dependencies: one parent per child, in the same project, without chains.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{DependencyRow, FeatureRow, NewEvent};
+use crate::queries::{events, features, to_json};
+use crate::schema::{feature_dependencies, features as features_table};
+
+/// Makes `child` depend on `parent`, replacing any earlier parent.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the dependency's keys plus who and when"
+)]
+pub fn set(
+    conn: &mut SqliteConnection,
+    project: &str,
+    child: &str,
+    parent: &str,
+    enabled: bool,
+    variants: &[String],
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        features::get(conn, project, child)?;
+        let rejected = |message: String| StoreError::Rejected { message };
+        if child == parent {
+            return Err(rejected(format!("feature {child} cannot depend on itself")));
+        }
+        let parent_row: Option<FeatureRow> = features_table::table
+            .find(parent)
+            .filter(features_table::archived_at.is_null())
+            .select(FeatureRow::as_select())
+            .first(conn)
+            .optional()?;
+        let Some(parent_row) = parent_row else {
+            return Err(rejected(format!("no active feature {parent} exists")));
+        };
+        if parent_row.project_id != project {
+            return Err(rejected(format!("feature {parent} is not in project {project}")));
+        }
+        let parent_has_parent: i64 = feature_dependencies::table
+            .filter(feature_dependencies::child.eq(parent))
+            .count()
+            .get_result(conn)?;
+        let child_has_children: i64 = feature_dependencies::table
+            .filter(feature_dependencies::parent.eq(child))
+            .count()
+            .get_result(conn)?;
+        if parent_has_parent > 0 || child_has_children > 0 {
+            return Err(rejected(
+                "dependencies cannot form chains: a parent cannot have a parent".into(),
+            ));
+        }
+        let row = DependencyRow {
+            child: child.into(),
+            parent: parent.into(),
+            enabled,
+            variants: to_json("variants", variants)?,
+        };
+        diesel::delete(feature_dependencies::table.find(child)).execute(conn)?;
+        diesel::insert_into(feature_dependencies::table)
+            .values(&row)
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "feature-dependency-added".into(),
+                created_by: actor.into(),
+                created_at: now,
+                project: Some(project.into()),
+                feature_name: Some(child.into()),
+                data: Some(to_json(
+                    "data",
+                    &serde_json::json!({"feature": parent, "enabled": enabled, "variants": variants}),
+                )?),
+                ..NewEvent::default()
+            },
+        )
+    })
+}
+
+/// Removes `child`'s dependency; removing one that does not exist is not an error.
+pub fn remove(
+    conn: &mut SqliteConnection,
+    project: &str,
+    child: &str,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        features::get(conn, project, child)?;
+        diesel::delete(feature_dependencies::table.find(child)).execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "feature-dependencies-removed".into(),
+                created_by: actor.into(),
+                created_at: now,
+                project: Some(project.into()),
+                feature_name: Some(child.into()),
+                ..NewEvent::default()
+            },
+        )
+    })
+}
+
+/// `child`'s dependency, if it has one.
+pub fn of(conn: &mut SqliteConnection, child: &str) -> Result<Option<DependencyRow>, StoreError> {
+    Ok(feature_dependencies::table
+        .find(child)
+        .select(DependencyRow::as_select())
+        .first(conn)
+        .optional()?)
+}

@@ -1,0 +1,88 @@
+//! Global environments.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{EnvironmentRow, NewEvent};
+use crate::queries::{events, to_json};
+use crate::schema::environments;
+
+/// All environments, by sort order then name.
+pub fn list(conn: &mut SqliteConnection) -> Result<Vec<EnvironmentRow>, StoreError> {
+    Ok(environments::table
+        .order((environments::sort_order.asc(), environments::name.asc()))
+        .select(EnvironmentRow::as_select())
+        .load(conn)?)
+}
+
+/// One environment.
+pub fn get(conn: &mut SqliteConnection, name: &str) -> Result<EnvironmentRow, StoreError> {
+    environments::table
+        .find(name)
+        .select(EnvironmentRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("environment", name))
+}
+
+/// Creates an environment; a taken name is a conflict.
+pub fn create(
+    conn: &mut SqliteConnection,
+    row: &EnvironmentRow,
+    actor: &str,
+) -> Result<EnvironmentRow, StoreError> {
+    conn.immediate_transaction(|conn| {
+        diesel::insert_into(environments::table)
+            .values(row)
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "environment-created".into(),
+                created_by: actor.into(),
+                created_at: row.created_at,
+                environment: Some(row.name.clone()),
+                data: Some(to_json(
+                    "data",
+                    &serde_json::json!({"name": row.name, "type": row.environment_type}),
+                )?),
+                ..NewEvent::default()
+            },
+        )?;
+        Ok(row.clone())
+    })
+}
+
+/// Turns an environment on or off globally.
+pub fn set_enabled(
+    conn: &mut SqliteConnection,
+    name: &str,
+    enabled: bool,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        let updated = diesel::update(environments::table.find(name))
+            .set(environments::enabled.eq(enabled))
+            .execute(conn)?;
+        if updated == 0 {
+            return Err(StoreError::not_found("environment", name));
+        }
+        let event_type = if enabled {
+            "environment-enabled"
+        } else {
+            "environment-disabled"
+        };
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: event_type.into(),
+                created_by: actor.into(),
+                created_at: now,
+                environment: Some(name.into()),
+                ..NewEvent::default()
+            },
+        )
+    })
+}

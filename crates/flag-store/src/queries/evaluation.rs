@@ -1,0 +1,167 @@
+//! Reads that feed flag-eval: the playground's input and the SDKs' client-features document.
+//!
+//! Each is a fixed number of queries (six), whatever the number of features.
+
+use std::collections::HashMap;
+
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+use flag_eval::{ClientFeatures, Dependency, Feature};
+
+use crate::error::StoreError;
+use crate::models::{DependencyRow, FeatureEnvironmentRow, FeatureRow, SegmentRow, StrategyRow};
+use crate::queries::{from_json, segments, strategies};
+use crate::schema::{
+    feature_dependencies, feature_environments, feature_strategies, feature_strategy_segments, features,
+    segments as segments_table,
+};
+
+/// Which projects to read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProjectScope<'a> {
+    /// Every project.
+    All,
+    /// Only these (an empty list means none).
+    Only(&'a [String]),
+}
+
+/// Everything the playground evaluates for one environment: the non-archived features of the
+/// chosen projects, sorted by project then name, with their state in that environment (off, with
+/// no strategies and no variants where the project lacks the environment), strategies in
+/// evaluation order, disabled ones included, dependencies, and all segments.
+pub fn playground_input(
+    conn: &mut SqliteConnection,
+    scope: ProjectScope<'_>,
+    environment: &str,
+) -> Result<ClientFeatures, StoreError> {
+    load(conn, scope, environment, true)
+}
+
+/// The document SDKs poll (`GET /api/client/features`): as [`playground_input`], without
+/// disabled strategies.
+pub fn client_features(
+    conn: &mut SqliteConnection,
+    scope: ProjectScope<'_>,
+    environment: &str,
+) -> Result<ClientFeatures, StoreError> {
+    load(conn, scope, environment, false)
+}
+
+fn load(
+    conn: &mut SqliteConnection,
+    scope: ProjectScope<'_>,
+    environment: &str,
+    with_disabled: bool,
+) -> Result<ClientFeatures, StoreError> {
+    let mut query = features::table
+        .filter(features::archived_at.is_null())
+        .order((features::project_id.asc(), features::name.asc()))
+        .select(FeatureRow::as_select())
+        .into_boxed();
+    if let ProjectScope::Only(projects) = scope {
+        query = query.filter(features::project_id.eq_any(projects));
+    }
+    let feature_rows: Vec<FeatureRow> = query.load(conn)?;
+
+    let states: HashMap<String, FeatureEnvironmentRow> = feature_environments::table
+        .filter(feature_environments::environment_name.eq(environment))
+        .select(FeatureEnvironmentRow::as_select())
+        .load(conn)?
+        .into_iter()
+        .map(|row| (row.feature_name.clone(), row))
+        .collect();
+
+    let mut strategy_query = feature_strategies::table
+        .filter(feature_strategies::environment_name.eq(environment))
+        .order((
+            feature_strategies::feature_name.asc(),
+            feature_strategies::sort_order.asc(),
+            feature_strategies::id.asc(),
+        ))
+        .select(StrategyRow::as_select())
+        .into_boxed();
+    if !with_disabled {
+        strategy_query = strategy_query.filter(feature_strategies::disabled.eq(false));
+    }
+    let strategy_rows: Vec<StrategyRow> = strategy_query.load(conn)?;
+
+    let mut segment_links: HashMap<String, Vec<i32>> = HashMap::new();
+    let links: Vec<(String, i32)> = feature_strategy_segments::table
+        .inner_join(feature_strategies::table)
+        .filter(feature_strategies::environment_name.eq(environment))
+        .order(feature_strategy_segments::segment_id.asc())
+        .select((
+            feature_strategy_segments::strategy_id,
+            feature_strategy_segments::segment_id,
+        ))
+        .load(conn)?;
+    for (strategy, segment) in links {
+        segment_links.entry(strategy).or_default().push(segment);
+    }
+
+    let mut strategies_by_feature: HashMap<&str, Vec<flag_eval::Strategy>> = HashMap::new();
+    for row in &strategy_rows {
+        let segment_ids = segment_links.get(&row.id).map(Vec::as_slice).unwrap_or_default();
+        strategies_by_feature
+            .entry(row.feature_name.as_str())
+            .or_default()
+            .push(strategies::to_model(row, segment_ids)?);
+    }
+
+    let dependencies: HashMap<String, DependencyRow> = feature_dependencies::table
+        .select(DependencyRow::as_select())
+        .load(conn)?
+        .into_iter()
+        .map(|row| (row.child.clone(), row))
+        .collect();
+
+    let segment_rows: Vec<SegmentRow> = segments_table::table
+        .order(segments_table::id.asc())
+        .select(SegmentRow::as_select())
+        .load(conn)?;
+
+    let mut features_out = Vec::with_capacity(feature_rows.len());
+    for row in feature_rows {
+        let state = states.get(&row.name);
+        let dependency = dependencies
+            .get(&row.name)
+            .map(|dependency| -> Result<Dependency, StoreError> {
+                let variants: Vec<String> = from_json("variants", &dependency.variants)?;
+                Ok(Dependency {
+                    feature: dependency.parent.clone(),
+                    enabled: Some(dependency.enabled),
+                    variants: (dependency.enabled && !variants.is_empty()).then_some(variants),
+                })
+            })
+            .transpose()?;
+        features_out.push(Feature {
+            enabled: state.is_some_and(|state| state.enabled),
+            variants: match state {
+                Some(state) => from_json("variants", &state.variants)?,
+                None => Vec::new(),
+            },
+            strategies: if state.is_some() {
+                strategies_by_feature
+                    .remove(row.name.as_str())
+                    .unwrap_or_default()
+            } else {
+                Vec::new()
+            },
+            dependencies: dependency.into_iter().collect(),
+            feature_type: Some(row.feature_type),
+            description: row.description,
+            project: Some(row.project_id),
+            stale: Some(row.stale),
+            impression_data: Some(row.impression_data),
+            name: row.name,
+        });
+    }
+    Ok(ClientFeatures {
+        version: 2,
+        features: features_out,
+        segments: segment_rows
+            .iter()
+            .map(segments::to_model)
+            .collect::<Result<_, _>>()?,
+    })
+}

@@ -1,0 +1,37 @@
+//! The audit log.
+
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{EventRow, NewEvent};
+use crate::schema::events;
+
+/// Appends an event. Call it inside the transaction of the write it records.
+pub fn record(conn: &mut SqliteConnection, event: &NewEvent) -> Result<(), StoreError> {
+    diesel::insert_into(events::table).values(event).execute(conn)?;
+    Ok(())
+}
+
+/// Events about one feature in one environment, oldest first.
+pub fn for_feature(
+    conn: &mut SqliteConnection,
+    feature: &str,
+    environment: &str,
+) -> Result<Vec<EventRow>, StoreError> {
+    Ok(events::table
+        .filter(events::feature_name.eq(feature))
+        .filter(events::environment.eq(environment))
+        .order(events::id.asc())
+        .select(EventRow::as_select())
+        .load(conn)?)
+}
+
+/// Every event of one type, oldest first.
+pub fn of_type(conn: &mut SqliteConnection, event_type: &str) -> Result<Vec<EventRow>, StoreError> {
+    Ok(events::table
+        .filter(events::event_type.eq(event_type))
+        .order(events::id.asc())
+        .select(EventRow::as_select())
+        .load(conn)?)
+}

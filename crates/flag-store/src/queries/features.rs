@@ -1,0 +1,160 @@
+//! Features and their per-environment switch.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{FeatureEnvironmentRow, FeatureRow, NewEvent};
+use crate::queries::{events, projects, to_json};
+use crate::schema::{feature_environments, features};
+
+/// Creates a feature with a disabled row in each environment of its project. Names are unique
+/// across projects and archived features.
+pub fn create(conn: &mut SqliteConnection, row: &FeatureRow, actor: &str) -> Result<FeatureRow, StoreError> {
+    conn.immediate_transaction(|conn| {
+        projects::get(conn, &row.project_id)?;
+        diesel::insert_into(features::table).values(row).execute(conn)?;
+        let rows: Vec<FeatureEnvironmentRow> = projects::environments_of(conn, &row.project_id)?
+            .into_iter()
+            .map(|environment_name| FeatureEnvironmentRow {
+                feature_name: row.name.clone(),
+                environment_name,
+                enabled: false,
+                variants: "[]".into(),
+            })
+            .collect();
+        diesel::insert_into(feature_environments::table).values(&rows).execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "feature-created".into(),
+                created_by: actor.into(),
+                created_at: row.created_at,
+                project: Some(row.project_id.clone()),
+                feature_name: Some(row.name.clone()),
+                data: Some(to_json(
+                    "data",
+                    &serde_json::json!({"name": row.name, "type": row.feature_type, "description": row.description}),
+                )?),
+                ..NewEvent::default()
+            },
+        )?;
+        Ok(row.clone())
+    })
+}
+
+/// The non-archived features of a project, by name.
+pub fn list(conn: &mut SqliteConnection, project: &str) -> Result<Vec<FeatureRow>, StoreError> {
+    Ok(features::table
+        .filter(features::project_id.eq(project))
+        .filter(features::archived_at.is_null())
+        .order(features::name.asc())
+        .select(FeatureRow::as_select())
+        .load(conn)?)
+}
+
+/// A feature, which must belong to `project`.
+pub fn get(conn: &mut SqliteConnection, project: &str, name: &str) -> Result<FeatureRow, StoreError> {
+    features::table
+        .find(name)
+        .filter(features::project_id.eq(project))
+        .select(FeatureRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("feature", format!("{project}/{name}")))
+}
+
+/// A feature's rows for every environment of its project.
+pub fn environments_of(
+    conn: &mut SqliteConnection,
+    name: &str,
+) -> Result<Vec<FeatureEnvironmentRow>, StoreError> {
+    Ok(feature_environments::table
+        .filter(feature_environments::feature_name.eq(name))
+        .order(feature_environments::environment_name.asc())
+        .select(FeatureEnvironmentRow::as_select())
+        .load(conn)?)
+}
+
+/// A feature's row in one environment.
+pub fn environment(
+    conn: &mut SqliteConnection,
+    name: &str,
+    environment: &str,
+) -> Result<FeatureEnvironmentRow, StoreError> {
+    feature_environments::table
+        .find((name, environment))
+        .select(FeatureEnvironmentRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found(
+            "feature environment",
+            format!("{name} in {environment}"),
+        ))
+}
+
+/// Turns a feature on or off in one environment.
+pub fn set_enabled(
+    conn: &mut SqliteConnection,
+    project: &str,
+    name: &str,
+    environment_name: &str,
+    enabled: bool,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        get(conn, project, name)?;
+        let before = environment(conn, name, environment_name)?;
+        diesel::update(feature_environments::table.find((name, environment_name)))
+            .set(feature_environments::enabled.eq(enabled))
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: if enabled {
+                    "feature-environment-enabled"
+                } else {
+                    "feature-environment-disabled"
+                }
+                .into(),
+                created_by: actor.into(),
+                created_at: now,
+                project: Some(project.into()),
+                environment: Some(environment_name.into()),
+                feature_name: Some(name.into()),
+                data: Some(to_json("data", &serde_json::json!({"enabled": enabled}))?),
+                pre_data: Some(to_json(
+                    "pre_data",
+                    &serde_json::json!({"enabled": before.enabled}),
+                )?),
+            },
+        )
+    })
+}
+
+/// Archives a feature: SDKs and the playground no longer see it; its name stays taken.
+pub fn archive(
+    conn: &mut SqliteConnection,
+    project: &str,
+    name: &str,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        get(conn, project, name)?;
+        diesel::update(features::table.find(name))
+            .set(features::archived_at.eq(Some(now)))
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "feature-archived".into(),
+                created_by: actor.into(),
+                created_at: now,
+                project: Some(project.into()),
+                feature_name: Some(name.into()),
+                ..NewEvent::default()
+            },
+        )
+    })
+}

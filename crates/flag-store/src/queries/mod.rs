@@ -1,0 +1,44 @@
+//! Queries, one module per entity. Each is a free function over `&mut SqliteConnection`
+//! returning `Result<_, StoreError>`; multi-step writes run in one immediate transaction.
+//!
+//! Writes take `actor` (who writes, for the audit log) and `now` (UTC), so callers decide the
+//! clock and tests are deterministic.
+
+pub mod api_tokens;
+pub mod context_fields;
+pub mod dependencies;
+pub mod environments;
+pub mod evaluation;
+pub mod events;
+pub mod features;
+pub mod projects;
+pub mod segments;
+pub mod sessions;
+pub mod signup_tokens;
+pub mod strategies;
+pub mod users;
+pub mod variants;
+
+use std::cmp::Ordering;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::StoreError;
+
+/// Serialises a value for a JSON column.
+pub(crate) fn to_json<T: Serialize + ?Sized>(column: &'static str, value: &T) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|source| StoreError::Corrupt { column, source })
+}
+
+/// Reads a JSON column back.
+pub(crate) fn from_json<T: DeserializeOwned>(column: &'static str, text: &str) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|source| StoreError::Corrupt { column, source })
+}
+
+/// The order Unleash stores variants in (JavaScript's `localeCompare`): letters compare without
+/// regard to case first, and only then by case, so `a` < `B` < `b`.
+pub fn name_order(left: &str, right: &str) -> Ordering {
+    let fold = |text: &str| text.chars().flat_map(char::to_lowercase).collect::<String>();
+    fold(left).cmp(&fold(right)).then_with(|| right.cmp(left))
+}

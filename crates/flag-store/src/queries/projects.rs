@@ -1,0 +1,184 @@
+//! Projects and the environments enabled in each.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{FeatureEnvironmentRow, NewEvent, ProjectRow};
+use crate::queries::{events, to_json};
+use crate::schema::{
+    environments, feature_environments, feature_strategies, features, project_environments, projects,
+};
+
+/// All projects, by id.
+pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ProjectRow>, StoreError> {
+    Ok(projects::table
+        .order(projects::id.asc())
+        .select(ProjectRow::as_select())
+        .load(conn)?)
+}
+
+/// One project.
+pub fn get(conn: &mut SqliteConnection, id: &str) -> Result<ProjectRow, StoreError> {
+    projects::table
+        .find(id)
+        .select(ProjectRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("project", id))
+}
+
+/// The environments enabled in a project, by environment sort order.
+pub fn environments_of(conn: &mut SqliteConnection, project: &str) -> Result<Vec<String>, StoreError> {
+    Ok(project_environments::table
+        .inner_join(environments::table)
+        .filter(project_environments::project_id.eq(project))
+        .order((environments::sort_order.asc(), environments::name.asc()))
+        .select(project_environments::environment_name)
+        .load(conn)?)
+}
+
+/// Creates a project with the given environments, or every enabled environment when `None`.
+pub fn create(
+    conn: &mut SqliteConnection,
+    row: &ProjectRow,
+    environment_names: Option<&[String]>,
+    actor: &str,
+) -> Result<ProjectRow, StoreError> {
+    conn.immediate_transaction(|conn| {
+        diesel::insert_into(projects::table).values(row).execute(conn)?;
+        let names: Vec<String> = match environment_names {
+            Some(names) => names.to_vec(),
+            None => environments::table
+                .filter(environments::enabled.eq(true))
+                .order(environments::name.asc())
+                .select(environments::name)
+                .load(conn)?,
+        };
+        for name in &names {
+            link_environment(conn, &row.id, name)?;
+        }
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "project-created".into(),
+                created_by: actor.into(),
+                created_at: row.created_at,
+                project: Some(row.id.clone()),
+                data: Some(to_json(
+                    "data",
+                    &serde_json::json!({"id": row.id, "name": row.name, "environments": names}),
+                )?),
+                ..NewEvent::default()
+            },
+        )?;
+        Ok(row.clone())
+    })
+}
+
+fn link_environment(conn: &mut SqliteConnection, project: &str, environment: &str) -> Result<(), StoreError> {
+    let exists: i64 = environments::table
+        .filter(environments::name.eq(environment))
+        .count()
+        .get_result(conn)?;
+    if exists == 0 {
+        return Err(StoreError::not_found("environment", environment));
+    }
+    diesel::insert_into(project_environments::table)
+        .values((
+            project_environments::project_id.eq(project),
+            project_environments::environment_name.eq(environment),
+        ))
+        .execute(conn)?;
+    // Existing features of the project get a disabled row in the new environment.
+    let names: Vec<String> = features::table
+        .filter(features::project_id.eq(project))
+        .select(features::name)
+        .load(conn)?;
+    let rows: Vec<FeatureEnvironmentRow> = names
+        .into_iter()
+        .map(|feature_name| FeatureEnvironmentRow {
+            feature_name,
+            environment_name: environment.into(),
+            enabled: false,
+            variants: "[]".into(),
+        })
+        .collect();
+    diesel::insert_into(feature_environments::table)
+        .values(&rows)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Enables an environment in a project; enabling it twice is a conflict.
+pub fn enable_environment(
+    conn: &mut SqliteConnection,
+    project: &str,
+    environment: &str,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        get(conn, project)?;
+        link_environment(conn, project, environment)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "project-environment-added".into(),
+                created_by: actor.into(),
+                created_at: now,
+                project: Some(project.into()),
+                environment: Some(environment.into()),
+                ..NewEvent::default()
+            },
+        )
+    })
+}
+
+/// Disables an environment in a project, dropping its features' state there.
+pub fn disable_environment(
+    conn: &mut SqliteConnection,
+    project: &str,
+    environment: &str,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        let removed =
+            diesel::delete(project_environments::table.find((project, environment))).execute(conn)?;
+        if removed == 0 {
+            return Err(StoreError::not_found(
+                "project environment",
+                format!("{project}/{environment}"),
+            ));
+        }
+        let names = || {
+            features::table
+                .filter(features::project_id.eq(project))
+                .select(features::name)
+        };
+        diesel::delete(
+            feature_strategies::table
+                .filter(feature_strategies::environment_name.eq(environment))
+                .filter(feature_strategies::feature_name.eq_any(names())),
+        )
+        .execute(conn)?;
+        diesel::delete(
+            feature_environments::table
+                .filter(feature_environments::environment_name.eq(environment))
+                .filter(feature_environments::feature_name.eq_any(names())),
+        )
+        .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "project-environment-removed".into(),
+                created_by: actor.into(),
+                created_at: now,
+                project: Some(project.into()),
+                environment: Some(environment.into()),
+                ..NewEvent::default()
+            },
+        )
+    })
+}

@@ -1,0 +1,64 @@
+//! Segments.
+
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{NewEvent, NewSegment, SegmentRow};
+use crate::queries::{events, from_json, to_json};
+use crate::schema::segments;
+
+/// Creates a segment; a taken name is a conflict.
+pub fn create(
+    conn: &mut SqliteConnection,
+    segment: &NewSegment,
+    actor: &str,
+) -> Result<SegmentRow, StoreError> {
+    conn.immediate_transaction(|conn| {
+        let row: SegmentRow = diesel::insert_into(segments::table)
+            .values(segment)
+            .returning(SegmentRow::as_returning())
+            .get_result(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "segment-created".into(),
+                created_by: actor.into(),
+                created_at: row.created_at,
+                project: row.project_id.clone(),
+                data: Some(to_json(
+                    "data",
+                    &serde_json::json!({"id": row.id, "name": row.name}),
+                )?),
+                ..NewEvent::default()
+            },
+        )?;
+        Ok(row)
+    })
+}
+
+/// All segments, by id.
+pub fn list(conn: &mut SqliteConnection) -> Result<Vec<SegmentRow>, StoreError> {
+    Ok(segments::table
+        .order(segments::id.asc())
+        .select(SegmentRow::as_select())
+        .load(conn)?)
+}
+
+/// One segment.
+pub fn get(conn: &mut SqliteConnection, id: i32) -> Result<SegmentRow, StoreError> {
+    segments::table
+        .find(id)
+        .select(SegmentRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("segment", id.to_string()))
+}
+
+/// A stored segment as flag-eval reads it.
+pub fn to_model(row: &SegmentRow) -> Result<flag_eval::Segment, StoreError> {
+    Ok(flag_eval::Segment {
+        id: i64::from(row.id),
+        name: row.name.clone(),
+        constraints: from_json("constraints", &row.constraints)?,
+    })
+}

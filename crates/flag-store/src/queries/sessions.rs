@@ -1,0 +1,38 @@
+//! Login sessions. Only a hash of the cookie's secret is stored.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{SessionRow, UserRow};
+use crate::schema::{login_sessions, users};
+
+/// Stores a session.
+pub fn create(conn: &mut SqliteConnection, session: &SessionRow) -> Result<(), StoreError> {
+    diesel::insert_into(login_sessions::table)
+        .values(session)
+        .execute(conn)?;
+    Ok(())
+}
+
+/// The user of an unexpired session.
+pub fn find_user(
+    conn: &mut SqliteConnection,
+    token_hash: &str,
+    now: NaiveDateTime,
+) -> Result<Option<UserRow>, StoreError> {
+    Ok(login_sessions::table
+        .inner_join(users::table)
+        .filter(login_sessions::token_hash.eq(token_hash))
+        .filter(login_sessions::expires_at.gt(now))
+        .select(UserRow::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// Ends a session; ending one that does not exist is not an error.
+pub fn delete(conn: &mut SqliteConnection, token_hash: &str) -> Result<(), StoreError> {
+    diesel::delete(login_sessions::table.find(token_hash)).execute(conn)?;
+    Ok(())
+}

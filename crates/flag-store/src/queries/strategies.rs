@@ -1,0 +1,374 @@
+//! Strategies of a feature in an environment, and strategy types.
+
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+use flag_eval::{Constraint, Variant};
+
+use crate::error::StoreError;
+use crate::models::{NewEvent, StrategyRow, StrategyTypeRow};
+use crate::queries::{events, features, from_json, to_json};
+use crate::schema::{feature_strategies, feature_strategy_segments, segments, strategy_types};
+
+/// A strategy as the admin API writes it.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct StrategyInput {
+    /// Strategy type name; must be registered.
+    pub name: String,
+    /// Display title.
+    pub title: Option<String>,
+    /// Disabled strategies are kept but not sent to SDKs.
+    pub disabled: bool,
+    /// Evaluation order; appended after the others when `None`.
+    pub sort_order: Option<i32>,
+    /// Parameters.
+    pub parameters: BTreeMap<String, String>,
+    /// Constraints.
+    pub constraints: Vec<Constraint>,
+    /// Segment ids; each must exist.
+    pub segments: Vec<i32>,
+    /// Strategy variants.
+    pub variants: Vec<Variant>,
+}
+
+/// Adds a strategy with a new UUID id and returns it as flag-eval reads it.
+pub fn add(
+    conn: &mut SqliteConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    input: &StrategyInput,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<flag_eval::Strategy, StoreError> {
+    conn.immediate_transaction(|conn| {
+        check_target(conn, project, feature, environment, input)?;
+        let sort_order = match input.sort_order {
+            Some(order) => order,
+            None => {
+                let count: i64 = feature_strategies::table
+                    .filter(feature_strategies::feature_name.eq(feature))
+                    .filter(feature_strategies::environment_name.eq(environment))
+                    .count()
+                    .get_result(conn)?;
+                i32::try_from(count).unwrap_or(i32::MAX)
+            }
+        };
+        let row = row_from(
+            uuid::Uuid::new_v4().to_string(),
+            feature,
+            environment,
+            input,
+            sort_order,
+            now,
+        )?;
+        diesel::insert_into(feature_strategies::table)
+            .values(&row)
+            .execute(conn)?;
+        link_segments(conn, &row.id, &input.segments)?;
+        let strategy = to_model(&row, &input.segments)?;
+        record(
+            conn,
+            "feature-strategy-add",
+            project,
+            feature,
+            environment,
+            Some(&strategy),
+            None,
+            actor,
+            now,
+        )?;
+        Ok(strategy)
+    })
+}
+
+/// Replaces a strategy's definition, keeping its id.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the path's four keys plus what, who and when"
+)]
+pub fn update(
+    conn: &mut SqliteConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    id: &str,
+    input: &StrategyInput,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<flag_eval::Strategy, StoreError> {
+    conn.immediate_transaction(|conn| {
+        check_target(conn, project, feature, environment, input)?;
+        let before = get(conn, feature, environment, id)?;
+        let sort_order = input
+            .sort_order
+            .or(before.sort_order.and_then(|order| i32::try_from(order).ok()));
+        let mut row = row_from(
+            id.into(),
+            feature,
+            environment,
+            input,
+            sort_order.unwrap_or(0),
+            now,
+        )?;
+        row.created_at = feature_strategies::table
+            .find(id)
+            .select(feature_strategies::created_at)
+            .first(conn)?;
+        diesel::update(feature_strategies::table.find(id))
+            .set(&row)
+            .execute(conn)?;
+        diesel::delete(
+            feature_strategy_segments::table.filter(feature_strategy_segments::strategy_id.eq(id)),
+        )
+        .execute(conn)?;
+        link_segments(conn, id, &input.segments)?;
+        let strategy = to_model(&row, &input.segments)?;
+        record(
+            conn,
+            "feature-strategy-update",
+            project,
+            feature,
+            environment,
+            Some(&strategy),
+            Some(&before),
+            actor,
+            now,
+        )?;
+        Ok(strategy)
+    })
+}
+
+/// Deletes a strategy.
+pub fn delete(
+    conn: &mut SqliteConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    id: &str,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    conn.immediate_transaction(|conn| {
+        features::get(conn, project, feature)?;
+        let before = get(conn, feature, environment, id)?;
+        diesel::delete(feature_strategies::table.find(id)).execute(conn)?;
+        record(
+            conn,
+            "feature-strategy-remove",
+            project,
+            feature,
+            environment,
+            None,
+            Some(&before),
+            actor,
+            now,
+        )
+    })
+}
+
+/// One strategy of a feature in an environment.
+pub fn get(
+    conn: &mut SqliteConnection,
+    feature: &str,
+    environment: &str,
+    id: &str,
+) -> Result<flag_eval::Strategy, StoreError> {
+    let row: StrategyRow = feature_strategies::table
+        .find(id)
+        .filter(feature_strategies::feature_name.eq(feature))
+        .filter(feature_strategies::environment_name.eq(environment))
+        .select(StrategyRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("strategy", id))?;
+    let segment_ids: Vec<i32> = feature_strategy_segments::table
+        .filter(feature_strategy_segments::strategy_id.eq(id))
+        .order(feature_strategy_segments::segment_id.asc())
+        .select(feature_strategy_segments::segment_id)
+        .load(conn)?;
+    to_model(&row, &segment_ids)
+}
+
+/// A feature's strategies in an environment, in evaluation order.
+pub fn list(
+    conn: &mut SqliteConnection,
+    feature: &str,
+    environment: &str,
+) -> Result<Vec<flag_eval::Strategy>, StoreError> {
+    let rows: Vec<StrategyRow> = feature_strategies::table
+        .filter(feature_strategies::feature_name.eq(feature))
+        .filter(feature_strategies::environment_name.eq(environment))
+        .order((feature_strategies::sort_order.asc(), feature_strategies::id.asc()))
+        .select(StrategyRow::as_select())
+        .load(conn)?;
+    let ids: Vec<&String> = rows.iter().map(|row| &row.id).collect();
+    let links: Vec<(String, i32)> = feature_strategy_segments::table
+        .filter(feature_strategy_segments::strategy_id.eq_any(ids))
+        .order(feature_strategy_segments::segment_id.asc())
+        .select((
+            feature_strategy_segments::strategy_id,
+            feature_strategy_segments::segment_id,
+        ))
+        .load(conn)?;
+    rows.iter()
+        .map(|row| {
+            let segment_ids: Vec<i32> = links
+                .iter()
+                .filter(|(id, _)| *id == row.id)
+                .map(|(_, segment)| *segment)
+                .collect();
+            to_model(row, &segment_ids)
+        })
+        .collect()
+}
+
+/// A stored strategy as flag-eval reads it.
+pub fn to_model(row: &StrategyRow, segment_ids: &[i32]) -> Result<flag_eval::Strategy, StoreError> {
+    Ok(flag_eval::Strategy {
+        name: row.strategy_name.clone(),
+        id: Some(row.id.clone()),
+        title: row.title.clone(),
+        disabled: Some(row.disabled),
+        sort_order: Some(i64::from(row.sort_order)),
+        parameters: from_json("parameters", &row.parameters)?,
+        constraints: from_json("constraints", &row.constraints)?,
+        segments: segment_ids.iter().map(|id| i64::from(*id)).collect(),
+        variants: from_json("variants", &row.variants)?,
+    })
+}
+
+fn check_target(
+    conn: &mut SqliteConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    input: &StrategyInput,
+) -> Result<(), StoreError> {
+    features::get(conn, project, feature)?;
+    features::environment(conn, feature, environment)?;
+    let known: i64 = strategy_types::table
+        .filter(strategy_types::name.eq(&input.name))
+        .count()
+        .get_result(conn)?;
+    if known == 0 {
+        return Err(StoreError::Rejected {
+            message: format!("could not find strategy type with name {}", input.name),
+        });
+    }
+    for id in &input.segments {
+        let exists: i64 = segments::table
+            .filter(segments::id.eq(id))
+            .count()
+            .get_result(conn)?;
+        if exists == 0 {
+            return Err(StoreError::not_found("segment", id.to_string()));
+        }
+    }
+    Ok(())
+}
+
+fn row_from(
+    id: String,
+    feature: &str,
+    environment: &str,
+    input: &StrategyInput,
+    sort_order: i32,
+    now: NaiveDateTime,
+) -> Result<StrategyRow, StoreError> {
+    Ok(StrategyRow {
+        id,
+        feature_name: feature.into(),
+        environment_name: environment.into(),
+        strategy_name: input.name.clone(),
+        title: input.title.clone(),
+        disabled: input.disabled,
+        sort_order,
+        parameters: to_json("parameters", &input.parameters)?,
+        constraints: to_json("constraints", &input.constraints)?,
+        variants: to_json("variants", &input.variants)?,
+        created_at: now,
+    })
+}
+
+fn link_segments(conn: &mut SqliteConnection, strategy: &str, segment_ids: &[i32]) -> Result<(), StoreError> {
+    let mut unique = segment_ids.to_vec();
+    unique.sort_unstable();
+    unique.dedup();
+    let rows: Vec<_> = unique
+        .iter()
+        .map(|id| {
+            (
+                feature_strategy_segments::strategy_id.eq(strategy),
+                feature_strategy_segments::segment_id.eq(*id),
+            )
+        })
+        .collect();
+    diesel::insert_into(feature_strategy_segments::table)
+        .values(&rows)
+        .execute(conn)?;
+    Ok(())
+}
+
+#[expect(
+    clippy::too_many_arguments,
+    reason = "an audit record names every key of the change"
+)]
+fn record(
+    conn: &mut SqliteConnection,
+    event_type: &str,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    after: Option<&flag_eval::Strategy>,
+    before: Option<&flag_eval::Strategy>,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    events::record(
+        conn,
+        &NewEvent {
+            event_type: event_type.into(),
+            created_by: actor.into(),
+            created_at: now,
+            project: Some(project.into()),
+            environment: Some(environment.into()),
+            feature_name: Some(feature.into()),
+            data: after.map(|strategy| to_json("data", strategy)).transpose()?,
+            pre_data: before.map(|strategy| to_json("pre_data", strategy)).transpose()?,
+        },
+    )
+}
+
+/// All strategy types, built-in first, then by name.
+pub fn list_types(conn: &mut SqliteConnection) -> Result<Vec<StrategyTypeRow>, StoreError> {
+    Ok(strategy_types::table
+        .order((strategy_types::built_in.desc(), strategy_types::name.asc()))
+        .select(StrategyTypeRow::as_select())
+        .load(conn)?)
+}
+
+/// Registers a custom strategy type; a taken name is a conflict.
+pub fn register_type(
+    conn: &mut SqliteConnection,
+    row: &StrategyTypeRow,
+    actor: &str,
+) -> Result<StrategyTypeRow, StoreError> {
+    conn.immediate_transaction(|conn| {
+        diesel::insert_into(strategy_types::table)
+            .values(row)
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "strategy-created".into(),
+                created_by: actor.into(),
+                created_at: row.created_at,
+                data: Some(to_json("data", &serde_json::json!({"name": row.name}))?),
+                ..NewEvent::default()
+            },
+        )?;
+        Ok(row.clone())
+    })
+}

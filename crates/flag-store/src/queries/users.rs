@@ -1,0 +1,107 @@
+//! Users and roles.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+
+use crate::error::StoreError;
+use crate::models::{NewEvent, NewUser, RoleRow, UserRow};
+use crate::queries::{events, to_json};
+use crate::schema::{roles, users};
+
+/// The Viewer root role.
+pub const VIEWER: i32 = 3;
+
+/// Inserts a user, lower-casing the email. The unique indexes decide: a taken email (in any
+/// letter case) or username is [`StoreError::Conflict`], even when two signups race.
+pub fn create(conn: &mut SqliteConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
+    let mut user = user.clone();
+    user.email = user.email.map(|email| email.to_lowercase());
+    conn.immediate_transaction(|conn| insert(conn, &user, actor))
+}
+
+/// The insert and its event, for callers already in a transaction.
+pub(crate) fn insert(
+    conn: &mut SqliteConnection,
+    user: &NewUser,
+    actor: &str,
+) -> Result<UserRow, StoreError> {
+    let row: UserRow = diesel::insert_into(users::table)
+        .values(user)
+        .returning(UserRow::as_returning())
+        .get_result(conn)?;
+    events::record(
+        conn,
+        &NewEvent {
+            event_type: "user-created".into(),
+            created_by: actor.into(),
+            created_at: row.created_at,
+            data: Some(to_json(
+                "data",
+                &serde_json::json!({"id": row.id, "name": row.name, "email": row.email, "username": row.username}),
+            )?),
+            ..NewEvent::default()
+        },
+    )?;
+    Ok(row)
+}
+
+/// One user.
+pub fn get(conn: &mut SqliteConnection, id: i32) -> Result<UserRow, StoreError> {
+    users::table
+        .find(id)
+        .select(UserRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("user", id.to_string()))
+}
+
+/// The user who logs in as `login`: an email (any letter case) or a username.
+pub fn find_by_login(conn: &mut SqliteConnection, login: &str) -> Result<Option<UserRow>, StoreError> {
+    Ok(users::table
+        .filter(
+            users::email
+                .eq(login.to_lowercase())
+                .or(users::username.eq(login)),
+        )
+        .order(users::id.asc())
+        .select(UserRow::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// All users, by id.
+pub fn list(conn: &mut SqliteConnection) -> Result<Vec<UserRow>, StoreError> {
+    Ok(users::table
+        .order(users::id.asc())
+        .select(UserRow::as_select())
+        .load(conn)?)
+}
+
+/// Records a login attempt: success resets the failure count and sets `seen_at`.
+pub fn record_login(
+    conn: &mut SqliteConnection,
+    id: i32,
+    success: bool,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    let target = users::table.find(id);
+    if success {
+        diesel::update(target)
+            .set((users::login_attempts.eq(0), users::seen_at.eq(Some(now))))
+            .execute(conn)?;
+    } else {
+        diesel::update(target)
+            .set(users::login_attempts.eq(users::login_attempts + 1))
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// One role.
+pub fn role(conn: &mut SqliteConnection, id: i32) -> Result<RoleRow, StoreError> {
+    roles::table
+        .find(id)
+        .select(RoleRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("role", id.to_string()))
+}

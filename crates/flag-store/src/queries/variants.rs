@@ -1,0 +1,90 @@
+//! Feature variants per environment.
+
+use std::collections::BTreeSet;
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use diesel::sqlite::SqliteConnection;
+use flag_eval::Variant;
+
+use crate::error::StoreError;
+use crate::models::NewEvent;
+use crate::queries::{events, features, from_json, name_order, to_json};
+use crate::schema::feature_environments;
+
+/// The event recorded for each environment a batch writes.
+pub const VARIANTS_UPDATED: &str = "feature-environment-variants-updated";
+
+/// Replaces a feature's variants in every listed environment, all or none.
+///
+/// The feature must belong to `project`, and have a row in each environment (otherwise
+/// [`StoreError::NotFound`] and nothing is written). An environment listed twice is written once.
+/// For each environment, the old list, the new list and an audit event whose `pre_data` is the old
+/// list are written in one immediate transaction, so concurrent writers never interleave and the
+/// audit chain has no gap. Returns the stored list, sorted by name as Unleash stores it.
+pub fn set_variants_batch(
+    conn: &mut SqliteConnection,
+    project: &str,
+    feature: &str,
+    environments: &[String],
+    variants: &[Variant],
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<Vec<Variant>, StoreError> {
+    let mut sorted = variants.to_vec();
+    sorted.sort_by(|left, right| name_order(&left.name, &right.name));
+    let new_json = to_json("variants", &sorted)?;
+    conn.immediate_transaction(|conn| {
+        features::get(conn, project, feature)?;
+        let mut seen = BTreeSet::new();
+        for environment in environments
+            .iter()
+            .filter(|environment| seen.insert(environment.as_str()))
+        {
+            let old_json = features::environment(conn, feature, environment)?.variants;
+            diesel::update(feature_environments::table.find((feature, environment)))
+                .set(feature_environments::variants.eq(&new_json))
+                .execute(conn)?;
+            events::record(
+                conn,
+                &NewEvent {
+                    event_type: VARIANTS_UPDATED.into(),
+                    created_by: actor.into(),
+                    created_at: now,
+                    project: Some(project.into()),
+                    environment: Some(environment.clone()),
+                    feature_name: Some(feature.into()),
+                    data: Some(new_json.clone()),
+                    pre_data: Some(old_json),
+                },
+            )?;
+        }
+        Ok(sorted)
+    })
+}
+
+/// A feature's variants in one environment, sorted by name. The feature must belong to `project`.
+pub fn get(
+    conn: &mut SqliteConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+) -> Result<Vec<Variant>, StoreError> {
+    features::get(conn, project, feature)?;
+    from_json(
+        "variants",
+        &features::environment(conn, feature, environment)?.variants,
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn variants_sort_like_locale_compare() {
+        let mut names = vec!["b", "B", "a", "C", "a2"];
+        names.sort_by(|l, r| name_order(l, r));
+        assert_eq!(names, ["a", "a2", "b", "B", "C"]);
+    }
+}

@@ -1,0 +1,234 @@
+// @generated automatically by Diesel CLI.
+
+diesel::table! {
+    api_tokens (id) {
+        id -> Integer,
+        token_name -> Text,
+        secret_hash -> Text,
+        token_type -> Text,
+        environment -> Text,
+        projects -> Text,
+        expires_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+        seen_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    context_fields (name) {
+        name -> Text,
+        description -> Nullable<Text>,
+        stickiness -> Bool,
+        sort_order -> Integer,
+        legal_values -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    environments (name) {
+        name -> Text,
+        environment_type -> Text,
+        sort_order -> Integer,
+        enabled -> Bool,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    events (id) {
+        id -> Integer,
+        event_type -> Text,
+        created_by -> Text,
+        created_at -> Timestamp,
+        project -> Nullable<Text>,
+        environment -> Nullable<Text>,
+        feature_name -> Nullable<Text>,
+        data -> Nullable<Text>,
+        pre_data -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    feature_dependencies (child) {
+        child -> Text,
+        parent -> Text,
+        enabled -> Bool,
+        variants -> Text,
+    }
+}
+
+diesel::table! {
+    feature_environments (feature_name, environment_name) {
+        feature_name -> Text,
+        environment_name -> Text,
+        enabled -> Bool,
+        variants -> Text,
+    }
+}
+
+diesel::table! {
+    feature_strategies (id) {
+        id -> Text,
+        feature_name -> Text,
+        environment_name -> Text,
+        strategy_name -> Text,
+        title -> Nullable<Text>,
+        disabled -> Bool,
+        sort_order -> Integer,
+        parameters -> Text,
+        constraints -> Text,
+        variants -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    feature_strategy_segments (strategy_id, segment_id) {
+        strategy_id -> Text,
+        segment_id -> Integer,
+    }
+}
+
+diesel::table! {
+    features (name) {
+        name -> Text,
+        project_id -> Text,
+        feature_type -> Text,
+        description -> Nullable<Text>,
+        impression_data -> Bool,
+        stale -> Bool,
+        archived_at -> Nullable<Timestamp>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    login_sessions (token_hash) {
+        token_hash -> Text,
+        user_id -> Integer,
+        created_at -> Timestamp,
+        expires_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    project_environments (project_id, environment_name) {
+        project_id -> Text,
+        environment_name -> Text,
+    }
+}
+
+diesel::table! {
+    projects (id) {
+        id -> Text,
+        name -> Text,
+        description -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    public_signup_token_users (secret, user_id) {
+        secret -> Text,
+        user_id -> Integer,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    public_signup_tokens (secret) {
+        secret -> Text,
+        name -> Text,
+        url -> Nullable<Text>,
+        role_id -> Integer,
+        enabled -> Bool,
+        expires_at -> Timestamp,
+        created_at -> Timestamp,
+        created_by -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    roles (id) {
+        id -> Integer,
+        name -> Text,
+        role_type -> Text,
+        description -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    segments (id) {
+        id -> Integer,
+        name -> Text,
+        description -> Nullable<Text>,
+        project_id -> Nullable<Text>,
+        constraints -> Text,
+        created_by -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    strategy_types (name) {
+        name -> Text,
+        title -> Nullable<Text>,
+        description -> Nullable<Text>,
+        parameters -> Text,
+        built_in -> Bool,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    users (id) {
+        id -> Integer,
+        name -> Nullable<Text>,
+        username -> Nullable<Text>,
+        email -> Nullable<Text>,
+        password_hash -> Nullable<Text>,
+        root_role -> Integer,
+        login_attempts -> Integer,
+        created_at -> Timestamp,
+        seen_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::joinable!(feature_environments -> environments (environment_name));
+diesel::joinable!(feature_environments -> features (feature_name));
+diesel::joinable!(feature_strategies -> environments (environment_name));
+diesel::joinable!(feature_strategies -> features (feature_name));
+diesel::joinable!(feature_strategies -> strategy_types (strategy_name));
+diesel::joinable!(feature_strategy_segments -> feature_strategies (strategy_id));
+diesel::joinable!(feature_strategy_segments -> segments (segment_id));
+diesel::joinable!(features -> projects (project_id));
+diesel::joinable!(login_sessions -> users (user_id));
+diesel::joinable!(project_environments -> environments (environment_name));
+diesel::joinable!(project_environments -> projects (project_id));
+diesel::joinable!(public_signup_token_users -> public_signup_tokens (secret));
+diesel::joinable!(public_signup_token_users -> users (user_id));
+diesel::joinable!(public_signup_tokens -> roles (role_id));
+diesel::joinable!(segments -> projects (project_id));
+diesel::joinable!(users -> roles (root_role));
+
+diesel::allow_tables_to_appear_in_same_query!(
+    api_tokens,
+    context_fields,
+    environments,
+    events,
+    feature_dependencies,
+    feature_environments,
+    feature_strategies,
+    feature_strategy_segments,
+    features,
+    login_sessions,
+    project_environments,
+    projects,
+    public_signup_token_users,
+    public_signup_tokens,
+    roles,
+    segments,
+    strategy_types,
+    users,
+);

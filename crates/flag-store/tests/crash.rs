@@ -1,0 +1,138 @@
+//! Crash safety: a writer killed with SIGKILL at a random moment loses no reported write, leaves
+//! no half-written variants-batch, and leaves a database that passes `PRAGMA integrity_check`.
+
+mod common;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime};
+
+use diesel::prelude::*;
+use diesel::sql_types::Text;
+use flag_eval::Variant;
+use flag_store::queries::variants::set_variants_batch;
+use flag_store::{Store, StoreConfig, StoreError, queries};
+
+const CHILD_ENV: &str = "FLAG_STORE_CRASH_WRITER_DB";
+const ENVIRONMENTS: [&str; 2] = ["development", "production"];
+
+fn payload(write: u64) -> Vec<Variant> {
+    vec![Variant {
+        name: format!("write-{write:08}"),
+        weight: 1000,
+        ..Variant::default()
+    }]
+}
+
+/// Writes batches forever (as the child) or `limit` of them, reporting each commit on stdout.
+fn write_batches(path: &Path, limit: Option<u64>) -> Result<u64, StoreError> {
+    let store = Store::open(&StoreConfig::new(path))?;
+    let mut conn = store.connection()?;
+    let environments: Vec<String> = ENVIRONMENTS.iter().map(|name| (*name).to_owned()).collect();
+    let mut stdout = std::io::stdout().lock();
+    let mut write = 0;
+    while limit.is_none_or(|limit| write < limit) {
+        set_variants_batch(
+            &mut conn,
+            "default",
+            "crashy",
+            &environments,
+            &payload(write),
+            "writer",
+            common::now(),
+        )?;
+        // Reported only once the transaction has committed.
+        writeln!(stdout, "committed {write}")
+            .and_then(|()| stdout.flush())
+            .map_err(|e| StoreError::Migration(e.to_string()))?;
+        write += 1;
+    }
+    Ok(write)
+}
+
+/// The child's entry point when `CHILD_ENV` is set; otherwise a bounded run of the same loop.
+#[test]
+fn crash_writer() -> Result<(), Box<dyn std::error::Error>> {
+    if let Some(path) = std::env::var_os(CHILD_ENV) {
+        write_batches(Path::new(&path), None)?;
+        return Ok(());
+    }
+    let db = common::TestDb::new()?;
+    common::feature(&mut *db.store.connection()?, "crashy")?;
+    assert_eq!(write_batches(&db.config.path, Some(20))?, 20);
+    let stored = queries::variants::get(&mut *db.store.connection()?, "default", "crashy", "production")?;
+    assert_eq!(stored, payload(19));
+    Ok(())
+}
+
+#[derive(QueryableByName)]
+struct Check {
+    #[diesel(sql_type = Text)]
+    integrity_check: String,
+}
+
+#[test]
+fn sigkill_during_writes_loses_nothing_that_was_reported() -> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    common::feature(&mut *db.store.connection()?, "crashy")?;
+    let path = db.config.path.clone();
+
+    for round in 0..3 {
+        let mut child = Command::new(std::env::current_exe()?)
+            .args(["--exact", "crash_writer", "--nocapture", "--test-threads=1"])
+            .env(CHILD_ENV, &path)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let reader = std::thread::spawn(move || {
+            BufReader::new(stdout)
+                .lines()
+                .map_while(Result::ok)
+                .filter_map(|line| {
+                    line.strip_prefix("committed ")
+                        .and_then(|n| n.parse::<u64>().ok())
+                })
+                .last()
+        });
+        // A moment that differs between rounds and runs: 150 to 650 ms into the writing.
+        let jitter = SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)?
+            .subsec_nanos()
+            % 500;
+        let started = Instant::now();
+        std::thread::sleep(Duration::from_millis(150 + u64::from(jitter)));
+        child.kill()?;
+        child.wait()?;
+        let last_reported = reader.join().map_err(|_| "reader panicked")?;
+        let Some(last_reported) = last_reported else {
+            return Err(format!(
+                "round {round}: the writer reported nothing in {:?}",
+                started.elapsed()
+            )
+            .into());
+        };
+
+        let store = Store::open(&StoreConfig::new(&path))?;
+        let mut conn = store.connection()?;
+        let check: Check = diesel::sql_query("PRAGMA integrity_check").get_result(&mut conn)?;
+        assert_eq!(check.integrity_check, "ok");
+        let development = queries::variants::get(&mut conn, "default", "crashy", "development")?;
+        let production = queries::variants::get(&mut conn, "default", "crashy", "production")?;
+        assert_eq!(development, production, "round {round}: a half-written batch");
+        let stored: u64 = development[0].name.trim_start_matches("write-").parse()?;
+        assert!(
+            stored >= last_reported,
+            "round {round}: write {last_reported} was reported but {stored} is stored"
+        );
+        let events = queries::events::for_feature(&mut conn, "crashy", "production")?;
+        for pair in events.windows(2) {
+            assert_eq!(
+                pair[1].pre_data, pair[0].data,
+                "round {round}: gap in the audit chain"
+            );
+        }
+    }
+    Ok(())
+}

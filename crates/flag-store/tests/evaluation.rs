@@ -1,0 +1,253 @@
+//! The evaluation reads return exactly the flag-eval input the seeded data describes.
+
+mod common;
+
+use std::collections::BTreeMap;
+
+use flag_eval::{ClientFeatures, Constraint, Dependency, Engine, Feature, Segment, Strategy, Variant};
+use flag_store::models::{NewSegment, ProjectRow};
+use flag_store::queries::evaluation::{ProjectScope, client_features, playground_input};
+use flag_store::queries::strategies::StrategyInput;
+use flag_store::{StoreError, queries};
+
+fn constraint(context_name: &str, values: &[&str]) -> Constraint {
+    Constraint {
+        context_name: context_name.into(),
+        operator: "IN".into(),
+        values: values.iter().map(|value| (*value).to_owned()).collect(),
+        ..Constraint::default()
+    }
+}
+
+#[test]
+fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let now = common::now();
+
+    // A second project with only development.
+    queries::projects::create(
+        &mut conn,
+        &ProjectRow {
+            id: "other".into(),
+            name: "Other".into(),
+            description: None,
+            created_at: now,
+        },
+        Some(&["development".to_owned()]),
+        "test",
+    )?;
+    let segment = queries::segments::create(
+        &mut conn,
+        &NewSegment {
+            name: "beta".into(),
+            description: None,
+            project_id: None,
+            constraints: serde_json::to_string(&[constraint("plan", &["pro"])])?,
+            created_by: Some("test".into()),
+            created_at: now,
+        },
+        "test",
+    )?;
+
+    common::feature(&mut conn, "parent")?;
+    common::feature(&mut conn, "child")?;
+    let mut other = common::feature(&mut conn, "elsewhere-template")?;
+    other.name = "elsewhere".into();
+    other.project_id = "other".into();
+    queries::features::create(&mut conn, &other, "test")?;
+
+    queries::features::set_enabled(&mut conn, "default", "parent", "production", true, "test", now)?;
+    queries::features::set_enabled(&mut conn, "default", "child", "production", true, "test", now)?;
+    let rollout = queries::strategies::add(
+        &mut conn,
+        "default",
+        "parent",
+        "production",
+        &StrategyInput {
+            name: "flexibleRollout".into(),
+            title: Some("half".into()),
+            sort_order: Some(1),
+            parameters: BTreeMap::from([
+                ("rollout".into(), "50".into()),
+                ("stickiness".into(), "userId".into()),
+                ("groupId".into(), "parent".into()),
+            ]),
+            constraints: vec![constraint("region", &["eu"])],
+            segments: vec![segment.id],
+            variants: vec![Variant {
+                name: "s".into(),
+                weight: 1000,
+                ..Variant::default()
+            }],
+            ..StrategyInput::default()
+        },
+        "test",
+        now,
+    )?;
+    let disabled = queries::strategies::add(
+        &mut conn,
+        "default",
+        "parent",
+        "production",
+        &StrategyInput {
+            name: "default".into(),
+            disabled: true,
+            sort_order: Some(0),
+            ..StrategyInput::default()
+        },
+        "test",
+        now,
+    )?;
+    let variants = vec![
+        Variant {
+            name: "b".into(),
+            weight: 500,
+            ..Variant::default()
+        },
+        Variant {
+            name: "a".into(),
+            weight: 500,
+            ..Variant::default()
+        },
+    ];
+    queries::variants::set_variants_batch(
+        &mut conn,
+        "default",
+        "child",
+        &["production".into()],
+        &variants,
+        "test",
+        now,
+    )?;
+    queries::dependencies::set(
+        &mut conn,
+        "default",
+        "child",
+        "parent",
+        true,
+        &["s".into()],
+        "test",
+        now,
+    )?;
+
+    let actual = playground_input(&mut conn, ProjectScope::All, "production")?;
+
+    let feature = |name: &str, project: &str| Feature {
+        name: name.into(),
+        feature_type: Some("release".into()),
+        project: Some(project.into()),
+        stale: Some(false),
+        impression_data: Some(false),
+        ..Feature::default()
+    };
+    let strategy = |added: &Strategy| Strategy {
+        id: added.id.clone(),
+        ..added.clone()
+    };
+    let expected = ClientFeatures {
+        version: 2,
+        features: vec![
+            Feature {
+                enabled: true,
+                variants: vec![variants[1].clone(), variants[0].clone()],
+                dependencies: vec![Dependency {
+                    feature: "parent".into(),
+                    enabled: Some(true),
+                    variants: Some(vec!["s".into()]),
+                }],
+                ..feature("child", "default")
+            },
+            feature("elsewhere-template", "default"),
+            Feature {
+                enabled: true,
+                strategies: vec![strategy(&disabled), strategy(&rollout)],
+                ..feature("parent", "default")
+            },
+            // The project lacks production: off, no strategies, no variants.
+            feature("elsewhere", "other"),
+        ],
+        segments: vec![Segment {
+            id: i64::from(segment.id),
+            name: "beta".into(),
+            constraints: vec![constraint("plan", &["pro"])],
+        }],
+    };
+    assert_eq!(actual, expected);
+    assert_eq!(rollout.segments, vec![i64::from(segment.id)]);
+    assert_eq!(rollout.title.as_deref(), Some("half"));
+
+    // SDKs never see disabled strategies.
+    let sdk = client_features(&mut conn, ProjectScope::Only(&["default".into()]), "production")?;
+    assert_eq!(sdk.features.len(), 3);
+    let parent = sdk.features.iter().find(|f| f.name == "parent").ok_or("parent")?;
+    assert_eq!(parent.strategies, vec![strategy(&rollout)]);
+
+    // The document compiles cleanly and evaluates.
+    let (engine, warnings) = Engine::compile(&actual);
+    assert!(warnings.is_empty(), "{warnings:?}");
+    assert_eq!(engine.len(), 4);
+
+    let none = playground_input(&mut conn, ProjectScope::Only(&[]), "production")?;
+    assert!(none.features.is_empty());
+    Ok(())
+}
+
+#[test]
+fn variants_batch_is_all_or_nothing() -> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    common::feature(&mut conn, "f")?;
+    let variants = vec![Variant {
+        name: "v".into(),
+        weight: 1000,
+        ..Variant::default()
+    }];
+    let environments = ["production".to_owned(), "staging".to_owned()];
+    let error = queries::variants::set_variants_batch(
+        &mut conn,
+        "default",
+        "f",
+        &environments,
+        &variants,
+        "t",
+        common::now(),
+    )
+    .err();
+    assert!(
+        matches!(&error, Some(StoreError::NotFound { entity: "feature environment", key }) if key == "f in staging"),
+        "{error:?}"
+    );
+    assert!(queries::variants::get(&mut conn, "default", "f", "production")?.is_empty());
+
+    // A feature outside the project in the path is not found, and nothing is written.
+    let error = queries::variants::set_variants_batch(
+        &mut conn,
+        "other",
+        "f",
+        &environments[..1],
+        &variants,
+        "t",
+        common::now(),
+    )
+    .err();
+    assert!(
+        matches!(
+            error,
+            Some(StoreError::NotFound {
+                entity: "feature",
+                ..
+            })
+        ),
+        "{error:?}"
+    );
+
+    // An environment listed twice is written once.
+    let twice = ["production".to_owned(), "production".to_owned()];
+    queries::variants::set_variants_batch(&mut conn, "default", "f", &twice, &variants, "t", common::now())?;
+    assert_eq!(
+        queries::events::for_feature(&mut conn, "f", "production")?.len(),
+        1
+    );
+    Ok(())
+}
