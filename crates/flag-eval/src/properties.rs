@@ -17,7 +17,7 @@ const SCAN_LIMIT: usize = 16;
 ///
 /// Contexts usually carry a handful of properties, and a constraint looks one up by name on every
 /// evaluation. A short list compared length-first finds it faster than hashing the name, so that
-/// is what this is; past [`SCAN_LIMIT`] entries a hash index takes over.
+/// is what this is; past 16 entries a hash index takes over.
 #[derive(Clone, Default)]
 pub struct Properties {
     entries: Vec<(String, String)>,
