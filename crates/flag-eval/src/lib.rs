@@ -72,7 +72,7 @@ pub use model::{
 };
 pub use properties::Properties;
 pub use strategy::CompileOptions;
-pub use variant::ResolvedVariant;
+pub use variant::{ResolvedVariant, VariantWeightError, fix_variant_weights};
 
 /// Compiles a client-features document with default options; see [`Engine::compile`].
 pub fn compile(document: &ClientFeatures) -> (Engine, Vec<Warning>) {

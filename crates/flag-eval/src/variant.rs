@@ -186,9 +186,89 @@ impl CompiledVariants {
     }
 }
 
+/// Unleash's weight normalisation for a variant list a client writes (`fixVariantWeights`).
+///
+/// Variants without a `weightType` become `variable`. `fix` weights are kept; what they leave of
+/// 1000 is shared among the `variable` variants, `floor(rest / n)` each, and the first
+/// `rest % n` (in list order) get one more. An empty list is fine; a non-empty list needs at
+/// least one `variable` variant, and `fix` weights may total at most 1000.
+pub fn fix_variant_weights(variants: &mut [Variant]) -> Result<(), VariantWeightError> {
+    if variants.is_empty() {
+        return Ok(());
+    }
+    for variant in variants.iter_mut() {
+        if variant.weight_type.is_none() {
+            variant.weight_type = Some("variable".into());
+        }
+    }
+    let is_fixed = |variant: &Variant| variant.weight_type.as_deref() == Some("fix");
+    let fixed: i64 = variants
+        .iter()
+        .filter(|variant| is_fixed(variant))
+        .map(|variant| variant.weight)
+        .sum();
+    if fixed > 1000 {
+        return Err(VariantWeightError::FixedOverTotal);
+    }
+    let variable = variants.iter().filter(|variant| !is_fixed(variant)).count() as i64;
+    if variable == 0 {
+        return Err(VariantWeightError::NoVariableVariant);
+    }
+    let rest = 1000 - fixed;
+    let (share, mut extra) = (rest / variable, rest % variable);
+    for variant in variants.iter_mut().filter(|variant| !is_fixed(variant)) {
+        variant.weight = share + i64::from(extra > 0);
+        extra -= 1;
+    }
+    Ok(())
+}
+
+/// Why a variant list's weights cannot be normalised.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum VariantWeightError {
+    /// Every variant is `fix`.
+    #[error("there must be at least one \"variable\" variant")]
+    NoVariableVariant,
+    /// `fix` weights total more than 1000.
+    #[error("the traffic distribution total must equal 100%")]
+    FixedOverTotal,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn weights_are_fixed_as_unleash_does() {
+        let mut three = [variant("a", 1), variant("b", 1), variant("c", 1)];
+        fix_variant_weights(&mut three).unwrap_or_default();
+        assert_eq!(
+            three.iter().map(|v| v.weight).collect::<Vec<_>>(),
+            [334, 333, 333]
+        );
+
+        let mut fixed = [variant("f", 300), variant("v", 0), variant("w", 0)];
+        fixed[0].weight_type = Some("fix".into());
+        fix_variant_weights(&mut fixed).unwrap_or_default();
+        assert_eq!(
+            fixed.iter().map(|v| v.weight).collect::<Vec<_>>(),
+            [300, 350, 350]
+        );
+
+        let mut all_fixed = [variant("f", 300)];
+        all_fixed[0].weight_type = Some("fix".into());
+        assert_eq!(
+            fix_variant_weights(&mut all_fixed),
+            Err(VariantWeightError::NoVariableVariant)
+        );
+
+        let mut over = [variant("f", 1001), variant("v", 0)];
+        over[0].weight_type = Some("fix".into());
+        assert_eq!(
+            fix_variant_weights(&mut over),
+            Err(VariantWeightError::FixedOverTotal)
+        );
+    }
 
     fn variant(name: &str, weight: i64) -> Variant {
         Variant {

@@ -50,9 +50,9 @@ pub mod queries;
 pub mod schema;
 
 use diesel::r2d2::{ConnectionManager, Pool};
-use diesel::sqlite::SqliteConnection;
 use diesel_migrations::{EmbeddedMigrations, MigrationHarness, embed_migrations};
 
+pub use diesel::sqlite::SqliteConnection;
 pub use error::StoreError;
 pub use pool::{Connection, StoreConfig};
 

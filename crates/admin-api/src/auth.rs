@@ -1,0 +1,192 @@
+//! Who is asking, and what they may do.
+//!
+//! Credentials come as `Authorization: <token>` (a `Bearer ` prefix is accepted) or as the
+//! session cookie set by `POST /auth/simple/login`. API tokens are looked up by their SHA-256
+//! verifier and compared in constant time; the secret itself is never stored or logged.
+
+use std::future::Future;
+use std::pin::Pin;
+
+use actix_web::dev::Payload;
+use actix_web::http::header::AUTHORIZATION;
+use actix_web::{FromRequest, HttpRequest, web};
+use flag_store::queries;
+
+use crate::AppState;
+use crate::error::ApiError;
+use crate::secrets;
+
+/// The session cookie's name.
+pub const SESSION_COOKIE: &str = "unleash-session";
+
+/// Root roles, with Unleash's ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum RootRole {
+    /// Everything.
+    Admin,
+    /// Writes features, strategies and variants.
+    Editor,
+    /// Reads and uses the playground.
+    Viewer,
+}
+
+impl RootRole {
+    /// The role for a role id; unknown ids get the least access.
+    pub fn from_id(id: i32) -> Self {
+        match id {
+            1 => Self::Admin,
+            2 => Self::Editor,
+            _ => Self::Viewer,
+        }
+    }
+}
+
+/// An authenticated caller of the admin API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// An admin API token, for all environments (`None`) or some.
+    AdminToken {
+        /// Token name, for the audit log.
+        name: String,
+        /// Environments it may write, when limited.
+        environments: Option<Vec<String>>,
+    },
+    /// A logged-in user.
+    User {
+        /// User id.
+        id: i32,
+        /// Email or username, for the audit log.
+        label: String,
+        /// Root role.
+        role: RootRole,
+    },
+}
+
+/// The permission Unleash names for writing variants.
+pub const UPDATE_VARIANTS: &str = "UPDATE_FEATURE_ENVIRONMENT_VARIANTS";
+
+impl Principal {
+    /// The name written to the audit log.
+    pub fn actor(&self) -> &str {
+        match self {
+            Self::AdminToken { name, .. } => name,
+            Self::User { label, .. } => label,
+        }
+    }
+
+    /// Whether the caller may write `permission` in `environment` (feature writes need Editor).
+    pub fn require_write(&self, permission: &str, environment: Option<&str>) -> Result<(), ApiError> {
+        let allowed = match self {
+            Self::AdminToken { environments, .. } => match (environments, environment) {
+                (None, _) | (Some(_), None) => true,
+                (Some(allowed), Some(environment)) => allowed.iter().any(|name| name == environment),
+            },
+            Self::User { role, .. } => matches!(role, RootRole::Admin | RootRole::Editor),
+        };
+        if allowed {
+            return Ok(());
+        }
+        let place = environment
+            .map(|env| format!(" in the \"{env}\" environment"))
+            .unwrap_or_default();
+        Err(ApiError::NoAccess(format!(
+            "you don't have the required permissions to perform this operation; to perform this action, you \
+             need the \"{permission}\" permission{place}"
+        )))
+    }
+
+    /// Whether the caller is an administrator (admin tokens and the Admin role).
+    pub fn require_admin(&self) -> Result<(), ApiError> {
+        match self {
+            Self::AdminToken { environments: None, .. } | Self::User { role: RootRole::Admin, .. } => Ok(()),
+            _ => Err(ApiError::NoAccess(
+                "you don't have the required permissions to perform this operation; to perform this action, you \
+                 need the \"ADMIN\" permission"
+                    .into(),
+            )),
+        }
+    }
+}
+
+/// The token in an `Authorization` header, without an optional `Bearer ` prefix.
+pub fn bearer(request: &HttpRequest) -> Option<String> {
+    let value = request.headers().get(AUTHORIZATION)?.to_str().ok()?.trim();
+    let token = value
+        .strip_prefix("Bearer ")
+        .or_else(|| value.strip_prefix("bearer "))
+        .unwrap_or(value)
+        .trim();
+    (!token.is_empty()).then(|| token.to_owned())
+}
+
+/// What a credential turned out to be.
+enum Credential {
+    Admin(Principal),
+    Client,
+    Unknown,
+}
+
+async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, ApiError> {
+    let now = chrono::Utc::now().naive_utc();
+    if let Some(token) = bearer(request) {
+        let hash = secrets::verifier(&token);
+        let row = crate::db::run(&state.store, move |conn| {
+            queries::api_tokens::find_by_hash(conn, &hash)
+        })
+        .await?;
+        return Ok(match row {
+            Some(row)
+                if secrets::matches(&token, &row.secret_hash) && row.expires_at.is_none_or(|at| at > now) =>
+            {
+                if row.token_type == "admin" {
+                    Credential::Admin(Principal::AdminToken {
+                        name: row.token_name,
+                        environments: (row.environment != "*").then(|| vec![row.environment]),
+                    })
+                } else {
+                    Credential::Client
+                }
+            }
+            _ => Credential::Unknown,
+        });
+    }
+    if let Some(cookie) = request.cookie(SESSION_COOKIE) {
+        let hash = secrets::verifier(cookie.value());
+        let user = crate::db::run(&state.store, move |conn| {
+            queries::sessions::find_user(conn, &hash, now)
+        })
+        .await?;
+        if let Some(user) = user {
+            return Ok(Credential::Admin(Principal::User {
+                id: user.id,
+                label: user
+                    .email
+                    .or(user.username)
+                    .unwrap_or_else(|| format!("user {}", user.id)),
+                role: RootRole::from_id(user.root_role),
+            }));
+        }
+    }
+    Ok(Credential::Unknown)
+}
+
+impl FromRequest for Principal {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(request: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let request = request.clone();
+        Box::pin(async move {
+            let state = request
+                .app_data::<web::Data<AppState>>()
+                .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
+            match resolve(state, &request).await? {
+                Credential::Admin(principal) => Ok(principal),
+                Credential::Client => Err(ApiError::NoAccess(
+                    "invalid token: expected a different token type for this endpoint".into(),
+                )),
+                Credential::Unknown => Err(ApiError::AuthenticationRequired),
+            }
+        })
+    }
+}

@@ -1,0 +1,145 @@
+//! Configuration: command-line options that are also environment variables, with Unleash's names.
+
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+
+use clap::{Parser, Subcommand, ValueEnum};
+
+/// A secret from the command line or the environment; `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str("Secret(<redacted>)")
+    }
+}
+
+impl FromStr for Secret {
+    type Err = std::convert::Infallible;
+
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        Ok(Self(text.trim().to_owned()))
+    }
+}
+
+/// Log line format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum LogFormat {
+    /// Human-readable lines.
+    Plain,
+    /// One JSON object per line.
+    Json,
+}
+
+/// The server's configuration.
+#[derive(Debug, Clone, Parser)]
+#[command(name = "admin-api", version, about = "Feature flags with Unleash's API")]
+pub struct Config {
+    /// Address to listen on.
+    #[arg(long, env = "HTTP_HOST", default_value = "127.0.0.1", global = true)]
+    pub host: String,
+    /// Port to listen on (`PORT` is read too).
+    #[arg(long, env = "HTTP_PORT", default_value_t = 4242, global = true)]
+    pub port: u16,
+    /// SQLite database: a file path or a `sqlite://` URL.
+    #[arg(long, env = "DATABASE_URL", default_value = "./data/flags.db", global = true)]
+    pub database_url: String,
+    /// Public base URL, used in invite links.
+    #[arg(
+        long,
+        env = "UNLEASH_URL",
+        default_value = "http://localhost:4242",
+        global = true
+    )]
+    pub unleash_url: String,
+    /// Admin API tokens to accept, comma-separated, such as `*:*.some-secret`.
+    #[arg(
+        long,
+        env = "INIT_ADMIN_API_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true,
+        global = true
+    )]
+    pub init_admin_api_tokens: Vec<Secret>,
+    /// Log filter, such as `info` or `admin_api=debug`.
+    #[arg(long, env = "LOG_LEVEL", default_value = "info", global = true)]
+    pub log_level: String,
+    /// Log format.
+    #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Plain, global = true)]
+    pub log_format: LogFormat,
+    /// Largest request body, in bytes.
+    #[arg(long, env = "BODY_LIMIT", default_value_t = 1 << 20, global = true)]
+    pub body_limit: usize,
+    /// Most environments × features × contexts one advanced playground request may evaluate.
+    #[arg(long, env = "PLAYGROUND_COMBINATION_LIMIT", default_value_t = flag_eval::DEFAULT_COMBINATION_LIMIT, global = true)]
+    pub combination_limit: u64,
+    /// Signups allowed per client address per minute.
+    #[arg(long, env = "SIGNUP_RATE_PER_MINUTE", default_value_t = 20, global = true)]
+    pub signup_rate_per_minute: u32,
+    /// What to do; serving is the default.
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// Subcommands.
+#[derive(Debug, Clone, Subcommand)]
+pub enum Command {
+    /// Serve the API (the default).
+    Serve,
+    /// Load a client-features document (what `GET /api/client/features` returns) into a project
+    /// and environment.
+    Import {
+        /// The JSON file.
+        file: PathBuf,
+        /// Project to import into.
+        #[arg(long, default_value = "default")]
+        project: String,
+        /// Environment whose state the document describes.
+        #[arg(long, default_value = "development")]
+        environment: String,
+    },
+}
+
+impl Config {
+    /// Parses the command line and environment; `PORT` applies when `HTTP_PORT` is not set.
+    pub fn load() -> Self {
+        let mut config = Self::parse();
+        if std::env::var_os("HTTP_PORT").is_none()
+            && let Some(port) = std::env::var("PORT").ok().and_then(|port| port.parse().ok())
+        {
+            config.port = port;
+        }
+        config
+    }
+
+    /// The database file: `DATABASE_URL` without a `sqlite://` or `sqlite:` scheme.
+    pub fn database_path(&self) -> PathBuf {
+        let url = self.database_url.as_str();
+        PathBuf::from(
+            url.strip_prefix("sqlite://")
+                .or_else(|| url.strip_prefix("sqlite:"))
+                .unwrap_or(url),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_are_redacted_and_urls_become_paths() {
+        let config = Config::parse_from([
+            "admin-api",
+            "--init-admin-api-tokens",
+            "*:*.topsecret,*:production.other",
+            "--database-url",
+            "sqlite:///tmp/x.db",
+        ]);
+        assert_eq!(config.init_admin_api_tokens.len(), 2);
+        assert!(!format!("{config:?}").contains("topsecret"));
+        assert_eq!(config.database_path(), PathBuf::from("/tmp/x.db"));
+    }
+}

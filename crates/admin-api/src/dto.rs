@@ -1,0 +1,377 @@
+//! Request validation and response shapes.
+//!
+//! Playground bodies are validated by hand rather than by derive, because Unleash coerces as it
+//! validates (numbers and booleans in string fields become strings, `null` becomes `""`) and
+//! echoes the coerced body back as `input`.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, Utc};
+use flag_eval::{
+    ConstraintResult, Context, Explanation, PlaygroundVariant, SegmentResult, StrategyExplanation,
+    StrategyResult, Tristate, Variant,
+};
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::ApiError;
+
+/// Context fields Unleash's schema types as strings.
+const STRING_FIELDS: [&str; 5] = ["appName", "userId", "sessionId", "remoteAddress", "environment"];
+
+/// Which projects a playground request covers.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Projects {
+    /// Every project (`"*"` or no `projects` field).
+    All,
+    /// Only these; an empty list, or `["*"]`, matches nothing, as in Unleash.
+    Only(Vec<String>),
+}
+
+/// Turns a scalar into the string Unleash's validator coerces it to.
+fn coerce_scalar(value: &mut Value) -> bool {
+    let text = match value {
+        Value::String(_) => return true,
+        Value::Null => String::new(),
+        Value::Bool(flag) => flag.to_string(),
+        Value::Number(number) => number.to_string(),
+        Value::Array(_) | Value::Object(_) => return false,
+    };
+    *value = Value::String(text);
+    true
+}
+
+/// Validates and coerces a playground context in place.
+pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), ApiError> {
+    let Some(context) = context else {
+        return Err(ApiError::invalid(path, format!("{path} is required")));
+    };
+    let Value::Object(map) = context else {
+        return Err(ApiError::invalid(path, format!("{path} must be an object")));
+    };
+    for field in STRING_FIELDS {
+        if let Some(value) = map.get_mut(field)
+            && !coerce_scalar(value)
+        {
+            return Err(ApiError::invalid(
+                format!("{path}/{field}"),
+                format!("{path}/{field} must be a string"),
+            ));
+        }
+    }
+    match map.get("appName") {
+        Some(Value::String(name)) if !name.is_empty() => {}
+        Some(_) => {
+            return Err(ApiError::invalid(
+                format!("{path}/appName"),
+                format!("{path}/appName must not be empty"),
+            ));
+        }
+        None => {
+            return Err(ApiError::invalid(
+                format!("{path}/appName"),
+                format!("{path}/appName is required"),
+            ));
+        }
+    }
+    if let Some(time) = map.get("currentTime") {
+        let valid = time
+            .as_str()
+            .is_some_and(|text| DateTime::parse_from_rfc3339(text).is_ok());
+        if !valid {
+            return Err(ApiError::invalid(
+                format!("{path}/currentTime"),
+                format!("{path}/currentTime must be an RFC 3339 date-time with a time zone"),
+            ));
+        }
+    }
+    if let Some(properties) = map.get_mut("properties") {
+        let Value::Object(properties) = properties else {
+            return Err(ApiError::invalid(
+                format!("{path}/properties"),
+                format!("{path}/properties must be an object"),
+            ));
+        };
+        for (name, value) in properties.iter_mut() {
+            if !coerce_scalar(value) {
+                return Err(ApiError::invalid(
+                    format!("{path}/properties/{name}"),
+                    format!("{path}/properties/{name} must be a string"),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads `projects`: absent or `"*"` is every project, an array of strings is those.
+pub fn projects(value: Option<&Value>) -> Result<Projects, ApiError> {
+    match value {
+        None => Ok(Projects::All),
+        Some(Value::String(star)) if star == "*" => Ok(Projects::All),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|item| item.as_str().map(str::to_owned))
+            .collect::<Option<Vec<_>>>()
+            .map(Projects::Only)
+            .ok_or_else(|| ApiError::invalid("/projects", "/projects must contain strings only")),
+        Some(_) => Err(ApiError::invalid(
+            "/projects",
+            "/projects must be an array of project ids or \"*\"",
+        )),
+    }
+}
+
+/// A required environment name of the advanced playground.
+pub fn environment_name(value: &Value, path: &str) -> Result<String, ApiError> {
+    let name = value
+        .as_str()
+        .ok_or_else(|| ApiError::invalid(path, format!("{path} must be a string")))?;
+    let valid = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '~' | '_' | '.' | '-'));
+    if !valid {
+        return Err(ApiError::invalid(
+            path,
+            format!("{path} must match ^[a-zA-Z0-9~_.-]+$"),
+        ));
+    }
+    Ok(name.to_owned())
+}
+
+/// The context a playground evaluates: empty strings count as missing, as in Unleash's
+/// evaluator; `currentTime` defaults to the request's `now`; `environment` to `default`.
+pub fn evaluation_context(context: &Map<String, Value>, now: DateTime<Utc>, seed: u64) -> Context {
+    let mut cleaned = context.clone();
+    cleaned.retain(|_, value| value.as_str() != Some(""));
+    if let Some(Value::Object(properties)) = cleaned.get_mut("properties") {
+        properties.retain(|_, value| value.as_str() != Some(""));
+    }
+    let mut evaluation = flag_eval::context_from_json(&cleaned);
+    evaluation.current_time = evaluation.current_time.or(Some(now));
+    evaluation.environment = evaluation.environment.or_else(|| Some("default".into()));
+    evaluation.with_random_seed(seed)
+}
+
+/// Drops top-level custom fields whose value is not a string, returning their names in order.
+pub fn drop_invalid_properties(context: &mut Map<String, Value>) -> Vec<String> {
+    let invalid: Vec<String> = context
+        .iter()
+        .filter(|(key, value)| *key != "appName" && *key != "properties" && !value.is_string())
+        .map(|(key, _)| key.clone())
+        .collect();
+    for key in &invalid {
+        context.shift_remove(key);
+    }
+    invalid
+}
+
+/// One evaluated feature, in Unleash's key order. The advanced playground adds `context` and
+/// `environment`.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EvaluatedFeature<'a> {
+    is_enabled: bool,
+    is_enabled_in_current_environment: bool,
+    has_unsatisfied_dependency: bool,
+    variant: PlaygroundVariant<'a>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    context: Option<&'a Map<String, Value>>,
+    variants: &'a [Variant],
+    name: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    environment: Option<&'a str>,
+    project_id: &'a str,
+    strategies: Strategies<'a>,
+}
+
+#[derive(Debug, Serialize)]
+struct Strategies<'a> {
+    result: Tristate,
+    data: Vec<StrategyOut<'a>>,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct StrategyOut<'a> {
+    name: &'a str,
+    id: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    title: Option<&'a str>,
+    disabled: bool,
+    parameters: &'a BTreeMap<String, String>,
+    result: &'a StrategyResult<'a>,
+    constraints: Vec<ConstraintOut<'a>>,
+    segments: Vec<SegmentOut<'a>>,
+    links: Links,
+}
+
+#[derive(Debug, Serialize)]
+struct Links {
+    edit: String,
+}
+
+/// A strategy constraint: Unleash puts the defaults `inverted` and `values` first.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ConstraintOut<'a> {
+    inverted: bool,
+    values: &'a [String],
+    context_name: &'a str,
+    operator: &'a str,
+    case_insensitive: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a str>,
+    result: bool,
+}
+
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct SegmentConstraintOut<'a> {
+    context_name: &'a str,
+    operator: &'a str,
+    values: &'a [String],
+    case_insensitive: bool,
+    inverted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    value: Option<&'a str>,
+    result: bool,
+}
+
+#[derive(Debug, Serialize)]
+struct SegmentOut<'a> {
+    name: &'a str,
+    id: i64,
+    result: bool,
+    constraints: Vec<SegmentConstraintOut<'a>>,
+}
+
+impl<'a> EvaluatedFeature<'a> {
+    /// Renders an explanation. `links_environment` is the environment strategy links point to;
+    /// `advanced` carries the evaluated context and environment for the advanced playground.
+    pub fn new(
+        explanation: &'a Explanation<'a>,
+        links_environment: &str,
+        advanced: Option<(&'a Map<String, Value>, &'a str)>,
+    ) -> Self {
+        let project = explanation.project.unwrap_or("default");
+        Self {
+            is_enabled: explanation.is_enabled,
+            is_enabled_in_current_environment: explanation.is_enabled_in_current_environment,
+            has_unsatisfied_dependency: explanation.has_unsatisfied_dependency,
+            variant: explanation.variant,
+            context: advanced.map(|(context, _)| context),
+            variants: explanation.variants,
+            name: explanation.name,
+            environment: advanced.map(|(_, environment)| environment),
+            project_id: project,
+            strategies: Strategies {
+                result: explanation.result,
+                data: explanation
+                    .strategies
+                    .iter()
+                    .map(|strategy| strategy_out(strategy, project, explanation.name, links_environment))
+                    .collect(),
+            },
+        }
+    }
+}
+
+fn strategy_out<'a>(
+    strategy: &'a StrategyExplanation<'a>,
+    project: &str,
+    feature: &str,
+    environment: &str,
+) -> StrategyOut<'a> {
+    let id = strategy.id.unwrap_or_default();
+    StrategyOut {
+        name: strategy.name,
+        id,
+        title: strategy.title,
+        disabled: strategy.disabled,
+        parameters: &strategy.strategy.parameters,
+        result: &strategy.result,
+        constraints: strategy.constraints.iter().map(constraint_out).collect(),
+        segments: strategy.segments.iter().map(segment_out).collect(),
+        links: Links {
+            edit: format!(
+                "/projects/{project}/features/{feature}/strategies/edit?environmentId={environment}&strategyId={id}"
+            ),
+        },
+    }
+}
+
+fn constraint_out<'a>(result: &ConstraintResult<'a>) -> ConstraintOut<'a> {
+    let constraint = result.constraint;
+    ConstraintOut {
+        inverted: constraint.inverted,
+        values: &constraint.values,
+        context_name: &constraint.context_name,
+        operator: &constraint.operator,
+        case_insensitive: constraint.case_insensitive,
+        value: constraint.value.as_deref(),
+        result: result.result,
+    }
+}
+
+fn segment_out<'a>(segment: &SegmentResult<'a>) -> SegmentOut<'a> {
+    SegmentOut {
+        name: segment.name,
+        id: segment.id,
+        result: segment.result,
+        constraints: segment
+            .constraints
+            .iter()
+            .map(|result| SegmentConstraintOut {
+                context_name: &result.constraint.context_name,
+                operator: &result.constraint.operator,
+                values: &result.constraint.values,
+                case_insensitive: result.constraint.case_insensitive,
+                inverted: result.constraint.inverted,
+                value: result.constraint.value.as_deref(),
+                result: result.result,
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn context_is_coerced_like_unleash() -> Result<(), ApiError> {
+        let mut context = json!({"appName": 7, "userId": true, "sessionId": null, "properties": {"n": 1}});
+        validate_context(Some(&mut context), "/context")?;
+        assert_eq!(
+            context,
+            json!({"appName": "7", "userId": "true", "sessionId": "", "properties": {"n": "1"}})
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn bad_contexts_are_rejected_with_a_path() {
+        for (context, path) in [
+            (json!({}), "/context/appName"),
+            (json!({"appName": ""}), "/context/appName"),
+            (json!({"appName": "a", "userId": {}}), "/context/userId"),
+            (
+                json!({"appName": "a", "currentTime": "2024-01-01"}),
+                "/context/currentTime",
+            ),
+            (json!({"appName": "a", "properties": []}), "/context/properties"),
+        ] {
+            let mut context = context;
+            match validate_context(Some(&mut context), "/context") {
+                Err(ApiError::Validation { details, .. }) => {
+                    assert_eq!(details[0].path.as_deref(), Some(path))
+                }
+                other => panic!("expected a validation error at {path}, got {other:?}"),
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+//! The flag platform's HTTP server: Unleash's admin and client API over `flag-eval` and
+//! `flag-store`.
+//!
+//! [`build_app`] assembles the whole application from an [`AppState`]; `main` and the tests
+//! both call it. Handlers are thin: extractors, one store or engine call, a response DTO.
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+pub mod auth;
+pub mod config;
+pub mod db;
+pub mod dto;
+pub mod error;
+pub mod extract;
+pub mod handlers;
+pub mod password;
+pub mod routes;
+pub mod secrets;
+
+use std::collections::HashMap;
+use std::net::IpAddr;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, web};
+use flag_store::models::NewApiToken;
+use flag_store::{Store, StoreError, queries};
+
+use crate::config::Secret;
+use crate::extract::BodyLimit;
+
+/// Settings the handlers read.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// Public base URL for invite links, without a trailing slash.
+    pub unleash_url: String,
+    /// Largest request body, in bytes.
+    pub body_limit: usize,
+    /// The advanced playground's combination limit.
+    pub combination_limit: u64,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Self {
+            unleash_url: "http://localhost:4242".into(),
+            body_limit: extract::DEFAULT_BODY_LIMIT,
+            combination_limit: flag_eval::DEFAULT_COMBINATION_LIMIT,
+        }
+    }
+}
+
+/// What every handler shares.
+#[derive(Debug)]
+pub struct AppState {
+    /// The database.
+    pub store: Store,
+    /// Settings.
+    pub settings: Settings,
+    /// Signups per client address.
+    pub signup_limiter: RateLimiter,
+}
+
+/// A fixed-window request counter per client address. Limits are per server process.
+#[derive(Debug)]
+pub struct RateLimiter {
+    per_minute: u32,
+    windows: Mutex<HashMap<IpAddr, (Instant, u32)>>,
+}
+
+impl RateLimiter {
+    const WINDOW: Duration = Duration::from_secs(60);
+
+    /// Allows `per_minute` requests per address and minute.
+    pub fn new(per_minute: u32) -> Self {
+        Self {
+            per_minute,
+            windows: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Counts a request from `address`; over the limit, the seconds until its window ends.
+    pub fn check(&self, address: IpAddr) -> Result<(), u64> {
+        let now = Instant::now();
+        let mut windows = self
+            .windows
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if windows.len() > 10_000 {
+            windows.retain(|_, (start, _)| now.duration_since(*start) < Self::WINDOW);
+        }
+        let (start, count) = windows.entry(address).or_insert((now, 0));
+        if now.duration_since(*start) >= Self::WINDOW {
+            *start = now;
+            *count = 0;
+        }
+        if *count >= self.per_minute {
+            let left = Self::WINDOW.saturating_sub(now.duration_since(*start));
+            return Err(left.as_secs().max(1));
+        }
+        *count += 1;
+        Ok(())
+    }
+}
+
+/// Stores the configured admin tokens (`<project>:<environment>.<secret>`; an environment other
+/// than `*` limits the token to it). Only their verifiers are kept.
+pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreError> {
+    let mut conn = store.connection()?;
+    let now = chrono::Utc::now().naive_utc();
+    for (index, Secret(token)) in tokens.iter().enumerate() {
+        if token.is_empty() {
+            continue;
+        }
+        let hash = secrets::verifier(token);
+        if queries::api_tokens::find_by_hash(&mut conn, &hash)?.is_some() {
+            continue;
+        }
+        let environment = token
+            .split_once('.')
+            .and_then(|(scope, _)| scope.split_once(':'))
+            .map_or("*", |(_, environment)| environment);
+        queries::api_tokens::create(
+            &mut conn,
+            &NewApiToken {
+                token_name: format!("init-admin-token-{}", index + 1),
+                secret_hash: hash,
+                token_type: "admin".into(),
+                environment: environment.into(),
+                projects: "[\"*\"]".into(),
+                expires_at: None,
+                created_at: now,
+            },
+            "system",
+        )?;
+    }
+    Ok(())
+}
+
+/// On a first start with no admin token at all, creates one and writes it to `admin-token` next
+/// to the database, readable by its owner only. Returns the file's path when it did.
+pub fn ensure_admin_token(store: &Store, database: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
+    let mut conn = store.connection()?;
+    if queries::api_tokens::list(&mut conn)?
+        .iter()
+        .any(|token| token.token_type == "admin")
+    {
+        return Ok(None);
+    }
+    let token = format!("*:*.{}", secrets::random_hex(28)?);
+    let path = database
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join("admin-token");
+    write_private(&path, &format!("{token}\n"))?;
+    seed_admin_tokens(store, &[Secret(token)])?;
+    Ok(Some(path))
+}
+
+fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)?.write_all(contents.as_bytes())
+}
+
+/// The whole application on `state`.
+pub fn build_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let limit = state.settings.body_limit;
+    App::new()
+        .app_data(state)
+        .app_data(web::Data::new(BodyLimit(limit)))
+        .app_data(web::PayloadConfig::new(limit))
+        .app_data(web::PathConfig::default().error_handler(extract::path_error))
+        .app_data(web::QueryConfig::default().error_handler(extract::query_error))
+        .configure(routes::configure)
+        .default_service(web::to(handlers::not_found))
+}

@@ -1,0 +1,52 @@
+//! The `admin-api` binary: configuration, logging, the store, and the HTTP server.
+
+use actix_web::{HttpServer, web};
+use admin_api::config::{Command, Config, LogFormat};
+use admin_api::{AppState, RateLimiter, Settings, build_app, ensure_admin_token, seed_admin_tokens};
+use anyhow::Context as _;
+use flag_store::{Store, StoreConfig};
+use tracing_subscriber::EnvFilter;
+
+#[actix_web::main]
+async fn main() -> anyhow::Result<()> {
+    let config = Config::load();
+    let filter = EnvFilter::try_new(&config.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
+    match config.log_format {
+        LogFormat::Plain => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Json => tracing_subscriber::fmt().json().with_env_filter(filter).init(),
+    }
+
+    let database = config.database_path();
+    let store = Store::open(&StoreConfig::new(&database))
+        .with_context(|| format!("opening the database at {}", database.display()))?;
+    tracing::info!(database = %database.display(), "database ready at {}", database.display());
+
+    match &config.command {
+        Some(Command::Import { .. }) => anyhow::bail!("import is not available yet"),
+        Some(Command::Serve) | None => {}
+    }
+
+    seed_admin_tokens(&store, &config.init_admin_api_tokens)?;
+    if let Some(path) = ensure_admin_token(&store, &database)? {
+        tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
+    }
+
+    let state = web::Data::new(AppState {
+        store,
+        settings: Settings {
+            unleash_url: config.unleash_url.clone(),
+            body_limit: config.body_limit,
+            combination_limit: config.combination_limit,
+        },
+        signup_limiter: RateLimiter::new(config.signup_rate_per_minute),
+    });
+    let address = (config.host.clone(), config.port);
+    tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
+    HttpServer::new(move || build_app(state.clone()))
+        .bind(address)
+        .context("binding the HTTP listener")?
+        .shutdown_timeout(30)
+        .run()
+        .await
+        .context("running the HTTP server")
+}

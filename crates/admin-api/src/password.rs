@@ -1,0 +1,84 @@
+//! Passwords: Unleash's strength rules, and Argon2id hashing.
+
+use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
+
+/// Every rule `password` breaks; empty when it is acceptable. The rules are Unleash's own
+/// (owasp-password-strength-test without passphrases): 10 to 128 characters counted in UTF-16
+/// units, a lower-case and an upper-case letter, a digit, a symbol, and no character three times
+/// in a row.
+pub fn broken_rules(password: &str) -> Vec<&'static str> {
+    let mut broken = Vec::new();
+    let length = password.encode_utf16().count();
+    if length < 10 {
+        broken.push("the password must be at least 10 characters long");
+    }
+    if length > 128 {
+        broken.push("the password must be fewer than 128 characters");
+    }
+    let chars: Vec<char> = password.chars().collect();
+    if chars.windows(3).any(|run| run[0] == run[1] && run[1] == run[2]) {
+        broken.push("the password may not contain sequences of three or more repeated characters");
+    }
+    if !password.chars().any(|c| c.is_ascii_lowercase()) {
+        broken.push("the password must contain at least one lowercase letter");
+    }
+    if !password.chars().any(|c| c.is_ascii_uppercase()) {
+        broken.push("the password must contain at least one uppercase letter");
+    }
+    if !password.chars().any(|c| c.is_ascii_digit()) {
+        broken.push("the password must contain at least one number");
+    }
+    if !password.chars().any(|c| !c.is_ascii_alphanumeric()) {
+        broken.push("the password must contain at least one special character");
+    }
+    broken
+}
+
+/// An Argon2id PHC string for `password`, with a fresh salt.
+pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
+    Ok(Argon2::default().hash_password(password.as_bytes())?.to_string())
+}
+
+/// Whether `password` matches the PHC string `stored`.
+pub fn verify(password: &str, stored: &str) -> bool {
+    PasswordHash::new(stored).is_ok_and(|parsed| {
+        Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rules_match_unleash() {
+        assert!(broken_rules("Str0ng!Passw0rd").is_empty());
+        assert_eq!(broken_rules("Sh0rt!pwd").len(), 1); // 9 characters
+        assert!(broken_rules("Abcdefgh1!").is_empty()); // exactly 10
+        assert!(broken_rules(&format!("Aa1!{}", "xy".repeat(62))).is_empty()); // 128
+        assert_eq!(broken_rules(&format!("Aa1!{}z", "xy".repeat(62))).len(), 1); // 129
+        assert_eq!(broken_rules("Paaassword1!").len(), 1); // a run of three
+        assert_eq!(broken_rules("password1!x").len(), 1); // no upper-case
+        assert_eq!(broken_rules("PASSWORD1!X").len(), 1); // no lower-case
+        assert_eq!(broken_rules("Password!!x").len(), 1); // no digit
+        assert_eq!(broken_rules("Password12x").len(), 1); // no symbol
+        assert!(broken_rules("Pässword12x").is_empty()); // non-ASCII counts as a symbol
+        assert_eq!(broken_rules("").len(), 5);
+        // An emoji is two UTF-16 units.
+        assert!(broken_rules("Aa1😀😀😀x").len() == 1);
+    }
+
+    #[test]
+    fn hashes_are_argon2id_and_salted() -> Result<(), argon2::password_hash::Error> {
+        let first = hash("Str0ng!Passw0rd")?;
+        let second = hash("Str0ng!Passw0rd")?;
+        assert!(first.starts_with("$argon2id$v=19$"));
+        assert_ne!(first, second);
+        assert!(verify("Str0ng!Passw0rd", &first));
+        assert!(!verify("Str0ng!Passw0rd?", &first));
+        assert!(!verify("Str0ng!Passw0rd", "not a hash"));
+        Ok(())
+    }
+}

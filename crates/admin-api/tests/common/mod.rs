@@ -1,0 +1,127 @@
+//! The test application: the real app from `build_app` on its own temporary database, with an
+//! admin token.
+
+#![allow(dead_code, reason = "each test binary uses a different part of the fixture")]
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::{test, web};
+use admin_api::config::Secret;
+use admin_api::{AppState, RateLimiter, Settings, build_app, seed_admin_tokens};
+use flag_store::{Store, StoreConfig};
+use serde_json::{Value, json};
+use tempfile::TempDir;
+
+pub const ADMIN: &str = "*:*.test-admin-secret-0123456789";
+pub const PRODUCTION_ADMIN: &str = "*:production.production-only-secret";
+
+pub struct TestApp {
+    pub state: web::Data<AppState>,
+    _dir: TempDir,
+}
+
+impl TestApp {
+    pub fn new() -> Self {
+        Self::with_settings(Settings::default(), 100)
+    }
+
+    pub fn with_settings(settings: Settings, signups_per_minute: u32) -> Self {
+        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("tempdir: {error}"));
+        let store = Store::open(&StoreConfig::new(dir.path().join("flags.db")))
+            .unwrap_or_else(|error| panic!("{error}"));
+        seed_admin_tokens(&store, &[Secret(ADMIN.into()), Secret(PRODUCTION_ADMIN.into())])
+            .unwrap_or_else(|error| panic!("{error}"));
+        Self {
+            state: web::Data::new(AppState {
+                store,
+                settings,
+                signup_limiter: RateLimiter::new(signups_per_minute),
+            }),
+            _dir: dir,
+        }
+    }
+
+    pub async fn service(
+        &self,
+    ) -> impl Service<actix_http::Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>
+    {
+        test::init_service(build_app(self.state.clone())).await
+    }
+}
+
+/// Sends a request and returns the status and the body as JSON (`Null` when empty).
+pub async fn send<S, B>(service: &S, request: test::TestRequest) -> (StatusCode, Value)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let response = test::call_service(service, request.to_request()).await;
+    let status = response.status();
+    let bytes = test::read_body(response).await;
+    let body = if bytes.is_empty() {
+        Value::Null
+    } else {
+        serde_json::from_slice(&bytes)
+            .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(&bytes).into()))
+    };
+    (status, body)
+}
+
+pub fn post(path: &str, token: &str, body: Value) -> test::TestRequest {
+    test::TestRequest::post()
+        .uri(path)
+        .insert_header(("Authorization", token))
+        .set_json(body)
+}
+
+pub fn put(path: &str, token: &str, body: Value) -> test::TestRequest {
+    test::TestRequest::put()
+        .uri(path)
+        .insert_header(("Authorization", token))
+        .set_json(body)
+}
+
+pub fn get(path: &str, token: &str) -> test::TestRequest {
+    test::TestRequest::get()
+        .uri(path)
+        .insert_header(("Authorization", token))
+}
+
+/// Asserts Unleash's error envelope with a UUID id and returns the body.
+pub fn assert_error(status: StatusCode, body: &Value, expected_status: u16, name: &str) {
+    assert_eq!(status.as_u16(), expected_status, "{body}");
+    assert_eq!(body["name"], json!(name), "{body}");
+    assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()), "{body}");
+    let id = body["id"].as_str().unwrap_or_default();
+    assert!(uuid::Uuid::parse_str(id).is_ok(), "id {id:?} is not a UUID");
+}
+
+/// Creates a feature with a `default` strategy, enabled in both environments.
+pub async fn seed_feature<S, B>(service: &S, name: &str)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let (status, body) = send(
+        service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": name}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    for environment in ["development", "production"] {
+        let base = format!("/api/admin/projects/default/features/{name}/environments/{environment}");
+        let (status, body) = send(
+            service,
+            post(&format!("{base}/strategies"), ADMIN, json!({"name": "default"})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let (status, _) = send(service, post(&format!("{base}/on"), ADMIN, json!({}))).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+}
