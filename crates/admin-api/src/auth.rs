@@ -122,8 +122,17 @@ pub fn bearer(request: &HttpRequest) -> Option<String> {
 /// What a credential turned out to be.
 enum Credential {
     Admin(Principal),
-    Client,
+    Client(ClientAccess),
     Unknown,
+}
+
+/// A caller of the client API (`/api/client`): a client or backend token, or an admin token.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientAccess {
+    /// The token's environment, when it is bound to one.
+    pub environment: Option<String>,
+    /// The token's projects, when it is limited to some.
+    pub projects: Option<Vec<String>>,
 }
 
 async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, ApiError> {
@@ -144,7 +153,11 @@ async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, 
                         environments: (row.environment != "*").then(|| vec![row.environment]),
                     })
                 } else {
-                    Credential::Client
+                    let projects: Vec<String> = serde_json::from_str(&row.projects).unwrap_or_default();
+                    Credential::Client(ClientAccess {
+                        environment: (row.environment != "*").then_some(row.environment),
+                        projects: (!projects.iter().any(|project| project == "*")).then_some(projects),
+                    })
                 }
             }
             _ => Credential::Unknown,
@@ -182,10 +195,37 @@ impl FromRequest for Principal {
                 .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
             match resolve(state, &request).await? {
                 Credential::Admin(principal) => Ok(principal),
-                Credential::Client => Err(ApiError::NoAccess(
+                Credential::Client(_) => Err(ApiError::NoAccess(
                     "invalid token: expected a different token type for this endpoint".into(),
                 )),
                 Credential::Unknown => Err(ApiError::AuthenticationRequired),
+            }
+        })
+    }
+}
+
+impl FromRequest for ClientAccess {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(request: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let request = request.clone();
+        Box::pin(async move {
+            let state = request
+                .app_data::<web::Data<AppState>>()
+                .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
+            if bearer(&request).is_none() {
+                return Err(ApiError::AuthenticationRequired);
+            }
+            match resolve(state, &request).await? {
+                Credential::Client(access) => Ok(access),
+                Credential::Admin(Principal::AdminToken { environments, .. }) => Ok(ClientAccess {
+                    environment: environments.and_then(|mut environments| environments.pop()),
+                    projects: None,
+                }),
+                Credential::Admin(Principal::User { .. }) | Credential::Unknown => {
+                    Err(ApiError::AuthenticationRequired)
+                }
             }
         })
     }

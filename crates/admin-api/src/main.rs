@@ -21,9 +21,37 @@ async fn main() -> anyhow::Result<()> {
         .with_context(|| format!("opening the database at {}", database.display()))?;
     tracing::info!(database = %database.display(), "database ready at {}", database.display());
 
-    match &config.command {
-        Some(Command::Import { .. }) => anyhow::bail!("import is not available yet"),
-        Some(Command::Serve) | None => {}
+    if let Some(Command::Import {
+        file,
+        project,
+        environment,
+    }) = &config.command
+    {
+        let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
+        let document: flag_eval::ClientFeatures =
+            serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
+        let (_, warnings) = flag_eval::Engine::compile(&document);
+        for warning in &warnings {
+            tracing::warn!("{warning}");
+        }
+        let now = chrono::Utc::now().naive_utc();
+        let report = flag_store::queries::import::client_features(
+            &mut *store.connection()?,
+            project,
+            environment,
+            &document,
+            "import",
+            now,
+        )?;
+        tracing::info!(
+            project = %project,
+            environment = %environment,
+            "imported into project {project}, environment {environment}: {} features created, {} updated, {} segments created",
+            report.created,
+            report.updated,
+            report.segments
+        );
+        return Ok(());
     }
 
     seed_admin_tokens(&store, &config.init_admin_api_tokens)?;

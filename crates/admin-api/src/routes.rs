@@ -2,7 +2,7 @@
 
 use actix_web::web;
 
-use crate::handlers::{self, features, invite, playground, session, variants};
+use crate::handlers::{self, client, features, invite, playground, session, variants};
 
 /// Registers every route on `config`.
 pub fn configure(config: &mut web::ServiceConfig) {
@@ -14,6 +14,8 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .service(resource("/logout").route(web::post().to(session::logout)))
         .service(resource("/invite/{token}/validate").route(web::get().to(invite::validate)))
         .service(resource("/invite/{token}/signup").route(web::post().to(invite::sign_up)))
+        .service(resource("/api/client/features").route(web::get().to(client::features)))
+        .service(resource("/api/client/features/{featureName}").route(web::get().to(client::feature)))
         .service(resource("/api/admin/playground").route(web::post().to(playground::playground)))
         .service(resource("/api/admin/playground/advanced").route(web::post().to(playground::advanced)))
         .service(

@@ -76,8 +76,20 @@ pub(crate) fn build(config: &StoreConfig) -> Result<Pool<ConnectionManager<Sqlit
         })?;
     }
     let url = config.path.to_string_lossy().into_owned();
+    // WAL is a property of the database file. Switch it once, on one connection, before the pool
+    // opens several: connections racing to switch it would fail with "database is locked".
+    {
+        use diesel::Connection;
+        let mut first = SqliteConnection::establish(&url)?;
+        Pragmas {
+            busy_timeout_ms: config.busy_timeout.as_millis(),
+        }
+        .on_acquire(&mut first)
+        .map_err(|error| StoreError::Connection(diesel::ConnectionError::BadConnection(error.to_string())))?;
+    }
     let pool = Pool::builder()
         .max_size(config.pool_size.max(1))
+        .min_idle(Some(1))
         .connection_timeout(config.checkout_timeout)
         .connection_customizer(Box::new(Pragmas {
             busy_timeout_ms: config.busy_timeout.as_millis(),

@@ -15,7 +15,7 @@ pub fn create(
     token: &NewApiToken,
     actor: &str,
 ) -> Result<ApiTokenRow, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         let row: ApiTokenRow = diesel::insert_into(api_tokens::table)
             .values(token)
             .returning(ApiTokenRow::as_returning())
@@ -65,7 +65,7 @@ pub fn delete(
     actor: &str,
     now: chrono::NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         let removed = diesel::delete(api_tokens::table.find(id)).execute(conn)?;
         if removed == 0 {
             return Err(StoreError::not_found("api token", id.to_string()));

@@ -22,7 +22,7 @@ pub fn create(
     row: &ContextFieldRow,
     actor: &str,
 ) -> Result<ContextFieldRow, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         diesel::insert_into(context_fields::table)
             .values(row)
             .execute(conn)?;

@@ -24,7 +24,7 @@ pub fn set(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         features::get(conn, project, child)?;
         let rejected = |message: String| StoreError::Rejected { message };
         if child == parent {
@@ -91,7 +91,7 @@ pub fn remove(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         features::get(conn, project, child)?;
         diesel::delete(feature_dependencies::table.find(child)).execute(conn)?;
         events::record(

@@ -32,7 +32,7 @@ pub fn create(
     row: &EnvironmentRow,
     actor: &str,
 ) -> Result<EnvironmentRow, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         diesel::insert_into(environments::table)
             .values(row)
             .execute(conn)?;
@@ -62,7 +62,7 @@ pub fn set_enabled(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         let updated = diesel::update(environments::table.find(name))
             .set(environments::enabled.eq(enabled))
             .execute(conn)?;

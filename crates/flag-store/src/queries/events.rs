@@ -35,3 +35,12 @@ pub fn of_type(conn: &mut SqliteConnection, event_type: &str) -> Result<Vec<Even
         .select(EventRow::as_select())
         .load(conn)?)
 }
+
+/// The newest event's id, 0 when there is none: a revision that changes with every write.
+pub fn latest_id(conn: &mut SqliteConnection) -> Result<i32, StoreError> {
+    use diesel::dsl::max;
+    Ok(events::table
+        .select(max(events::id))
+        .first::<Option<i32>>(conn)?
+        .unwrap_or(0))
+}

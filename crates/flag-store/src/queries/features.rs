@@ -12,7 +12,7 @@ use crate::schema::{feature_environments, features};
 /// Creates a feature with a disabled row in each environment of its project. Names are unique
 /// across projects and archived features.
 pub fn create(conn: &mut SqliteConnection, row: &FeatureRow, actor: &str) -> Result<FeatureRow, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         projects::get(conn, &row.project_id)?;
         diesel::insert_into(features::table).values(row).execute(conn)?;
         let rows: Vec<FeatureEnvironmentRow> = projects::environments_of(conn, &row.project_id)?
@@ -24,7 +24,9 @@ pub fn create(conn: &mut SqliteConnection, row: &FeatureRow, actor: &str) -> Res
                 variants: "[]".into(),
             })
             .collect();
-        diesel::insert_into(feature_environments::table).values(&rows).execute(conn)?;
+        diesel::insert_into(feature_environments::table)
+            .values(&rows)
+            .execute(conn)?;
         events::record(
             conn,
             &NewEvent {
@@ -102,7 +104,7 @@ pub fn set_enabled(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         get(conn, project, name)?;
         let before = environment(conn, name, environment_name)?;
         diesel::update(feature_environments::table.find((name, environment_name)))
@@ -140,7 +142,7 @@ pub fn archive(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         get(conn, project, name)?;
         diesel::update(features::table.find(name))
             .set(features::archived_at.eq(Some(now)))

@@ -11,6 +11,7 @@ pub mod environments;
 pub mod evaluation;
 pub mod events;
 pub mod features;
+pub mod import;
 pub mod projects;
 pub mod segments;
 pub mod sessions;
@@ -25,6 +26,22 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::StoreError;
+
+/// Runs a write: in an immediate transaction (holding SQLite's write lock from the first
+/// statement), or in a savepoint when the caller already opened a transaction, so writes compose.
+pub(crate) fn write<T>(
+    conn: &mut diesel::sqlite::SqliteConnection,
+    work: impl FnOnce(&mut diesel::sqlite::SqliteConnection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    use diesel::Connection;
+    use diesel::connection::{AnsiTransactionManager, TransactionManager};
+    let depth = AnsiTransactionManager::transaction_manager_status_mut(conn).transaction_depth()?;
+    if depth.is_some() {
+        conn.transaction(work)
+    } else {
+        conn.immediate_transaction(work)
+    }
+}
 
 /// Serialises a value for a JSON column.
 pub(crate) fn to_json<T: Serialize + ?Sized>(column: &'static str, value: &T) -> Result<String, StoreError> {

@@ -45,7 +45,7 @@ pub fn create(
     environment_names: Option<&[String]>,
     actor: &str,
 ) -> Result<ProjectRow, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         diesel::insert_into(projects::table).values(row).execute(conn)?;
         let names: Vec<String> = match environment_names {
             Some(names) => names.to_vec(),
@@ -118,7 +118,7 @@ pub fn enable_environment(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         get(conn, project)?;
         link_environment(conn, project, environment)?;
         events::record(
@@ -143,7 +143,7 @@ pub fn disable_environment(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         let removed =
             diesel::delete(project_environments::table.find((project, environment))).execute(conn)?;
         if removed == 0 {

@@ -14,7 +14,7 @@ pub fn create(
     segment: &NewSegment,
     actor: &str,
 ) -> Result<SegmentRow, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         let row: SegmentRow = diesel::insert_into(segments::table)
             .values(segment)
             .returning(SegmentRow::as_returning())

@@ -38,8 +38,10 @@ pub fn create(
     row: &SignupTokenRow,
     actor: &str,
 ) -> Result<SignupToken, StoreError> {
-    conn.immediate_transaction(|conn| {
-        diesel::insert_into(public_signup_tokens::table).values(row).execute(conn)?;
+    crate::queries::write(conn, |conn| {
+        diesel::insert_into(public_signup_tokens::table)
+            .values(row)
+            .execute(conn)?;
         events::record(
             conn,
             &NewEvent {
@@ -129,7 +131,7 @@ pub fn update(
             message: "give expiresAt, enabled or both".into(),
         });
     }
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         let before = get(conn, secret)?;
         let target = public_signup_tokens::table.find(secret);
         if let Some(expires_at) = expires_at {
@@ -192,7 +194,7 @@ pub fn sign_up(
 ) -> Result<UserRow, StoreError> {
     let mut user = user.clone();
     user.email = user.email.map(|email| email.to_lowercase());
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         validate(conn, secret, now)?;
         let role_id: i32 = public_signup_tokens::table
             .find(secret)

@@ -43,7 +43,7 @@ pub fn add(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<flag_eval::Strategy, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         check_target(conn, project, feature, environment, input)?;
         let sort_order = match input.sort_order {
             Some(order) => order,
@@ -99,7 +99,7 @@ pub fn update(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<flag_eval::Strategy, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         check_target(conn, project, feature, environment, input)?;
         let before = get(conn, feature, environment, id)?;
         let sort_order = input
@@ -151,7 +151,7 @@ pub fn delete(
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         features::get(conn, project, feature)?;
         let before = get(conn, feature, environment, id)?;
         diesel::delete(feature_strategies::table.find(id)).execute(conn)?;
@@ -355,7 +355,7 @@ pub fn register_type(
     row: &StrategyTypeRow,
     actor: &str,
 ) -> Result<StrategyTypeRow, StoreError> {
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         diesel::insert_into(strategy_types::table)
             .values(row)
             .execute(conn)?;

@@ -17,7 +17,7 @@ pub const VIEWER: i32 = 3;
 pub fn create(conn: &mut SqliteConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
     let mut user = user.clone();
     user.email = user.email.map(|email| email.to_lowercase());
-    conn.immediate_transaction(|conn| insert(conn, &user, actor))
+    crate::queries::write(conn, |conn| insert(conn, &user, actor))
 }
 
 /// The insert and its event, for callers already in a transaction.

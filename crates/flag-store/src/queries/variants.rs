@@ -34,7 +34,7 @@ pub fn set_variants_batch(
     let mut sorted = variants.to_vec();
     sorted.sort_by(|left, right| name_order(&left.name, &right.name));
     let new_json = to_json("variants", &sorted)?;
-    conn.immediate_transaction(|conn| {
+    crate::queries::write(conn, |conn| {
         features::get(conn, project, feature)?;
         let mut seen = BTreeSet::new();
         for environment in environments
