@@ -20,7 +20,7 @@ use crate::error::ApiError;
 const STRING_FIELDS: [&str; 5] = ["appName", "userId", "sessionId", "remoteAddress", "environment"];
 
 /// Which projects a playground request covers.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub enum Projects {
     /// Every project (`"*"` or no `projects` field).
     All,

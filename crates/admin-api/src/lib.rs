@@ -62,6 +62,20 @@ pub struct AppState {
     pub settings: Settings,
     /// Signups per client address.
     pub signup_limiter: RateLimiter,
+    /// Compiled environments for the playground.
+    pub engines: std::sync::Arc<handlers::playground::EngineCache>,
+}
+
+impl AppState {
+    /// State over `store` with these settings and a signup limit per minute.
+    pub fn new(store: Store, settings: Settings, signups_per_minute: u32) -> Self {
+        Self {
+            store,
+            settings,
+            signup_limiter: RateLimiter::new(signups_per_minute),
+            engines: std::sync::Arc::default(),
+        }
+    }
 }
 
 /// A fixed-window request counter per client address. Limits are per server process.

@@ -2,7 +2,7 @@
 
 use actix_web::{HttpServer, web};
 use admin_api::config::{Command, Config, LogFormat};
-use admin_api::{AppState, RateLimiter, Settings, build_app, ensure_admin_token, seed_admin_tokens};
+use admin_api::{AppState, Settings, build_app, ensure_admin_token, seed_admin_tokens};
 use anyhow::Context as _;
 use flag_store::{Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
@@ -59,20 +59,23 @@ async fn main() -> anyhow::Result<()> {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
     }
 
-    let state = web::Data::new(AppState {
+    let state = web::Data::new(AppState::new(
         store,
-        settings: Settings {
+        Settings {
             unleash_url: config.unleash_url.clone(),
             body_limit: config.body_limit,
             combination_limit: config.combination_limit,
         },
-        signup_limiter: RateLimiter::new(config.signup_rate_per_minute),
-    });
+        config.signup_rate_per_minute,
+    ));
     let address = (config.host.clone(), config.port);
     tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
     HttpServer::new(move || build_app(state.clone()))
         .bind(address)
         .context("binding the HTTP listener")?
+        // Database work runs on the blocking pool; more threads than pooled connections only
+        // queue for a connection while each holds its own allocator arena.
+        .worker_max_blocking_threads(4)
         .shutdown_timeout(30)
         .run()
         .await

@@ -1,9 +1,17 @@
 //! `POST /api/admin/playground` (deprecated) and `POST /api/admin/playground/advanced`.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
 use actix_web::{HttpResponse, web};
-use flag_eval::{ClientFeatures, CompileOptions, ContextCombinations, Engine};
-use flag_store::queries::evaluation::{ProjectScope, playground_input};
+use flag_eval::{ClientFeatures, CompileOptions, ContextCombinations, Engine, Explanation};
+use flag_store::queries::{
+    self,
+    evaluation::{ProjectScope, playground_input},
+};
+use futures_util::StreamExt;
 use serde::Serialize;
+use serde::ser::{SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::AppState;
@@ -12,24 +20,64 @@ use crate::dto::{self, EvaluatedFeature, Projects};
 use crate::error::ApiError;
 use crate::extract::Body;
 
-/// A compiled environment: the document and its engine.
-struct Compiled {
+/// A compiled environment: the document, its engine, and the store revision it reflects.
+#[derive(Debug)]
+pub struct Compiled {
+    revision: i32,
     document: ClientFeatures,
     engine: Engine,
 }
 
-/// Loads and compiles one environment on the blocking pool.
-async fn compile(state: &AppState, projects: &Projects, environment: &str) -> Result<Compiled, ApiError> {
-    let projects = projects.clone();
-    let environment = environment.to_owned();
+/// Compiled environments by environment and projects. An entry is used only while the store's
+/// revision (its newest event) is unchanged, so every write, by this process or another replica
+/// on the same database, is seen by the next request.
+#[derive(Debug, Default)]
+pub struct EngineCache {
+    entries: Mutex<HashMap<(String, Projects), Arc<Compiled>>>,
+}
+
+impl EngineCache {
+    /// Most entries kept; past this the cache starts over.
+    const CAPACITY: usize = 64;
+}
+
+/// The compiled environment, from the cache when the store has not changed since; one trip to
+/// the blocking pool either way.
+async fn compile(
+    state: &AppState,
+    projects: &Projects,
+    environment: &str,
+) -> Result<Arc<Compiled>, ApiError> {
+    let key = (environment.to_owned(), projects.clone());
+    let cache = Arc::clone(&state.engines);
     crate::db::run(&state.store, move |conn| {
-        let scope = match &projects {
+        let revision = queries::events::latest_id(conn)?;
+        let lock = || {
+            cache
+                .entries
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        if let Some(compiled) = lock().get(&key).filter(|compiled| compiled.revision == revision) {
+            return Ok(Arc::clone(compiled));
+        }
+        let scope = match &key.1 {
             Projects::All => ProjectScope::All,
             Projects::Only(ids) => ProjectScope::Only(ids),
         };
-        let document = playground_input(conn, scope, &environment)?;
+        let document = playground_input(conn, scope, &key.0)?;
         let (engine, _warnings) = Engine::compile_with(&document, CompileOptions::default());
-        Ok(Compiled { document, engine })
+        let compiled = Arc::new(Compiled {
+            revision,
+            document,
+            engine,
+        });
+        let mut entries = lock();
+        if entries.len() >= EngineCache::CAPACITY {
+            entries.clear();
+        }
+        entries.insert(key, Arc::clone(&compiled));
+        Ok(compiled)
     })
     .await
 }
@@ -100,21 +148,26 @@ struct AdvancedFeature<'a> {
     name: &'a str,
     #[serde(rename = "projectId")]
     project_id: &'a str,
-    environments: Map<String, Value>,
+    environments: EnvironmentEntries<'a>,
+}
+
+/// Entries by environment, in request order; a repeated environment adds to its first key.
+struct EnvironmentEntries<'a>(Vec<(&'a str, Vec<EvaluatedFeature<'a>>)>);
+
+impl Serialize for EnvironmentEntries<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (environment, entries) in &self.0 {
+            map.serialize_entry(environment, entries)?;
+        }
+        map.end()
+    }
 }
 
 #[derive(Serialize)]
 struct Warnings<'a> {
     #[serde(rename = "invalidContextProperties")]
     invalid_context_properties: &'a [String],
-}
-
-#[derive(Serialize)]
-struct AdvancedResponse<'a> {
-    features: Vec<AdvancedFeature<'a>>,
-    input: &'a Value,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    warnings: Option<Warnings<'a>>,
 }
 
 /// `POST /api/admin/playground/advanced`: evaluates every combination of comma-separated context
@@ -156,7 +209,7 @@ pub async fn advanced(
         .unwrap_or_default();
     let invalid = dto::drop_invalid_properties(&mut context);
     let combinations = ContextCombinations::expand(&context);
-    let mut compiled: Vec<(String, Compiled)> = Vec::new();
+    let mut compiled: Vec<(String, Arc<Compiled>)> = Vec::new();
     for environment in &environments {
         if !compiled.iter().any(|(name, _)| name == environment) {
             compiled.push((
@@ -179,47 +232,102 @@ pub async fn advanced(
     let contexts: Vec<Map<String, Value>> = combinations.iter().collect();
     let now = chrono::Utc::now();
 
-    let mut features: Vec<AdvancedFeature<'_>> = first
-        .document
-        .features
+    // One evaluation context per combination, shared by every feature and environment.
+    let evaluations: Vec<flag_eval::Context> = contexts
         .iter()
-        .map(|feature| AdvancedFeature {
-            name: &feature.name,
-            project_id: feature.project.as_deref().unwrap_or("default"),
-            environments: Map::new(),
-        })
+        .map(|combination| dto::evaluation_context(combination, now, seed()))
         .collect();
-    for environment in &environments {
-        let Some((_, environment_compiled)) = compiled.iter().find(|(name, _)| name == environment) else {
-            continue;
+    let mut tail = b"],\"input\":".to_vec();
+    serde_json::to_writer(&mut tail, &body).map_err(|error| ApiError::Internal(error.to_string()))?;
+    if !invalid.is_empty() {
+        tail.extend_from_slice(b",\"warnings\":");
+        let warnings = Warnings {
+            invalid_context_properties: &invalid,
         };
-        for feature in &mut features {
-            let mut entries = Vec::with_capacity(contexts.len());
-            for combination in &contexts {
-                let evaluation = dto::evaluation_context(combination, now, seed());
-                if let Some(explanation) = environment_compiled.engine.explain(feature.name, &evaluation) {
-                    let entry =
-                        EvaluatedFeature::new(&explanation, environment, Some((combination, environment)));
-                    entries.push(
-                        serde_json::to_value(entry).map_err(|error| ApiError::Internal(error.to_string()))?,
-                    );
-                }
+        serde_json::to_writer(&mut tail, &warnings).map_err(|error| ApiError::Internal(error.to_string()))?;
+    }
+    tail.push(b'}');
+
+    // The answer can be megabytes: it is evaluated and written one feature at a time as the
+    // client reads it, so memory stays flat however many requests are in flight.
+    let answer = AdvancedAnswer {
+        compiled,
+        environments,
+        contexts,
+        evaluations,
+    };
+    let features = answer.feature_count();
+    let chunks =
+        futures_util::stream::iter(0..features + 2).map(move |index| -> Result<web::Bytes, ApiError> {
+            if index == 0 {
+                Ok(web::Bytes::from_static(b"{\"features\":["))
+            } else if index <= features {
+                answer.feature_json(index - 1).map(web::Bytes::from)
+            } else {
+                Ok(web::Bytes::from(std::mem::take(&mut tail)))
             }
-            match feature.environments.get_mut(environment.as_str()) {
-                Some(Value::Array(existing)) => existing.extend(entries),
-                _ => {
-                    feature
-                        .environments
-                        .insert(environment.clone(), Value::Array(entries));
-                }
+        });
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .streaming(chunks))
+}
+
+/// Everything one advanced answer needs, owned, so features can be rendered lazily.
+struct AdvancedAnswer {
+    compiled: Vec<(String, Arc<Compiled>)>,
+    environments: Vec<String>,
+    contexts: Vec<Map<String, Value>>,
+    evaluations: Vec<flag_eval::Context>,
+}
+
+impl AdvancedAnswer {
+    fn feature_count(&self) -> usize {
+        self.compiled
+            .first()
+            .map_or(0, |(_, first)| first.document.features.len())
+    }
+
+    /// The JSON of feature `index`, with a leading comma after the first.
+    fn feature_json(&self, index: usize) -> Result<Vec<u8>, ApiError> {
+        let Some((_, first)) = self.compiled.first() else {
+            return Ok(Vec::new());
+        };
+        let Some(feature) = first.document.features.get(index) else {
+            return Ok(Vec::new());
+        };
+        let mut explanations: Vec<(&str, Vec<Explanation<'_>>)> = Vec::new();
+        for environment in &self.environments {
+            let Some((_, compiled)) = self.compiled.iter().find(|(name, _)| name == environment) else {
+                continue;
+            };
+            let evaluated: Vec<Explanation<'_>> = self
+                .evaluations
+                .iter()
+                .filter_map(|evaluation| compiled.engine.explain(&feature.name, evaluation))
+                .collect();
+            explanations.push((environment, evaluated));
+        }
+        let mut entries: Vec<(&str, Vec<EvaluatedFeature<'_>>)> = Vec::new();
+        for (environment, evaluated) in &explanations {
+            let rendered = self
+                .contexts
+                .iter()
+                .zip(evaluated)
+                .map(|(combination, explanation)| {
+                    EvaluatedFeature::new(explanation, environment, Some((combination, environment)))
+                });
+            match entries.iter_mut().find(|(name, _)| name == environment) {
+                Some((_, existing)) => existing.extend(rendered),
+                None => entries.push((environment, rendered.collect())),
             }
         }
+        let out = AdvancedFeature {
+            name: &feature.name,
+            project_id: feature.project.as_deref().unwrap_or("default"),
+            environments: EnvironmentEntries(entries),
+        };
+        let mut bytes = if index == 0 { Vec::new() } else { vec![b','] };
+        serde_json::to_writer(&mut bytes, &out).map_err(|error| ApiError::Internal(error.to_string()))?;
+        Ok(bytes)
     }
-    Ok(HttpResponse::Ok().json(AdvancedResponse {
-        features,
-        input: &body,
-        warnings: (!invalid.is_empty()).then_some(Warnings {
-            invalid_context_properties: &invalid,
-        }),
-    }))
 }

@@ -8,7 +8,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::{test, web};
 use admin_api::config::Secret;
-use admin_api::{AppState, RateLimiter, Settings, build_app, seed_admin_tokens};
+use admin_api::{AppState, Settings, build_app, seed_admin_tokens};
 use flag_store::{Store, StoreConfig};
 use serde_json::{Value, json};
 use tempfile::TempDir;
@@ -33,11 +33,7 @@ impl TestApp {
         seed_admin_tokens(&store, &[Secret(ADMIN.into()), Secret(PRODUCTION_ADMIN.into())])
             .unwrap_or_else(|error| panic!("{error}"));
         Self {
-            state: web::Data::new(AppState {
-                store,
-                settings,
-                signup_limiter: RateLimiter::new(signups_per_minute),
-            }),
+            state: web::Data::new(AppState::new(store, settings, signups_per_minute)),
             _dir: dir,
         }
     }
