@@ -183,6 +183,25 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     options.open(path)?.write_all(contents.as_bytes())
 }
 
+/// Logs one line per request: method, route pattern, status and duration. Never the path or the
+/// query string, which can carry secrets (an invite token in `/invite/{token}/signup`).
+async fn log_request(
+    request: ServiceRequest,
+    next: actix_web::middleware::Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let started = Instant::now();
+    let method = request.method().clone();
+    let response = next.call(request).await?;
+    let route = response
+        .request()
+        .match_pattern()
+        .unwrap_or_else(|| "(unmatched)".into());
+    let status = response.status().as_u16();
+    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    tracing::info!(%method, %route, status, elapsed_ms, "{method} {route} {status} in {elapsed_ms:.1} ms");
+    Ok(response)
+}
+
 /// The whole application on `state`.
 pub fn build_app(
     state: web::Data<AppState>,
@@ -197,6 +216,7 @@ pub fn build_app(
 > {
     let limit = state.settings.body_limit;
     App::new()
+        .wrap(actix_web::middleware::from_fn(log_request))
         .app_data(state)
         .app_data(web::Data::new(BodyLimit(limit)))
         .app_data(web::PayloadConfig::new(limit))
