@@ -2,7 +2,7 @@
 
 use actix_web::web;
 
-use crate::handlers::{self, client, features, invite, playground, session, variants};
+use crate::handlers::{self, admin, client, features, invite, playground, session, variants};
 
 /// Registers every route on `config`.
 pub fn configure(config: &mut web::ServiceConfig) {
@@ -28,9 +28,51 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .route(web::get().to(invite::get))
                 .route(web::put().to(invite::update)),
         )
-        .service(resource("/api/admin/environments").route(web::get().to(features::environments)))
-        .service(resource("/api/admin/projects").route(web::get().to(features::projects)))
-        .service(resource("/api/admin/segments").route(web::post().to(features::create_segment)))
+        .service(
+            resource("/api/admin/environments")
+                .route(web::get().to(features::environments))
+                .route(web::post().to(admin::create_environment)),
+        )
+        .service(resource("/api/admin/environments/{name}/{switch:on|off}").route(web::post().to(admin::switch_environment)))
+        .service(
+            resource("/api/admin/projects")
+                .route(web::get().to(features::projects))
+                .route(web::post().to(admin::create_project)),
+        )
+        .service(resource("/api/admin/projects/{projectId}").route(web::get().to(admin::get_project)))
+        .service(
+            resource("/api/admin/projects/{projectId}/environments").route(web::post().to(admin::enable_project_environment)),
+        )
+        .service(
+            resource("/api/admin/projects/{projectId}/environments/{environment}")
+                .route(web::delete().to(admin::disable_project_environment)),
+        )
+        .service(
+            resource("/api/admin/context")
+                .route(web::get().to(admin::context_fields))
+                .route(web::post().to(admin::create_context_field)),
+        )
+        .service(
+            resource("/api/admin/strategies")
+                .route(web::get().to(admin::strategy_types))
+                .route(web::post().to(admin::create_strategy_type)),
+        )
+        .service(
+            resource("/api/admin/segments")
+                .route(web::get().to(admin::segments))
+                .route(web::post().to(features::create_segment)),
+        )
+        .service(
+            resource("/api/admin/api-tokens")
+                .route(web::get().to(admin::list_api_tokens))
+                .route(web::post().to(admin::create_api_token)),
+        )
+        .service(resource("/api/admin/api-tokens/{token}").route(web::delete().to(admin::delete_api_token)))
+        .service(
+            resource("/api/admin/projects/{projectId}/features/{featureName}/dependencies")
+                .route(web::post().to(admin::add_dependency))
+                .route(web::delete().to(admin::remove_dependency)),
+        )
         .service(
             resource("/api/admin/projects/{projectId}/features")
                 .route(web::get().to(features::list_features))

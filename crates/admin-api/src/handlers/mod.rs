@@ -1,5 +1,6 @@
 //! Request handlers, one module per resource.
 
+pub mod admin;
 pub mod client;
 pub mod features;
 pub mod invite;

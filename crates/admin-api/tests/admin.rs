@@ -1,0 +1,297 @@
+//! The admin API around the documented operations.
+
+mod common;
+
+use actix_web::http::StatusCode;
+use actix_web::test;
+use common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
+use serde_json::json;
+
+#[actix_web::test]
+async fn environments_and_projects_can_be_set_up() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/environments",
+            ADMIN,
+            json!({"name": "staging", "type": "test"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/environments",
+            ADMIN,
+            json!({"name": "staging", "type": "test"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 409, "NameExistsError");
+    let (status, _) = send(
+        &service,
+        post("/api/admin/environments/staging/off", ADMIN, json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT);
+    let (_, listed) = send(&service, get("/api/admin/environments", ADMIN)).await;
+    assert_eq!(listed["environments"].as_array().map(Vec::len), Some(3));
+
+    let (status, project) = send(
+        &service,
+        post(
+            "/api/admin/projects",
+            ADMIN,
+            json!({"name": "Mobile Apps", "environments": ["development"]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{project}");
+    assert_eq!(project["id"], "mobile-apps");
+    assert_eq!(project["environments"], json!(["development"]));
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/mobile-apps/environments",
+            ADMIN,
+            json!({"environment": "staging"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/mobile-apps/environments",
+            ADMIN,
+            json!({"environment": "staging"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 409, "NameExistsError");
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/mobile-apps/environments",
+            ADMIN,
+            json!({"environment": "nope"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 404, "NotFoundError");
+    let delete = test::TestRequest::delete()
+        .uri("/api/admin/projects/mobile-apps/environments/staging")
+        .insert_header(("Authorization", ADMIN));
+    assert_eq!(send(&service, delete).await.0, StatusCode::OK);
+    let (status, fetched) = send(&service, get("/api/admin/projects/mobile-apps", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(fetched["environments"], json!([{"environment": "development"}]));
+    let (status, body) = send(&service, get("/api/admin/projects/none", ADMIN)).await;
+    assert_error(status, &body, 404, "NotFoundError");
+}
+
+#[actix_web::test]
+async fn custom_strategies_and_context_fields_show_in_the_playground() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/strategies",
+            ADMIN,
+            json!({"name": "byTenant", "parameters": [{"name": "tenants", "type": "list"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (_, types) = send(&service, get("/api/admin/strategies", ADMIN)).await;
+    assert!(types["strategies"].as_array().is_some_and(|all| {
+        all.iter()
+            .any(|t| t["name"] == "byTenant" && t["editable"] == true)
+    }));
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/context",
+            ADMIN,
+            json!({"name": "tenant", "stickiness": true}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = send(
+        &service,
+        post("/api/admin/context", ADMIN, json!({"name": "tenant"})),
+    )
+    .await;
+    assert_error(status, &body, 409, "NameExistsError");
+
+    let strategies = "/api/admin/projects/default/features/g/environments/development/strategies";
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "g"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = send(
+        &service,
+        post(
+            strategies,
+            ADMIN,
+            json!({"name": "byTenant", "parameters": {"tenants": "a"}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send(&service, post(strategies, ADMIN, json!({"name": "noSuchType"}))).await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(
+        &service,
+        post(strategies, ADMIN, json!({"name": "default", "constraints": [{"contextName": "x", "operator": "LIKE", "values": []}]})),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (_, on) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/g/environments/development/on",
+            ADMIN,
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(on, serde_json::Value::Null);
+
+    let (_, played) = send(
+        &service,
+        post(
+            "/api/admin/playground",
+            ADMIN,
+            json!({"environment": "development", "context": {"appName": "a", "tenant": "a"}}),
+        ),
+    )
+    .await;
+    let g = played["features"]
+        .as_array()
+        .and_then(|all| all.iter().find(|f| f["name"] == "g"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(g["strategies"]["result"], "unknown", "{g}");
+    assert_eq!(
+        g["strategies"]["data"][0]["result"],
+        json!({"enabled": "unknown", "evaluationStatus": "incomplete"})
+    );
+    assert_eq!(g["isEnabled"], false);
+}
+
+#[actix_web::test]
+async fn dependencies_are_enforced_and_evaluated() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "parent").await;
+    seed_feature(&service, "child").await;
+    let path = "/api/admin/projects/default/features/child/dependencies";
+    let (status, body) = send(&service, post(path, ADMIN, json!({"feature": "child"}))).await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(&service, post(path, ADMIN, json!({"feature": "ghost"}))).await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, _) = send(
+        &service,
+        post(path, ADMIN, json!({"feature": "parent", "enabled": false})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+
+    let (_, played) = send(
+        &service,
+        post(
+            "/api/admin/playground",
+            ADMIN,
+            json!({"environment": "development", "context": {"appName": "a"}}),
+        ),
+    )
+    .await;
+    let child = played["features"]
+        .as_array()
+        .and_then(|all| all.iter().find(|f| f["name"] == "child"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(child["hasUnsatisfiedDependency"], true, "{child}");
+    assert_eq!(child["isEnabled"], false);
+
+    let remove = test::TestRequest::delete()
+        .uri(path)
+        .insert_header(("Authorization", ADMIN));
+    assert_eq!(send(&service, remove).await.0, StatusCode::OK);
+    let (_, played) = send(
+        &service,
+        post(
+            "/api/admin/playground",
+            ADMIN,
+            json!({"environment": "development", "context": {"appName": "a"}}),
+        ),
+    )
+    .await;
+    let child = played["features"]
+        .as_array()
+        .and_then(|all| all.iter().find(|f| f["name"] == "child"))
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(child["isEnabled"], true);
+}
+
+#[actix_web::test]
+async fn api_tokens_are_created_shown_once_and_revoked() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let (status, created) = send(
+        &service,
+        post("/api/admin/api-tokens", ADMIN, json!({"tokenName": "ios", "type": "CLIENT", "environment": "production", "projects": ["default"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let secret = created["secret"].as_str().unwrap_or_default().to_owned();
+    assert!(secret.starts_with("default:production."), "{secret}");
+
+    let (status, features) = send(&service, get("/api/client/features", &secret)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(features["features"][0]["name"], "f");
+    let (status, body) = send(&service, get("/api/admin/projects", &secret)).await;
+    assert_error(status, &body, 403, "NoAccessError");
+
+    let (_, listed) = send(&service, get("/api/admin/api-tokens", ADMIN)).await;
+    assert!(
+        !listed.to_string().contains(&secret),
+        "the list never shows secrets"
+    );
+    assert!(
+        listed["tokens"]
+            .as_array()
+            .is_some_and(|tokens| tokens.iter().any(|t| t["tokenName"] == "ios"))
+    );
+
+    for body in [
+        json!({"tokenName": "x", "type": "admin"}),
+        json!({"tokenName": "", "type": "client"}),
+        json!({"tokenName": "x", "type": "client", "environment": "nowhere"}),
+    ] {
+        let (status, response) = send(&service, post("/api/admin/api-tokens", ADMIN, body)).await;
+        assert_error(status, &response, 400, "ValidationError");
+    }
+
+    let revoke = test::TestRequest::delete()
+        .uri(&format!("/api/admin/api-tokens/{secret}"))
+        .insert_header(("Authorization", ADMIN));
+    assert_eq!(send(&service, revoke).await.0, StatusCode::OK);
+    let (status, body) = send(&service, get("/api/client/features", &secret)).await;
+    assert_error(status, &body, 401, "AuthenticationRequired");
+}
