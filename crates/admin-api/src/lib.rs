@@ -13,6 +13,7 @@ pub mod dto;
 pub mod error;
 pub mod extract;
 pub mod handlers;
+pub mod openapi;
 pub mod password;
 pub mod routes;
 pub mod secrets;
@@ -223,5 +224,9 @@ pub fn build_app(
         .app_data(web::PathConfig::default().error_handler(extract::path_error))
         .app_data(web::QueryConfig::default().error_handler(extract::query_error))
         .configure(routes::configure)
+        .service(
+            utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
+                .external_url_unchecked("/docs/openapi.json", openapi::document()),
+        )
         .default_service(web::to(handlers::not_found))
 }

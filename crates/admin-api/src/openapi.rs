@@ -1,0 +1,573 @@
+//! The API description, served at `/docs/openapi.json` with a Swagger UI at `/docs/`.
+//!
+//! Every route has an entry in [`OPERATIONS`]; a test checks that each entry is routed and that
+//! the table and `routes.rs` list the same number of operations.
+
+use serde_json::{Map, Value, json};
+
+/// One operation of the API.
+#[derive(Debug, Clone, Copy)]
+pub struct Operation {
+    /// HTTP method, lower-case.
+    pub method: &'static str,
+    /// Path, with `{parameters}`.
+    pub path: &'static str,
+    /// Group in the API page.
+    pub tag: &'static str,
+    /// One line.
+    pub summary: &'static str,
+    /// Whether it needs credentials.
+    pub authenticated: bool,
+    /// Statuses it can answer with (besides the envelope errors every route can give).
+    pub statuses: &'static [u16],
+    /// The request body schema's name in `components.schemas`, if it takes one.
+    pub body: Option<&'static str>,
+    /// Whether Unleash marks it deprecated.
+    pub deprecated: bool,
+}
+
+const fn op(method: &'static str, path: &'static str, tag: &'static str, summary: &'static str) -> Operation {
+    Operation {
+        method,
+        path,
+        tag,
+        summary,
+        authenticated: true,
+        statuses: &[200, 400, 401, 403],
+        body: None,
+        deprecated: false,
+    }
+}
+
+/// Every route the server serves.
+pub const OPERATIONS: &[Operation] = &[
+    Operation {
+        authenticated: false,
+        statuses: &[200],
+        ..op("get", "/health", "Operations", "The process is up")
+    },
+    Operation {
+        authenticated: false,
+        statuses: &[200, 503],
+        ..op("get", "/ready", "Operations", "The database answers")
+    },
+    Operation {
+        authenticated: false,
+        statuses: &[200, 400, 401],
+        body: Some("LoginRequest"),
+        ..op(
+            "post",
+            "/auth/simple/login",
+            "Auth",
+            "Log in with a username or email and a password; sets the session cookie",
+        )
+    },
+    Operation {
+        authenticated: false,
+        statuses: &[200],
+        ..op("post", "/logout", "Auth", "End the session")
+    },
+    Operation {
+        authenticated: false,
+        statuses: &[200, 400],
+        ..op(
+            "get",
+            "/invite/{token}/validate",
+            "Public signup",
+            "Whether an invite link can be used",
+        )
+    },
+    Operation {
+        authenticated: false,
+        statuses: &[200, 400, 409, 413, 415, 429],
+        body: Some("CreateInvitedUser"),
+        ..op(
+            "post",
+            "/invite/{token}/signup",
+            "Public signup",
+            "Add a user (Viewer) with a signup token",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401],
+        body: Some("PlaygroundRequest"),
+        deprecated: true,
+        ..op(
+            "post",
+            "/api/admin/playground",
+            "Playground",
+            "Evaluate a context in one environment (deprecated)",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401],
+        body: Some("AdvancedPlaygroundRequest"),
+        ..op(
+            "post",
+            "/api/admin/playground/advanced",
+            "Playground",
+            "Evaluate every combination of comma-separated context values in several environments",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403],
+        ..op(
+            "get",
+            "/api/admin/invite-link/tokens",
+            "Public signup",
+            "List public signup tokens",
+        )
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403],
+        body: Some("CreateSignupToken"),
+        ..op(
+            "post",
+            "/api/admin/invite-link/tokens",
+            "Public signup",
+            "Create a public signup token (expiry capped at one month)",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "get",
+            "/api/admin/invite-link/tokens/{token}",
+            "Public signup",
+            "One public signup token",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401, 403, 404],
+        body: Some("UpdateSignupToken"),
+        ..op(
+            "put",
+            "/api/admin/invite-link/tokens/{token}",
+            "Public signup",
+            "Update a public signup token's expiry or switch",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403],
+        ..op(
+            "get",
+            "/api/admin/environments",
+            "Environments",
+            "List environments",
+        )
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403, 409],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/environments",
+            "Environments",
+            "Create an environment",
+        )
+    },
+    Operation {
+        statuses: &[204, 401, 403, 404],
+        ..op(
+            "post",
+            "/api/admin/environments/{name}/on",
+            "Environments",
+            "Turn an environment on",
+        )
+    },
+    Operation {
+        statuses: &[204, 401, 403, 404],
+        ..op(
+            "post",
+            "/api/admin/environments/{name}/off",
+            "Environments",
+            "Turn an environment off",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403],
+        ..op("get", "/api/admin/projects", "Projects", "List projects")
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403, 409],
+        body: Some("Object"),
+        ..op("post", "/api/admin/projects", "Projects", "Create a project")
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "get",
+            "/api/admin/projects/{projectId}",
+            "Projects",
+            "One project with its environments and features",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401, 403, 404, 409],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/projects/{projectId}/environments",
+            "Projects",
+            "Enable an environment in a project",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "delete",
+            "/api/admin/projects/{projectId}/environments/{environment}",
+            "Projects",
+            "Disable an environment in a project",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403],
+        ..op("get", "/api/admin/context", "Context", "List context fields")
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403, 409],
+        body: Some("Object"),
+        ..op("post", "/api/admin/context", "Context", "Create a context field")
+    },
+    Operation {
+        statuses: &[200, 401, 403],
+        ..op(
+            "get",
+            "/api/admin/strategies",
+            "Strategies",
+            "List strategy types",
+        )
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403, 409],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/strategies",
+            "Strategies",
+            "Register a custom strategy type",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403],
+        ..op("get", "/api/admin/segments", "Segments", "List segments")
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403, 409],
+        body: Some("Object"),
+        ..op("post", "/api/admin/segments", "Segments", "Create a segment")
+    },
+    Operation {
+        statuses: &[200, 401, 403],
+        ..op(
+            "get",
+            "/api/admin/api-tokens",
+            "API tokens",
+            "List API tokens (never their secrets)",
+        )
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/api-tokens",
+            "API tokens",
+            "Create a client, backend or frontend token; the secret is shown once",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "delete",
+            "/api/admin/api-tokens/{token}",
+            "API tokens",
+            "Revoke a token, given by its secret",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "get",
+            "/api/admin/projects/{projectId}/features",
+            "Features",
+            "List a project's features",
+        )
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403, 404, 409],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/projects/{projectId}/features",
+            "Features",
+            "Create a feature",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "get",
+            "/api/admin/projects/{projectId}/features/{featureName}",
+            "Features",
+            "One feature with its state, strategies and variants per environment",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401, 403, 404],
+        body: Some("PushVariants"),
+        ..op(
+            "put",
+            "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
+            "Variants",
+            "Overwrite a feature's variants in several environments, all or none",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "get",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+            "Variants",
+            "A feature's variants in one environment",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "post",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
+            "Features",
+            "Turn a feature on in an environment",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "post",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
+            "Features",
+            "Turn a feature off in an environment",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401, 403, 404],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
+            "Strategies",
+            "Add a strategy",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401, 403, 404],
+        body: Some("Object"),
+        ..op(
+            "put",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+            "Strategies",
+            "Replace a strategy",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "delete",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+            "Strategies",
+            "Delete a strategy",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401, 403, 404],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+            "Features",
+            "Make a feature depend on a parent (replacing any earlier one)",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op(
+            "delete",
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+            "Features",
+            "Remove a feature's dependency",
+        )
+    },
+    Operation {
+        statuses: &[200, 304, 400, 401],
+        ..op(
+            "get",
+            "/api/client/features",
+            "Client",
+            "The client-features document SDKs poll (ETag, 304)",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 404],
+        ..op(
+            "get",
+            "/api/client/features/{featureName}",
+            "Client",
+            "One feature as SDKs see it",
+        )
+    },
+];
+
+const DIFFERENCES: &str = "Unleash-compatible paths, shapes and `Authorization` header. Deliberate differences from Unleash 8: \
+every error is `{id, name, message, details?}`; schema failures are 400 `ValidationError` naming the field; \
+variants-batch writes all environments or none, in one transaction with its audit events, and answers 404 when the \
+feature is not in the project; signup answers 200, enforces Unleash's password rules, hashes with Argon2id, \
+answers 409 `NameExistsError` for a taken email or username, the same 400 for unknown, disabled and expired \
+tokens, and is rate-limited per address (429); expiry is checked to the second and an expired token is never \
+shown as enabled; PUT on a signup token answers with the whole token; the playground evaluates `userWithId` \
+completely, sorts features by project then name, and hashes non-ASCII stickiness ids over UTF-8 bytes as the SDKs do; \
+API tokens are stored as SHA-256 verifiers.";
+
+fn schemas() -> Value {
+    let string = json!({"type": "string"});
+    let context = json!({
+        "type": "object",
+        "required": ["appName"],
+        "additionalProperties": true,
+        "properties": {
+            "appName": {"type": "string", "minLength": 1},
+            "currentTime": {"type": "string", "format": "date-time"},
+            "environment": string, "remoteAddress": string, "sessionId": string, "userId": string,
+            "properties": {"type": "object", "additionalProperties": {"type": "string"}}
+        }
+    });
+    let projects =
+        json!({"oneOf": [{"type": "array", "items": {"type": "string"}}, {"type": "string", "enum": ["*"]}]});
+    json!({
+        "Error": {
+            "type": "object",
+            "required": ["id", "name", "message"],
+            "properties": {
+                "id": {"type": "string", "format": "uuid"},
+                "name": {"type": "string", "examples": ["ValidationError", "AuthenticationRequired", "NoAccessError", "NotFoundError", "NameExistsError"]},
+                "message": string,
+                "details": {"type": "array", "items": {"type": "object", "required": ["message"], "properties": {"message": string, "path": string}}}
+            }
+        },
+        "Object": {"type": "object"},
+        "Variant": {
+            "type": "object",
+            "required": ["name", "weight"],
+            "additionalProperties": false,
+            "properties": {
+                "name": string,
+                "weight": {"type": "number", "minimum": 0, "maximum": 1000},
+                "weightType": {"type": "string", "enum": ["variable", "fix"]},
+                "stickiness": string,
+                "payload": {"type": "object", "required": ["type", "value"], "additionalProperties": false,
+                    "properties": {"type": {"type": "string", "enum": ["json", "csv", "string", "number"]}, "value": string}},
+                "overrides": {"type": "array", "items": {"type": "object", "required": ["contextName", "values"], "additionalProperties": false,
+                    "properties": {"contextName": string, "values": {"type": "array", "items": string}}}}
+            }
+        },
+        "PushVariants": {
+            "type": "object",
+            "properties": {
+                "variants": {"type": "array", "items": {"$ref": "#/components/schemas/Variant"}},
+                "environments": {"type": "array", "items": string, "minItems": 1}
+            }
+        },
+        "PlaygroundRequest": {
+            "type": "object",
+            "required": ["environment", "context"],
+            "properties": {"environment": string, "projects": projects, "context": context}
+        },
+        "AdvancedPlaygroundRequest": {
+            "type": "object",
+            "required": ["environments", "context"],
+            "properties": {
+                "environments": {"type": "array", "minItems": 1, "items": {"type": "string", "pattern": "^[a-zA-Z0-9~_.-]+$"}},
+                "projects": projects,
+                "context": context
+            }
+        },
+        "CreateInvitedUser": {
+            "type": "object",
+            "required": ["email", "name", "password"],
+            "additionalProperties": false,
+            "properties": {"username": string, "email": {"type": "string", "format": "email"}, "name": string, "password": string}
+        },
+        "CreateSignupToken": {
+            "type": "object",
+            "required": ["name", "expiresAt"],
+            "additionalProperties": false,
+            "properties": {"name": string, "expiresAt": {"type": "string", "format": "date-time"}}
+        },
+        "UpdateSignupToken": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {"expiresAt": {"type": "string", "format": "date-time"}, "enabled": {"type": "boolean"}}
+        },
+        "LoginRequest": {
+            "type": "object",
+            "required": ["username", "password"],
+            "properties": {"username": string, "password": string}
+        }
+    })
+}
+
+/// The OpenAPI 3.1 document.
+pub fn document() -> Value {
+    let mut paths = Map::new();
+    for operation in OPERATIONS {
+        let parameters: Vec<Value> = operation
+            .path
+            .split('/')
+            .filter_map(|part| part.strip_prefix('{').and_then(|part| part.strip_suffix('}')))
+            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .collect();
+        let mut responses = Map::new();
+        for status in operation.statuses {
+            let entry = if (200..300).contains(status) || *status == 304 {
+                json!({"description": "success"})
+            } else {
+                json!({"description": "error", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}})
+            };
+            responses.insert(status.to_string(), entry);
+        }
+        let mut entry = json!({
+            "tags": [operation.tag],
+            "summary": operation.summary,
+            "parameters": parameters,
+            "responses": responses,
+        });
+        if operation.deprecated {
+            entry["deprecated"] = json!(true);
+        }
+        if operation.authenticated {
+            entry["security"] = json!([{"apiKey": []}, {"session": []}]);
+        }
+        if let Some(schema) = operation.body {
+            entry["requestBody"] = json!({
+                "required": true,
+                "content": {"application/json": {"schema": {"$ref": format!("#/components/schemas/{schema}")}}}
+            });
+        }
+        let methods = paths.entry(operation.path).or_insert_with(|| json!({}));
+        methods[operation.method] = entry;
+    }
+    json!({
+        "openapi": "3.1.0",
+        "info": {"title": "flagd", "version": env!("CARGO_PKG_VERSION"), "description": DIFFERENCES},
+        "paths": paths,
+        "components": {
+            "schemas": schemas(),
+            "securitySchemes": {
+                "apiKey": {"type": "apiKey", "in": "header", "name": "Authorization",
+                    "description": "An API token such as `*:*.secret`; a `Bearer ` prefix is accepted"},
+                "session": {"type": "apiKey", "in": "cookie", "name": crate::auth::SESSION_COOKIE}
+            }
+        }
+    })
+}
