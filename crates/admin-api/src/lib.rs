@@ -65,6 +65,8 @@ pub struct AppState {
     pub signup_limiter: RateLimiter,
     /// Compiled environments for the playground.
     pub engines: std::sync::Arc<handlers::playground::EngineCache>,
+    /// Set when shutdown begins, so `/ready` answers 503 while requests drain.
+    pub shutting_down: std::sync::atomic::AtomicBool,
 }
 
 impl AppState {
@@ -75,6 +77,7 @@ impl AppState {
             settings,
             signup_limiter: RateLimiter::new(signups_per_minute),
             engines: std::sync::Arc::default(),
+            shutting_down: std::sync::atomic::AtomicBool::new(false),
         }
     }
 }

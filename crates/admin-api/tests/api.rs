@@ -17,6 +17,12 @@ async fn health_and_ready_answer() {
     assert_eq!((status, body), (StatusCode::OK, json!({"health": "GOOD"})));
     let (status, _) = send(&service, test::TestRequest::get().uri("/ready")).await;
     assert_eq!(status, StatusCode::OK);
+    // Once shutdown begins, readiness fails first so traffic drains away.
+    app.state
+        .shutting_down
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (status, body) = send(&service, test::TestRequest::get().uri("/ready")).await;
+    assert_error(status, &body, 503, "ServiceUnavailableError");
 }
 
 #[actix_web::test]

@@ -32,8 +32,11 @@ pub async fn health() -> HttpResponse {
     HttpResponse::Ok().json(serde_json::json!({"health": "GOOD"}))
 }
 
-/// `GET /ready`: the database answers; 503 otherwise.
+/// `GET /ready`: the database answers and the server is not shutting down; 503 otherwise.
 pub async fn ready(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+    if state.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
+        return Err(ApiError::Unavailable);
+    }
     crate::db::run(&state.store, |conn| {
         flag_store::queries::environments::list(conn).map(drop)
     })
