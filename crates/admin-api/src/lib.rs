@@ -13,6 +13,7 @@ pub mod dto;
 pub mod error;
 pub mod extract;
 pub mod handlers;
+pub mod metrics;
 pub mod openapi;
 pub mod password;
 pub mod routes;
@@ -67,6 +68,8 @@ pub struct AppState {
     pub engines: std::sync::Arc<handlers::playground::EngineCache>,
     /// Set when shutdown begins, so `/ready` answers 503 while requests drain.
     pub shutting_down: std::sync::atomic::AtomicBool,
+    /// Request metrics.
+    pub metrics: metrics::Metrics,
 }
 
 impl AppState {
@@ -78,6 +81,7 @@ impl AppState {
             signup_limiter: RateLimiter::new(signups_per_minute),
             engines: std::sync::Arc::default(),
             shutting_down: std::sync::atomic::AtomicBool::new(false),
+            metrics: metrics::Metrics::default(),
         }
     }
 }
@@ -201,7 +205,11 @@ async fn log_request(
         .match_pattern()
         .unwrap_or_else(|| "(unmatched)".into());
     let status = response.status().as_u16();
-    let elapsed_ms = started.elapsed().as_secs_f64() * 1000.0;
+    let elapsed = started.elapsed().as_secs_f64();
+    if let Some(state) = response.request().app_data::<web::Data<AppState>>() {
+        state.metrics.observe(method.as_str(), &route, status, elapsed);
+    }
+    let elapsed_ms = elapsed * 1000.0;
     tracing::info!(%method, %route, status, elapsed_ms, "{method} {route} {status} in {elapsed_ms:.1} ms");
     Ok(response)
 }

@@ -53,6 +53,16 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         authenticated: false,
+        statuses: &[200],
+        ..op(
+            "get",
+            "/internal-backstage/prometheus",
+            "Operations",
+            "Request metrics in Prometheus's text format, by route pattern",
+        )
+    },
+    Operation {
+        authenticated: false,
         statuses: &[200, 400, 401],
         body: Some("LoginRequest"),
         ..op(

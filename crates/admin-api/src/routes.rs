@@ -10,6 +10,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
     config
         .service(resource("/health").route(web::get().to(handlers::health)))
         .service(resource("/ready").route(web::get().to(handlers::ready)))
+        .service(resource("/internal-backstage/prometheus").route(web::get().to(handlers::prometheus)))
         .service(resource("/auth/simple/login").route(web::post().to(session::login)))
         .service(resource("/logout").route(web::post().to(session::logout)))
         .service(resource("/invite/{token}/validate").route(web::get().to(invite::validate)))

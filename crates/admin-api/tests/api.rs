@@ -26,6 +26,38 @@ async fn health_and_ready_answer() {
 }
 
 #[actix_web::test]
+async fn metrics_are_labelled_by_route_pattern() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let secret = "0123456789abcdef0123456789abcdef";
+    send(
+        &service,
+        test::TestRequest::get().uri(&format!("/invite/{secret}/validate")),
+    )
+    .await;
+    send(
+        &service,
+        test::TestRequest::get().uri(&format!("/no/such/{secret}")),
+    )
+    .await;
+    let response = test::call_service(
+        &service,
+        test::TestRequest::get()
+            .uri("/internal-backstage/prometheus")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let text = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
+    assert!(
+        text.contains("route=\"/invite/{token}/validate\",status=\"400\""),
+        "{text}"
+    );
+    assert!(text.contains("route=\"(unmatched)\""), "{text}");
+    assert!(!text.contains(secret), "a path secret reached a metric label");
+}
+
+#[actix_web::test]
 async fn unknown_routes_and_methods_get_the_envelope() {
     let app = TestApp::new();
     let service = app.service().await;

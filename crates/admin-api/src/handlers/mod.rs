@@ -43,3 +43,10 @@ pub async fn ready(state: web::Data<AppState>) -> Result<HttpResponse, ApiError>
     .await?;
     Ok(HttpResponse::Ok().json(serde_json::json!({"health": "GOOD"})))
 }
+
+/// `GET /internal-backstage/prometheus`: request metrics in Prometheus's text format.
+pub async fn prometheus(state: web::Data<AppState>) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/plain; version=0.0.4")
+        .body(state.metrics.render())
+}
