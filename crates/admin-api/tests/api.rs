@@ -26,6 +26,20 @@ async fn health_and_ready_answer() {
 }
 
 #[actix_web::test]
+async fn internal_failures_hide_their_cause() -> Result<(), Box<dyn std::error::Error>> {
+    use diesel::connection::SimpleConnection;
+    let app = TestApp::new();
+    let service = app.service().await;
+    app.state.store.connection()?.batch_execute("DROP TABLE events")?;
+    let request = json!({"environment": "development", "context": {"appName": "a"}});
+    let (status, body) = send(&service, post("/api/admin/playground", ADMIN, request)).await;
+    assert_error(status, &body, 500, "InternalError");
+    assert_eq!(body["message"], "internal error");
+    assert!(!body.to_string().contains("events"), "the cause leaked: {body}");
+    Ok(())
+}
+
+#[actix_web::test]
 async fn metrics_are_labelled_by_route_pattern() {
     let app = TestApp::new();
     let service = app.service().await;
@@ -241,6 +255,13 @@ async fn playground_explains_each_feature() {
         feature["variant"],
         json!({"feature_enabled": true, "featureEnabled": true, "name": "disabled", "enabled": false})
     );
+
+    // Non-string custom context values are dropped, without a warnings field.
+    let odd =
+        json!({"environment": "development", "context": {"appName": "a", "tenant": {"x": 1}, "plan": 3}});
+    let (status, body) = send(&service, post("/api/admin/playground", ADMIN, odd)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert!(body.get("warnings").is_none());
 
     // Unknown projects match nothing; `"*"` matches everything.
     let none = json!({"environment": "development", "projects": ["nope"], "context": {"appName": "a"}});
