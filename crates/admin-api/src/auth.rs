@@ -135,6 +135,12 @@ pub struct ClientAccess {
     pub projects: Option<Vec<String>>,
 }
 
+fn app_state(request: &HttpRequest) -> Result<&web::Data<AppState>, ApiError> {
+    request
+        .app_data::<web::Data<AppState>>()
+        .ok_or_else(|| ApiError::Internal("application state missing".into()))
+}
+
 async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, ApiError> {
     let now = chrono::Utc::now().naive_utc();
     if let Some(token) = bearer(request) {
@@ -190,9 +196,7 @@ impl FromRequest for Principal {
     fn from_request(request: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let request = request.clone();
         Box::pin(async move {
-            let state = request
-                .app_data::<web::Data<AppState>>()
-                .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
+            let state = app_state(&request)?;
             match resolve(state, &request).await? {
                 Credential::Admin(principal) => Ok(principal),
                 Credential::Client(_) => Err(ApiError::NoAccess(
@@ -211,9 +215,7 @@ impl FromRequest for ClientAccess {
     fn from_request(request: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let request = request.clone();
         Box::pin(async move {
-            let state = request
-                .app_data::<web::Data<AppState>>()
-                .ok_or_else(|| ApiError::Internal("application state missing".into()))?;
+            let state = app_state(&request)?;
             if bearer(&request).is_none() {
                 return Err(ApiError::AuthenticationRequired);
             }

@@ -122,6 +122,35 @@ pub fn projects(value: Option<&Value>) -> Result<Projects, ApiError> {
     }
 }
 
+/// What both playground operations read from a request besides the environments.
+#[derive(Debug)]
+pub struct PlaygroundScope {
+    /// The projects to evaluate.
+    pub projects: Projects,
+    /// The context without non-string custom fields.
+    pub context: Map<String, Value>,
+    /// The custom fields dropped, in input order.
+    pub invalid: Vec<String>,
+}
+
+/// Validates and coerces `context` in place, reads `projects`, and copies the context without
+/// non-string custom fields.
+pub fn playground_scope(fields: &mut Map<String, Value>) -> Result<PlaygroundScope, ApiError> {
+    validate_context(fields.get_mut("context"), "/context")?;
+    let projects = projects(fields.get("projects"))?;
+    let mut context = fields
+        .get("context")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let invalid = drop_invalid_properties(&mut context);
+    Ok(PlaygroundScope {
+        projects,
+        context,
+        invalid,
+    })
+}
+
 /// A required environment name of the advanced playground.
 pub fn environment_name(value: &Value, path: &str) -> Result<String, ApiError> {
     let name = value

@@ -86,6 +86,21 @@ impl ApiError {
         }
     }
 
+    /// `Ok` when `details` is empty, otherwise a 400 listing every detail.
+    pub fn check(details: Vec<Detail>) -> Result<(), Self> {
+        if details.is_empty() {
+            return Ok(());
+        }
+        Err(Self::Validation {
+            message: details
+                .iter()
+                .map(|detail| detail.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; "),
+            details,
+        })
+    }
+
     /// A 400 without a field.
     pub fn bad_request(message: impl Into<String>) -> Self {
         Self::Validation {

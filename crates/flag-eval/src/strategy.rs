@@ -75,18 +75,9 @@ impl CompiledSegment {
         options: &CompileOptions,
         errors: &mut Vec<ValidationError>,
     ) -> Self {
-        let constraints = segment
-            .constraints
-            .iter()
-            .map(|constraint| {
-                let (compiled, error) = CompiledConstraint::compile(constraint, options.regex_size_limit);
-                errors.extend(error);
-                compiled
-            })
-            .collect();
         Self {
             source: segment.clone(),
-            constraints,
+            constraints: compile_constraints(&segment.constraints, options, errors),
         }
     }
 
@@ -191,15 +182,7 @@ impl CompiledStrategy {
             }
             _ => (Kind::Custom, Rule::Off),
         };
-        let constraints = strategy
-            .constraints
-            .iter()
-            .map(|constraint| {
-                let (compiled, error) = CompiledConstraint::compile(constraint, options.regex_size_limit);
-                errors.extend(error);
-                compiled
-            })
-            .collect();
+        let constraints = compile_constraints(&strategy.constraints, options, errors);
         let variants = (!strategy.variants.is_empty()).then(|| {
             CompiledVariants::compile(&strategy.variants, group_id, parameter("stickiness"), errors)
         });
@@ -260,6 +243,22 @@ impl CompiledStrategy {
             Rule::Off => false,
         }
     }
+}
+
+/// Compiles constraints, collecting each one's problem.
+fn compile_constraints(
+    constraints: &[crate::model::Constraint],
+    options: &CompileOptions,
+    errors: &mut Vec<ValidationError>,
+) -> Box<[CompiledConstraint]> {
+    constraints
+        .iter()
+        .map(|constraint| {
+            let (compiled, error) = CompiledConstraint::compile(constraint, options.regex_size_limit);
+            errors.extend(error);
+            compiled
+        })
+        .collect()
 }
 
 /// Splits a comma-separated parameter, trimming entries and dropping empty ones.

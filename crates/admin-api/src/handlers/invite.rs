@@ -282,17 +282,7 @@ fn check_signup(request: &SignupRequest) -> Result<(), ApiError> {
             .into_iter()
             .map(|rule| Detail::at("/password", rule)),
     );
-    if details.is_empty() {
-        return Ok(());
-    }
-    Err(ApiError::Validation {
-        message: details
-            .iter()
-            .map(|detail| detail.message.as_str())
-            .collect::<Vec<_>>()
-            .join("; "),
-        details,
-    })
+    ApiError::check(details)
 }
 
 /// `POST /invite/{token}/signup`: creates a Viewer linked to the token.

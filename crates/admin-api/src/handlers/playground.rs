@@ -114,15 +114,10 @@ pub async fn playground(
         Some(_) => return Err(ApiError::invalid("/environment", "/environment must be a string")),
         None => return Err(ApiError::invalid("/environment", "/environment is required")),
     };
-    dto::validate_context(fields.get_mut("context"), "/context")?;
-    let projects = dto::projects(fields.get("projects"))?;
-    let mut context: Map<String, Value> = fields
-        .get("context")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
     // Non-string custom values are dropped as the advanced playground drops them, without warnings.
-    dto::drop_invalid_properties(&mut context);
+    let dto::PlaygroundScope {
+        projects, context, ..
+    } = dto::playground_scope(fields)?;
 
     let compiled = compile(&state, &projects, &environment).await?;
     let now = chrono::Utc::now();
@@ -200,14 +195,11 @@ pub async fn advanced(
         }
         None => return Err(ApiError::invalid("/environments", "/environments is required")),
     };
-    dto::validate_context(fields.get_mut("context"), "/context")?;
-    let projects = dto::projects(fields.get("projects"))?;
-    let mut context: Map<String, Value> = fields
-        .get("context")
-        .and_then(Value::as_object)
-        .cloned()
-        .unwrap_or_default();
-    let invalid = dto::drop_invalid_properties(&mut context);
+    let dto::PlaygroundScope {
+        projects,
+        context,
+        invalid,
+    } = dto::playground_scope(fields)?;
     let combinations = ContextCombinations::expand(&context);
     let mut compiled: Vec<(String, Arc<Compiled>)> = Vec::new();
     for environment in &environments {

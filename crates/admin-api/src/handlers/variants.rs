@@ -344,17 +344,7 @@ fn check_rules(variants: &[Variant]) -> Result<(), ApiError> {
             }
         }
     }
-    if details.is_empty() {
-        return Ok(());
-    }
-    Err(ApiError::Validation {
-        message: details
-            .iter()
-            .map(|detail| detail.message.as_str())
-            .collect::<Vec<_>>()
-            .join("; "),
-        details,
-    })
+    ApiError::check(details)
 }
 
 /// `GET /api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants`.
