@@ -295,3 +295,62 @@ async fn api_tokens_are_created_shown_once_and_revoked() {
     let (status, body) = send(&service, get("/api/client/features", &secret)).await;
     assert_error(status, &body, 401, "AuthenticationRequired");
 }
+
+#[actix_web::test]
+async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(), Box<dyn std::error::Error>>
+{
+    let app = TestApp::new();
+    let password = "Ed1tor-Passw0rd!";
+    flag_store::queries::users::create(
+        &mut *app.state.store.connection()?,
+        &flag_store::models::NewUser {
+            name: Some("Ed".into()),
+            username: Some("ed".into()),
+            email: Some("ed@example.com".into()),
+            password_hash: Some(admin_api::password::hash(password).map_err(|e| e.to_string())?),
+            root_role: 2,
+            created_at: chrono::Utc::now().naive_utc(),
+        },
+        "test",
+    )?;
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let login = test::TestRequest::post()
+        .uri("/auth/simple/login")
+        .set_json(json!({"username": "ed", "password": password}));
+    let response = test::call_service(&service, login.to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let cookie = response
+        .response()
+        .cookies()
+        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
+        .map(|cookie| cookie.into_owned())
+        .ok_or("no cookie")?;
+
+    let batch = test::TestRequest::put()
+        .uri("/api/admin/projects/default/features/f/variants-batch")
+        .cookie(cookie.clone())
+        .set_json(
+            json!({"variants": [{"name": "a", "weight": 1}], "environments": ["development", "production"]}),
+        );
+    let (status, body) = send(&service, batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let create = test::TestRequest::post()
+        .uri("/api/admin/projects/default/features")
+        .cookie(cookie.clone())
+        .set_json(json!({"name": "by-editor"}));
+    assert_eq!(send(&service, create).await.0, StatusCode::CREATED);
+    for request in [
+        test::TestRequest::get().uri("/api/admin/invite-link/tokens"),
+        test::TestRequest::post()
+            .uri("/api/admin/api-tokens")
+            .set_json(json!({"tokenName": "x", "type": "client"})),
+        test::TestRequest::post()
+            .uri("/api/admin/environments")
+            .set_json(json!({"name": "qa", "type": "test"})),
+    ] {
+        let (status, body) = send(&service, request.cookie(cookie.clone())).await;
+        assert_error(status, &body, 403, "NoAccessError");
+    }
+    Ok(())
+}
