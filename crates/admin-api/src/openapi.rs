@@ -441,15 +441,18 @@ API tokens are stored as SHA-256 verifiers.";
 
 fn schemas() -> Value {
     let string = json!({"type": "string"});
+    // Like Unleash, numbers, booleans and null in string fields are coerced to strings.
+    let coerced = json!({"type": ["string", "number", "boolean", "null"],
+        "description": "a string; numbers, booleans and null are coerced to strings, as Unleash does"});
     let context = json!({
         "type": "object",
         "required": ["appName"],
         "additionalProperties": true,
         "properties": {
-            "appName": {"type": "string", "minLength": 1},
+            "appName": {"type": ["string", "number", "boolean"], "minLength": 1},
             "currentTime": {"type": "string", "format": "date-time"},
-            "environment": string, "remoteAddress": string, "sessionId": string, "userId": string,
-            "properties": {"type": "object", "additionalProperties": {"type": "string"}}
+            "environment": coerced, "remoteAddress": coerced, "sessionId": coerced, "userId": coerced,
+            "properties": {"type": "object", "additionalProperties": coerced}
         }
     });
     let projects =
@@ -491,7 +494,7 @@ fn schemas() -> Value {
         "PlaygroundRequest": {
             "type": "object",
             "required": ["environment", "context"],
-            "properties": {"environment": string, "projects": projects, "context": context}
+            "properties": {"environment": {"type": ["string", "number", "boolean"], "description": "coerced to a string"}, "projects": projects, "context": context}
         },
         "AdvancedPlaygroundRequest": {
             "type": "object",
@@ -538,7 +541,18 @@ pub fn document() -> Value {
             .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
             .collect();
         let mut responses = Map::new();
-        for status in operation.statuses {
+        // Every body can be too large or of the wrong type, and every database call can fail or
+        // find the database busy.
+        let mut statuses = operation.statuses.to_vec();
+        if operation.body.is_some() {
+            statuses.extend([413, 415]);
+        }
+        if operation.path != "/health" && operation.path != "/internal-backstage/prometheus" {
+            statuses.extend([500, 503]);
+        }
+        statuses.sort_unstable();
+        statuses.dedup();
+        for status in &statuses {
             let entry = if (200..300).contains(status) || *status == 304 {
                 json!({"description": "success"})
             } else {
