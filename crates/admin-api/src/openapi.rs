@@ -297,6 +297,39 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
+        statuses: &[200, 401, 403],
+        ..op(
+            "get",
+            "/api/admin/user-admin",
+            "Users",
+            "List users and the root roles",
+        )
+    },
+    Operation {
+        statuses: &[201, 400, 401, 403, 409],
+        body: Some("Object"),
+        ..op(
+            "post",
+            "/api/admin/user-admin",
+            "Users",
+            "Create a user with a root role",
+        )
+    },
+    Operation {
+        statuses: &[200, 400, 401, 403, 404],
+        body: Some("Object"),
+        ..op(
+            "put",
+            "/api/admin/user-admin/{id}",
+            "Users",
+            "Change a user's root role",
+        )
+    },
+    Operation {
+        statuses: &[200, 401, 403, 404],
+        ..op("delete", "/api/admin/user-admin/{id}", "Users", "Delete a user")
+    },
+    Operation {
         statuses: &[200, 401, 403, 404],
         ..op(
             "get",

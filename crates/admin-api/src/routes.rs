@@ -2,7 +2,7 @@
 
 use actix_web::web;
 
-use crate::handlers::{self, admin, client, features, invite, playground, session, variants};
+use crate::handlers::{self, admin, client, features, invite, playground, session, users, variants};
 
 /// Registers every route on `config`.
 pub fn configure(config: &mut web::ServiceConfig) {
@@ -67,6 +67,16 @@ pub fn configure(config: &mut web::ServiceConfig) {
             resource("/api/admin/api-tokens")
                 .route(web::get().to(admin::list_api_tokens))
                 .route(web::post().to(admin::create_api_token)),
+        )
+        .service(
+            resource("/api/admin/user-admin")
+                .route(web::get().to(users::list))
+                .route(web::post().to(users::create)),
+        )
+        .service(
+            resource("/api/admin/user-admin/{id}")
+                .route(web::put().to(users::update))
+                .route(web::delete().to(users::delete)),
         )
         .service(resource("/api/admin/api-tokens/{token}").route(web::delete().to(admin::delete_api_token)))
         .service(

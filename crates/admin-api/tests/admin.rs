@@ -354,3 +354,105 @@ async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(
     }
     Ok(())
 }
+
+#[actix_web::test]
+async fn administrators_manage_users_and_their_roles() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let password = "Edit0r-Passw0rd!";
+    let (status, user) = send(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": "Ed@Example.com", "name": "Ed", "rootRole": "Editor", "password": password}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{user}");
+    assert_eq!(
+        (user["email"].clone(), user["rootRole"].clone()),
+        (json!("ed@example.com"), json!(2))
+    );
+    let id = user["id"].as_i64().unwrap_or_default();
+
+    for (body, path) in [
+        (json!({"email": "ed@example.com", "rootRole": 3}), None),
+        (
+            json!({"email": "x@example.com", "rootRole": 7}),
+            Some("/rootRole"),
+        ),
+        (json!({"rootRole": 3}), Some("/email")),
+        (
+            json!({"email": "y@example.com", "rootRole": 3, "password": "weak"}),
+            Some("/password"),
+        ),
+    ] {
+        let (status, response) = send(&service, post("/api/admin/user-admin", ADMIN, body)).await;
+        match path {
+            None => assert_error(status, &response, 409, "NameExistsError"),
+            Some(path) => {
+                assert_error(status, &response, 400, "ValidationError");
+                assert_eq!(response["details"][0]["path"], json!(path));
+            }
+        }
+    }
+
+    let login = test::TestRequest::post()
+        .uri("/auth/simple/login")
+        .set_json(json!({"username": "ed@example.com", "password": password}));
+    let response = test::call_service(&service, login.to_request()).await;
+    let cookie = response
+        .response()
+        .cookies()
+        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
+        .map(|cookie| cookie.into_owned());
+    let Some(cookie) = cookie else {
+        panic!("no session cookie")
+    };
+    let batch = || {
+        test::TestRequest::put()
+            .uri("/api/admin/projects/default/features/f/variants-batch")
+            .cookie(cookie.clone())
+            .set_json(json!({"variants": [], "environments": ["development"]}))
+    };
+    assert_eq!(send(&service, batch()).await.0, StatusCode::OK);
+    let (status, body) = send(
+        &service,
+        test::TestRequest::get()
+            .uri("/api/admin/user-admin")
+            .cookie(cookie.clone()),
+    )
+    .await;
+    assert_error(status, &body, 403, "NoAccessError");
+
+    // Demoted to Viewer, the same session can no longer write.
+    let (status, updated) = send(
+        &service,
+        common::put(
+            &format!("/api/admin/user-admin/{id}"),
+            ADMIN,
+            json!({"rootRole": 3}),
+        ),
+    )
+    .await;
+    assert_eq!((status, updated["rootRole"].clone()), (StatusCode::OK, json!(3)));
+    let (status, body) = send(&service, batch()).await;
+    assert_error(status, &body, 403, "NoAccessError");
+
+    let (_, listed) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    assert_eq!(listed["users"].as_array().map(Vec::len), Some(1));
+    let delete = test::TestRequest::delete()
+        .uri(&format!("/api/admin/user-admin/{id}"))
+        .insert_header(("Authorization", ADMIN));
+    assert_eq!(send(&service, delete).await.0, StatusCode::OK);
+    let (status, body) = send(&service, batch()).await;
+    assert_error(status, &body, 401, "AuthenticationRequired");
+    let (status, body) = send(
+        &service,
+        common::put("/api/admin/user-admin/999", ADMIN, json!({"rootRole": 2})),
+    )
+    .await;
+    assert_error(status, &body, 404, "NotFoundError");
+}

@@ -6,6 +6,7 @@ pub mod features;
 pub mod invite;
 pub mod playground;
 pub mod session;
+pub mod users;
 pub mod variants;
 
 use actix_web::{HttpRequest, HttpResponse, web};

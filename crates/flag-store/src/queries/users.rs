@@ -105,3 +105,69 @@ pub fn role(conn: &mut SqliteConnection, id: i32) -> Result<RoleRow, StoreError>
         .first(conn)
         .map_err(StoreError::or_not_found("role", id.to_string()))
 }
+
+/// Gives a user another root role (Admin 1, Editor 2, Viewer 3).
+pub fn set_root_role(
+    conn: &mut SqliteConnection,
+    id: i32,
+    root_role: i32,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<UserRow, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let role = role(conn, root_role)?;
+        if role.role_type != "root" {
+            return Err(StoreError::Rejected {
+                message: format!("role {} is not a root role", role.name),
+            });
+        }
+        let before = get(conn, id)?;
+        diesel::update(users::table.find(id))
+            .set(users::root_role.eq(root_role))
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "user-updated".into(),
+                created_by: actor.into(),
+                created_at: now,
+                data: Some(to_json(
+                    "data",
+                    &serde_json::json!({"id": id, "rootRole": root_role}),
+                )?),
+                pre_data: Some(to_json(
+                    "pre_data",
+                    &serde_json::json!({"id": id, "rootRole": before.root_role}),
+                )?),
+                ..NewEvent::default()
+            },
+        )?;
+        get(conn, id)
+    })
+}
+
+/// Deletes a user, their sessions and their signup-token links.
+pub fn delete(
+    conn: &mut SqliteConnection,
+    id: i32,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = get(conn, id)?;
+        diesel::delete(users::table.find(id)).execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: "user-deleted".into(),
+                created_by: actor.into(),
+                created_at: now,
+                pre_data: Some(to_json(
+                    "pre_data",
+                    &serde_json::json!({"id": id, "email": before.email, "username": before.username}),
+                )?),
+                ..NewEvent::default()
+            },
+        )
+    })
+}
