@@ -6,13 +6,15 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDateTime, Utc};
 use flag_eval::{
     ConstraintResult, Context, Explanation, PlaygroundVariant, SegmentResult, StrategyExplanation,
     StrategyResult, Tristate, Variant,
 };
+use flag_store::models::UserRow;
 use serde::Serialize;
 use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
 
 use crate::error::ApiError;
 
@@ -362,6 +364,56 @@ fn segment_out<'a>(segment: &SegmentResult<'a>) -> SegmentOut<'a> {
                 result: result.result,
             })
             .collect(),
+    }
+}
+
+/// Unleash's date format: ISO 8601 with milliseconds and `Z`.
+pub fn iso(time: NaiveDateTime) -> String {
+    time.and_utc().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}
+
+/// The user as Unleash returns it.
+#[derive(Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UserOut {
+    id: i32,
+    name: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    username: Option<String>,
+    email: Option<String>,
+    image_url: String,
+    seen_at: Option<String>,
+    login_attempts: i32,
+    created_at: String,
+    account_type: &'static str,
+    scim_id: Option<String>,
+    root_role: i32,
+}
+
+impl From<UserRow> for UserOut {
+    fn from(user: UserRow) -> Self {
+        let key = user
+            .email
+            .as_deref()
+            .or(user.username.as_deref())
+            .unwrap_or_default()
+            .to_lowercase();
+        Self {
+            image_url: format!(
+                "https://gravatar.com/avatar/{}?s=42&d=retro&r=g",
+                hex::encode(Sha256::digest(key))
+            ),
+            id: user.id,
+            name: user.name,
+            username: user.username,
+            email: user.email,
+            seen_at: user.seen_at.map(iso),
+            login_attempts: user.login_attempts,
+            created_at: iso(user.created_at),
+            account_type: "User",
+            scim_id: None,
+            root_role: user.root_role,
+        }
     }
 }
 

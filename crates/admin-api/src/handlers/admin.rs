@@ -11,9 +11,9 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::dto::iso;
 use crate::error::ApiError;
 use crate::extract::Body;
-use crate::handlers::invite::iso;
 use crate::secrets;
 
 fn now() -> chrono::NaiveDateTime {

@@ -13,9 +13,9 @@ use serde_json::json;
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::dto::iso;
 use crate::error::ApiError;
 use crate::extract::Body;
-use crate::handlers::invite::iso;
 
 const FEATURE_TYPES: [&str; 6] = [
     "release",

@@ -6,21 +6,16 @@ use std::net::{IpAddr, Ipv4Addr};
 use actix_web::http::header::LOCATION;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Months, NaiveDateTime, Utc};
-use flag_store::models::{NewUser, SignupTokenRow, UserRow};
+use flag_store::models::{NewUser, SignupTokenRow};
 use flag_store::queries::{self, signup_tokens::SignupToken};
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::dto::{UserOut, iso};
 use crate::error::{ApiError, Detail};
 use crate::extract::Body;
 use crate::{password, secrets};
-
-/// Unleash's date format: ISO 8601 with milliseconds and `Z`.
-pub fn iso(time: NaiveDateTime) -> String {
-    time.and_utc().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
-}
 
 #[derive(Serialize)]
 struct RoleOut<'a> {
@@ -207,51 +202,6 @@ pub struct SignupRequest {
     email: String,
     name: String,
     password: String,
-}
-
-/// The user as Unleash returns it.
-#[derive(Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct UserOut {
-    id: i32,
-    name: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    username: Option<String>,
-    email: Option<String>,
-    image_url: String,
-    seen_at: Option<String>,
-    login_attempts: i32,
-    created_at: String,
-    account_type: &'static str,
-    scim_id: Option<String>,
-    root_role: i32,
-}
-
-impl From<UserRow> for UserOut {
-    fn from(user: UserRow) -> Self {
-        let key = user
-            .email
-            .as_deref()
-            .or(user.username.as_deref())
-            .unwrap_or_default()
-            .to_lowercase();
-        Self {
-            image_url: format!(
-                "https://gravatar.com/avatar/{}?s=42&d=retro&r=g",
-                hex::encode(Sha256::digest(key))
-            ),
-            id: user.id,
-            name: user.name,
-            username: user.username,
-            email: user.email,
-            seen_at: user.seen_at.map(iso),
-            login_attempts: user.login_attempts,
-            created_at: iso(user.created_at),
-            account_type: "User",
-            scim_id: None,
-            root_role: user.root_role,
-        }
-    }
 }
 
 fn client_address(request: &HttpRequest) -> IpAddr {

@@ -9,9 +9,9 @@ use serde::Deserialize;
 
 use crate::AppState;
 use crate::auth::SESSION_COOKIE;
+use crate::dto::UserOut;
 use crate::error::ApiError;
 use crate::extract::Body;
-use crate::handlers::invite::UserOut;
 use crate::{password, secrets};
 
 /// How long a login lasts.

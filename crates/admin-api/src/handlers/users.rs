@@ -9,9 +9,9 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::dto::UserOut;
 use crate::error::{ApiError, Detail};
 use crate::extract::Body;
-use crate::handlers::invite::UserOut;
 use crate::password;
 
 /// A root role given by id (1, 2, 3) or by name (`Admin`, `Editor`, `Viewer`).
