@@ -326,7 +326,7 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        statuses: &[200, 401, 403, 404],
+        statuses: &[200, 400, 401, 403, 404],
         ..op("delete", "/api/admin/user-admin/{id}", "Users", "Delete a user")
     },
     Operation {
@@ -571,7 +571,11 @@ pub fn document() -> Value {
             .path
             .split('/')
             .filter_map(|part| part.strip_prefix('{').and_then(|part| part.strip_suffix('}')))
-            .map(|name| json!({"name": name, "in": "path", "required": true, "schema": {"type": "string"}}))
+            .map(|name| {
+                // User ids are numbers; every other path parameter is a name.
+                let kind = if name == "id" { "integer" } else { "string" };
+                json!({"name": name, "in": "path", "required": true, "schema": {"type": kind}})
+            })
             .collect();
         let mut responses = Map::new();
         // Every body can be too large or of the wrong type, and every database call can fail or
