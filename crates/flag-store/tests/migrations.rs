@@ -116,3 +116,92 @@ fn pool_checkout_times_out_with_a_typed_error() -> Result<(), Box<dyn std::error
     );
     Ok(())
 }
+
+/// One column as SQLite reports it.
+#[derive(QueryableByName)]
+struct Column {
+    #[diesel(sql_type = Text)]
+    name: String,
+    #[diesel(sql_type = Text)]
+    r#type: String,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    notnull: i32,
+    #[diesel(sql_type = diesel::sql_types::Integer)]
+    pk: i32,
+}
+
+/// One `table!` declaration of schema.rs.
+struct DeclaredTable {
+    keys: Vec<String>,
+    columns: Vec<(String, String)>,
+}
+
+/// The `table!` declarations of schema.rs, by table name.
+fn declared_schema() -> std::collections::BTreeMap<String, DeclaredTable> {
+    let mut tables = std::collections::BTreeMap::new();
+    let mut current: Option<(String, DeclaredTable)> = None;
+    for line in include_str!("../src/schema.rs").lines().map(str::trim) {
+        if let Some((name, keys)) = line.strip_suffix(") {").and_then(|head| head.split_once(" (")) {
+            let keys = keys.split(',').map(|key| key.trim().to_owned()).collect();
+            current = Some((
+                name.to_owned(),
+                DeclaredTable {
+                    keys,
+                    columns: Vec::new(),
+                },
+            ));
+        } else if let Some((column, kind)) = line.strip_suffix(',').and_then(|line| line.split_once(" -> ")) {
+            if let Some((_, table)) = current.as_mut() {
+                table.columns.push((column.to_owned(), kind.to_owned()));
+            }
+        } else if line == "}"
+            && let Some((name, table)) = current.take()
+        {
+            tables.insert(name, table);
+        }
+    }
+    tables
+}
+
+/// What `diesel print-schema` writes for a column.
+fn diesel_type(column: &Column) -> String {
+    let base = match column.r#type.to_ascii_uppercase().as_str() {
+        "TEXT" => "Text",
+        "INTEGER" => "Integer",
+        "BOOLEAN" => "Bool",
+        "TIMESTAMP" => "Timestamp",
+        other => return format!("unknown {other}"),
+    };
+    if column.notnull == 0 && column.pk == 0 {
+        format!("Nullable<{base}>")
+    } else {
+        base.to_owned()
+    }
+}
+
+/// schema.rs agrees with what the migrations create: the same tables, columns, types,
+/// nullability and primary keys (scripts/check-schema regenerates it with `diesel print-schema`).
+#[test]
+fn schema_rs_matches_the_migrations() -> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let declared = declared_schema();
+    let actual_tables = tables(&mut conn)?;
+    assert_eq!(declared.keys().cloned().collect::<Vec<_>>(), actual_tables);
+    for table in &actual_tables {
+        let columns: Vec<Column> =
+            diesel::sql_query(format!("PRAGMA table_info({table})")).load(&mut conn)?;
+        let DeclaredTable {
+            keys,
+            columns: declared_columns,
+        } = &declared[table];
+        let actual: Vec<(String, String)> =
+            columns.iter().map(|c| (c.name.clone(), diesel_type(c))).collect();
+        assert_eq!(&actual, declared_columns, "columns of {table}");
+        let mut primary: Vec<&Column> = columns.iter().filter(|c| c.pk > 0).collect();
+        primary.sort_by_key(|c| c.pk);
+        let primary: Vec<String> = primary.iter().map(|c| c.name.clone()).collect();
+        assert_eq!(&primary, keys, "primary key of {table}");
+    }
+    Ok(())
+}
