@@ -315,17 +315,7 @@ async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(
     )?;
     let service = app.service().await;
     seed_feature(&service, "f").await;
-    let login = test::TestRequest::post()
-        .uri("/auth/simple/login")
-        .set_json(json!({"username": "ed", "password": password}));
-    let response = test::call_service(&service, login.to_request()).await;
-    assert_eq!(response.status(), StatusCode::OK);
-    let cookie = response
-        .response()
-        .cookies()
-        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
-        .map(|cookie| cookie.into_owned())
-        .ok_or("no cookie")?;
+    let cookie = common::login(&service, "ed", password).await;
 
     let batch = test::TestRequest::put()
         .uri("/api/admin/projects/default/features/f/variants-batch")
@@ -399,18 +389,7 @@ async fn administrators_manage_users_and_their_roles() {
         }
     }
 
-    let login = test::TestRequest::post()
-        .uri("/auth/simple/login")
-        .set_json(json!({"username": "ed@example.com", "password": password}));
-    let response = test::call_service(&service, login.to_request()).await;
-    let cookie = response
-        .response()
-        .cookies()
-        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
-        .map(|cookie| cookie.into_owned());
-    let Some(cookie) = cookie else {
-        panic!("no session cookie")
-    };
+    let cookie = common::login(&service, "ed@example.com", password).await;
     let batch = || {
         test::TestRequest::put()
             .uri("/api/admin/projects/default/features/f/variants-batch")

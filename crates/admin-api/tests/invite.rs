@@ -73,19 +73,7 @@ async fn the_invite_flow_works_end_to_end() {
     assert!(user.get("password").is_none() && user.get("passwordHash").is_none());
 
     // The user can log in and use the playground, but not write variants.
-    let login = test::TestRequest::post()
-        .uri("/auth/simple/login")
-        .set_json(json!({"username": "NEW.PERSON@example.com", "password": PASSWORD}));
-    let response = test::call_service(&service, login.to_request()).await;
-    assert_eq!(response.status(), StatusCode::OK);
-    let cookie = response
-        .response()
-        .cookies()
-        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
-        .map(|cookie| cookie.into_owned());
-    let Some(cookie) = cookie else {
-        panic!("no session cookie");
-    };
+    let cookie = common::login(&service, "NEW.PERSON@example.com", PASSWORD).await;
     let playground = test::TestRequest::post()
         .uri("/api/admin/playground")
         .cookie(cookie.clone())

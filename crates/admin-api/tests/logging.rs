@@ -58,16 +58,10 @@ async fn no_secret_is_ever_logged() {
         .uri(&format!("/invite/{secret}/signup?ref={secret}"))
         .set_json(json!({"email": "log@example.com", "name": "Log", "password": password}));
     assert_eq!(send(&service, signup).await.0, StatusCode::OK);
-    let login = test::TestRequest::post()
-        .uri("/auth/simple/login")
-        .set_json(json!({"username": "log@example.com", "password": password}));
-    let response = test::call_service(&service, login.to_request()).await;
-    let cookie = response
-        .response()
-        .cookies()
-        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
-        .map(|cookie| cookie.value().to_owned())
-        .unwrap_or_default();
+    let cookie = common::login(&service, "log@example.com", password)
+        .await
+        .value()
+        .to_owned();
     assert!(!cookie.is_empty());
     let playground = json!({"environment": "development", "context": {"appName": "a"}});
     assert_eq!(

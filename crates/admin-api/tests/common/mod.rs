@@ -121,3 +121,22 @@ where
         assert_eq!(status, StatusCode::OK);
     }
 }
+
+/// Logs in and returns the session cookie; panics when the login does not succeed.
+pub async fn login<S, B>(service: &S, username: &str, password: &str) -> actix_web::cookie::Cookie<'static>
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let request = test::TestRequest::post()
+        .uri("/auth/simple/login")
+        .set_json(json!({"username": username, "password": password}));
+    let response = test::call_service(service, request.to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK, "login as {username}");
+    response
+        .response()
+        .cookies()
+        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
+        .map(|cookie| cookie.into_owned())
+        .unwrap_or_else(|| panic!("no session cookie for {username}"))
+}
