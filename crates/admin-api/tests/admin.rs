@@ -170,20 +170,13 @@ async fn custom_strategies_and_context_fields_show_in_the_playground() {
     .await;
     assert_eq!(on, serde_json::Value::Null);
 
-    let (_, played) = send(
+    let g = common::played_feature(
         &service,
-        post(
-            "/api/admin/playground",
-            ADMIN,
-            json!({"environment": "development", "context": {"appName": "a", "tenant": "a"}}),
-        ),
+        "development",
+        json!({"appName": "a", "tenant": "a"}),
+        "g",
     )
     .await;
-    let g = played["features"]
-        .as_array()
-        .and_then(|all| all.iter().find(|f| f["name"] == "g"))
-        .cloned()
-        .unwrap_or_default();
     assert_eq!(g["strategies"]["result"], "unknown", "{g}");
     assert_eq!(
         g["strategies"]["data"][0]["result"],
@@ -210,20 +203,7 @@ async fn dependencies_are_enforced_and_evaluated() {
     .await;
     assert_eq!(status, StatusCode::OK);
 
-    let (_, played) = send(
-        &service,
-        post(
-            "/api/admin/playground",
-            ADMIN,
-            json!({"environment": "development", "context": {"appName": "a"}}),
-        ),
-    )
-    .await;
-    let child = played["features"]
-        .as_array()
-        .and_then(|all| all.iter().find(|f| f["name"] == "child"))
-        .cloned()
-        .unwrap_or_default();
+    let child = common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
     assert_eq!(child["hasUnsatisfiedDependency"], true, "{child}");
     assert_eq!(child["isEnabled"], false);
 
@@ -231,20 +211,7 @@ async fn dependencies_are_enforced_and_evaluated() {
         .uri(path)
         .insert_header(("Authorization", ADMIN));
     assert_eq!(send(&service, remove).await.0, StatusCode::OK);
-    let (_, played) = send(
-        &service,
-        post(
-            "/api/admin/playground",
-            ADMIN,
-            json!({"environment": "development", "context": {"appName": "a"}}),
-        ),
-    )
-    .await;
-    let child = played["features"]
-        .as_array()
-        .and_then(|all| all.iter().find(|f| f["name"] == "child"))
-        .cloned()
-        .unwrap_or_default();
+    let child = common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
     assert_eq!(child["isEnabled"], true);
 }
 

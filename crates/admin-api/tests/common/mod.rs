@@ -140,3 +140,20 @@ where
         .map(|cookie| cookie.into_owned())
         .unwrap_or_else(|| panic!("no session cookie for {username}"))
 }
+
+/// Asks the deprecated playground about `context` in `environment` and returns the entry of
+/// feature `name` (`Null` when it is not listed).
+pub async fn played_feature<S, B>(service: &S, environment: &str, context: Value, name: &str) -> Value
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let request = json!({"environment": environment, "context": context});
+    let (status, body) = send(service, post("/api/admin/playground", ADMIN, request)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["features"]
+        .as_array()
+        .and_then(|features| features.iter().find(|feature| feature["name"] == name))
+        .cloned()
+        .unwrap_or_default()
+}
