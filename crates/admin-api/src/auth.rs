@@ -65,6 +65,43 @@ pub enum Principal {
 /// The permission Unleash names for writing variants.
 pub const UPDATE_VARIANTS: &str = "UPDATE_FEATURE_ENVIRONMENT_VARIANTS";
 
+/// The permission named when an environment-scoped token asks the playground about another
+/// environment.
+pub const PLAYGROUND: &str = "PLAYGROUND";
+
+/// The permission named when an environment-scoped token reads another environment's variants.
+pub const READ_VARIANTS: &str = "READ_FEATURE_ENVIRONMENT_VARIANTS";
+
+fn no_access(permission: &str, place: &str) -> ApiError {
+    ApiError::NoAccess(format!(
+        "you don't have the required permissions to perform this operation; to perform this action, you \
+         need the \"{permission}\" permission{place}"
+    ))
+}
+
+/// 403 for `permission` in `environment`.
+fn denied_in(permission: &str, environment: &str) -> ApiError {
+    no_access(permission, &format!(" in the \"{environment}\" environment"))
+}
+
+/// 403 for a write whose effect reaches beyond the environments a token is limited to.
+fn beyond(permission: &str, allowed: &[String]) -> ApiError {
+    let names = allowed
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let noun = if allowed.len() == 1 {
+        "environment"
+    } else {
+        "environments"
+    };
+    no_access(
+        permission,
+        &format!(" for every environment, and this token is limited to the {names} {noun}"),
+    )
+}
+
 impl Principal {
     /// The name written to the audit log.
     pub fn actor(&self) -> &str {
@@ -74,36 +111,70 @@ impl Principal {
         }
     }
 
-    /// Whether the caller may write `permission` in `environment` (feature writes need Editor).
-    pub fn require_write(&self, permission: &str, environment: Option<&str>) -> Result<(), ApiError> {
-        let allowed = match self {
-            Self::AdminToken { environments, .. } => match (environments, environment) {
-                (None, _) | (Some(_), None) => true,
-                (Some(allowed), Some(environment)) => allowed.iter().any(|name| name == environment),
-            },
-            Self::User { role, .. } => matches!(role, RootRole::Admin | RootRole::Editor),
-        };
-        if allowed {
-            return Ok(());
+    /// The environments an environment-scoped admin token is limited to.
+    fn limited_to(&self) -> Option<&[String]> {
+        match self {
+            Self::AdminToken {
+                environments: Some(allowed),
+                ..
+            } => Some(allowed),
+            _ => None,
         }
-        let place = environment
-            .map(|env| format!(" in the \"{env}\" environment"))
-            .unwrap_or_default();
-        Err(ApiError::NoAccess(format!(
-            "you don't have the required permissions to perform this operation; to perform this action, you \
-             need the \"{permission}\" permission{place}"
-        )))
     }
 
-    /// Whether the caller is an administrator (admin tokens and the Admin role).
+    /// Whether the caller may see state specific to `environment` (its strategies, variants, on
+    /// or off): everyone but a token limited to other environments.
+    pub fn may_read(&self, environment: &str) -> bool {
+        self.limited_to()
+            .is_none_or(|allowed| allowed.iter().any(|name| name == environment))
+    }
+
+    /// Reading state specific to `environment` (the playgrounds, environment variants).
+    pub fn require_read(&self, permission: &str, environment: &str) -> Result<(), ApiError> {
+        if self.may_read(environment) {
+            Ok(())
+        } else {
+            Err(denied_in(permission, environment))
+        }
+    }
+
+    /// Writing `permission`: in `environment` when the write changes only that environment's
+    /// state, or `None` when its effect reaches every environment (features, dependencies,
+    /// segments). Feature writes need the Editor role; a token limited to some environments may
+    /// write only in those.
+    pub fn require_write(&self, permission: &str, environment: Option<&str>) -> Result<(), ApiError> {
+        match (self, self.limited_to(), environment) {
+            (Self::AdminToken { .. }, None, _) => Ok(()),
+            (_, Some(_), Some(environment)) if self.may_read(environment) => Ok(()),
+            (_, Some(_), Some(environment)) => Err(denied_in(permission, environment)),
+            (_, Some(allowed), None) => Err(beyond(permission, allowed)),
+            (
+                Self::User {
+                    role: RootRole::Admin | RootRole::Editor,
+                    ..
+                },
+                _,
+                _,
+            ) => Ok(()),
+            (Self::User { .. }, _, Some(environment)) => Err(denied_in(permission, environment)),
+            (Self::User { .. }, _, None) => Err(no_access(permission, "")),
+        }
+    }
+
+    /// Administration (tokens, users, invite links, projects, environments, context fields,
+    /// strategy types): admin tokens for every environment and the Admin role.
     pub fn require_admin(&self) -> Result<(), ApiError> {
-        match self {
-            Self::AdminToken { environments: None, .. } | Self::User { role: RootRole::Admin, .. } => Ok(()),
-            _ => Err(ApiError::NoAccess(
-                "you don't have the required permissions to perform this operation; to perform this action, you \
-                 need the \"ADMIN\" permission"
-                    .into(),
-            )),
+        match (self, self.limited_to()) {
+            (_, Some(allowed)) => Err(beyond("ADMIN", allowed)),
+            (Self::AdminToken { .. }, None)
+            | (
+                Self::User {
+                    role: RootRole::Admin,
+                    ..
+                },
+                _,
+            ) => Ok(()),
+            (Self::User { .. }, None) => Err(no_access("ADMIN", "")),
         }
     }
 }

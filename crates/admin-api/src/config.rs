@@ -75,9 +75,22 @@ pub struct Config {
     /// Most environments × features × contexts one advanced playground request may evaluate.
     #[arg(long, env = "PLAYGROUND_COMBINATION_LIMIT", default_value_t = flag_eval::DEFAULT_COMBINATION_LIMIT, global = true)]
     pub combination_limit: u64,
+    /// Most bytes of context one advanced playground answer may repeat: environments × features
+    /// × the JSON size of all context combinations.
+    #[arg(long, env = "PLAYGROUND_CONTEXT_BYTES_LIMIT", default_value_t = flag_eval::DEFAULT_CONTEXT_BYTES_LIMIT, global = true)]
+    pub context_bytes_limit: u64,
+    /// Threads for CPU-heavy work (playground evaluation, password hashing); 0 means one per core.
+    #[arg(long, env = "CPU_THREADS", default_value_t = 0, global = true)]
+    pub cpu_threads: usize,
     /// Signups allowed per client address per minute.
     #[arg(long, env = "SIGNUP_RATE_PER_MINUTE", default_value_t = 20, global = true)]
     pub signup_rate_per_minute: u32,
+    /// Login attempts allowed per client address per minute (Unleash allows 10).
+    #[arg(long, env = "LOGIN_RATE_PER_MINUTE", default_value_t = 10, global = true)]
+    pub login_rate_per_minute: u32,
+    /// Send the session cookie only over HTTPS; by default, when `UNLEASH_URL` is https.
+    #[arg(long, env = "SECURE_COOKIES", global = true)]
+    pub secure_cookies: Option<bool>,
     /// What to do; serving is the default.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -114,6 +127,24 @@ impl Config {
         config
     }
 
+    /// What the handlers read.
+    pub fn settings(&self) -> crate::Settings {
+        crate::Settings {
+            unleash_url: self.unleash_url.clone(),
+            body_limit: self.body_limit,
+            combination_limit: self.combination_limit,
+            context_bytes_limit: self.context_bytes_limit,
+            signups_per_minute: self.signup_rate_per_minute,
+            logins_per_minute: self.login_rate_per_minute,
+            secure_cookies: self.secure_cookies.unwrap_or_else(|| {
+                self.unleash_url
+                    .get(..8)
+                    .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
+            }),
+            cpu_threads: self.cpu_threads,
+        }
+    }
+
     /// The database file: `DATABASE_URL` without a `sqlite://` or `sqlite:` scheme.
     pub fn database_path(&self) -> PathBuf {
         let url = self.database_url.as_str();
@@ -141,5 +172,28 @@ mod tests {
         assert_eq!(config.init_admin_api_tokens.len(), 2);
         assert!(!format!("{config:?}").contains("topsecret"));
         assert_eq!(config.database_path(), PathBuf::from("/tmp/x.db"));
+    }
+
+    #[test]
+    fn session_cookies_are_secure_behind_https_or_when_asked() {
+        let secure = |args: &[&str]| {
+            Config::parse_from(std::iter::once("admin-api").chain(args.iter().copied()))
+                .settings()
+                .secure_cookies
+        };
+        assert!(!secure(&[]));
+        assert!(secure(&["--unleash-url", "HTTPS://flags.example.com"]));
+        assert!(!secure(&[
+            "--unleash-url",
+            "https://flags.example.com",
+            "--secure-cookies",
+            "false"
+        ]));
+        assert!(secure(&[
+            "--unleash-url",
+            "http://localhost:4242",
+            "--secure-cookies",
+            "true"
+        ]));
     }
 }

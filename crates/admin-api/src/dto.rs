@@ -8,15 +8,23 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use flag_eval::{
-    ConstraintResult, Context, Explanation, PlaygroundVariant, SegmentResult, StrategyExplanation,
-    StrategyResult, Tristate, Variant,
+    Combination, ConstraintResult, Context, Explanation, PlaygroundVariant, SegmentResult,
+    StrategyExplanation, StrategyResult, Tristate, Variant,
 };
 use flag_store::models::UserRow;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::error::ApiError;
+use crate::error::{ApiError, Detail};
+
+/// Most fields a playground context may carry, counting top-level fields and `properties`
+/// entries: far more than any application sets, few enough that no request can make a context
+/// expensive to copy or compare.
+pub const MAX_CONTEXT_FIELDS: usize = 256;
+
+/// Longest context value in bytes (a comma-separated list of an advanced request included).
+pub const MAX_CONTEXT_VALUE_BYTES: usize = 64 * 1024;
 
 /// Context fields Unleash's schema types as strings.
 const STRING_FIELDS: [&str; 5] = ["appName", "userId", "sessionId", "remoteAddress", "environment"];
@@ -51,6 +59,7 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
     let Value::Object(map) = context else {
         return Err(ApiError::invalid(path, format!("{path} must be an object")));
     };
+    check_size(map, path)?;
     for field in STRING_FIELDS {
         if let Some(value) = map.get_mut(field)
             && !coerce_scalar(value)
@@ -79,11 +88,14 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
     if let Some(time) = map.get("currentTime") {
         let valid = time
             .as_str()
-            .is_some_and(|text| DateTime::parse_from_rfc3339(text).is_ok());
+            .is_some_and(|text| flag_eval::parse_time_strict(text).is_some());
         if !valid {
             return Err(ApiError::invalid(
                 format!("{path}/currentTime"),
-                format!("{path}/currentTime must be an RFC 3339 date-time with a time zone"),
+                format!(
+                    "{path}/currentTime must be an RFC 3339 date-time with a time zone, a four-digit year \
+                     and no leap second"
+                ),
             ));
         }
     }
@@ -101,6 +113,43 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
                     format!("{path}/properties/{name} must be a string"),
                 ));
             }
+        }
+    }
+    Ok(())
+}
+
+/// Checks the context against [`MAX_CONTEXT_FIELDS`] and [`MAX_CONTEXT_VALUE_BYTES`] before
+/// anything else reads it.
+fn check_size(map: &Map<String, Value>, path: &str) -> Result<(), ApiError> {
+    let properties = match map.get("properties") {
+        Some(Value::Object(properties)) => Some(properties),
+        _ => None,
+    };
+    let fields = map.len() + properties.map_or(0, Map::len);
+    if fields > MAX_CONTEXT_FIELDS {
+        return Err(ApiError::invalid(
+            path,
+            format!("{path} has {fields} fields and properties; at most {MAX_CONTEXT_FIELDS} are accepted"),
+        ));
+    }
+    let values = map
+        .iter()
+        .map(|(key, value)| (format!("{path}/{key}"), value))
+        .chain(
+            properties
+                .into_iter()
+                .flatten()
+                .map(|(key, value)| (format!("{path}/properties/{key}"), value)),
+        );
+    for (field, value) in values {
+        if value
+            .as_str()
+            .is_some_and(|text| text.len() > MAX_CONTEXT_VALUE_BYTES)
+        {
+            return Err(ApiError::invalid(
+                &field,
+                format!("{field} is longer than the limit of {MAX_CONTEXT_VALUE_BYTES} bytes"),
+            ));
         }
     }
     Ok(())
@@ -186,15 +235,16 @@ pub fn evaluation_context(context: &Map<String, Value>, now: DateTime<Utc>, seed
 }
 
 /// Drops top-level custom fields whose value is not a string, returning their names in order.
+/// One pass, whatever the number of fields.
 pub fn drop_invalid_properties(context: &mut Map<String, Value>) -> Vec<String> {
-    let invalid: Vec<String> = context
-        .iter()
-        .filter(|(key, value)| *key != "appName" && *key != "properties" && !value.is_string())
-        .map(|(key, _)| key.clone())
-        .collect();
-    for key in &invalid {
-        context.shift_remove(key);
-    }
+    let mut invalid = Vec::new();
+    context.retain(|key, value| {
+        let keep = key == "appName" || key == "properties" || value.is_string();
+        if !keep {
+            invalid.push(key.clone());
+        }
+        keep
+    });
     invalid
 }
 
@@ -208,7 +258,7 @@ pub struct EvaluatedFeature<'a> {
     has_unsatisfied_dependency: bool,
     variant: PlaygroundVariant<'a>,
     #[serde(skip_serializing_if = "Option::is_none")]
-    context: Option<&'a Map<String, Value>>,
+    context: Option<Combination<'a>>,
     variants: &'a [Variant],
     name: &'a str,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -284,7 +334,7 @@ impl<'a> EvaluatedFeature<'a> {
     pub fn new(
         explanation: &'a Explanation<'a>,
         links_environment: &str,
-        advanced: Option<(&'a Map<String, Value>, &'a str)>,
+        advanced: Option<(Combination<'a>, &'a str)>,
     ) -> Self {
         let project = explanation.project.unwrap_or("default");
         Self {
@@ -365,6 +415,76 @@ fn segment_out<'a>(segment: &SegmentResult<'a>) -> SegmentOut<'a> {
             })
             .collect(),
     }
+}
+
+/// Longest name, email or username accepted, in characters, as Unleash caps them.
+pub const MAX_TEXT_CHARS: usize = 255;
+
+/// What is wrong with a name, email or username at `path`, if anything: empty once trimmed,
+/// longer than [`MAX_TEXT_CHARS`] characters, or holding a control character.
+pub fn text_problem(path: &str, text: &str) -> Option<Detail> {
+    if text.trim().is_empty() {
+        return Some(Detail::at(path, format!("{path} must not be empty")));
+    }
+    if text.chars().count() > MAX_TEXT_CHARS {
+        return Some(Detail::at(
+            path,
+            format!("{path} must be at most {MAX_TEXT_CHARS} characters long"),
+        ));
+    }
+    if text.chars().any(char::is_control) {
+        return Some(Detail::at(
+            path,
+            format!("{path} must not contain control characters"),
+        ));
+    }
+    None
+}
+
+/// What is wrong with an email at `path`, if anything: the text rules, and the shape of an
+/// address.
+pub fn email_problem(path: &str, email: &str) -> Option<Detail> {
+    text_problem(path, email).or_else(|| {
+        let email = email.trim();
+        let plausible = email.split_once('@').is_some_and(|(local, domain)| {
+            !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.')
+        }) && !email.contains(char::is_whitespace);
+        (!plausible).then(|| Detail::at(path, format!("{path} must be a valid email address")))
+    })
+}
+
+/// What is wrong with a username at `path`, if anything: the text rules, and no `@`, so that a
+/// username can never be someone's email.
+pub fn username_problem(path: &str, username: &str) -> Option<Detail> {
+    text_problem(path, username).or_else(|| {
+        username
+            .contains('@')
+            .then(|| Detail::at(path, format!("{path} must not contain @")))
+    })
+}
+
+/// An instant in a request body, accepted only when JavaScript reads it as the same instant (RFC
+/// 3339 with a time zone, a four-digit year, no leap second; see
+/// [`flag_eval::parse_time_strict`]), because Unleash's SDKs and UI are JavaScript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        flag_eval::parse_time_strict(&text).map(Self).ok_or_else(|| {
+            serde::de::Error::custom(format!(
+                "{text:?} is not an RFC 3339 date-time with a time zone, a four-digit year and no leap second"
+            ))
+        })
+    }
+}
+
+/// Checks strategy or segment constraints with the engine's strict validation; 400 naming the
+/// first bad one (`/constraints/2`).
+pub fn check_constraints(constraints: &[flag_eval::Constraint]) -> Result<(), ApiError> {
+    flag_eval::validate_constraints(constraints)
+        .map_err(|(index, error)| ApiError::invalid(format!("/constraints/{index}"), error.to_string()))
 }
 
 /// Unleash's date format: ISO 8601 with milliseconds and `Z`.

@@ -8,22 +8,22 @@
 
 pub mod auth;
 pub mod config;
+pub mod cpu_pool;
 pub mod db;
 pub mod dto;
+pub mod engines;
 pub mod error;
 pub mod extract;
 pub mod handlers;
 pub mod metrics;
 pub mod openapi;
 pub mod password;
+pub mod rate_limit;
 pub mod routes;
 pub mod secrets;
 
-use std::collections::HashMap;
-use std::net::IpAddr;
 use std::path::Path;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
@@ -32,7 +32,9 @@ use flag_store::models::NewApiToken;
 use flag_store::{Store, StoreError, queries};
 
 use crate::config::Secret;
+use crate::cpu_pool::CpuPool;
 use crate::extract::BodyLimit;
+use crate::rate_limit::RateLimiter;
 
 /// Settings the handlers read.
 #[derive(Debug, Clone)]
@@ -43,6 +45,16 @@ pub struct Settings {
     pub body_limit: usize,
     /// The advanced playground's combination limit.
     pub combination_limit: u64,
+    /// The advanced playground's limit on the context its answer repeats, in bytes.
+    pub context_bytes_limit: u64,
+    /// Signups allowed per client address per minute.
+    pub signups_per_minute: u32,
+    /// Login attempts allowed per client address per minute.
+    pub logins_per_minute: u32,
+    /// Whether the session cookie is sent only over HTTPS.
+    pub secure_cookies: bool,
+    /// Threads of the CPU pool; 0 means one per core.
+    pub cpu_threads: usize,
 }
 
 impl Default for Settings {
@@ -51,6 +63,11 @@ impl Default for Settings {
             unleash_url: "http://localhost:4242".into(),
             body_limit: extract::DEFAULT_BODY_LIMIT,
             combination_limit: flag_eval::DEFAULT_COMBINATION_LIMIT,
+            context_bytes_limit: flag_eval::DEFAULT_CONTEXT_BYTES_LIMIT,
+            signups_per_minute: 20,
+            logins_per_minute: 10,
+            secure_cookies: false,
+            cpu_threads: 0,
         }
     }
 }
@@ -64,8 +81,12 @@ pub struct AppState {
     pub settings: Settings,
     /// Signups per client address.
     pub signup_limiter: RateLimiter,
+    /// Login attempts per client address.
+    pub login_limiter: RateLimiter,
     /// Compiled environments for the playground.
-    pub engines: std::sync::Arc<handlers::playground::EngineCache>,
+    pub engines: std::sync::Arc<engines::EngineCache>,
+    /// Where CPU-heavy work runs: evaluation and password hashing.
+    pub cpu: CpuPool,
     /// Set when shutdown begins, so `/ready` answers 503 while requests drain.
     pub shutting_down: std::sync::atomic::AtomicBool,
     /// Request metrics.
@@ -73,58 +94,18 @@ pub struct AppState {
 }
 
 impl AppState {
-    /// State over `store` with these settings and a signup limit per minute.
-    pub fn new(store: Store, settings: Settings, signups_per_minute: u32) -> Self {
-        Self {
+    /// State over `store` with these settings; fails only when no CPU-pool thread can start.
+    pub fn new(store: Store, settings: Settings) -> Result<Self, rayon::ThreadPoolBuildError> {
+        Ok(Self {
             store,
-            settings,
-            signup_limiter: RateLimiter::new(signups_per_minute),
+            signup_limiter: RateLimiter::new(settings.signups_per_minute),
+            login_limiter: RateLimiter::new(settings.logins_per_minute),
             engines: std::sync::Arc::default(),
+            cpu: CpuPool::new(settings.cpu_threads)?,
+            settings,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             metrics: metrics::Metrics::default(),
-        }
-    }
-}
-
-/// A fixed-window request counter per client address. Limits are per server process.
-#[derive(Debug)]
-pub struct RateLimiter {
-    per_minute: u32,
-    windows: Mutex<HashMap<IpAddr, (Instant, u32)>>,
-}
-
-impl RateLimiter {
-    const WINDOW: Duration = Duration::from_secs(60);
-
-    /// Allows `per_minute` requests per address and minute.
-    pub fn new(per_minute: u32) -> Self {
-        Self {
-            per_minute,
-            windows: Mutex::new(HashMap::new()),
-        }
-    }
-
-    /// Counts a request from `address`; over the limit, the seconds until its window ends.
-    pub fn check(&self, address: IpAddr) -> Result<(), u64> {
-        let now = Instant::now();
-        let mut windows = self
-            .windows
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if windows.len() > 10_000 {
-            windows.retain(|_, (start, _)| now.duration_since(*start) < Self::WINDOW);
-        }
-        let (start, count) = windows.entry(address).or_insert((now, 0));
-        if now.duration_since(*start) >= Self::WINDOW {
-            *start = now;
-            *count = 0;
-        }
-        if *count >= self.per_minute {
-            let left = Self::WINDOW.saturating_sub(now.duration_since(*start));
-            return Err(left.as_secs().max(1));
-        }
-        *count += 1;
-        Ok(())
+        })
     }
 }
 

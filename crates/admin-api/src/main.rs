@@ -2,7 +2,7 @@
 
 use actix_web::{HttpServer, web};
 use admin_api::config::{Command, Config, LogFormat};
-use admin_api::{AppState, Settings, build_app, ensure_admin_token, seed_admin_tokens};
+use admin_api::{AppState, build_app, ensure_admin_token, seed_admin_tokens};
 use anyhow::Context as _;
 use flag_store::{Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
@@ -59,15 +59,7 @@ async fn main() -> anyhow::Result<()> {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
     }
 
-    let state = web::Data::new(AppState::new(
-        store,
-        Settings {
-            unleash_url: config.unleash_url.clone(),
-            body_limit: config.body_limit,
-            combination_limit: config.combination_limit,
-        },
-        config.signup_rate_per_minute,
-    ));
+    let state = web::Data::new(AppState::new(store, config.settings()).context("starting the CPU pool")?);
     let address = (config.host.clone(), config.port);
     tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
     let app_state = state.clone();

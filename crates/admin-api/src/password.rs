@@ -1,5 +1,7 @@
 //! Passwords: Unleash's strength rules, and Argon2id hashing.
 
+use std::sync::LazyLock;
+
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 
 /// Every rule `password` breaks; empty when it is acceptable. The rules are Unleash's own
@@ -39,13 +41,21 @@ pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
     Ok(Argon2::default().hash_password(password.as_bytes())?.to_string())
 }
 
-/// Whether `password` matches the PHC string `stored`.
-pub fn verify(password: &str, stored: &str) -> bool {
-    PasswordHash::new(stored).is_ok_and(|parsed| {
-        Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok()
-    })
+/// Whether `password` matches the PHC string `stored`. With no usable hash (an unknown user, or
+/// one without a password) it still runs one verification against a fixed hash and answers
+/// `false`, so the time taken does not tell which users exist.
+pub fn verify(password: &str, stored: Option<&str>) -> bool {
+    static DECOY: LazyLock<Option<String>> = LazyLock::new(|| hash("decoy password").ok());
+    let parsed = stored.and_then(|stored| PasswordHash::new(stored).ok());
+    let Some(parsed) = parsed else {
+        if let Some(decoy) = DECOY.as_deref().and_then(|decoy| PasswordHash::new(decoy).ok()) {
+            let _ = Argon2::default().verify_password(password.as_bytes(), &decoy);
+        }
+        return false;
+    };
+    Argon2::default()
+        .verify_password(password.as_bytes(), &parsed)
+        .is_ok()
 }
 
 #[cfg(test)]
@@ -76,9 +86,13 @@ mod tests {
         let second = hash("Str0ng!Passw0rd")?;
         assert!(first.starts_with("$argon2id$v=19$"));
         assert_ne!(first, second);
-        assert!(verify("Str0ng!Passw0rd", &first));
-        assert!(!verify("Str0ng!Passw0rd?", &first));
-        assert!(!verify("Str0ng!Passw0rd", "not a hash"));
+        assert!(verify("Str0ng!Passw0rd", Some(&first)));
+        assert!(!verify("Str0ng!Passw0rd?", Some(&first)));
+        assert!(!verify("Str0ng!Passw0rd", Some("not a hash")));
+        assert!(
+            !verify("decoy password", None),
+            "the decoy hash never admits anyone"
+        );
         Ok(())
     }
 }

@@ -1,46 +1,52 @@
-//! Every route, in one place. Each resource answers other methods with 405.
+//! Every route, in one place. Each resource answers other methods with 405; GET routes answer
+//! HEAD as well.
 
-use actix_web::web;
+use actix_web::{Route, guard, web};
 
 use crate::handlers::{self, admin, client, features, invite, playground, session, users, variants};
+
+/// A GET route that answers HEAD too, with the same status and headers and no body.
+fn get() -> Route {
+    web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
+}
 
 /// Registers every route on `config`.
 pub fn configure(config: &mut web::ServiceConfig) {
     let resource = |path: &str| web::resource(path).default_service(web::to(handlers::method_not_allowed));
     config
-        .service(resource("/health").route(web::get().to(handlers::health)))
-        .service(resource("/ready").route(web::get().to(handlers::ready)))
-        .service(resource("/internal-backstage/prometheus").route(web::get().to(handlers::prometheus)))
+        .service(resource("/health").route(get().to(handlers::health)))
+        .service(resource("/ready").route(get().to(handlers::ready)))
+        .service(resource("/internal-backstage/prometheus").route(get().to(handlers::prometheus)))
         .service(resource("/auth/simple/login").route(web::post().to(session::login)))
         .service(resource("/logout").route(web::post().to(session::logout)))
-        .service(resource("/invite/{token}/validate").route(web::get().to(invite::validate)))
+        .service(resource("/invite/{token}/validate").route(get().to(invite::validate)))
         .service(resource("/invite/{token}/signup").route(web::post().to(invite::sign_up)))
-        .service(resource("/api/client/features").route(web::get().to(client::features)))
-        .service(resource("/api/client/features/{featureName}").route(web::get().to(client::feature)))
+        .service(resource("/api/client/features").route(get().to(client::features)))
+        .service(resource("/api/client/features/{featureName}").route(get().to(client::feature)))
         .service(resource("/api/admin/playground").route(web::post().to(playground::playground)))
         .service(resource("/api/admin/playground/advanced").route(web::post().to(playground::advanced)))
         .service(
             resource("/api/admin/invite-link/tokens")
-                .route(web::get().to(invite::list))
+                .route(get().to(invite::list))
                 .route(web::post().to(invite::create)),
         )
         .service(
             resource("/api/admin/invite-link/tokens/{token}")
-                .route(web::get().to(invite::get))
+                .route(get().to(invite::get))
                 .route(web::put().to(invite::update)),
         )
         .service(
             resource("/api/admin/environments")
-                .route(web::get().to(features::environments))
+                .route(get().to(features::environments))
                 .route(web::post().to(admin::create_environment)),
         )
         .service(resource("/api/admin/environments/{name}/{switch:on|off}").route(web::post().to(admin::switch_environment)))
         .service(
             resource("/api/admin/projects")
-                .route(web::get().to(features::projects))
+                .route(get().to(features::projects))
                 .route(web::post().to(admin::create_project)),
         )
-        .service(resource("/api/admin/projects/{projectId}").route(web::get().to(admin::get_project)))
+        .service(resource("/api/admin/projects/{projectId}").route(get().to(admin::get_project)))
         .service(
             resource("/api/admin/projects/{projectId}/environments").route(web::post().to(admin::enable_project_environment)),
         )
@@ -50,27 +56,27 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(
             resource("/api/admin/context")
-                .route(web::get().to(admin::context_fields))
+                .route(get().to(admin::context_fields))
                 .route(web::post().to(admin::create_context_field)),
         )
         .service(
             resource("/api/admin/strategies")
-                .route(web::get().to(admin::strategy_types))
+                .route(get().to(admin::strategy_types))
                 .route(web::post().to(admin::create_strategy_type)),
         )
         .service(
             resource("/api/admin/segments")
-                .route(web::get().to(admin::segments))
+                .route(get().to(admin::segments))
                 .route(web::post().to(features::create_segment)),
         )
         .service(
             resource("/api/admin/api-tokens")
-                .route(web::get().to(admin::list_api_tokens))
+                .route(get().to(admin::list_api_tokens))
                 .route(web::post().to(admin::create_api_token)),
         )
         .service(
             resource("/api/admin/user-admin")
-                .route(web::get().to(users::list))
+                .route(get().to(users::list))
                 .route(web::post().to(users::create)),
         )
         .service(
@@ -86,11 +92,11 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(
             resource("/api/admin/projects/{projectId}/features")
-                .route(web::get().to(features::list_features))
+                .route(get().to(features::list_features))
                 .route(web::post().to(features::create_feature)),
         )
         .service(
-            resource("/api/admin/projects/{projectId}/features/{featureName}").route(web::get().to(features::get_feature)),
+            resource("/api/admin/projects/{projectId}/features/{featureName}").route(get().to(features::get_feature)),
         )
         .service(
             resource("/api/admin/projects/{projectId}/features/{featureName}/variants-batch")
@@ -98,7 +104,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(
             resource("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants")
-                .route(web::get().to(variants::environment_variants)),
+                .route(get().to(variants::environment_variants)),
         )
         .service(
             resource("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/{state:on|off}")

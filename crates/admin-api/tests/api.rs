@@ -361,13 +361,10 @@ async fn advanced_playground_expands_contexts_and_warns() {
 
 #[actix_web::test]
 async fn advanced_playground_rejects_too_many_combinations() {
-    let app = TestApp::with_settings(
-        admin_api::Settings {
-            combination_limit: 10,
-            ..admin_api::Settings::default()
-        },
-        100,
-    );
+    let app = TestApp::with_settings(admin_api::Settings {
+        combination_limit: 10,
+        ..admin_api::Settings::default()
+    });
     let service = app.service().await;
     seed_feature(&service, "a").await;
     let request = json!({"environments": ["development", "production"], "context": {"appName": "web", "userId": "1,2,3,4,5,6"}});

@@ -60,10 +60,7 @@ async fn every_documented_operation_is_routed() {
 #[test]
 fn routes_and_document_have_the_same_operations() {
     let routes = include_str!("../src/routes.rs");
-    let registered = ["web::get()", "web::post()", "web::put()", "web::delete()"]
-        .iter()
-        .map(|method| routes.matches(method).count())
-        .sum::<usize>();
+    let registered = routes.matches(".route(").count();
     // Two registrations serve both `/on` and `/off`, which the document lists separately.
     assert_eq!(registered + 2, OPERATIONS.len());
 }

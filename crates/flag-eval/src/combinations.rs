@@ -4,19 +4,31 @@
 //! every combination. Expansion works on the JSON object as the client sent it:
 //!
 //! 1. top-level keys other than `appName` and `properties` whose value is not a string are
-//!    dropped and reported as invalid, in input order;
+//!    left out (the caller reports them as invalid);
 //! 2. `properties`, when it is an object, is flattened into top-level keys (a later key of the
 //!    same name replaces the value but keeps the first position);
 //! 3. `appName` moves to the end;
 //! 4. every string is split on `,` (no trimming, empty parts kept), and the combinations are the
 //!    cartesian product with the first key varying slowest.
+//!
+//! Combinations are never built as a list: one can be thousands of times the size of the request
+//! that asked for it. [`ContextCursor`] moves one evaluation context from combination to
+//! combination, changing only the fields that differ, and [`Combination`] serialises one
+//! combination straight from the expansion.
 
+use chrono::{DateTime, Utc};
+use rustc_hash::FxHashMap;
+use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
 use crate::context::{Context, parse_time};
 
 /// The advanced playground's default limit on environments × features × context combinations.
 pub const DEFAULT_COMBINATION_LIMIT: u64 = 15_000;
+
+/// The advanced playground's default limit on the context it echoes: environments × features ×
+/// the JSON size of all combinations together, in bytes.
+pub const DEFAULT_CONTEXT_BYTES_LIMIT: u64 = 64 << 20;
 
 /// An advanced playground request would evaluate more combinations than allowed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,36 +50,54 @@ pub struct CombinationLimitExceeded {
     pub contexts: u64,
 }
 
+/// An advanced playground answer would echo more context than allowed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "rejecting evaluation as its answer would repeat {total} bytes of context exceeding the {limit} byte \
+     limit; reduce the number of selected environments ({environments}), features ({features}), context \
+     field combinations ({contexts}) or the size of the context ({bytes} bytes for all combinations)"
+)]
+pub struct ContextBytesExceeded {
+    /// environments × features × `bytes`, saturating.
+    pub total: u64,
+    /// The limit.
+    pub limit: u64,
+    /// Environments requested.
+    pub environments: u64,
+    /// Features in the first environment.
+    pub features: u64,
+    /// Context combinations.
+    pub contexts: u64,
+    /// The JSON size of all combinations together.
+    pub bytes: u64,
+}
+
 /// The expansion of one context: the keys, each with its candidate values.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextCombinations {
     keys: Vec<String>,
-    values: Vec<Vec<Value>>,
-    invalid_properties: Vec<String>,
+    values: Vec<Vec<String>>,
 }
 
 impl ContextCombinations {
-    /// Expands a playground context object.
+    /// Expands a playground context object, in time linear in its size.
     pub fn expand(context: &Map<String, Value>) -> Self {
-        let mut expansion = Self {
-            keys: Vec::new(),
-            values: Vec::new(),
-            invalid_properties: Vec::new(),
-        };
+        let mut builder = Builder::default();
         let mut app_name = None;
         for (key, value) in context {
             match (key.as_str(), value) {
                 ("appName", value) => app_name = Some(value),
                 ("properties", Value::Object(properties)) => {
                     for (name, value) in properties {
-                        expansion.set(name, split(value));
+                        builder.set(name, split(value));
                     }
                 }
-                ("properties", value) => expansion.set(key, vec![value.clone()]),
-                (_, Value::String(_)) => expansion.set(key, split(value)),
-                _ => expansion.invalid_properties.push(key.clone()),
+                ("properties", value) => builder.set(key, split(value)),
+                (_, Value::String(_)) => builder.set(key, split(value)),
+                _ => {}
             }
         }
+        let mut expansion = builder.finish();
         if let Some(value) = app_name {
             if let Some(index) = expansion.keys.iter().position(|key| key == "appName") {
                 expansion.keys.remove(index);
@@ -79,26 +109,28 @@ impl ContextCombinations {
         expansion
     }
 
-    fn set(&mut self, key: &str, values: Vec<Value>) {
-        match self.keys.iter().position(|existing| existing == key) {
-            Some(index) => self.values[index] = values,
-            None => {
-                self.keys.push(key.to_owned());
-                self.values.push(values);
-            }
-        }
-    }
-
-    /// Top-level properties that were dropped because their value is not a string.
-    pub fn invalid_properties(&self) -> &[String] {
-        &self.invalid_properties
-    }
-
     /// How many combinations there are, saturating at `u64::MAX`.
     pub fn count(&self) -> u64 {
         self.values.iter().fold(1u64, |count, values| {
             count.saturating_mul(u64::try_from(values.len()).unwrap_or(u64::MAX))
         })
+    }
+
+    /// The JSON size of all combinations together, saturating: what one feature's answer in one
+    /// environment repeats. Computed from the parts, without building a combination.
+    pub fn bytes(&self) -> u64 {
+        let count = self.count();
+        self.values
+            .iter()
+            .zip(&self.keys)
+            .fold(count.saturating_mul(2), |total, (values, key)| {
+                // `"key":"value",` for every combination, with the values spread evenly.
+                let each = u64::try_from(values.len()).unwrap_or(u64::MAX).max(1);
+                let value_bytes: u64 = values.iter().map(|value| value.len() as u64).sum();
+                total
+                    .saturating_add(count.saturating_mul(key.len() as u64 + 6))
+                    .saturating_add((count / each).saturating_mul(value_bytes))
+            })
     }
 
     /// Checks environments × features × combinations against `limit`, as Unleash counts them
@@ -125,37 +157,229 @@ impl ContextCombinations {
         Ok(total)
     }
 
-    /// The combinations, first key varying slowest. Check [`ContextCombinations::count`] against
-    /// a limit before iterating.
-    pub fn iter(&self) -> impl Iterator<Item = Map<String, Value>> + '_ {
-        let total = if self.values.iter().any(Vec::is_empty) {
-            0
-        } else {
-            self.count()
-        };
-        (0..total).map(move |mut index| {
-            let mut picks = vec![0usize; self.values.len()];
-            for (slot, values) in self.values.iter().enumerate().rev() {
-                let len = u64::try_from(values.len()).unwrap_or(1).max(1);
-                picks[slot] = usize::try_from(index % len).unwrap_or(0);
-                index /= len;
-            }
-            self.keys
-                .iter()
-                .zip(self.values.iter().zip(picks))
-                .map(|(key, (values, pick))| (key.clone(), values[pick].clone()))
-                .collect()
-        })
+    /// Checks environments × features × [`ContextCombinations::bytes`] against `limit`: the
+    /// context an answer repeats. Returns the total when it is within the limit.
+    pub fn check_bytes(
+        &self,
+        environments: usize,
+        features: usize,
+        limit: u64,
+    ) -> Result<u64, ContextBytesExceeded> {
+        let environments = u64::try_from(environments).unwrap_or(u64::MAX);
+        let features = u64::try_from(features).unwrap_or(u64::MAX);
+        let bytes = self.bytes();
+        let total = environments.saturating_mul(features).saturating_mul(bytes);
+        if total > limit {
+            return Err(ContextBytesExceeded {
+                total,
+                limit,
+                environments,
+                features,
+                contexts: self.count(),
+                bytes,
+            });
+        }
+        Ok(total)
+    }
+
+    /// The value each key takes in combination `index` (first key varying slowest), written into
+    /// `picks`.
+    fn picks(&self, mut index: u64, picks: &mut [usize]) {
+        for (slot, values) in self.values.iter().enumerate().rev() {
+            let len = u64::try_from(values.len()).unwrap_or(1).max(1);
+            picks[slot] = usize::try_from(index % len).unwrap_or(0);
+            index /= len;
+        }
+    }
+
+    /// Combination `index` as a JSON object, built (for tests and small answers); see
+    /// [`ContextCursor`] for the streaming path.
+    pub fn get(&self, index: u64) -> Map<String, Value> {
+        let mut picks = vec![0; self.keys.len()];
+        self.picks(index, &mut picks);
+        self.keys
+            .iter()
+            .zip(self.values.iter().zip(picks))
+            .map(|(key, (values, pick))| (key.clone(), Value::String(values[pick].clone())))
+            .collect()
     }
 }
 
-fn split(value: &Value) -> Vec<Value> {
+/// Collects keys with a hash index, so a repeated key is found in constant time.
+#[derive(Default)]
+struct Builder {
+    positions: FxHashMap<String, usize>,
+    combinations: Vec<(String, Vec<String>)>,
+}
+
+impl Builder {
+    fn set(&mut self, key: &str, values: Vec<String>) {
+        match self.positions.get(key) {
+            Some(&index) => self.combinations[index].1 = values,
+            None => {
+                self.positions.insert(key.to_owned(), self.combinations.len());
+                self.combinations.push((key.to_owned(), values));
+            }
+        }
+    }
+
+    fn finish(self) -> ContextCombinations {
+        let (keys, values) = self.combinations.into_iter().unzip();
+        ContextCombinations { keys, values }
+    }
+}
+
+fn split(value: &Value) -> Vec<String> {
     match value {
-        Value::String(text) => text
-            .split(',')
-            .map(|part| Value::String(part.to_owned()))
-            .collect(),
-        other => vec![other.clone()],
+        Value::String(text) => text.split(',').map(str::to_owned).collect(),
+        other => vec![other.to_string()],
+    }
+}
+
+/// Where a key's value goes in the evaluation context.
+#[derive(Debug, Clone, Copy)]
+enum Slot {
+    UserId,
+    SessionId,
+    Environment,
+    AppName,
+    RemoteAddress,
+    CurrentTime,
+    Property,
+    Ignored,
+}
+
+impl Slot {
+    fn of(key: &str) -> Self {
+        match key {
+            "userId" => Self::UserId,
+            "sessionId" => Self::SessionId,
+            "environment" => Self::Environment,
+            "appName" => Self::AppName,
+            "remoteAddress" => Self::RemoteAddress,
+            "currentTime" => Self::CurrentTime,
+            // A property named `properties` is not a context value, as in `context_from_json`.
+            "properties" => Self::Ignored,
+            _ => Self::Property,
+        }
+    }
+}
+
+/// One evaluation context that walks the combinations of a [`ContextCombinations`], as the
+/// playground evaluates them: an empty value is a missing one, `currentTime` defaults to `now`
+/// and `environment` to `default`.
+///
+/// Moving to another combination rewrites only the fields whose value changes, so walking all
+/// combinations in order costs about one field per step, whatever the size of the context.
+#[derive(Debug)]
+pub struct ContextCursor {
+    slots: Vec<Slot>,
+    picks: Vec<usize>,
+    next: Vec<usize>,
+    context: Context,
+    now: DateTime<Utc>,
+}
+
+impl ContextCursor {
+    /// A cursor on the first combination of `combinations`.
+    pub fn new(combinations: &ContextCombinations, now: DateTime<Utc>) -> Self {
+        let mut context = Context {
+            current_time: Some(now),
+            environment: Some("default".into()),
+            ..Context::default()
+        };
+        let slots: Vec<Slot> = combinations.keys.iter().map(|key| Slot::of(key)).collect();
+        for (slot, (key, values)) in slots
+            .iter()
+            .zip(combinations.keys.iter().zip(&combinations.values))
+        {
+            if let Some(value) = values.first() {
+                slot.apply(&mut context, now, key, value);
+            }
+        }
+        Self {
+            picks: vec![0; slots.len()],
+            next: vec![0; slots.len()],
+            slots,
+            context,
+            now,
+        }
+    }
+
+    /// Moves to combination `index` of `combinations` (the expansion this cursor was made for).
+    pub fn seek(&mut self, combinations: &ContextCombinations, index: u64) {
+        combinations.picks(index, &mut self.next);
+        let fields = self
+            .slots
+            .iter()
+            .zip(self.picks.iter_mut().zip(&self.next))
+            .zip(combinations.keys.iter().zip(&combinations.values));
+        for ((slot, (pick, next)), (key, values)) in fields {
+            if *pick != *next {
+                *pick = *next;
+                slot.apply(&mut self.context, self.now, key, &values[*next]);
+            }
+        }
+    }
+
+    /// The evaluation context of the current combination.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The current combination, as the playground echoes it.
+    pub fn combination<'a>(&'a self, combinations: &'a ContextCombinations) -> Combination<'a> {
+        Combination {
+            combinations,
+            picks: &self.picks,
+        }
+    }
+}
+
+impl Slot {
+    /// Sets the field `key` to `value` in `context`; empty means missing.
+    fn apply(self, context: &mut Context, now: DateTime<Utc>, key: &str, value: &str) {
+        let present = (!value.is_empty()).then_some(value);
+        match self {
+            Self::UserId => context.user_id = present.map(str::to_owned),
+            Self::SessionId => context.session_id = present.map(str::to_owned),
+            Self::AppName => context.app_name = present.map(str::to_owned),
+            Self::RemoteAddress => context.remote_address = present.map(str::to_owned),
+            Self::Environment => context.environment = Some(present.unwrap_or("default").to_owned()),
+            Self::CurrentTime => context.current_time = present.and_then(parse_time).or(Some(now)),
+            Self::Property => match present {
+                Some(value) => {
+                    context.properties.insert(key.to_owned(), value.to_owned());
+                }
+                None => {
+                    context.properties.remove(key);
+                }
+            },
+            Self::Ignored => {}
+        }
+    }
+}
+
+/// One combination, serialised as a JSON object in the expansion's key order.
+#[derive(Debug, Clone, Copy)]
+pub struct Combination<'a> {
+    combinations: &'a ContextCombinations,
+    picks: &'a [usize],
+}
+
+impl Serialize for Combination<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.picks.len()))?;
+        for ((key, values), pick) in self
+            .combinations
+            .keys
+            .iter()
+            .zip(&self.combinations.values)
+            .zip(self.picks)
+        {
+            map.serialize_entry(key, &values[*pick])?;
+        }
+        map.end()
     }
 }
 
@@ -216,15 +440,17 @@ mod tests {
         }
     }
 
+    fn all(expansion: &ContextCombinations) -> Vec<Value> {
+        (0..expansion.count())
+            .map(|index| Value::Object(expansion.get(index)))
+            .collect()
+    }
+
     #[test]
     fn expands_in_unleash_order() {
         let context = object(json!({"appName": "a", "userId": "1,2", "channel": "web,mobile"}));
-        let combinations: Vec<Value> = ContextCombinations::expand(&context)
-            .iter()
-            .map(Value::Object)
-            .collect();
         assert_eq!(
-            combinations,
+            all(&ContextCombinations::expand(&context)),
             vec![
                 json!({"userId": "1", "channel": "web", "appName": "a"}),
                 json!({"userId": "1", "channel": "mobile", "appName": "a"}),
@@ -240,7 +466,7 @@ mod tests {
     }
 
     #[test]
-    fn flattens_properties_and_reports_invalid_values() {
+    fn flattens_properties_and_leaves_out_invalid_values() {
         let context = object(json!({
             "userId": "u",
             "tenant": 7,
@@ -249,12 +475,83 @@ mod tests {
             "appName": "app"
         }));
         let expansion = ContextCombinations::expand(&context);
-        assert_eq!(expansion.invalid_properties(), ["tenant", "nested"]);
+        assert_eq!(expansion.keys, ["userId", "plan", "appName"]);
         assert_eq!(expansion.count(), 3);
-        let first = Value::Object(expansion.iter().next().unwrap_or_default());
-        assert_eq!(first, json!({"userId": "v", "plan": "a", "appName": "app"}));
-        let last = Value::Object(expansion.iter().last().unwrap_or_default());
-        assert_eq!(last["plan"], json!(""));
+        let combinations = all(&expansion);
+        assert_eq!(
+            combinations[0],
+            json!({"userId": "v", "plan": "a", "appName": "app"})
+        );
+        assert_eq!(combinations[2]["plan"], json!(""));
+    }
+
+    #[test]
+    fn bytes_is_the_json_size_of_every_combination() -> Result<(), serde_json::Error> {
+        let context = object(json!({
+            "appName": "web,ios", "userId": "1,22,333", "properties": {"plan": "pro,", "region": "eu"}
+        }));
+        let expansion = ContextCombinations::expand(&context);
+        let mut written = 0;
+        let mut cursor = ContextCursor::new(&expansion, Utc::now());
+        for index in 0..expansion.count() {
+            cursor.seek(&expansion, index);
+            written += serde_json::to_vec(&cursor.combination(&expansion))?.len() as u64;
+        }
+        // Every key but the last writes a comma; the estimate counts one for each.
+        assert_eq!(expansion.bytes(), written + expansion.count());
+        assert_eq!(
+            expansion.check_bytes(2, 3, 6 * expansion.bytes()),
+            Ok(6 * expansion.bytes())
+        );
+        let error = expansion.check_bytes(2, 3, 6 * expansion.bytes() - 1).err();
+        assert!(
+            error.is_some_and(|error| error.to_string().contains("byte limit")),
+            "the byte limit is named"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_cursor_agrees_with_a_context_built_from_scratch() -> Result<(), serde_json::Error> {
+        let now = Utc::now();
+        let context = object(json!({
+            "userId": "1,,3", "environment": ",staging", "currentTime": "2024-01-01T00:00:00Z",
+            "properties": {"plan": "pro,,free", "region": "eu,us"}, "appName": "web,"
+        }));
+        let expansion = ContextCombinations::expand(&context);
+        let mut cursor = ContextCursor::new(&expansion, now);
+        // Walk forwards, then jump around, as a stream over several features does.
+        let order: Vec<u64> = (0..expansion.count()).chain([5, 0, 17, 3]).collect();
+        for index in order {
+            cursor.seek(&expansion, index);
+            let mut expected_json = expansion.get(index);
+            expected_json.retain(|_, value| value.as_str() != Some(""));
+            let mut expected = context_from_json(&expected_json);
+            expected.current_time = expected.current_time.or(Some(now));
+            expected.environment = expected.environment.or_else(|| Some("default".into()));
+            assert_eq!(
+                serde_json::to_value(cursor.context())?,
+                serde_json::to_value(&expected)?,
+                "combination {index}"
+            );
+            assert_eq!(
+                serde_json::to_value(cursor.combination(&expansion))?,
+                Value::Object(expansion.get(index))
+            );
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn expands_forty_thousand_keys() {
+        // Repeated keys are found through a hash index: linear look-ups made this take seconds.
+        let properties: Map<String, Value> = (0..40_000)
+            .map(|index| (format!("p{index}"), Value::String("v".into())))
+            .collect();
+        let context = object(json!({"appName": "a", "properties": properties}));
+        let expansion = ContextCombinations::expand(&context);
+        assert_eq!(expansion.keys.len(), 40_001);
+        assert_eq!(expansion.count(), 1);
     }
 
     #[test]

@@ -164,6 +164,20 @@ pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
         .map(|naive| naive.and_utc())
 }
 
+/// Parses a timestamp only when a JavaScript `Date`, and so Unleash and its SDKs, reads it as the
+/// same instant: RFC 3339 with a time zone, a four-digit year, and no leap second (`23:59:60`).
+/// chrono reads `+10000-01-01T00:00:00Z` and leap seconds, JavaScript does not.
+pub fn parse_time_strict(text: &str) -> Option<DateTime<Utc>> {
+    let four_digit_year =
+        text.len() > 4 && text.as_bytes()[..4].iter().all(u8::is_ascii_digit) && text.as_bytes()[4] == b'-';
+    if !four_digit_year {
+        return None;
+    }
+    let time = DateTime::<FixedOffset>::parse_from_rfc3339(text).ok()?;
+    // chrono keeps a leap second as a nanosecond count past one second.
+    (time.timestamp_subsec_nanos() < 1_000_000_000).then(|| time.with_timezone(&Utc))
+}
+
 pub(crate) fn scalar(value: serde_json::Value) -> Option<String> {
     match value {
         serde_json::Value::Null => None,
@@ -197,6 +211,29 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn strict_times_are_those_javascript_reads() {
+        for good in [
+            "2024-06-01T12:00:00Z",
+            "2024-06-01T12:00:00.123456+02:00",
+            "9999-12-31T23:59:59.999Z",
+            "0001-01-01T00:00:00Z",
+        ] {
+            assert!(parse_time_strict(good).is_some(), "{good}");
+        }
+        for bad in [
+            "+10000-01-01T00:00:00Z",
+            "2016-12-31T23:59:60Z",
+            "2024-06-01T12:00:00",
+            "2024-06-01",
+            "24-06-01T12:00:00Z",
+            "",
+            "not a date",
+        ] {
+            assert!(parse_time_strict(bad).is_none(), "{bad}");
+        }
+    }
 
     #[test]
     fn reads_unleash_context_json() -> Result<(), serde_json::Error> {

@@ -55,10 +55,11 @@ mod strategy;
 mod variant;
 
 pub use combinations::{
-    CombinationLimitExceeded, ContextCombinations, DEFAULT_COMBINATION_LIMIT, context_from_json,
+    Combination, CombinationLimitExceeded, ContextBytesExceeded, ContextCombinations, ContextCursor,
+    DEFAULT_COMBINATION_LIMIT, DEFAULT_CONTEXT_BYTES_LIMIT, context_from_json,
 };
 pub use constraint::{DEFAULT_REGEX_SIZE_LIMIT, Operator, fold_case};
-pub use context::{Context, Randomness, parse_time};
+pub use context::{Context, Randomness, parse_time, parse_time_strict};
 pub use engine::Engine;
 pub use error::{ValidationError, Warning};
 pub use explain::{
@@ -99,6 +100,33 @@ pub fn validate(feature: &Feature, known_segments: &[i64]) -> Result<(), Validat
         Some(warning) => Err(warning.error),
         None => Ok(()),
     }
+}
+
+/// Checks constraints strictly, as the admin API does before writing a strategy or a segment:
+/// each must compile, and a date must be one JavaScript reads as the same instant (see
+/// [`parse_time_strict`]). Returns the index of the first bad constraint with its problem.
+pub fn validate_constraints(constraints: &[Constraint]) -> Result<(), (usize, ValidationError)> {
+    for (index, constraint) in constraints.iter().enumerate() {
+        let (_, error) = constraint::CompiledConstraint::compile(constraint, DEFAULT_REGEX_SIZE_LIMIT);
+        if let Some(error) = error {
+            return Err((index, error));
+        }
+        let is_date = matches!(
+            Operator::parse(&constraint.operator),
+            Some(Operator::DateAfter | Operator::DateBefore)
+        );
+        if let (true, Some(value)) = (is_date, constraint.value.as_deref())
+            && parse_time_strict(value).is_none()
+        {
+            return Err((
+                index,
+                ValidationError::InvalidDate {
+                    value: value.to_owned(),
+                },
+            ));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

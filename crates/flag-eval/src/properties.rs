@@ -70,6 +70,20 @@ impl Properties {
         None
     }
 
+    /// Unsets `name`, returning its value. The last entry takes its place, so the order of the
+    /// others is kept only up to that move.
+    pub fn remove(&mut self, name: &str) -> Option<String> {
+        let position = match &mut self.index {
+            Some(index) => index.remove(name)?,
+            None => self.entries.iter().position(|(key, _)| key == name)?,
+        };
+        let (_, value) = self.entries.swap_remove(position);
+        if let (Some(index), Some((moved, _))) = (&mut self.index, self.entries.get(position)) {
+            index.insert(moved.clone(), position);
+        }
+        Some(value)
+    }
+
     /// Number of properties.
     pub fn len(&self) -> usize {
         self.entries.len()
@@ -181,6 +195,28 @@ mod tests {
         assert_eq!(small.insert("key-3".into(), "new".into()), Some("value-3".into()));
         assert_eq!(small.get("key-3"), Some("new"));
         assert_eq!(small.len(), 40);
+    }
+
+    #[test]
+    fn remove_keeps_small_and_indexed_maps_consistent() {
+        for size in [5, 40] {
+            let mut properties: Properties = (0..size)
+                .map(|count| (format!("key-{count}"), format!("value-{count}")))
+                .collect();
+            assert_eq!(properties.remove("key-1"), Some("value-1".into()));
+            assert_eq!(properties.remove("key-1"), None);
+            assert_eq!(properties.get("key-1"), None);
+            assert_eq!(properties.len(), size - 1);
+            for probe in (0..size).filter(|probe| *probe != 1) {
+                assert_eq!(
+                    properties.get(&format!("key-{probe}")),
+                    Some(format!("value-{probe}").as_str()),
+                    "size {size}, key-{probe}"
+                );
+            }
+            properties.insert("key-1".into(), "again".into());
+            assert_eq!(properties.get("key-1"), Some("again"));
+        }
     }
 
     #[test]

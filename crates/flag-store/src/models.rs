@@ -227,6 +227,18 @@ pub struct UserRow {
     pub seen_at: Option<NaiveDateTime>,
 }
 
+/// What an administrator changes on a user; a `None` field is left as it is.
+#[derive(Debug, Clone, Default, PartialEq, Eq, AsChangeset)]
+#[diesel(table_name = users)]
+pub struct UserChanges {
+    /// New display name.
+    pub name: Option<String>,
+    /// New email; lower-cased by [`crate::queries::users::update`].
+    pub email: Option<String>,
+    /// New root role id.
+    pub root_role: Option<i32>,
+}
+
 /// A new user; `email` must already be lower-cased (see [`crate::queries::users::create`]).
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = users)]

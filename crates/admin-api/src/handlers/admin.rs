@@ -3,7 +3,7 @@
 
 use actix_web::http::header::LOCATION;
 use actix_web::{HttpResponse, web};
-use chrono::{DateTime, Utc};
+use chrono::Utc;
 use flag_store::models::{ContextFieldRow, EnvironmentRow, NewApiToken, ProjectRow, StrategyTypeRow};
 use flag_store::queries;
 use serde::Deserialize;
@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::dto::iso;
+use crate::dto::{Timestamp, iso};
 use crate::error::ApiError;
 use crate::extract::Body;
 use crate::secrets;
@@ -409,7 +409,7 @@ pub struct CreateApiToken {
     #[serde(default)]
     project: Option<String>,
     #[serde(default)]
-    expires_at: Option<DateTime<Utc>>,
+    expires_at: Option<Timestamp>,
 }
 
 /// `POST /api/admin/api-tokens`: a client, backend or frontend token; the secret is shown once.
@@ -449,7 +449,7 @@ pub async fn create_api_token(
         token_type: token_type.clone(),
         environment: environment.clone(),
         projects: serde_json::to_string(&projects).map_err(|error| ApiError::Internal(error.to_string()))?,
-        expires_at: request.expires_at.map(|at| at.naive_utc()),
+        expires_at: request.expires_at.map(|at| at.0.naive_utc()),
         created_at,
     };
     let actor = principal.actor().to_owned();

@@ -13,7 +13,7 @@ use serde_json::json;
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::dto::iso;
+use crate::dto::{self, iso};
 use crate::error::ApiError;
 use crate::extract::Body;
 
@@ -139,17 +139,20 @@ pub async fn list_features(
 }
 
 /// `GET /api/admin/projects/{projectId}/features/{featureName}`: the feature with its state,
-/// strategies and variants in each environment of its project.
+/// strategies and variants in each environment of its project that the caller may read.
 pub async fn get_feature(
     state: web::Data<AppState>,
-    _principal: Principal,
+    principal: Principal,
     path: web::Path<(String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (project, name) = path.into_inner();
     let (row, environments) = crate::db::run(&state.store, move |conn| {
         let row = queries::features::get(conn, &project, &name)?;
         let mut environments = Vec::new();
-        for state in queries::features::environments_of(conn, &name)? {
+        let readable = queries::features::environments_of(conn, &name)?
+            .into_iter()
+            .filter(|state| principal.may_read(&state.environment_name));
+        for state in readable {
             let strategies = queries::strategies::list(conn, &name, &state.environment_name)?;
             let variants: Vec<Variant> = serde_json::from_str(&state.variants).unwrap_or_default();
             environments.push(json!({
@@ -214,6 +217,7 @@ pub struct StrategyRequest {
 impl StrategyRequest {
     /// Checks the definition with flag-eval's strict validation and fills Unleash's defaults.
     fn into_input(self, feature: &str) -> Result<StrategyInput, ApiError> {
+        dto::check_constraints(&self.constraints)?;
         let mut parameters: BTreeMap<String, String> = self
             .parameters
             .into_iter()
@@ -345,6 +349,7 @@ pub async fn create_segment(
     if request.name.trim().is_empty() {
         return Err(ApiError::invalid("/name", "/name must not be empty"));
     }
+    dto::check_constraints(&request.constraints)?;
     let segment = NewSegment {
         name: request.name,
         description: request.description,

@@ -1,18 +1,16 @@
 //! Public signup tokens (`/api/admin/invite-link/tokens`) and signing up with one
 //! (`/invite/{token}/...`).
 
-use std::net::{IpAddr, Ipv4Addr};
-
 use actix_web::http::header::LOCATION;
 use actix_web::{HttpRequest, HttpResponse, web};
-use chrono::{DateTime, Months, NaiveDateTime, Utc};
+use chrono::{Months, NaiveDateTime, Utc};
 use flag_store::models::{NewUser, SignupTokenRow};
 use flag_store::queries::{self, signup_tokens::SignupToken};
 use serde::{Deserialize, Serialize};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::dto::{UserOut, iso};
+use crate::dto::{self, Timestamp, UserOut, iso};
 use crate::error::{ApiError, Detail};
 use crate::extract::Body;
 use crate::{password, secrets};
@@ -104,7 +102,7 @@ pub async fn get(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct CreateTokenRequest {
     name: String,
-    expires_at: DateTime<Utc>,
+    expires_at: Timestamp,
 }
 
 /// `POST /api/admin/invite-link/tokens`: 201 with the token; expiry is capped at one month.
@@ -129,7 +127,7 @@ pub async fn create(
         name: request.name,
         role_id: queries::users::VIEWER,
         enabled: true,
-        expires_at: request.expires_at.min(cap).naive_utc(),
+        expires_at: request.expires_at.0.min(cap).naive_utc(),
         created_at: now.naive_utc(),
         created_by: Some(principal.actor().to_owned()),
     };
@@ -148,7 +146,7 @@ pub async fn create(
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateTokenRequest {
     #[serde(default)]
-    expires_at: Option<DateTime<Utc>>,
+    expires_at: Option<Timestamp>,
     #[serde(default)]
     enabled: Option<bool>,
 }
@@ -172,7 +170,7 @@ pub async fn update(
         queries::signup_tokens::update(
             conn,
             &secret,
-            request.expires_at.map(|time| time.naive_utc()),
+            request.expires_at.map(|time| time.0.naive_utc()),
             request.enabled,
             &actor,
             now,
@@ -204,29 +202,18 @@ pub struct SignupRequest {
     password: String,
 }
 
-fn client_address(request: &HttpRequest) -> IpAddr {
-    request
-        .peer_addr()
-        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |address| address.ip())
-}
-
 fn check_signup(request: &SignupRequest) -> Result<(), ApiError> {
-    let mut details = Vec::new();
-    let email = request.email.trim();
-    let plausible_email = email.split_once('@').is_some_and(|(local, domain)| {
-        !local.is_empty() && domain.contains('.') && !domain.starts_with('.') && !domain.ends_with('.')
-    }) && !email.contains(char::is_whitespace);
-    if !plausible_email {
-        details.push(Detail::at("/email", "/email must be a valid email address"));
-    }
-    if request.name.trim().is_empty() {
-        details.push(Detail::at("/name", "/name must not be empty"));
-    }
-    if let Some(username) = &request.username
-        && username.trim().is_empty()
-    {
-        details.push(Detail::at("/username", "/username must not be empty"));
-    }
+    let mut details: Vec<Detail> = [
+        dto::email_problem("/email", &request.email),
+        dto::text_problem("/name", &request.name),
+        request
+            .username
+            .as_deref()
+            .and_then(|username| dto::username_problem("/username", username)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     details.extend(
         password::broken_rules(&request.password)
             .into_iter()
@@ -242,10 +229,7 @@ pub async fn sign_up(
     path: web::Path<String>,
     Body(request): Body<SignupRequest>,
 ) -> Result<HttpResponse, ApiError> {
-    state
-        .signup_limiter
-        .check(client_address(&http))
-        .map_err(|retry_after| ApiError::TooManyRequests { retry_after })?;
+    state.signup_limiter.admit(&http)?;
     check_signup(&request)?;
     let secret = path.into_inner();
     let now = Utc::now().naive_utc();
@@ -257,7 +241,9 @@ pub async fn sign_up(
     })
     .await?;
     let password = request.password;
-    let hash = web::block(move || password::hash(&password))
+    let hash = state
+        .cpu
+        .run(move || password::hash(&password))
         .await?
         .map_err(|error| ApiError::Internal(format!("password hashing failed: {error}")))?;
     let user = NewUser {

@@ -1,92 +1,38 @@
 //! `POST /api/admin/playground` (deprecated) and `POST /api/admin/playground/advanced`.
+//!
+//! Both check every limit before any evaluation: the context's size when the body is read, then
+//! the advanced playground's combination and context-size limits against the first environment's
+//! feature count. Evaluation runs on the CPU pool, never on an HTTP worker. The advanced
+//! answer is written in chunks of about 64 KiB, each made on the pool when the client is ready for
+//! it, so a request's memory does not grow with its answer.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
-use flag_eval::{ClientFeatures, CompileOptions, ContextCombinations, Engine, Explanation};
-use flag_store::queries::{
-    self,
-    evaluation::{ProjectScope, playground_input},
-};
-use futures_util::StreamExt;
+use flag_eval::{ContextCombinations, ContextCursor};
+use futures_util::stream;
 use serde::Serialize;
-use serde::ser::{SerializeMap, Serializer};
-use serde_json::{Map, Value};
+use serde_json::Value;
 
 use crate::AppState;
-use crate::auth::Principal;
-use crate::dto::{self, EvaluatedFeature, Projects};
+use crate::auth::{PLAYGROUND, Principal};
+use crate::dto::{self, EvaluatedFeature};
+use crate::engines::{self, Compiled};
 use crate::error::ApiError;
 use crate::extract::Body;
 
-/// A compiled environment: the document, its engine, and the store revision it reflects.
-#[derive(Debug)]
-pub struct Compiled {
-    revision: i32,
-    document: ClientFeatures,
-    engine: Engine,
-}
-
-/// Compiled environments by environment and projects. An entry is used only while the store's
-/// revision (its newest event) is unchanged, so every write, by this process or another replica
-/// on the same database, is seen by the next request.
-#[derive(Debug, Default)]
-pub struct EngineCache {
-    entries: Mutex<HashMap<(String, Projects), Arc<Compiled>>>,
-}
-
-impl EngineCache {
-    /// Most entries kept; past this the cache starts over.
-    const CAPACITY: usize = 64;
-}
-
-/// The compiled environment, from the cache when the store has not changed since; one trip to
-/// the blocking pool either way.
-async fn compile(
-    state: &AppState,
-    projects: &Projects,
-    environment: &str,
-) -> Result<Arc<Compiled>, ApiError> {
-    let key = (environment.to_owned(), projects.clone());
-    let cache = Arc::clone(&state.engines);
-    crate::db::run(&state.store, move |conn| {
-        let revision = queries::events::latest_id(conn)?;
-        let lock = || {
-            cache
-                .entries
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-        };
-        if let Some(compiled) = lock().get(&key).filter(|compiled| compiled.revision == revision) {
-            return Ok(Arc::clone(compiled));
-        }
-        let scope = match &key.1 {
-            Projects::All => ProjectScope::All,
-            Projects::Only(ids) => ProjectScope::Only(ids),
-        };
-        let document = playground_input(conn, scope, &key.0)?;
-        let (engine, _warnings) = Engine::compile_with(&document, CompileOptions::default());
-        let compiled = Arc::new(Compiled {
-            revision,
-            document,
-            engine,
-        });
-        let mut entries = lock();
-        if entries.len() >= EngineCache::CAPACITY {
-            entries.clear();
-        }
-        entries.insert(key, Arc::clone(&compiled));
-        Ok(compiled)
-    })
-    .await
-}
+/// The size the advanced answer is written in.
+const CHUNK_BYTES: usize = 64 * 1024;
 
 fn seed() -> u64 {
     let mut bytes = [0u8; 8];
     // Without OS randomness, random rollouts fall back to a fixed sequence; nothing else depends on it.
     getrandom::fill(&mut bytes).unwrap_or_default();
     u64::from_le_bytes(bytes)
+}
+
+fn internal(error: serde_json::Error) -> ApiError {
+    ApiError::Internal(error.to_string())
 }
 
 #[derive(Serialize)]
@@ -98,7 +44,7 @@ struct PlaygroundResponse<'a> {
 /// `POST /api/admin/playground`: evaluates a context in one environment (deprecated).
 pub async fn playground(
     state: web::Data<AppState>,
-    _principal: Principal,
+    principal: Principal,
     Body(mut body): Body<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let Value::Object(fields) = &mut body else {
@@ -114,49 +60,39 @@ pub async fn playground(
         Some(_) => return Err(ApiError::invalid("/environment", "/environment must be a string")),
         None => return Err(ApiError::invalid("/environment", "/environment is required")),
     };
+    principal.require_read(PLAYGROUND, &environment)?;
     // Non-string custom values are dropped as the advanced playground drops them, without warnings.
     let dto::PlaygroundScope {
         projects, context, ..
     } = dto::playground_scope(fields)?;
-
-    let compiled = compile(&state, &projects, &environment).await?;
+    let compiled = engines::compile(&state, &projects, std::slice::from_ref(&environment))
+        .await?
+        .pop()
+        .ok_or_else(|| ApiError::Internal("no environment compiled".into()))?;
     let now = chrono::Utc::now();
-    let evaluation = dto::evaluation_context(&context, now, seed());
-    let explanations: Vec<_> = compiled
-        .document
-        .features
-        .iter()
-        .filter_map(|feature| compiled.engine.explain(&feature.name, &evaluation))
-        .collect();
-    let features = explanations
-        .iter()
-        .map(|explanation| EvaluatedFeature::new(explanation, &environment, None))
-        .collect();
-    Ok(HttpResponse::Ok().json(PlaygroundResponse {
-        input: &body,
-        features,
-    }))
-}
-
-#[derive(Serialize)]
-struct AdvancedFeature<'a> {
-    name: &'a str,
-    #[serde(rename = "projectId")]
-    project_id: &'a str,
-    environments: EnvironmentEntries<'a>,
-}
-
-/// Entries by environment, in request order; a repeated environment adds to its first key.
-struct EnvironmentEntries<'a>(Vec<(&'a str, Vec<EvaluatedFeature<'a>>)>);
-
-impl Serialize for EnvironmentEntries<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.0.len()))?;
-        for (environment, entries) in &self.0 {
-            map.serialize_entry(environment, entries)?;
-        }
-        map.end()
-    }
+    let seed = seed();
+    let answer = state
+        .cpu
+        .run(move || {
+            let evaluation = dto::evaluation_context(&context, now, seed);
+            let features = compiled
+                .document
+                .features
+                .iter()
+                .filter_map(|feature| compiled.engine.explain(&feature.name, &evaluation))
+                .collect::<Vec<_>>();
+            let features = features
+                .iter()
+                .map(|explanation| EvaluatedFeature::new(explanation, &environment, None))
+                .collect();
+            serde_json::to_vec(&PlaygroundResponse {
+                input: &body,
+                features,
+            })
+        })
+        .await?
+        .map_err(internal)?;
+    Ok(HttpResponse::Ok().content_type("application/json").body(answer))
 }
 
 #[derive(Serialize)]
@@ -169,7 +105,7 @@ struct Warnings<'a> {
 /// values in several environments.
 pub async fn advanced(
     state: web::Data<AppState>,
-    _principal: Principal,
+    principal: Principal,
     Body(mut body): Body<Value>,
 ) -> Result<HttpResponse, ApiError> {
     let Value::Object(fields) = &mut body else {
@@ -195,131 +131,225 @@ pub async fn advanced(
         }
         None => return Err(ApiError::invalid("/environments", "/environments is required")),
     };
+    for environment in &environments {
+        principal.require_read(PLAYGROUND, environment)?;
+    }
     let dto::PlaygroundScope {
         projects,
         context,
         invalid,
     } = dto::playground_scope(fields)?;
     let combinations = ContextCombinations::expand(&context);
-    let mut compiled: Vec<(String, Arc<Compiled>)> = Vec::new();
-    for environment in &environments {
-        if !compiled.iter().any(|(name, _)| name == environment) {
-            compiled.push((
-                environment.clone(),
-                compile(&state, &projects, environment).await?,
-            ));
-        }
-    }
-    let Some((_, first)) = compiled.first() else {
-        return Err(ApiError::Internal("no environment compiled".into()));
-    };
-    // The limit counts the features of the first environment, as Unleash does.
-    combinations
-        .check_limit(
-            environments.len(),
-            first.document.features.len(),
-            state.settings.combination_limit,
-        )
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
-    let contexts: Vec<Map<String, Value>> = combinations.iter().collect();
-    let now = chrono::Utc::now();
+    drop(context);
 
-    // One evaluation context per combination, shared by every feature and environment.
-    let evaluations: Vec<flag_eval::Context> = contexts
-        .iter()
-        .map(|combination| dto::evaluation_context(combination, now, seed()))
-        .collect();
+    // The limits count the features of the first environment, as Unleash does; nothing else is
+    // compiled until they pass.
+    let first = engines::compile(&state, &projects, &environments[..1]).await?;
+    let features = first
+        .first()
+        .map_or(0, |compiled| compiled.document.features.len());
+    combinations
+        .check_limit(environments.len(), features, state.settings.combination_limit)
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    combinations
+        .check_bytes(environments.len(), features, state.settings.context_bytes_limit)
+        .map_err(|error| ApiError::bad_request(error.to_string()))?;
+    let compiled = engines::compile(&state, &projects, &environments).await?;
+
     let mut tail = b"],\"input\":".to_vec();
-    serde_json::to_writer(&mut tail, &body).map_err(|error| ApiError::Internal(error.to_string()))?;
+    serde_json::to_writer(&mut tail, &body).map_err(internal)?;
+    drop(body);
     if !invalid.is_empty() {
         tail.extend_from_slice(b",\"warnings\":");
         let warnings = Warnings {
             invalid_context_properties: &invalid,
         };
-        serde_json::to_writer(&mut tail, &warnings).map_err(|error| ApiError::Internal(error.to_string()))?;
+        serde_json::to_writer(&mut tail, &warnings).map_err(internal)?;
     }
     tail.push(b'}');
 
-    // The answer can be megabytes: it is evaluated and written one feature at a time as the
-    // client reads it, so memory stays flat however many requests are in flight.
-    let answer = AdvancedAnswer {
-        compiled,
-        environments,
-        contexts,
-        evaluations,
-    };
-    let features = answer.feature_count();
-    let chunks =
-        futures_util::stream::iter(0..features + 2).map(move |index| -> Result<web::Bytes, ApiError> {
-            if index == 0 {
-                Ok(web::Bytes::from_static(b"{\"features\":["))
-            } else if index <= features {
-                answer.feature_json(index - 1).map(web::Bytes::from)
-            } else {
-                Ok(web::Bytes::from(std::mem::take(&mut tail)))
+    let answer = AdvancedAnswer::new(compiled, &environments, combinations, tail);
+    let chunks = stream::unfold(Some(answer), move |answer| {
+        let state = state.clone();
+        async move {
+            let mut answer = answer?;
+            let result = state
+                .cpu
+                .run(move || {
+                    let chunk = answer.next_chunk();
+                    (answer, chunk)
+                })
+                .await;
+            match result {
+                Ok((answer, Some(chunk))) => Some((chunk.map(web::Bytes::from), Some(answer))),
+                Ok((_, None)) => None,
+                Err(error) => Some((Err(error), None)),
             }
-        });
+        }
+    });
     Ok(HttpResponse::Ok()
         .content_type("application/json")
         .streaming(chunks))
 }
 
-/// Everything one advanced answer needs, owned, so features can be rendered lazily.
+/// Where the writer of an advanced answer stands.
+#[derive(Debug, Default)]
+struct Position {
+    feature: usize,
+    group: usize,
+    occurrence: usize,
+    combination: u64,
+    in_feature: bool,
+    in_group: bool,
+    wrote_entry: bool,
+    started: bool,
+    finished: bool,
+}
+
+/// An advanced answer being written: everything it needs, owned, and where it stands, so each
+/// chunk can be made on whichever pool thread is free.
+///
+/// The answer is `{"features": [...], "input": ..., "warnings"?: ...}`. Each feature lists its
+/// environments in request order; a repeated environment adds its entries to its first key, one
+/// run of combinations per time it was named.
 struct AdvancedAnswer {
-    compiled: Vec<(String, Arc<Compiled>)>,
-    environments: Vec<String>,
-    contexts: Vec<Map<String, Value>>,
-    evaluations: Vec<flag_eval::Context>,
+    /// The compiled environment of each requested environment, in request order.
+    compiled: Vec<Arc<Compiled>>,
+    /// Distinct environment names in order of first appearance, each with the indices of its
+    /// occurrences in `compiled`.
+    groups: Vec<(String, Vec<usize>)>,
+    combinations: ContextCombinations,
+    cursor: ContextCursor,
+    seed: u64,
+    draws: u64,
+    tail: Vec<u8>,
+    position: Position,
 }
 
 impl AdvancedAnswer {
-    fn feature_count(&self) -> usize {
-        self.compiled
-            .first()
-            .map_or(0, |(_, first)| first.document.features.len())
-    }
-
-    /// The JSON of feature `index`, with a leading comma after the first.
-    fn feature_json(&self, index: usize) -> Result<Vec<u8>, ApiError> {
-        let Some((_, first)) = self.compiled.first() else {
-            return Ok(Vec::new());
-        };
-        let Some(feature) = first.document.features.get(index) else {
-            return Ok(Vec::new());
-        };
-        let mut explanations: Vec<(&str, Vec<Explanation<'_>>)> = Vec::new();
-        for environment in &self.environments {
-            let Some((_, compiled)) = self.compiled.iter().find(|(name, _)| name == environment) else {
-                continue;
-            };
-            let evaluated: Vec<Explanation<'_>> = self
-                .evaluations
-                .iter()
-                .filter_map(|evaluation| compiled.engine.explain(&feature.name, evaluation))
-                .collect();
-            explanations.push((environment, evaluated));
-        }
-        let mut entries: Vec<(&str, Vec<EvaluatedFeature<'_>>)> = Vec::new();
-        for (environment, evaluated) in &explanations {
-            let rendered = self
-                .contexts
-                .iter()
-                .zip(evaluated)
-                .map(|(combination, explanation)| {
-                    EvaluatedFeature::new(explanation, environment, Some((combination, environment)))
-                });
-            match entries.iter_mut().find(|(name, _)| name == environment) {
-                Some((_, existing)) => existing.extend(rendered),
-                None => entries.push((environment, rendered.collect())),
+    fn new(
+        compiled: Vec<Arc<Compiled>>,
+        environments: &[String],
+        combinations: ContextCombinations,
+        tail: Vec<u8>,
+    ) -> Self {
+        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
+        let mut group_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+        for (index, environment) in environments.iter().enumerate() {
+            match group_of.get(environment.as_str()) {
+                Some(&group) => groups[group].1.push(index),
+                None => {
+                    group_of.insert(environment, groups.len());
+                    groups.push((environment.clone(), vec![index]));
+                }
             }
         }
-        let out = AdvancedFeature {
-            name: &feature.name,
-            project_id: feature.project.as_deref().unwrap_or("default"),
-            environments: EnvironmentEntries(entries),
+        let cursor = ContextCursor::new(&combinations, chrono::Utc::now());
+        Self {
+            compiled,
+            groups,
+            combinations,
+            cursor,
+            seed: seed(),
+            draws: 0,
+            tail,
+            position: Position::default(),
+        }
+    }
+
+    /// The next part of the answer, about [`CHUNK_BYTES`] long; `None` once it is all written.
+    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>> {
+        if self.position.finished {
+            return None;
+        }
+        let mut out = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
+        match self.fill(&mut out) {
+            Ok(()) => Some(Ok(out)),
+            Err(error) => {
+                self.position.finished = true;
+                Some(Err(internal(error)))
+            }
+        }
+    }
+
+    fn fill(&mut self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
+        let Some(first) = self.compiled.first().map(Arc::clone) else {
+            self.position.finished = true;
+            return Ok(());
         };
-        let mut bytes = if index == 0 { Vec::new() } else { vec![b','] };
-        serde_json::to_writer(&mut bytes, &out).map_err(|error| ApiError::Internal(error.to_string()))?;
-        Ok(bytes)
+        let count = self.combinations.count();
+        if !self.position.started {
+            out.extend_from_slice(b"{\"features\":[");
+            self.position.started = true;
+        }
+        while out.len() < CHUNK_BYTES {
+            let position = &mut self.position;
+            let Some(feature) = first.document.features.get(position.feature) else {
+                out.append(&mut self.tail);
+                position.finished = true;
+                return Ok(());
+            };
+            if !position.in_feature {
+                if position.feature > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"name\":");
+                serde_json::to_writer(&mut *out, &feature.name)?;
+                out.extend_from_slice(b",\"projectId\":");
+                serde_json::to_writer(&mut *out, feature.project.as_deref().unwrap_or("default"))?;
+                out.extend_from_slice(b",\"environments\":{");
+                position.in_feature = true;
+            }
+            let (environment, occurrences) = &self.groups[position.group];
+            if !position.in_group {
+                if position.group > 0 {
+                    out.push(b',');
+                }
+                serde_json::to_writer(&mut *out, environment)?;
+                out.extend_from_slice(b":[");
+                position.in_group = true;
+                position.wrote_entry = false;
+            }
+
+            let compiled = &self.compiled[occurrences[position.occurrence]];
+            self.cursor.seek(&self.combinations, position.combination);
+            self.draws += 1;
+            let context = self.cursor.context();
+            context
+                .random
+                .reseed(self.seed ^ self.draws.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+            if let Some(explanation) = compiled.engine.explain(&feature.name, context) {
+                if position.wrote_entry {
+                    out.push(b',');
+                }
+                let combination = self.cursor.combination(&self.combinations);
+                let entry =
+                    EvaluatedFeature::new(&explanation, environment, Some((combination, environment)));
+                serde_json::to_writer(&mut *out, &entry)?;
+                position.wrote_entry = true;
+            }
+
+            position.combination += 1;
+            if position.combination < count {
+                continue;
+            }
+            position.combination = 0;
+            position.occurrence += 1;
+            if position.occurrence < occurrences.len() {
+                continue;
+            }
+            position.occurrence = 0;
+            out.push(b']');
+            position.in_group = false;
+            position.group += 1;
+            if position.group < self.groups.len() {
+                continue;
+            }
+            position.group = 0;
+            out.extend_from_slice(b"}}");
+            position.in_feature = false;
+            position.feature += 1;
+        }
+        Ok(())
     }
 }

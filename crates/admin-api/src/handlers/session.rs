@@ -25,21 +25,30 @@ pub struct LoginRequest {
 }
 
 /// Logs in with an email or username and a password; sets the session cookie.
+///
+/// Attempts are limited per client address (429 with `Retry-After` past the limit), and an
+/// unknown user costs one password verification like a known one, so neither guessing nor timing
+/// tells who has an account.
 pub async fn login(
     state: web::Data<AppState>,
+    http: HttpRequest,
     Body(request): Body<LoginRequest>,
 ) -> Result<HttpResponse, ApiError> {
+    state.login_limiter.admit(&http)?;
     let login = request.username.trim().to_owned();
     let user = crate::db::run(&state.store, move |conn| {
         queries::users::find_by_login(conn, &login)
     })
     .await?;
+    let stored = user.as_ref().and_then(|user| user.password_hash.clone());
+    let candidate = request.password;
+    let valid = state
+        .cpu
+        .run(move || password::verify(&candidate, stored.as_deref()))
+        .await?;
     let Some(user) = user else {
         return Err(ApiError::AuthenticationRequired);
     };
-    let stored = user.password_hash.clone().unwrap_or_default();
-    let candidate = request.password;
-    let valid = web::block(move || password::verify(&candidate, &stored)).await?;
     let now = Utc::now().naive_utc();
     let id = user.id;
     crate::db::run(&state.store, move |conn| {
@@ -64,6 +73,7 @@ pub async fn login(
         .path("/")
         .http_only(true)
         .same_site(SameSite::Lax)
+        .secure(state.settings.secure_cookies)
         .max_age(actix_web::cookie::time::Duration::days(SESSION_DAYS))
         .finish();
     let mut user = user;
@@ -80,6 +90,7 @@ pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<
     }
     let mut removal = Cookie::new(SESSION_COOKIE, "");
     removal.set_path("/");
+    removal.set_secure(state.settings.secure_cookies);
     removal.make_removal();
     Ok(HttpResponse::Ok().cookie(removal).finish())
 }

@@ -2,14 +2,14 @@
 
 use actix_web::{HttpResponse, web};
 use chrono::Utc;
-use flag_store::models::NewUser;
+use flag_store::models::{NewUser, UserChanges};
 use flag_store::queries;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::dto::UserOut;
+use crate::dto::{self, UserOut};
 use crate::error::{ApiError, Detail};
 use crate::extract::Body;
 use crate::password;
@@ -85,25 +85,42 @@ pub async fn create(
     if email.is_none() && username.is_none() {
         return Err(ApiError::invalid("/email", "give an email, a username or both"));
     }
+    let mut details: Vec<Detail> = [
+        email
+            .as_deref()
+            .and_then(|email| dto::email_problem("/email", email)),
+        username
+            .as_deref()
+            .and_then(|username| dto::username_problem("/username", username)),
+        request
+            .name
+            .as_deref()
+            .and_then(|name| dto::text_problem("/name", name)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
     if let Some(password) = &request.password {
-        ApiError::check(
+        details.extend(
             password::broken_rules(password)
                 .into_iter()
-                .map(|rule| Detail::at("/password", rule))
-                .collect(),
-        )?;
+                .map(|rule| Detail::at("/password", rule)),
+        );
     }
+    ApiError::check(details)?;
     let _ = request.send_email;
     let hash = match request.password {
         Some(password) => Some(
-            web::block(move || password::hash(&password))
+            state
+                .cpu
+                .run(move || password::hash(&password))
                 .await?
                 .map_err(|error| ApiError::Internal(format!("password hashing failed: {error}")))?,
         ),
         None => None,
     };
     let user = NewUser {
-        name: request.name,
+        name: request.name.map(|name| name.trim().to_owned()),
         username,
         email,
         password_hash: hash,
@@ -118,14 +135,20 @@ pub async fn create(
     Ok(HttpResponse::Created().json(UserOut::from(row)))
 }
 
-/// Body of `PUT /api/admin/user-admin/{id}`.
+/// Body of `PUT /api/admin/user-admin/{id}`: Unleash's `updateUserSchema`. Any other field is
+/// refused rather than ignored.
 #[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateUser {
-    root_role: Value,
+    #[serde(default)]
+    email: Option<String>,
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    root_role: Option<Value>,
 }
 
-/// `PUT /api/admin/user-admin/{id}`: changes the root role; 200 with the user.
+/// `PUT /api/admin/user-admin/{id}`: changes the email, name or root role; 200 with the user.
 pub async fn update(
     state: web::Data<AppState>,
     principal: Principal,
@@ -133,12 +156,32 @@ pub async fn update(
     Body(request): Body<UpdateUser>,
 ) -> Result<HttpResponse, ApiError> {
     principal.require_admin()?;
-    let role = root_role(&request.root_role)?;
+    let root_role = request.root_role.as_ref().map(root_role).transpose()?;
+    ApiError::check(
+        [
+            request
+                .email
+                .as_deref()
+                .and_then(|email| dto::email_problem("/email", email)),
+            request
+                .name
+                .as_deref()
+                .and_then(|name| dto::text_problem("/name", name)),
+        ]
+        .into_iter()
+        .flatten()
+        .collect(),
+    )?;
+    let changes = UserChanges {
+        name: request.name.map(|name| name.trim().to_owned()),
+        email: request.email.map(|email| email.trim().to_owned()),
+        root_role,
+    };
     let id = path.into_inner();
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();
     let row = crate::db::run(&state.store, move |conn| {
-        queries::users::set_root_role(conn, id, role, &actor, now)
+        queries::users::update(conn, id, &changes, &actor, now)
     })
     .await?;
     Ok(HttpResponse::Ok().json(UserOut::from(row)))

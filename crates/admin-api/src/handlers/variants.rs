@@ -8,7 +8,7 @@ use flag_store::queries;
 use serde_json::{Map, Value, json};
 
 use crate::AppState;
-use crate::auth::{Principal, UPDATE_VARIANTS};
+use crate::auth::{Principal, READ_VARIANTS, UPDATE_VARIANTS};
 use crate::error::{ApiError, Detail};
 use crate::extract::Body;
 
@@ -350,10 +350,11 @@ fn check_rules(variants: &[Variant]) -> Result<(), ApiError> {
 /// `GET /api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants`.
 pub async fn environment_variants(
     state: web::Data<AppState>,
-    _principal: Principal,
+    principal: Principal,
     path: web::Path<(String, String, String)>,
 ) -> Result<HttpResponse, ApiError> {
     let (project, feature, environment) = path.into_inner();
+    principal.require_read(READ_VARIANTS, &environment)?;
     let variants = crate::db::run(&state.store, move |conn| {
         queries::variants::get(conn, &project, &feature, &environment)
     })

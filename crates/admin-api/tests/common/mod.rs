@@ -22,18 +22,23 @@ pub struct TestApp {
 }
 
 impl TestApp {
+    /// The app with limits on signups and logins high enough for the tests' own requests.
     pub fn new() -> Self {
-        Self::with_settings(Settings::default(), 100)
+        Self::with_settings(Settings {
+            signups_per_minute: 100,
+            logins_per_minute: 100,
+            ..Settings::default()
+        })
     }
 
-    pub fn with_settings(settings: Settings, signups_per_minute: u32) -> Self {
+    pub fn with_settings(settings: Settings) -> Self {
         let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("tempdir: {error}"));
         let store = Store::open(&StoreConfig::new(dir.path().join("flags.db")))
             .unwrap_or_else(|error| panic!("{error}"));
         seed_admin_tokens(&store, &[Secret(ADMIN.into()), Secret(PRODUCTION_ADMIN.into())])
             .unwrap_or_else(|error| panic!("{error}"));
         Self {
-            state: web::Data::new(AppState::new(store, settings, signups_per_minute)),
+            state: web::Data::new(AppState::new(store, settings).unwrap_or_else(|error| panic!("{error}"))),
             _dir: dir,
         }
     }

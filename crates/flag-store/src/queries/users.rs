@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{NewEvent, NewUser, RoleRow, UserRow};
+use crate::models::{NewEvent, NewUser, RoleRow, UserChanges, UserRow};
 use crate::queries::{events, to_json};
 use crate::schema::{roles, users};
 
@@ -55,15 +55,20 @@ pub fn get(conn: &mut SqliteConnection, id: i32) -> Result<UserRow, StoreError> 
         .map_err(StoreError::or_not_found("user", id.to_string()))
 }
 
-/// The user who logs in as `login`: an email (any letter case) or a username.
+/// The user who logs in as `login`: the user with that email (any letter case) if there is one,
+/// otherwise the user with that username, as Unleash resolves it. A username that equals someone
+/// else's email can never take over that person's login.
 pub fn find_by_login(conn: &mut SqliteConnection, login: &str) -> Result<Option<UserRow>, StoreError> {
+    let by_email = users::table
+        .filter(users::email.eq(login.to_lowercase()))
+        .select(UserRow::as_select())
+        .first(conn)
+        .optional()?;
+    if by_email.is_some() {
+        return Ok(by_email);
+    }
     Ok(users::table
-        .filter(
-            users::email
-                .eq(login.to_lowercase())
-                .or(users::username.eq(login)),
-        )
-        .order(users::id.asc())
+        .filter(users::username.eq(login))
         .select(UserRow::as_select())
         .first(conn)
         .optional()?)
@@ -106,43 +111,46 @@ pub fn role(conn: &mut SqliteConnection, id: i32) -> Result<RoleRow, StoreError>
         .map_err(StoreError::or_not_found("role", id.to_string()))
 }
 
-/// Gives a user another root role (Admin 1, Editor 2, Viewer 3).
-pub fn set_root_role(
+/// Changes a user's name, email or root role (Admin 1, Editor 2, Viewer 3). The email is
+/// lower-cased, and one another user has (in any letter case) is [`StoreError::Conflict`].
+pub fn update(
     conn: &mut SqliteConnection,
     id: i32,
-    root_role: i32,
+    changes: &UserChanges,
     actor: &str,
     now: NaiveDateTime,
 ) -> Result<UserRow, StoreError> {
+    let mut changes = changes.clone();
+    changes.email = changes.email.map(|email| email.to_lowercase());
     crate::queries::write(conn, |conn| {
-        let role = role(conn, root_role)?;
-        if role.role_type != "root" {
-            return Err(StoreError::Rejected {
-                message: format!("role {} is not a root role", role.name),
-            });
+        if let Some(root_role) = changes.root_role {
+            let role = role(conn, root_role)?;
+            if role.role_type != "root" {
+                return Err(StoreError::Rejected {
+                    message: format!("role {} is not a root role", role.name),
+                });
+            }
         }
         let before = get(conn, id)?;
-        diesel::update(users::table.find(id))
-            .set(users::root_role.eq(root_role))
-            .execute(conn)?;
+        if changes != UserChanges::default() {
+            diesel::update(users::table.find(id))
+                .set(&changes)
+                .execute(conn)?;
+        }
+        let after = get(conn, id)?;
+        let summary = |user: &UserRow| serde_json::json!({"id": user.id, "name": user.name, "email": user.email, "rootRole": user.root_role});
         events::record(
             conn,
             &NewEvent {
                 event_type: "user-updated".into(),
                 created_by: actor.into(),
                 created_at: now,
-                data: Some(to_json(
-                    "data",
-                    &serde_json::json!({"id": id, "rootRole": root_role}),
-                )?),
-                pre_data: Some(to_json(
-                    "pre_data",
-                    &serde_json::json!({"id": id, "rootRole": before.root_role}),
-                )?),
+                data: Some(to_json("data", &summary(&after))?),
+                pre_data: Some(to_json("pre_data", &summary(&before))?),
                 ..NewEvent::default()
             },
         )?;
-        get(conn, id)
+        Ok(after)
     })
 }
 

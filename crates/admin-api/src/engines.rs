@@ -1,0 +1,112 @@
+//! The compiled-engine cache: each environment's flags compiled once per store revision.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex};
+
+use flag_eval::{ClientFeatures, CompileOptions, Engine};
+use flag_store::queries::{self, evaluation::ProjectScope};
+
+use crate::AppState;
+use crate::dto::Projects;
+use crate::error::ApiError;
+
+/// A compiled environment: the document, its engine, and the store revision it reflects.
+#[derive(Debug)]
+pub struct Compiled {
+    revision: i32,
+    /// The evaluated flags, in the playground's order.
+    pub document: ClientFeatures,
+    /// The engine compiled from `document`.
+    pub engine: Engine,
+}
+
+/// Compiled environments by environment and projects. An entry is used only while the store's
+/// revision (its newest event) is unchanged, so every write, by this process or another replica
+/// on the same database, is seen by the next request.
+///
+/// Every environment that does not exist evaluates alike (every flag off, no strategies), so all
+/// of them share one entry: requests naming many unknown environments neither compile each one
+/// nor push known environments out of the cache.
+#[derive(Debug, Default)]
+pub struct EngineCache {
+    entries: Mutex<HashMap<(String, Projects), Arc<Compiled>>>,
+}
+
+impl EngineCache {
+    /// Most entries kept; past this the cache starts over.
+    const CAPACITY: usize = 64;
+
+    /// The key all unknown environments share; no environment can be named with an empty string.
+    const UNKNOWN: &'static str = "";
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Projects), Arc<Compiled>>> {
+        self.entries
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The compiled environments for `environments` (in that order; a repeated name shares one
+/// compilation), from the cache when the store has not changed since. One trip to the blocking
+/// pool for all of them.
+pub async fn compile(
+    state: &AppState,
+    projects: &Projects,
+    environments: &[String],
+) -> Result<Vec<Arc<Compiled>>, ApiError> {
+    let projects = projects.clone();
+    let environments = environments.to_vec();
+    let cache = Arc::clone(&state.engines);
+    crate::db::run(&state.store, move |conn| {
+        let revision = queries::events::latest_id(conn)?;
+        let known: HashSet<String> = queries::environments::list(conn)?
+            .into_iter()
+            .map(|row| row.name)
+            .collect();
+        let mut seen: HashMap<&str, usize> = HashMap::new();
+        let mut compiled: Vec<Arc<Compiled>> = Vec::with_capacity(environments.len());
+        for environment in &environments {
+            if let Some(&earlier) = seen.get(environment.as_str()) {
+                compiled.push(Arc::clone(&compiled[earlier]));
+                continue;
+            }
+            seen.insert(environment, compiled.len());
+            let name = if known.contains(environment) {
+                environment.clone()
+            } else {
+                EngineCache::UNKNOWN.to_owned()
+            };
+            let key = (name, projects.clone());
+            let cached = |key: &(String, Projects)| {
+                cache
+                    .lock()
+                    .get(key)
+                    .filter(|compiled| compiled.revision == revision)
+                    .map(Arc::clone)
+            };
+            if let Some(hit) = cached(&key) {
+                compiled.push(hit);
+                continue;
+            }
+            let scope = match &key.1 {
+                Projects::All => ProjectScope::All,
+                Projects::Only(ids) => ProjectScope::Only(ids),
+            };
+            let document = queries::evaluation::playground_input(conn, scope, &key.0)?;
+            let (engine, _warnings) = Engine::compile_with(&document, CompileOptions::default());
+            let entry = Arc::new(Compiled {
+                revision,
+                document,
+                engine,
+            });
+            let mut entries = cache.lock();
+            if entries.len() >= EngineCache::CAPACITY {
+                entries.clear();
+            }
+            entries.insert(key, Arc::clone(&entry));
+            compiled.push(entry);
+        }
+        Ok(compiled)
+    })
+    .await
+}
