@@ -18,6 +18,7 @@ pub mod openapi;
 pub mod password;
 pub mod routes;
 pub mod secrets;
+pub mod server;
 
 use std::collections::HashMap;
 use std::net::IpAddr;
