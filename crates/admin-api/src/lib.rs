@@ -21,6 +21,7 @@ pub mod password;
 pub mod rate_limit;
 pub mod routes;
 pub mod secrets;
+pub mod server;
 
 use std::path::Path;
 use std::time::Instant;

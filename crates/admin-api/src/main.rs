@@ -1,8 +1,8 @@
 //! The `admin-api` binary: configuration, logging, the store, and the HTTP server.
 
-use actix_web::{HttpServer, web};
+use actix_web::web;
 use admin_api::config::{Command, Config, LogFormat};
-use admin_api::{AppState, build_app, ensure_admin_token, seed_admin_tokens};
+use admin_api::{AppState, ensure_admin_token, seed_admin_tokens, server};
 use anyhow::Context as _;
 use flag_store::{Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
@@ -60,49 +60,12 @@ async fn main() -> anyhow::Result<()> {
     }
 
     let state = web::Data::new(AppState::new(store, config.settings()).context("starting the CPU pool")?);
-    let address = (config.host.clone(), config.port);
     tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
-    let app_state = state.clone();
-    let server = HttpServer::new(move || build_app(app_state.clone()))
-        .bind(address)
-        .context("binding the HTTP listener")?
-        // Database work runs on the blocking pool; more threads than pooled connections only
-        // queue for a connection while each holds its own allocator arena.
-        .worker_max_blocking_threads(4)
-        .shutdown_timeout(30)
-        .disable_signals()
-        .run();
-    let handle = server.handle();
-    actix_web::rt::spawn(async move {
-        shutdown_signal().await;
-        // Readiness goes first, so a load balancer stops sending traffic while requests drain.
-        state
-            .shutting_down
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        tracing::info!("shutting down: finishing requests in flight");
-        handle.stop(true).await;
-    });
-    server.await.context("running the HTTP server")?;
+    let server = server::start(state.clone(), (config.host.as_str(), config.port))
+        .context("binding the HTTP listener")?;
+    server::run(server, state)
+        .await
+        .context("running the HTTP server")?;
     tracing::info!("stopped");
     Ok(())
-}
-
-/// Resolves on SIGTERM or SIGINT (Ctrl-C).
-async fn shutdown_signal() {
-    #[cfg(unix)]
-    {
-        use actix_web::rt::signal::unix::{SignalKind, signal};
-        match (signal(SignalKind::terminate()), signal(SignalKind::interrupt())) {
-            (Ok(mut terminate), Ok(mut interrupt)) => {
-                futures_util::future::select(Box::pin(terminate.recv()), Box::pin(interrupt.recv())).await;
-            }
-            _ => {
-                let _ = actix_web::rt::signal::ctrl_c().await;
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = actix_web::rt::signal::ctrl_c().await;
-    }
 }
