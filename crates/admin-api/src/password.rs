@@ -41,11 +41,14 @@ pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
     Ok(Argon2::default().hash_password(password.as_bytes())?.to_string())
 }
 
+/// What a login without a usable hash is verified against: a hash made like every other, so the
+/// verification costs the same.
+static DECOY: LazyLock<Option<String>> = LazyLock::new(|| hash("decoy password").ok());
+
 /// Whether `password` matches the PHC string `stored`. With no usable hash (an unknown user, or
 /// one without a password) it still runs one verification against a fixed hash and answers
 /// `false`, so the time taken does not tell which users exist.
 pub fn verify(password: &str, stored: Option<&str>) -> bool {
-    static DECOY: LazyLock<Option<String>> = LazyLock::new(|| hash("decoy password").ok());
     let parsed = stored.and_then(|stored| PasswordHash::new(stored).ok());
     let Some(parsed) = parsed else {
         if let Some(decoy) = DECOY.as_deref().and_then(|decoy| PasswordHash::new(decoy).ok()) {
