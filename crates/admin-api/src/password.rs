@@ -98,4 +98,17 @@ mod tests {
         );
         Ok(())
     }
+
+    #[test]
+    fn unknown_users_are_verified_against_a_hash_made_like_the_others()
+    -> Result<(), argon2::password_hash::Error> {
+        let real = hash("Str0ng!Passw0rd")?;
+        let real = PasswordHash::new(&real)?;
+        let decoy = DECOY.as_deref().unwrap_or_default();
+        let decoy = PasswordHash::new(decoy)?;
+        assert_eq!(decoy.algorithm, real.algorithm);
+        assert_eq!(decoy.version, real.version);
+        assert_eq!(decoy.params, real.params);
+        Ok(())
+    }
 }
