@@ -487,6 +487,18 @@ pub fn check_constraints(constraints: &[flag_eval::Constraint]) -> Result<(), Ap
         .map_err(|(index, error)| ApiError::invalid(format!("/constraints/{index}"), error.to_string()))
 }
 
+/// Everything wrong with the fields of a user that are given, each checked by its rule.
+pub fn person_problems(email: Option<&str>, username: Option<&str>, name: Option<&str>) -> Vec<Detail> {
+    [
+        email.and_then(|email| email_problem("/email", email)),
+        username.and_then(|username| username_problem("/username", username)),
+        name.and_then(|name| text_problem("/name", name)),
+    ]
+    .into_iter()
+    .flatten()
+    .collect()
+}
+
 /// Unleash's date format: ISO 8601 with milliseconds and `Z`.
 pub fn iso(time: NaiveDateTime) -> String {
     time.and_utc().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()

@@ -63,13 +63,14 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         authenticated: false,
-        statuses: &[200, 400, 401],
+        statuses: &[200, 400, 401, 429],
         body: Some("LoginRequest"),
         ..op(
             "post",
             "/auth/simple/login",
             "Auth",
-            "Log in with a username or email and a password; sets the session cookie",
+            "Log in with an email or username and a password (an email is matched first); sets the session \
+             cookie; 10 attempts a minute per address",
         )
     },
     Operation {
@@ -99,7 +100,7 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        statuses: &[200, 400, 401],
+        statuses: &[200, 400, 401, 403],
         body: Some("PlaygroundRequest"),
         deprecated: true,
         ..op(
@@ -110,7 +111,7 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        statuses: &[200, 400, 401],
+        statuses: &[200, 400, 401, 403],
         body: Some("AdvancedPlaygroundRequest"),
         ..op(
             "post",
@@ -317,12 +318,12 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         statuses: &[200, 400, 401, 403, 404],
-        body: Some("Object"),
+        body: Some("UpdateUser"),
         ..op(
             "put",
             "/api/admin/user-admin/{id}",
             "Users",
-            "Change a user's root role",
+            "Change a user's email, name or root role",
         )
     },
     Operation {
@@ -470,10 +471,22 @@ answers 409 `NameExistsError` for a taken email or username, the same 400 for un
 tokens, and is rate-limited per address (429); expiry is checked to the second and an expired token is never \
 shown as enabled; PUT on a signup token answers with the whole token; the playground evaluates `userWithId` \
 completely, sorts features by project then name, and hashes non-ASCII stickiness ids over UTF-8 bytes as the SDKs do; \
-API tokens are stored as SHA-256 verifiers.";
+API tokens are stored as SHA-256 verifiers. \
+An admin token limited to environments (`*:production.x`) reads everything that is not specific to an environment, \
+reads and writes environment-specific state (strategies, variants, on/off, the playgrounds) only in its own \
+environments, and gets 403 `NoAccessError` for every write whose effect reaches beyond them (features, dependencies, \
+segments, context fields, strategy types, tokens, users, invite links, projects, environments). \
+Limits: a playground context has at most 256 fields (top-level and `properties` together) and values of at most \
+64 KiB; the advanced playground evaluates at most 15,000 environment × feature × context combinations and repeats at \
+most 64 MiB of context in its answer (both configurable), checked before any evaluation; names, emails and \
+usernames are at most 255 characters without control characters, and a username has no `@`; dates must be RFC 3339 \
+with a time zone, a four-digit year and no leap second, as JavaScript reads them; logins are limited to 10 a minute \
+per address (429). GET routes answer HEAD.";
 
 fn schemas() -> Value {
     let string = json!({"type": "string"});
+    let date = json!({"type": "string", "format": "date-time", "pattern": "^[0-9]{4}-",
+        "description": "RFC 3339 with a time zone, a four-digit year and no leap second"});
     // Like Unleash, numbers, booleans and null in string fields are coerced to strings.
     let coerced = json!({"type": ["string", "number", "boolean", "null"],
         "description": "a string; numbers, booleans and null are coerced to strings, as Unleash does"});
@@ -483,7 +496,7 @@ fn schemas() -> Value {
         "additionalProperties": true,
         "properties": {
             "appName": {"type": ["string", "number", "boolean"], "minLength": 1},
-            "currentTime": {"type": "string", "format": "date-time"},
+            "currentTime": date,
             "environment": coerced, "remoteAddress": coerced, "sessionId": coerced, "userId": coerced,
             "properties": {"type": "object", "additionalProperties": coerced}
         }
@@ -542,18 +555,32 @@ fn schemas() -> Value {
             "type": "object",
             "required": ["email", "name", "password"],
             "additionalProperties": false,
-            "properties": {"username": string, "email": {"type": "string", "format": "email"}, "name": string, "password": string}
+            "properties": {
+                "username": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[^@\\x00-\\x1f\\x7f-\\x9f]+$"},
+                "email": {"type": "string", "format": "email", "maxLength": 255},
+                "name": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[^\\x00-\\x1f\\x7f-\\x9f]+$"},
+                "password": {"type": "string", "minLength": 10, "maxLength": 128}
+            }
         },
         "CreateSignupToken": {
             "type": "object",
             "required": ["name", "expiresAt"],
             "additionalProperties": false,
-            "properties": {"name": string, "expiresAt": {"type": "string", "format": "date-time"}}
+            "properties": {"name": string, "expiresAt": date}
         },
         "UpdateSignupToken": {
             "type": "object",
             "additionalProperties": false,
-            "properties": {"expiresAt": {"type": "string", "format": "date-time"}, "enabled": {"type": "boolean"}}
+            "properties": {"expiresAt": date, "enabled": {"type": "boolean"}}
+        },
+        "UpdateUser": {
+            "type": "object",
+            "additionalProperties": false,
+            "properties": {
+                "email": {"type": "string", "maxLength": 255},
+                "name": {"type": "string", "maxLength": 255},
+                "rootRole": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 3}, {"type": "string", "enum": ["Admin", "Editor", "Viewer"]}]}
+            }
         },
         "LoginRequest": {
             "type": "object",

@@ -246,16 +246,7 @@ async fn issue_7_logins_are_limited_per_address() {
         login_from([192, 0, 2, 1], "nobody@example.com").to_request(),
     )
     .await;
-    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-    let retry_after = response
-        .headers()
-        .get("retry-after")
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse::<u64>().ok());
-    assert!(
-        retry_after.is_some_and(|seconds| (1..=60).contains(&seconds)),
-        "{retry_after:?}"
-    );
+    common::assert_retry_after(&response);
     let body: Value = actix_web::test::read_body_json(response).await;
     assert_error(StatusCode::TOO_MANY_REQUESTS, &body, 429, "TooManyRequestsError");
     // Another address is counted on its own.
@@ -301,16 +292,7 @@ async fn issue_7_segment_constraints_are_validated_like_strategy_constraints() {
 async fn issue_7_dates_javascript_cannot_read_are_refused_everywhere() {
     let app = TestApp::new();
     let service = app.service().await;
-    let (status, token) = send(
-        &service,
-        post(
-            "/api/admin/invite-link/tokens",
-            ADMIN,
-            json!({"name": "team", "expiresAt": "2030-01-01T00:00:00Z"}),
-        ),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{token}");
+    let token = common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default();
     for date in ["+10000-01-01T00:00:00Z", "2016-12-31T23:59:60Z"] {
         let attempts = [
@@ -355,16 +337,7 @@ async fn issue_7_dates_javascript_cannot_read_are_refused_everywhere() {
 async fn issue_7_signup_fields_are_limited() {
     let app = TestApp::new();
     let service = app.service().await;
-    let (status, token) = send(
-        &service,
-        post(
-            "/api/admin/invite-link/tokens",
-            ADMIN,
-            json!({"name": "team", "expiresAt": "2030-01-01T00:00:00Z"}),
-        ),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{token}");
+    let token = common::create_invite(&service).await;
     let signup = format!("/invite/{}/signup", token["secret"].as_str().unwrap_or_default());
     let password = "Str0ng!Passw0rd";
     let long = "n".repeat(256);

@@ -19,35 +19,13 @@ fn signup(secret: &str, email: &str) -> test::TestRequest {
         .set_json(json!({"email": email, "name": "New Person", "password": PASSWORD}))
 }
 
-async fn create_token<S, B>(service: &S) -> Value
-where
-    S: actix_web::dev::Service<
-            actix_http::Request,
-            Response = actix_web::dev::ServiceResponse<B>,
-            Error = actix_web::Error,
-        >,
-    B: actix_web::body::MessageBody,
-{
-    let (status, token) = send(
-        service,
-        post(
-            "/api/admin/invite-link/tokens",
-            ADMIN,
-            json!({"name": "team", "expiresAt": in_days(7)}),
-        ),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{token}");
-    token
-}
-
 #[actix_web::test]
 async fn the_invite_flow_works_end_to_end() {
     let app = TestApp::new();
     let service = app.service().await;
     seed_feature(&service, "f").await;
 
-    let token = create_token(&service).await;
+    let token = common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     assert_eq!(secret.len(), 32);
     assert_eq!(
@@ -156,7 +134,7 @@ async fn the_invite_flow_works_end_to_end() {
 async fn disabled_tokens_and_bad_updates_are_refused() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = create_token(&service).await;
+    let token = common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let path = format!("/api/admin/invite-link/tokens/{secret}");
 
@@ -213,7 +191,7 @@ async fn disabled_tokens_and_bad_updates_are_refused() {
 async fn signup_bodies_are_validated_before_the_token() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = create_token(&service).await;
+    let token = common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let uri = format!("/invite/{secret}/signup");
     for body in [
@@ -242,7 +220,7 @@ async fn signup_bodies_are_validated_before_the_token() {
 async fn duplicate_usernames_conflict() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = create_token(&service).await;
+    let token = common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let uri = format!("/invite/{secret}/signup");
     let first = json!({"username": "sam", "email": "sam@example.com", "name": "Sam", "password": PASSWORD});
@@ -262,7 +240,7 @@ async fn duplicate_usernames_conflict() {
 async fn concurrent_signups_with_one_email_give_one_user() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = create_token(&service).await;
+    let token = common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let requests = (0..8).map(|index| {
         let email = if index % 2 == 0 {
@@ -301,16 +279,7 @@ async fn signups_are_rate_limited_per_address() {
     assert_eq!(send(&service, attempt()).await.0, StatusCode::BAD_REQUEST);
     assert_eq!(send(&service, attempt()).await.0, StatusCode::BAD_REQUEST);
     let response = test::call_service(&service, attempt().to_request()).await;
-    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
-    let retry = response
-        .headers()
-        .get("Retry-After")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.parse::<u64>().ok());
-    assert!(
-        retry.is_some_and(|seconds| (1..=60).contains(&seconds)),
-        "{retry:?}"
-    );
+    common::assert_retry_after(&response);
     let body: Value = test::read_body_json(response).await;
     assert_error(StatusCode::TOO_MANY_REQUESTS, &body, 429, "TooManyRequestsError");
     // Another address is not affected.
@@ -325,7 +294,7 @@ async fn signups_are_rate_limited_per_address() {
 async fn wrong_passwords_do_not_log_in() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = create_token(&service).await;
+    let token = common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     assert_eq!(
         send(&service, signup(&secret, "p@example.com")).await.0,

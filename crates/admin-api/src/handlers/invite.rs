@@ -203,17 +203,11 @@ pub struct SignupRequest {
 }
 
 fn check_signup(request: &SignupRequest) -> Result<(), ApiError> {
-    let mut details: Vec<Detail> = [
-        dto::email_problem("/email", &request.email),
-        dto::text_problem("/name", &request.name),
-        request
-            .username
-            .as_deref()
-            .and_then(|username| dto::username_problem("/username", username)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let mut details = dto::person_problems(
+        Some(&request.email),
+        request.username.as_deref(),
+        Some(&request.name),
+    );
     details.extend(
         password::broken_rules(&request.password)
             .into_iter()

@@ -85,21 +85,7 @@ pub async fn create(
     if email.is_none() && username.is_none() {
         return Err(ApiError::invalid("/email", "give an email, a username or both"));
     }
-    let mut details: Vec<Detail> = [
-        email
-            .as_deref()
-            .and_then(|email| dto::email_problem("/email", email)),
-        username
-            .as_deref()
-            .and_then(|username| dto::username_problem("/username", username)),
-        request
-            .name
-            .as_deref()
-            .and_then(|name| dto::text_problem("/name", name)),
-    ]
-    .into_iter()
-    .flatten()
-    .collect();
+    let mut details = dto::person_problems(email.as_deref(), username.as_deref(), request.name.as_deref());
     if let Some(password) = &request.password {
         details.extend(
             password::broken_rules(password)
@@ -157,21 +143,11 @@ pub async fn update(
 ) -> Result<HttpResponse, ApiError> {
     principal.require_admin()?;
     let root_role = request.root_role.as_ref().map(root_role).transpose()?;
-    ApiError::check(
-        [
-            request
-                .email
-                .as_deref()
-                .and_then(|email| dto::email_problem("/email", email)),
-            request
-                .name
-                .as_deref()
-                .and_then(|name| dto::text_problem("/name", name)),
-        ]
-        .into_iter()
-        .flatten()
-        .collect(),
-    )?;
+    ApiError::check(dto::person_problems(
+        request.email.as_deref(),
+        None,
+        request.name.as_deref(),
+    ))?;
     let changes = UserChanges {
         name: request.name.map(|name| name.trim().to_owned()),
         email: request.email.map(|email| email.trim().to_owned()),

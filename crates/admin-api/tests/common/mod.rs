@@ -3,6 +3,8 @@
 
 #![allow(dead_code, reason = "each test binary uses a different part of the fixture")]
 
+pub mod process;
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -161,4 +163,38 @@ where
         .and_then(|features| features.iter().find(|feature| feature["name"] == name))
         .cloned()
         .unwrap_or_default()
+}
+
+/// Creates an invite link valid for a week and returns it as the API answers.
+pub async fn create_invite<S, B>(service: &S) -> Value
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let expires_at = (chrono::Utc::now() + chrono::Duration::days(7)).to_rfc3339();
+    let (status, token) = send(
+        service,
+        post(
+            "/api/admin/invite-link/tokens",
+            ADMIN,
+            json!({"name": "team", "expiresAt": expires_at}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{token}");
+    token
+}
+
+/// Asserts a 429 whose `Retry-After` is a whole number of seconds within the minute.
+pub fn assert_retry_after<B>(response: &ServiceResponse<B>) {
+    assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+    let retry = response
+        .headers()
+        .get("Retry-After")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u64>().ok());
+    assert!(
+        retry.is_some_and(|seconds| (1..=60).contains(&seconds)),
+        "{retry:?}"
+    );
 }

@@ -1,0 +1,172 @@
+//! The real binary, started on a free port: raw exchanges for what only a real socket shows.
+
+use std::io::Read;
+use std::net::TcpListener;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+}
+
+/// A minimal HTTP GET over a raw socket; returns the status line.
+pub fn get_status(port: u16, path: &str) -> Option<String> {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    response.lines().next().map(str::to_owned)
+}
+
+/// Starts the binary on a free port with a database in `dir` and waits until it is ready.
+pub fn start_server(dir: &Path) -> Result<(Child, u16), Box<dyn std::error::Error>> {
+    start_server_with(dir, &["--log-format", "json"], &[])
+}
+
+/// As [`start_server`], with more options and environment variables.
+pub fn start_server_with(
+    dir: &Path,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(Child, u16), Box<dyn std::error::Error>> {
+    let port = free_port()?;
+    let server = Command::new(env!("CARGO_BIN_EXE_admin-api"))
+        .args(["--port", &port.to_string()])
+        .args(args)
+        .env("DATABASE_URL", dir.join("flags.db"))
+        .env_remove("INIT_ADMIN_API_TOKENS")
+        .envs(env.iter().copied())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()?;
+    let started = Instant::now();
+    while get_status(port, "/ready").is_none_or(|status| !status.contains("200")) {
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the server did not become ready"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok((server, port))
+}
+
+/// The peak resident memory of process `pid` so far (`VmHWM`), in KiB.
+pub fn peak_memory_kib(pid: u32) -> Result<u64, Box<dyn std::error::Error>> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    let line = status
+        .lines()
+        .find(|line| line.starts_with("VmHWM:"))
+        .ok_or("no VmHWM in /proc status")?;
+    Ok(line.split_whitespace().nth(1).ok_or("no VmHWM value")?.parse()?)
+}
+
+/// A response read off a raw socket.
+#[derive(Debug)]
+pub struct RawResponse {
+    pub status: u16,
+    /// Header names lower-cased, values trimmed.
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+impl RawResponse {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.as_str())
+    }
+}
+
+/// Sends `request` on a new connection and reads one response, framed by its content-length.
+///
+/// A write error is ignored: the server may answer and close before it has read a request it
+/// rejects, and the answer is what the test is about. Reading stops at the end of the body, at
+/// the end of the stream, or at an error such as a reset that follows the server's close.
+pub fn exchange(port: u16, request: &[u8]) -> Result<RawResponse, Box<dyn std::error::Error>> {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(10)))?;
+    let _ = stream.write_all(request);
+    let mut received = Vec::new();
+    let mut buffer = [0; 8192];
+    let (head_len, headers, status, body_len) = loop {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => return Err(format!("no whole response in {received:?}").into()),
+            Ok(n) => received.extend_from_slice(&buffer[..n]),
+        }
+        let Some(end) = received.windows(4).position(|window| window == b"\r\n\r\n") else {
+            continue;
+        };
+        let head = std::str::from_utf8(&received[..end])?;
+        let mut lines = head.split("\r\n");
+        let status_line = lines.next().ok_or("no status line")?;
+        let status: u16 = status_line.split(' ').nth(1).ok_or("no status")?.parse()?;
+        let headers: Vec<(String, String)> = lines
+            .filter_map(|line| line.split_once(':'))
+            .map(|(name, value)| (name.trim().to_ascii_lowercase(), value.trim().to_owned()))
+            .collect();
+        // A HEAD answer states the length of the body it leaves out.
+        let body_len: usize = if request.starts_with(b"HEAD ") {
+            0
+        } else {
+            headers
+                .iter()
+                .find(|(name, _)| name == "content-length")
+                .ok_or("no content-length")?
+                .1
+                .parse()?
+        };
+        break (end + 4, headers, status, body_len);
+    };
+    while received.len() < head_len + body_len {
+        match stream.read(&mut buffer) {
+            Ok(0) | Err(_) => return Err(format!("a short body in {received:?}").into()),
+            Ok(n) => received.extend_from_slice(&buffer[..n]),
+        }
+    }
+    Ok(RawResponse {
+        status,
+        headers,
+        body: String::from_utf8(received[head_len..head_len + body_len].to_vec())?,
+    })
+}
+
+/// Asserts that `response` is a JSON error envelope named `name`, with a UUID v4 for its id.
+pub fn assert_envelope(
+    response: &RawResponse,
+    name: &str,
+) -> Result<serde_json::Value, Box<dyn std::error::Error>> {
+    assert_eq!(
+        response.header("content-type"),
+        Some("application/json"),
+        "{response:?}"
+    );
+    let envelope: serde_json::Value = serde_json::from_str(&response.body)?;
+    assert_eq!(envelope["name"], name, "{response:?}");
+    let id = uuid::Uuid::parse_str(envelope["id"].as_str().ok_or("no id")?)?;
+    assert_eq!(id.get_version_num(), 4, "{response:?}");
+    let message = envelope["message"].as_str().ok_or("no message")?;
+    assert!(
+        message.starts_with(|first: char| first.is_lowercase()) && !message.ends_with('.'),
+        "{response:?}"
+    );
+    Ok(envelope)
+}
+
+/// Stops the child when the test ends, passed or failed.
+pub struct Running(pub Child);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

@@ -1,0 +1,388 @@
+//! Attacks replayed against the real server: the release binary on a seeded database, driven
+//! over loopback. `./scripts/test` runs this in release mode.
+//!
+//! Each attack asserts its status and that it was answered at all within 10 seconds (the only
+//! timing assertion; speed belongs in benchmarks). While the heaviest accepted requests stream,
+//! `/health` must keep answering 200, and the server's peak resident memory, read from
+//! `/proc/<pid>/status`, must stay under [`MEMORY_CEILING_MIB`], the ceiling the README states.
+
+mod common;
+
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use common::process::{Running, assert_envelope, exchange, peak_memory_kib, start_server_with};
+use serde_json::{Map, Value, json};
+
+/// The documented ceiling on the server's peak resident memory while it serves the largest
+/// accepted advanced playground request [`CONCURRENT`] times at once, on 20 flags.
+const MEMORY_CEILING_MIB: u64 = 64;
+
+/// How many of the largest requests run at once.
+const CONCURRENT: usize = 4;
+
+/// Flags in the seeded database.
+const FLAGS: usize = 20;
+
+const TOKEN: &str = "*:*.hostile-suite-admin-token-0123456789";
+const PRODUCTION_TOKEN: &str = "*:production.hostile-suite-production-token";
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+/// 20 flags with the shapes that cost the most to explain: constraints with long value lists,
+/// a segment, variants, several strategies.
+fn flags() -> Value {
+    let values: Vec<String> = (0..50).map(|index| format!("user-{index}")).collect();
+    let features: Vec<Value> = (0..FLAGS)
+        .map(|index| {
+            json!({
+                "name": format!("flag-{index:02}"),
+                "enabled": true,
+                "strategies": [
+                    {"name": "flexibleRollout", "parameters": {"rollout": "50", "stickiness": "default", "groupId": "g"},
+                     "constraints": [
+                        {"contextName": "userId", "operator": "IN", "values": values},
+                        {"contextName": "plan", "operator": "STR_CONTAINS", "values": ["pro", "enterprise"], "caseInsensitive": true}
+                     ],
+                     "segments": [1]},
+                    {"name": "default", "constraints": [{"contextName": "score", "operator": "NUM_GT", "value": "10"}]}
+                ],
+                "variants": [
+                    {"name": "blue", "weight": 500, "stickiness": "default"},
+                    {"name": "green", "weight": 500, "stickiness": "default"}
+                ]
+            })
+        })
+        .collect();
+    json!({
+        "version": 2,
+        "features": features,
+        "segments": [{"id": 1, "constraints": [{"contextName": "region", "operator": "IN", "values": ["eu", "us"]}]}]
+    })
+}
+
+struct Server {
+    running: Running,
+    base: String,
+    port: u16,
+    _dir: tempfile::TempDir,
+}
+
+fn start() -> Result<Server, Box<dyn std::error::Error>> {
+    let dir = tempfile::tempdir()?;
+    let document = dir.path().join("flags.json");
+    std::fs::write(&document, serde_json::to_vec(&flags())?)?;
+    for environment in ["development", "production"] {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_admin-api"))
+            .args(["--log-level", "warn", "import"])
+            .arg(&document)
+            .args(["--environment", environment])
+            .env("DATABASE_URL", dir.path().join("flags.db"))
+            .status()?;
+        assert!(status.success(), "importing the flags failed");
+    }
+    let tokens = format!("{TOKEN},{PRODUCTION_TOKEN}");
+    let (child, port) = start_server_with(
+        dir.path(),
+        &["--log-level", "error"],
+        &[("INIT_ADMIN_API_TOKENS", &tokens)],
+    )?;
+    Ok(Server {
+        running: Running(child),
+        base: format!("http://127.0.0.1:{port}"),
+        port,
+        _dir: dir,
+    })
+}
+
+fn agent(timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(timeout))
+        .build()
+        .into()
+}
+
+/// Sends `body` and returns the status and the answer as JSON; fails if no answer came within
+/// 10 seconds.
+fn post(
+    server: &Server,
+    path: &str,
+    token: &str,
+    body: &Value,
+) -> Result<(u16, Value), Box<dyn std::error::Error>> {
+    let started = Instant::now();
+    let mut response = agent(Duration::from_secs(10))
+        .post(format!("{}{path}", server.base))
+        .header("Authorization", token)
+        .send_json(body)?;
+    let status = response.status().as_u16();
+    let answer: Value = response
+        .body_mut()
+        .with_config()
+        .limit(64 << 20)
+        .read_json()
+        .unwrap_or(Value::Null);
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{path} took {:?}",
+        started.elapsed()
+    );
+    Ok((status, answer))
+}
+
+fn assert_rejected(status: u16, answer: &Value, expected: u16, name: &str) {
+    assert_eq!(status, expected, "{answer}");
+    assert_eq!(answer["name"], json!(name), "{answer}");
+}
+
+/// The largest advanced request the default limits accept on 20 flags: 750 context combinations
+/// (20 × 750 = 15,000, the combination limit), each about 4.4 KB, so the answer repeats close to
+/// the 64 MiB context limit.
+fn largest_accepted() -> Value {
+    let user_ids: Vec<String> = (0..750).map(|index| format!("user-{index}")).collect();
+    json!({
+        "environments": ["production"],
+        "context": {
+            "appName": "web",
+            "userId": user_ids.join(","),
+            "properties": {"plan": "pro", "region": "eu", "note": "n".repeat(4_200)}
+        }
+    })
+}
+
+/// Streams one advanced answer to its end; returns the status and the bytes read.
+fn stream_advanced(server: &Server, body: &Value) -> Result<(u16, u64), Box<dyn std::error::Error>> {
+    let mut response = agent(Duration::from_secs(120))
+        .post(format!("{}/api/admin/playground/advanced", server.base))
+        .header("Authorization", TOKEN)
+        .send_json(body)?;
+    let status = response.status().as_u16();
+    let mut reader = response.body_mut().as_reader();
+    let mut buffer = vec![0; 64 * 1024];
+    let mut total = 0u64;
+    let mut tail = Vec::new();
+    loop {
+        let read = reader.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        total += read as u64;
+        tail = buffer[..read].to_vec();
+    }
+    let tail = String::from_utf8_lossy(&tail);
+    assert!(
+        tail.ends_with("}}"),
+        "the answer is complete: ...{}",
+        &tail[tail.len().saturating_sub(200)..]
+    );
+    Ok((status, total))
+}
+
+#[test]
+fn attacks_are_refused_and_the_largest_requests_stay_within_the_memory_ceiling() -> TestResult {
+    let server = start()?;
+
+    // 30,000 properties and 2,000 user ids: 2,000 combinations each copying the whole context.
+    let properties: Map<String, Value> = (0..30_000)
+        .map(|index| (format!("p{index}"), json!("v")))
+        .collect();
+    let user_ids = (0..2_000).map(|id| id.to_string()).collect::<Vec<_>>().join(",");
+    let attack = json!({
+        "environments": ["development"],
+        "context": {"appName": "a", "userId": user_ids, "properties": properties}
+    });
+    let (status, answer) = post(&server, "/api/admin/playground/advanced", TOKEN, &attack)?;
+    assert_rejected(status, &answer, 400, "ValidationError");
+
+    // 40,000 top-level keys on the deprecated operation.
+    let mut context: Map<String, Value> = (0..40_000)
+        .map(|index| (format!("k{index}"), json!(index)))
+        .collect();
+    context.insert("appName".into(), json!("a"));
+    let (status, answer) = post(
+        &server,
+        "/api/admin/playground",
+        TOKEN,
+        &json!({"environment": "development", "context": context}),
+    )?;
+    assert_rejected(status, &answer, 400, "ValidationError");
+
+    // 3,000 distinct environments.
+    let environments: Vec<String> = (0..3_000).map(|index| format!("env-{index}")).collect();
+    let (status, answer) = post(
+        &server,
+        "/api/admin/playground/advanced",
+        TOKEN,
+        &json!({"environments": environments, "context": {"appName": "a"}}),
+    )?;
+    assert_rejected(status, &answer, 400, "ValidationError");
+
+    // A small request asking for an answer of hundreds of megabytes.
+    let long_ids = (0..700)
+        .map(|id| format!("{id:04}"))
+        .collect::<Vec<_>>()
+        .join(",");
+    let (status, answer) = post(
+        &server,
+        "/api/admin/playground/advanced",
+        TOKEN,
+        &json!({"environments": ["development"], "context": {"appName": "a", "userId": long_ids, "n": "x".repeat(60_000)}}),
+    )?;
+    assert_rejected(status, &answer, 400, "ValidationError");
+    assert!(
+        answer["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("byte limit")),
+        "{answer}"
+    );
+
+    // The largest accepted requests, several at once, while /health is asked every 50 ms.
+    let done = AtomicBool::new(false);
+    let body = largest_accepted();
+    let (results, health) = std::thread::scope(|scope| {
+        let health = scope.spawn(|| -> Result<u32, String> {
+            let mut answered = 0;
+            while !done.load(Ordering::SeqCst) {
+                let response = agent(Duration::from_secs(10))
+                    .get(format!("{}/health", server.base))
+                    .call()
+                    .map_err(|error| format!("/health did not answer: {error}"))?;
+                if response.status().as_u16() != 200 {
+                    return Err(format!("/health answered {}", response.status()));
+                }
+                answered += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Ok(answered)
+        });
+        let streams: Vec<_> = (0..CONCURRENT)
+            .map(|_| scope.spawn(|| stream_advanced(&server, &body).map_err(|error| error.to_string())))
+            .collect();
+        let results: Vec<_> = streams
+            .into_iter()
+            .map(|stream| stream.join().unwrap_or_else(|_| Err("a stream panicked".into())))
+            .collect();
+        done.store(true, Ordering::SeqCst);
+        (
+            results,
+            health.join().unwrap_or_else(|_| Err("health panicked".into())),
+        )
+    });
+    let health_answers = health?;
+    assert!(
+        health_answers > 0,
+        "/health was asked during the largest requests"
+    );
+    let mut answer_bytes = 0;
+    for result in results {
+        let (status, bytes) = result?;
+        assert_eq!(status, 200);
+        answer_bytes = bytes;
+    }
+    assert!(
+        answer_bytes > 60_000_000,
+        "the largest answer was {answer_bytes} bytes"
+    );
+
+    let peak_mib = peak_memory_kib(server.running.0.id())? / 1024;
+    eprintln!(
+        "largest accepted request: {} bytes, answer {answer_bytes} bytes; {CONCURRENT} at once: peak RSS {peak_mib} MiB; /health answered {health_answers} times meanwhile",
+        serde_json::to_vec(&body)?.len()
+    );
+    assert!(
+        peak_mib <= MEMORY_CEILING_MIB,
+        "peak RSS {peak_mib} MiB is over the {MEMORY_CEILING_MIB} MiB ceiling"
+    );
+    Ok(())
+}
+
+#[test]
+fn logins_signups_and_writes_are_refused_as_documented() -> TestResult {
+    let server = start()?;
+
+    // Brute force: ten attempts a minute from one address, then 429 with Retry-After.
+    for _ in 0..10 {
+        let (status, answer) = post(
+            &server,
+            "/auth/simple/login",
+            "",
+            &json!({"username": "admin@example.com", "password": "Gu3ss-Passw0rd!"}),
+        )?;
+        assert_rejected(status, &answer, 401, "AuthenticationRequired");
+    }
+    let response = agent(Duration::from_secs(10))
+        .post(format!("{}/auth/simple/login", server.base))
+        .send_json(json!({"username": "admin@example.com", "password": "Gu3ss-Passw0rd!"}))?;
+    assert_eq!(response.status().as_u16(), 429);
+    assert!(response.headers().get("retry-after").is_some());
+
+    // A 100,000-character name on an invite link.
+    let (status, token) = post(
+        &server,
+        "/api/admin/invite-link/tokens",
+        TOKEN,
+        &json!({"name": "team", "expiresAt": "2030-01-01T00:00:00Z"}),
+    )?;
+    assert_eq!(status, 201, "{token}");
+    let signup = format!("/invite/{}/signup", token["secret"].as_str().unwrap_or_default());
+    let (status, answer) = post(
+        &server,
+        &signup,
+        "",
+        &json!({"name": "n".repeat(100_000), "email": "a@example.com", "password": "Str0ng!Passw0rd"}),
+    )?;
+    assert_rejected(status, &answer, 400, "ValidationError");
+
+    // A segment the SDKs could not evaluate, and a date JavaScript cannot read.
+    let (status, answer) = post(
+        &server,
+        "/api/admin/segments",
+        TOKEN,
+        &json!({"name": "s", "constraints": [{"contextName": "userId", "operator": "EVAL", "values": ["1"]}]}),
+    )?;
+    assert_rejected(status, &answer, 400, "ValidationError");
+    let (status, answer) = post(
+        &server,
+        "/api/admin/api-tokens",
+        TOKEN,
+        &json!({"tokenName": "t", "type": "client", "expiresAt": "+10000-01-01T00:00:00Z"}),
+    )?;
+    assert_rejected(status, &answer, 400, "ValidationError");
+
+    // A production-only token adding a dependency that changes development's answers.
+    let (status, answer) = post(
+        &server,
+        "/api/admin/projects/default/features/flag-01/dependencies",
+        PRODUCTION_TOKEN,
+        &json!({"feature": "flag-00"}),
+    )?;
+    assert_rejected(status, &answer, 403, "NoAccessError");
+
+    // A body over the 1 MiB limit.
+    let (status, answer) = post(
+        &server,
+        "/api/admin/playground",
+        TOKEN,
+        &json!({"environment": "development", "context": {"appName": "x".repeat(1 << 20)}}),
+    )?;
+    assert_rejected(status, &answer, 413, "PayloadTooLarge");
+
+    // Errors below the router, and HEAD, over a raw socket.
+    let long_url = format!(
+        "GET /{} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+        "a".repeat(100_000)
+    );
+    let response = exchange(server.port, long_url.as_bytes())?;
+    assert_eq!(response.status, 400, "{response:?}");
+    assert_envelope(&response, "ValidationError")?;
+    let head = exchange(
+        server.port,
+        b"HEAD /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n",
+    );
+    let head = head?;
+    assert_eq!(head.status, 200, "{head:?}");
+    assert!(head.body.is_empty(), "HEAD has no body: {head:?}");
+    Ok(())
+}
