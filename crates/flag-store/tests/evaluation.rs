@@ -251,3 +251,45 @@ fn variants_batch_is_all_or_nothing() -> Result<(), Box<dyn std::error::Error>> 
     );
     Ok(())
 }
+
+#[test]
+fn importing_nameless_segments_into_a_second_environment_reuses_them()
+-> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let document = ClientFeatures {
+        version: 2,
+        features: vec![Feature {
+            name: "f".into(),
+            enabled: true,
+            strategies: vec![Strategy {
+                name: "default".into(),
+                segments: vec![7],
+                ..Strategy::default()
+            }],
+            ..Feature::default()
+        }],
+        segments: vec![Segment {
+            id: 7,
+            constraints: vec![constraint("region", &["eu"])],
+            ..Segment::default()
+        }],
+    };
+    for environment in ["development", "production"] {
+        queries::import::client_features(&mut conn, "default", environment, &document, "t", common::now())?;
+    }
+    let segments = queries::segments::list(&mut conn)?;
+    assert_eq!(
+        segments
+            .iter()
+            .map(|segment| segment.name.as_str())
+            .collect::<Vec<_>>(),
+        ["segment-7"]
+    );
+    let production = playground_input(&mut conn, ProjectScope::All, "production")?;
+    assert_eq!(
+        production.features[0].strategies[0].segments,
+        [segments[0].id as i64]
+    );
+    Ok(())
+}

@@ -41,8 +41,15 @@ pub fn client_features(
         let mut report = ImportReport::default();
         let mut segment_ids = HashMap::new();
         for segment in &document.segments {
+            // The client API leaves segment names out; such a segment is kept as `segment-<id>`,
+            // and found again under that name by the next import.
+            let name = if segment.name.is_empty() {
+                format!("segment-{}", segment.id)
+            } else {
+                segment.name.clone()
+            };
             let existing: Option<i32> = segments_table::table
-                .filter(segments_table::name.eq(&segment.name))
+                .filter(segments_table::name.eq(&name))
                 .select(segments_table::id)
                 .first(conn)
                 .optional()?;
@@ -53,11 +60,7 @@ pub fn client_features(
                     segments::create(
                         conn,
                         &NewSegment {
-                            name: if segment.name.is_empty() {
-                                format!("segment-{}", segment.id)
-                            } else {
-                                segment.name.clone()
-                            },
+                            name,
                             description: None,
                             project_id: None,
                             constraints: to_json("constraints", &segment.constraints)?,
