@@ -39,6 +39,14 @@ impl EngineCache {
     /// The key all unknown environments share; no environment can be named with an empty string.
     const UNKNOWN: &'static str = "";
 
+    /// The entry for `key`, when it reflects `revision`.
+    fn get(&self, key: &(String, Projects), revision: i32) -> Option<Arc<Compiled>> {
+        self.lock()
+            .get(key)
+            .filter(|compiled| compiled.revision == revision)
+            .map(Arc::clone)
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Projects), Arc<Compiled>>> {
         self.entries
             .lock()
@@ -59,10 +67,8 @@ pub async fn compile(
     let cache = Arc::clone(&state.engines);
     crate::db::run(&state.store, move |conn| {
         let revision = queries::events::latest_id(conn)?;
-        let known: HashSet<String> = queries::environments::list(conn)?
-            .into_iter()
-            .map(|row| row.name)
-            .collect();
+        // Read only when an environment is not cached: it decides whether the name is known.
+        let mut known: Option<HashSet<String>> = None;
         let mut seen: HashMap<&str, usize> = HashMap::new();
         let mut compiled: Vec<Arc<Compiled>> = Vec::with_capacity(environments.len());
         for environment in &environments {
@@ -71,20 +77,21 @@ pub async fn compile(
                 continue;
             }
             seen.insert(environment, compiled.len());
-            let name = if known.contains(environment) {
+            if let Some(hit) = cache.get(&(environment.clone(), projects.clone()), revision) {
+                compiled.push(hit);
+                continue;
+            }
+            if known.is_none() {
+                let names = queries::environments::list(conn)?.into_iter().map(|row| row.name);
+                known = Some(names.collect());
+            }
+            let name = if known.as_ref().is_some_and(|known| known.contains(environment)) {
                 environment.clone()
             } else {
                 EngineCache::UNKNOWN.to_owned()
             };
             let key = (name, projects.clone());
-            let cached = |key: &(String, Projects)| {
-                cache
-                    .lock()
-                    .get(key)
-                    .filter(|compiled| compiled.revision == revision)
-                    .map(Arc::clone)
-            };
-            if let Some(hit) = cached(&key) {
+            if let Some(hit) = cache.get(&key, revision) {
                 compiled.push(hit);
                 continue;
             }
