@@ -161,6 +161,19 @@ impl Principal {
         }
     }
 
+    /// Reading what administrators manage (users, API tokens, invite links): every admin token,
+    /// since none of it is specific to an environment, and the Admin role.
+    pub fn require_admin_read(&self) -> Result<(), ApiError> {
+        match self {
+            Self::AdminToken { .. }
+            | Self::User {
+                role: RootRole::Admin,
+                ..
+            } => Ok(()),
+            Self::User { .. } => Err(no_access("ADMIN", "")),
+        }
+    }
+
     /// Administration (tokens, users, invite links, projects, environments, context fields,
     /// strategy types): admin tokens for every environment and the Admin role.
     pub fn require_admin(&self) -> Result<(), ApiError> {

@@ -85,20 +85,7 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
             ));
         }
     }
-    if let Some(time) = map.get("currentTime") {
-        let valid = time
-            .as_str()
-            .is_some_and(|text| flag_eval::parse_time_strict(text).is_some());
-        if !valid {
-            return Err(ApiError::invalid(
-                format!("{path}/currentTime"),
-                format!(
-                    "{path}/currentTime must be an RFC 3339 date-time with a time zone, a four-digit year \
-                     and no leap second"
-                ),
-            ));
-        }
-    }
+    check_time(map.get("currentTime"), &format!("{path}/currentTime"), false)?;
     if let Some(properties) = map.get_mut("properties") {
         let Value::Object(properties) = properties else {
             return Err(ApiError::invalid(
@@ -114,8 +101,40 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
                 ));
             }
         }
+        // The advanced playground lifts properties beside the top-level fields, so this one sets
+        // the evaluation time there, one combination per comma-separated date.
+        check_time(
+            properties.get("currentTime"),
+            &format!("{path}/properties/currentTime"),
+            true,
+        )?;
     }
     Ok(())
+}
+
+/// Checks a `currentTime` at `path`: absent, or a date JavaScript reads as the same instant, or
+/// with `list`, several such dates separated by commas.
+fn check_time(time: Option<&Value>, path: &str, list: bool) -> Result<(), ApiError> {
+    let Some(time) = time else {
+        return Ok(());
+    };
+    let readable = |date: &str| flag_eval::parse_time_strict(date).is_some();
+    let valid = time.as_str().is_some_and(|text| {
+        if list {
+            text.split(',').all(readable)
+        } else {
+            readable(text)
+        }
+    });
+    if valid {
+        return Ok(());
+    }
+    Err(ApiError::invalid(
+        path,
+        format!(
+            "{path} must be an RFC 3339 date-time with a time zone, a four-digit year and no leap second"
+        ),
+    ))
 }
 
 /// Checks the context against [`MAX_CONTEXT_FIELDS`] and [`MAX_CONTEXT_VALUE_BYTES`] before

@@ -47,6 +47,24 @@ impl EngineCache {
             .map(Arc::clone)
     }
 
+    fn insert(&self, key: (String, Projects), compiled: Arc<Compiled>) {
+        let mut entries = self.lock();
+        if entries.len() >= Self::CAPACITY {
+            entries.clear();
+        }
+        entries.insert(key, compiled);
+    }
+
+    /// How many compiled environments are kept.
+    pub fn len(&self) -> usize {
+        self.lock().len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.lock().is_empty()
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Projects), Arc<Compiled>>> {
         self.entries
             .lock()
@@ -54,66 +72,103 @@ impl EngineCache {
     }
 }
 
+/// A compiled environment found in the cache, or the document to compile for it.
+enum Found {
+    Cached(Arc<Compiled>),
+    Load((String, Projects), ClientFeatures),
+}
+
 /// The compiled environments for `environments` (in that order; a repeated name shares one
-/// compilation), from the cache when the store has not changed since. One trip to the blocking
-/// pool for all of them.
+/// compilation), from the cache when the store has not changed since. The documents of the
+/// others are read in one trip to the blocking pool and compiled on the CPU pool.
 pub async fn compile(
     state: &AppState,
     projects: &Projects,
     environments: &[String],
 ) -> Result<Vec<Arc<Compiled>>, ApiError> {
     let projects = projects.clone();
-    let environments = environments.to_vec();
+    let requested = environments.to_vec();
     let cache = Arc::clone(&state.engines);
-    crate::db::run(&state.store, move |conn| {
+    let (revision, order, found) = crate::db::run(&state.store, move |conn| {
         let revision = queries::events::latest_id(conn)?;
         // Read only when an environment is not cached: it decides whether the name is known.
         let mut known: Option<HashSet<String>> = None;
-        let mut seen: HashMap<&str, usize> = HashMap::new();
-        let mut compiled: Vec<Arc<Compiled>> = Vec::with_capacity(environments.len());
-        for environment in &environments {
-            if let Some(&earlier) = seen.get(environment.as_str()) {
-                compiled.push(Arc::clone(&compiled[earlier]));
+        let mut by_name: HashMap<&str, usize> = HashMap::new();
+        let mut by_key: HashMap<(String, Projects), usize> = HashMap::new();
+        let mut order = Vec::with_capacity(requested.len());
+        let mut found: Vec<Found> = Vec::new();
+        for environment in &requested {
+            if let Some(&index) = by_name.get(environment.as_str()) {
+                order.push(index);
                 continue;
             }
-            seen.insert(environment, compiled.len());
-            if let Some(hit) = cache.get(&(environment.clone(), projects.clone()), revision) {
-                compiled.push(hit);
-                continue;
-            }
-            if known.is_none() {
-                let names = queries::environments::list(conn)?.into_iter().map(|row| row.name);
-                known = Some(names.collect());
-            }
-            let name = if known.as_ref().is_some_and(|known| known.contains(environment)) {
-                environment.clone()
-            } else {
-                EngineCache::UNKNOWN.to_owned()
+            let index = match cache.get(&(environment.clone(), projects.clone()), revision) {
+                Some(hit) => {
+                    found.push(Found::Cached(hit));
+                    found.len() - 1
+                }
+                None => {
+                    if known.is_none() {
+                        let names = queries::environments::list(conn)?.into_iter().map(|row| row.name);
+                        known = Some(names.collect());
+                    }
+                    let name = if known.as_ref().is_some_and(|known| known.contains(environment)) {
+                        environment.clone()
+                    } else {
+                        EngineCache::UNKNOWN.to_owned()
+                    };
+                    let key = (name, projects.clone());
+                    match (by_key.get(&key), cache.get(&key, revision)) {
+                        (Some(&index), _) => index,
+                        (None, Some(hit)) => {
+                            found.push(Found::Cached(hit));
+                            by_key.insert(key, found.len() - 1);
+                            found.len() - 1
+                        }
+                        (None, None) => {
+                            let scope = match &key.1 {
+                                Projects::All => ProjectScope::All,
+                                Projects::Only(ids) => ProjectScope::Only(ids),
+                            };
+                            let document = queries::evaluation::playground_input(conn, scope, &key.0)?;
+                            by_key.insert(key.clone(), found.len());
+                            found.push(Found::Load(key, document));
+                            found.len() - 1
+                        }
+                    }
+                }
             };
-            let key = (name, projects.clone());
-            if let Some(hit) = cache.get(&key, revision) {
-                compiled.push(hit);
-                continue;
-            }
-            let scope = match &key.1 {
-                Projects::All => ProjectScope::All,
-                Projects::Only(ids) => ProjectScope::Only(ids),
-            };
-            let document = queries::evaluation::playground_input(conn, scope, &key.0)?;
-            let (engine, _warnings) = Engine::compile_with(&document, CompileOptions::default());
-            let entry = Arc::new(Compiled {
-                revision,
-                document,
-                engine,
-            });
-            let mut entries = cache.lock();
-            if entries.len() >= EngineCache::CAPACITY {
-                entries.clear();
-            }
-            entries.insert(key, Arc::clone(&entry));
-            compiled.push(entry);
+            by_name.insert(environment, index);
+            order.push(index);
         }
-        Ok(compiled)
+        Ok((revision, order, found))
     })
-    .await
+    .await?;
+
+    let cache = Arc::clone(&state.engines);
+    state
+        .cpu
+        .run(move || {
+            let compiled: Vec<Arc<Compiled>> = found
+                .into_iter()
+                .map(|found| match found {
+                    Found::Cached(hit) => hit,
+                    Found::Load(key, document) => {
+                        let (engine, _warnings) = Engine::compile_with(&document, CompileOptions::default());
+                        let entry = Arc::new(Compiled {
+                            revision,
+                            document,
+                            engine,
+                        });
+                        cache.insert(key, Arc::clone(&entry));
+                        entry
+                    }
+                })
+                .collect();
+            order
+                .into_iter()
+                .map(|index| Arc::clone(&compiled[index]))
+                .collect()
+        })
+        .await
 }

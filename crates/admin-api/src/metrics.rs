@@ -1,7 +1,8 @@
-//! Prometheus metrics: requests by method, route pattern and status. Labels never carry a raw
-//! path, so a secret in a path cannot reach them and unmatched paths share one label.
+//! Prometheus metrics: requests by method, route pattern and status, and password
+//! verifications. Labels never carry a raw path, so a secret in a path cannot reach them and
+//! unmatched paths share one label.
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, Registry, TextEncoder};
+use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounter, Registry, TextEncoder};
 
 /// The server's metrics.
 #[derive(Debug, Clone)]
@@ -9,6 +10,8 @@ pub struct Metrics {
     registry: Registry,
     /// `None` only if the histogram could not be registered, which its constant options rule out.
     requests: Option<HistogramVec>,
+    /// Likewise `None` only if it could not be registered.
+    verifications: Option<IntCounter>,
 }
 
 impl Default for Metrics {
@@ -26,7 +29,17 @@ impl Default for Metrics {
         )
         .ok()
         .filter(|requests| registry.register(Box::new(requests.clone())).is_ok());
-        Self { registry, requests }
+        let verifications = IntCounter::new(
+            "password_verifications_total",
+            "Argon2 password verifications run by logins, for unknown users too",
+        )
+        .ok()
+        .filter(|counter| registry.register(Box::new(counter.clone())).is_ok());
+        Self {
+            registry,
+            requests,
+            verifications,
+        }
     }
 }
 
@@ -37,6 +50,13 @@ impl Metrics {
             requests
                 .with_label_values(&[method, route, &status.to_string()])
                 .observe(seconds);
+        }
+    }
+
+    /// Records one password verification.
+    pub fn password_verified(&self) {
+        if let Some(verifications) = &self.verifications {
+            verifications.inc();
         }
     }
 

@@ -317,7 +317,7 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        statuses: &[200, 400, 401, 403, 404],
+        statuses: &[200, 400, 401, 403, 404, 409],
         body: Some("UpdateUser"),
         ..op(
             "put",
@@ -579,7 +579,8 @@ fn schemas() -> Value {
             "properties": {
                 "email": {"type": "string", "maxLength": 255},
                 "name": {"type": "string", "maxLength": 255},
-                "rootRole": {"oneOf": [{"type": "integer", "minimum": 1, "maximum": 3}, {"type": "string", "enum": ["Admin", "Editor", "Viewer"]}]}
+                "rootRole": {"type": ["integer", "string"],
+                    "description": "1 (Admin), 2 (Editor) or 3 (Viewer), as a number, a numeric string or the role's name in any letter case"}
             }
         },
         "LoginRequest": {

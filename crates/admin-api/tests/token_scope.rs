@@ -44,9 +44,14 @@ fn scope_of(method: &str, path: &str) -> Option<(Scope, Value)> {
             Development,
             json!({"environments": ["production", "development"], "context": {"appName": "a"}}),
         ),
-        ("get", "/api/admin/invite-link/tokens" | "/api/admin/invite-link/tokens/{token}") => {
-            (Everywhere, Value::Null)
-        }
+        // Reading what administrators manage is not specific to an environment.
+        (
+            "get",
+            "/api/admin/invite-link/tokens"
+            | "/api/admin/invite-link/tokens/{token}"
+            | "/api/admin/api-tokens"
+            | "/api/admin/user-admin",
+        ) => (Read, Value::Null),
         ("post", "/api/admin/invite-link/tokens") => (
             Everywhere,
             json!({"name": "n", "expiresAt": "2030-01-01T00:00:00Z"}),
@@ -75,13 +80,11 @@ fn scope_of(method: &str, path: &str) -> Option<(Scope, Value)> {
         ("post", "/api/admin/context") => (Everywhere, json!({"name": "tenant"})),
         ("post", "/api/admin/strategies") => (Everywhere, json!({"name": "custom"})),
         ("post", "/api/admin/segments") => (Everywhere, json!({"name": "s", "constraints": []})),
-        ("get", "/api/admin/api-tokens") => (Everywhere, Value::Null),
         ("post", "/api/admin/api-tokens") => (
             Everywhere,
             json!({"tokenName": "t", "type": "client", "environment": "production"}),
         ),
         ("delete", "/api/admin/api-tokens/{token}") => (Everywhere, Value::Null),
-        ("get", "/api/admin/user-admin") => (Everywhere, Value::Null),
         ("post", "/api/admin/user-admin") => (Everywhere, json!({"email": "new@example.com", "rootRole": 3})),
         ("put", "/api/admin/user-admin/{id}") => (Everywhere, json!({"rootRole": 3})),
         ("delete", "/api/admin/user-admin/{id}") => (Everywhere, Value::Null),

@@ -72,11 +72,17 @@ pub struct ContextBytesExceeded {
     pub bytes: u64,
 }
 
-/// The expansion of one context: the keys, each with its candidate values.
+/// The expansion of one context: the keys, each with its comma-separated candidate values.
+///
+/// Values are kept whole: counting the combinations and their size needs only the number of
+/// commas and the length of each value, so a request is measured against the limits before any
+/// value is split. [`ContextCursor`] finds the parts when the answer is written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextCombinations {
     keys: Vec<String>,
-    values: Vec<Vec<String>>,
+    values: Vec<String>,
+    /// The number of comma-separated parts of each value.
+    parts: Vec<u64>,
 }
 
 impl ContextCombinations {
@@ -89,48 +95,48 @@ impl ContextCombinations {
                 ("appName", value) => app_name = Some(value),
                 ("properties", Value::Object(properties)) => {
                     for (name, value) in properties {
-                        builder.set(name, split(value));
+                        builder.set(name, text(value));
                     }
                 }
-                ("properties", value) => builder.set(key, split(value)),
-                (_, Value::String(_)) => builder.set(key, split(value)),
+                ("properties", value) => builder.set(key, text(value)),
+                (_, Value::String(_)) => builder.set(key, text(value)),
                 _ => {}
             }
         }
-        let mut expansion = builder.finish();
+        let mut pairs = builder.finish();
         if let Some(value) = app_name {
-            if let Some(index) = expansion.keys.iter().position(|key| key == "appName") {
-                expansion.keys.remove(index);
-                expansion.values.remove(index);
-            }
-            expansion.keys.push("appName".to_owned());
-            expansion.values.push(split(value));
+            pairs.retain(|(key, _)| key != "appName");
+            pairs.push(("appName".to_owned(), text(value)));
         }
-        expansion
+        let parts = pairs
+            .iter()
+            .map(|(_, value)| value.bytes().filter(|byte| *byte == b',').count() as u64 + 1)
+            .collect();
+        let (keys, values) = pairs.into_iter().unzip();
+        Self { keys, values, parts }
     }
 
     /// How many combinations there are, saturating at `u64::MAX`.
     pub fn count(&self) -> u64 {
-        self.values.iter().fold(1u64, |count, values| {
-            count.saturating_mul(u64::try_from(values.len()).unwrap_or(u64::MAX))
-        })
+        self.parts
+            .iter()
+            .fold(1u64, |count, parts| count.saturating_mul(*parts))
     }
 
     /// The JSON size of all combinations together, saturating: what one feature's answer in one
-    /// environment repeats. Computed from the parts, without building a combination.
+    /// environment repeats. Computed from the whole values, escapes included, without splitting
+    /// one.
     pub fn bytes(&self) -> u64 {
         let count = self.count();
-        self.values
-            .iter()
-            .zip(&self.keys)
-            .fold(count.saturating_mul(2), |total, (values, key)| {
-                // `"key":"value",` for every combination, with the values spread evenly.
-                let each = u64::try_from(values.len()).unwrap_or(u64::MAX).max(1);
-                let value_bytes: u64 = values.iter().map(|value| value.len() as u64).sum();
-                total
-                    .saturating_add(count.saturating_mul(key.len() as u64 + 6))
-                    .saturating_add((count / each).saturating_mul(value_bytes))
-            })
+        let fields = self.keys.iter().zip(&self.values).zip(&self.parts);
+        fields.fold(count.saturating_mul(2), |total, ((key, value), parts)| {
+            // `"key":"part",` for every combination; each part stands in count / parts of them,
+            // and the parts together are the value without its commas.
+            let parts_bytes = json_len(value).saturating_sub(parts - 1);
+            total
+                .saturating_add(count.saturating_mul(json_len(key) + 6))
+                .saturating_add((count / parts).saturating_mul(parts_bytes))
+        })
     }
 
     /// Checks environments × features × combinations against `limit`, as Unleash counts them
@@ -182,57 +188,72 @@ impl ContextCombinations {
         Ok(total)
     }
 
-    /// The value each key takes in combination `index` (first key varying slowest), written into
+    /// The part each key takes in combination `index` (first key varying slowest), written into
     /// `picks`.
     fn picks(&self, mut index: u64, picks: &mut [usize]) {
-        for (slot, values) in self.values.iter().enumerate().rev() {
-            let len = u64::try_from(values.len()).unwrap_or(1).max(1);
-            picks[slot] = usize::try_from(index % len).unwrap_or(0);
-            index /= len;
+        for (slot, parts) in self.parts.iter().enumerate().rev() {
+            let parts = (*parts).max(1);
+            picks[slot] = usize::try_from(index % parts).unwrap_or(0);
+            index /= parts;
         }
     }
 
-    /// Combination `index` as a JSON object, built (for tests and small answers); see
-    /// [`ContextCursor`] for the streaming path.
+    /// Combination `index` as a JSON object, built: for tests and small answers. The streaming
+    /// path is [`ContextCursor`].
     pub fn get(&self, index: u64) -> Map<String, Value> {
         let mut picks = vec![0; self.keys.len()];
         self.picks(index, &mut picks);
         self.keys
             .iter()
             .zip(self.values.iter().zip(picks))
-            .map(|(key, (values, pick))| (key.clone(), Value::String(values[pick].clone())))
+            .map(|(key, (value, pick))| {
+                let part = value.split(',').nth(pick).unwrap_or_default();
+                (key.clone(), Value::String(part.to_owned()))
+            })
             .collect()
     }
+}
+
+/// The length of `text` as a JSON string's contents: quotes, backslashes and control characters
+/// are escaped.
+fn json_len(text: &str) -> u64 {
+    text.bytes()
+        .map(|byte| match byte {
+            b'"' | b'\\' | b'\n' | b'\r' | b'\t' | 0x08 | 0x0c => 2,
+            0..=0x1f => 6,
+            _ => 1,
+        })
+        .sum()
 }
 
 /// Collects keys with a hash index, so a repeated key is found in constant time.
 #[derive(Default)]
 struct Builder {
     positions: FxHashMap<String, usize>,
-    combinations: Vec<(String, Vec<String>)>,
+    pairs: Vec<(String, String)>,
 }
 
 impl Builder {
-    fn set(&mut self, key: &str, values: Vec<String>) {
+    fn set(&mut self, key: &str, value: String) {
         match self.positions.get(key) {
-            Some(&index) => self.combinations[index].1 = values,
+            Some(&index) => self.pairs[index].1 = value,
             None => {
-                self.positions.insert(key.to_owned(), self.combinations.len());
-                self.combinations.push((key.to_owned(), values));
+                self.positions.insert(key.to_owned(), self.pairs.len());
+                self.pairs.push((key.to_owned(), value));
             }
         }
     }
 
-    fn finish(self) -> ContextCombinations {
-        let (keys, values) = self.combinations.into_iter().unzip();
-        ContextCombinations { keys, values }
+    fn finish(self) -> Vec<(String, String)> {
+        self.pairs
     }
 }
 
-fn split(value: &Value) -> Vec<String> {
+/// A value as the text it is split from.
+fn text(value: &Value) -> String {
     match value {
-        Value::String(text) => text.split(',').map(str::to_owned).collect(),
-        other => vec![other.to_string()],
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
     }
 }
 
@@ -263,80 +284,7 @@ impl Slot {
             _ => Self::Property,
         }
     }
-}
 
-/// One evaluation context that walks the combinations of a [`ContextCombinations`], as the
-/// playground evaluates them: an empty value is a missing one, `currentTime` defaults to `now`
-/// and `environment` to `default`.
-///
-/// Moving to another combination rewrites only the fields whose value changes, so walking all
-/// combinations in order costs about one field per step, whatever the size of the context.
-#[derive(Debug)]
-pub struct ContextCursor {
-    slots: Vec<Slot>,
-    picks: Vec<usize>,
-    next: Vec<usize>,
-    context: Context,
-    now: DateTime<Utc>,
-}
-
-impl ContextCursor {
-    /// A cursor on the first combination of `combinations`.
-    pub fn new(combinations: &ContextCombinations, now: DateTime<Utc>) -> Self {
-        let mut context = Context {
-            current_time: Some(now),
-            environment: Some("default".into()),
-            ..Context::default()
-        };
-        let slots: Vec<Slot> = combinations.keys.iter().map(|key| Slot::of(key)).collect();
-        for (slot, (key, values)) in slots
-            .iter()
-            .zip(combinations.keys.iter().zip(&combinations.values))
-        {
-            if let Some(value) = values.first() {
-                slot.apply(&mut context, now, key, value);
-            }
-        }
-        Self {
-            picks: vec![0; slots.len()],
-            next: vec![0; slots.len()],
-            slots,
-            context,
-            now,
-        }
-    }
-
-    /// Moves to combination `index` of `combinations` (the expansion this cursor was made for).
-    pub fn seek(&mut self, combinations: &ContextCombinations, index: u64) {
-        combinations.picks(index, &mut self.next);
-        let fields = self
-            .slots
-            .iter()
-            .zip(self.picks.iter_mut().zip(&self.next))
-            .zip(combinations.keys.iter().zip(&combinations.values));
-        for ((slot, (pick, next)), (key, values)) in fields {
-            if *pick != *next {
-                *pick = *next;
-                slot.apply(&mut self.context, self.now, key, &values[*next]);
-            }
-        }
-    }
-
-    /// The evaluation context of the current combination.
-    pub fn context(&self) -> &Context {
-        &self.context
-    }
-
-    /// The current combination, as the playground echoes it.
-    pub fn combination<'a>(&'a self, combinations: &'a ContextCombinations) -> Combination<'a> {
-        Combination {
-            combinations,
-            picks: &self.picks,
-        }
-    }
-}
-
-impl Slot {
     /// Sets the field `key` to `value` in `context`; empty means missing.
     fn apply(self, context: &mut Context, now: DateTime<Utc>, key: &str, value: &str) {
         let present = (!value.is_empty()).then_some(value);
@@ -360,24 +308,109 @@ impl Slot {
     }
 }
 
+/// One evaluation context that walks the combinations of a [`ContextCombinations`], as the
+/// playground evaluates them: an empty value is a missing one, `currentTime` defaults to `now`
+/// and `environment` to `default`.
+///
+/// Make one only after the limits are checked: it records where each part of each value starts
+/// (one offset per part). Moving to another combination rewrites only the fields whose value
+/// changes, so walking all combinations in order costs about one field per step, whatever the
+/// size of the context.
+#[derive(Debug)]
+pub struct ContextCursor {
+    slots: Vec<Slot>,
+    /// For each value, where each part starts, and one past its end.
+    bounds: Vec<Vec<usize>>,
+    picks: Vec<usize>,
+    next: Vec<usize>,
+    context: Context,
+    now: DateTime<Utc>,
+}
+
+impl ContextCursor {
+    /// A cursor on the first combination of `combinations`.
+    pub fn new(combinations: &ContextCombinations, now: DateTime<Utc>) -> Self {
+        let bounds: Vec<Vec<usize>> = combinations
+            .values
+            .iter()
+            .map(|value| {
+                let commas = value.bytes().enumerate().filter(|(_, byte)| *byte == b',');
+                std::iter::once(0)
+                    .chain(commas.map(|(position, _)| position + 1))
+                    .chain(std::iter::once(value.len() + 1))
+                    .collect()
+            })
+            .collect();
+        let mut cursor = Self {
+            slots: combinations.keys.iter().map(|key| Slot::of(key)).collect(),
+            picks: vec![0; bounds.len()],
+            next: vec![0; bounds.len()],
+            bounds,
+            context: Context {
+                current_time: Some(now),
+                environment: Some("default".into()),
+                ..Context::default()
+            },
+            now,
+        };
+        for slot in 0..cursor.slots.len() {
+            let value = cursor.part(combinations, slot, 0);
+            cursor.slots[slot].apply(&mut cursor.context, now, &combinations.keys[slot], value);
+        }
+        cursor
+    }
+
+    /// Moves to combination `index` of `combinations` (the expansion this cursor was made for).
+    pub fn seek(&mut self, combinations: &ContextCombinations, index: u64) {
+        combinations.picks(index, &mut self.next);
+        for slot in 0..self.slots.len() {
+            let pick = self.next[slot];
+            if self.picks[slot] != pick {
+                self.picks[slot] = pick;
+                let value = Self::slice(&self.bounds[slot], &combinations.values[slot], pick);
+                self.slots[slot].apply(&mut self.context, self.now, &combinations.keys[slot], value);
+            }
+        }
+    }
+
+    /// The evaluation context of the current combination.
+    pub fn context(&self) -> &Context {
+        &self.context
+    }
+
+    /// The current combination, as the playground echoes it.
+    pub fn combination<'a>(&'a self, combinations: &'a ContextCombinations) -> Combination<'a> {
+        Combination {
+            combinations,
+            cursor: self,
+        }
+    }
+
+    /// Part `pick` of value `slot`.
+    fn part<'a>(&self, combinations: &'a ContextCombinations, slot: usize, pick: usize) -> &'a str {
+        Self::slice(&self.bounds[slot], &combinations.values[slot], pick)
+    }
+
+    fn slice<'a>(bounds: &[usize], value: &'a str, pick: usize) -> &'a str {
+        match (bounds.get(pick), bounds.get(pick + 1)) {
+            (Some(&start), Some(&end)) => value.get(start..end - 1).unwrap_or_default(),
+            _ => "",
+        }
+    }
+}
+
 /// One combination, serialised as a JSON object in the expansion's key order.
 #[derive(Debug, Clone, Copy)]
 pub struct Combination<'a> {
     combinations: &'a ContextCombinations,
-    picks: &'a [usize],
+    cursor: &'a ContextCursor,
 }
 
 impl Serialize for Combination<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(self.picks.len()))?;
-        for ((key, values), pick) in self
-            .combinations
-            .keys
-            .iter()
-            .zip(&self.combinations.values)
-            .zip(self.picks)
-        {
-            map.serialize_entry(key, &values[*pick])?;
+        let mut map = serializer.serialize_map(Some(self.cursor.picks.len()))?;
+        for (slot, (key, pick)) in self.combinations.keys.iter().zip(&self.cursor.picks).enumerate() {
+            map.serialize_entry(key, self.cursor.part(self.combinations, slot, *pick))?;
         }
         map.end()
     }
@@ -488,7 +521,8 @@ mod tests {
     #[test]
     fn bytes_is_the_json_size_of_every_combination() -> Result<(), serde_json::Error> {
         let context = object(json!({
-            "appName": "web,ios", "userId": "1,22,333", "properties": {"plan": "pro,", "region": "eu"}
+            "appName": "web,ios", "userId": "1,22,333", "properties": {"plan": "pro,", "region": "eu"},
+            "escaped": "a\"b,\u{1}c\\,tab\t"
         }));
         let expansion = ContextCombinations::expand(&context);
         let mut written = 0;

@@ -475,7 +475,7 @@ pub async fn list_api_tokens(
     state: web::Data<AppState>,
     principal: Principal,
 ) -> Result<HttpResponse, ApiError> {
-    principal.require_admin()?;
+    principal.require_admin_read()?;
     let rows = crate::db::run(&state.store, queries::api_tokens::list).await?;
     let tokens: Vec<Value> = rows
         .iter()

@@ -75,7 +75,7 @@ impl<'a> TokenOut<'a> {
 
 /// `GET /api/admin/invite-link/tokens`.
 pub async fn list(state: web::Data<AppState>, principal: Principal) -> Result<HttpResponse, ApiError> {
-    principal.require_admin()?;
+    principal.require_admin_read()?;
     let tokens = crate::db::run(&state.store, queries::signup_tokens::list).await?;
     let now = Utc::now().naive_utc();
     let tokens: Vec<TokenOut<'_>> = tokens.iter().map(|token| TokenOut::new(token, now)).collect();
@@ -88,7 +88,7 @@ pub async fn get(
     principal: Principal,
     path: web::Path<String>,
 ) -> Result<HttpResponse, ApiError> {
-    principal.require_admin()?;
+    principal.require_admin_read()?;
     let secret = path.into_inner();
     let token = crate::db::run(&state.store, move |conn| {
         queries::signup_tokens::get(conn, &secret)

@@ -46,6 +46,7 @@ pub async fn login(
         .cpu
         .run(move || password::verify(&candidate, stored.as_deref()))
         .await?;
+    state.metrics.password_verified();
     let Some(user) = user else {
         return Err(ApiError::AuthenticationRequired);
     };

@@ -36,7 +36,7 @@ fn root_role(value: &Value) -> Result<i32, ApiError> {
 
 /// `GET /api/admin/user-admin`.
 pub async fn list(state: web::Data<AppState>, principal: Principal) -> Result<HttpResponse, ApiError> {
-    principal.require_admin()?;
+    principal.require_admin_read()?;
     let users = crate::db::run(&state.store, queries::users::list).await?;
     let users: Vec<UserOut> = users.into_iter().map(UserOut::from).collect();
     Ok(HttpResponse::Ok().json(json!({
