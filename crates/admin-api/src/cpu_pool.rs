@@ -33,13 +33,25 @@ impl CpuPool {
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
     {
+        self.spawn(work).await
+    }
+
+    /// Starts `work` on the pool now; the returned future gives its result. Lets a caller keep
+    /// the pool busy while it does something else, such as writing the previous result.
+    pub fn spawn<T, F>(&self, work: F) -> impl Future<Output = Result<T, ApiError>> + use<T, F>
+    where
+        F: FnOnce() -> T + Send + 'static,
+        T: Send + 'static,
+    {
         let (sender, receiver) = tokio::sync::oneshot::channel();
         self.pool.spawn(move || {
             // The receiver is gone when the client went away; the result is not needed then.
             let _ = sender.send(work());
         });
-        receiver
-            .await
-            .map_err(|_| ApiError::Internal("a CPU-pool task ended without a result".into()))
+        async move {
+            receiver
+                .await
+                .map_err(|_| ApiError::Internal("a CPU-pool task ended without a result".into()))
+        }
     }
 }

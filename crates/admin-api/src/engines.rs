@@ -145,6 +145,18 @@ pub async fn compile(
     })
     .await?;
 
+    let resolve = |found: Found| match found {
+        Found::Cached(hit) => Some(hit),
+        Found::Load(..) => None,
+    };
+    // The usual case, every environment cached, needs no trip to the CPU pool.
+    if found.iter().all(|found| matches!(found, Found::Cached(_))) {
+        let compiled: Vec<Arc<Compiled>> = found.into_iter().filter_map(resolve).collect();
+        return Ok(order
+            .into_iter()
+            .map(|index| Arc::clone(&compiled[index]))
+            .collect());
+    }
     let cache = Arc::clone(&state.engines);
     state
         .cpu

@@ -285,26 +285,45 @@ impl Slot {
         }
     }
 
-    /// Sets the field `key` to `value` in `context`; empty means missing.
+    /// Sets the field `key` to `value` in `context`; empty means missing. A field that keeps
+    /// being set reuses its buffer.
     fn apply(self, context: &mut Context, now: DateTime<Utc>, key: &str, value: &str) {
         let present = (!value.is_empty()).then_some(value);
-        match self {
-            Self::UserId => context.user_id = present.map(str::to_owned),
-            Self::SessionId => context.session_id = present.map(str::to_owned),
-            Self::AppName => context.app_name = present.map(str::to_owned),
-            Self::RemoteAddress => context.remote_address = present.map(str::to_owned),
-            Self::Environment => context.environment = Some(present.unwrap_or("default").to_owned()),
-            Self::CurrentTime => context.current_time = present.and_then(parse_time).or(Some(now)),
-            Self::Property => match present {
-                Some(value) => {
-                    context.properties.insert(key.to_owned(), value.to_owned());
+        let field = match self {
+            Self::UserId => &mut context.user_id,
+            Self::SessionId => &mut context.session_id,
+            Self::AppName => &mut context.app_name,
+            Self::RemoteAddress => &mut context.remote_address,
+            Self::Environment => {
+                return set(&mut context.environment, Some(present.unwrap_or("default")));
+            }
+            Self::CurrentTime => {
+                context.current_time = present.and_then(parse_time).or(Some(now));
+                return;
+            }
+            Self::Property => {
+                match present {
+                    Some(value) => context.properties.set(key, value),
+                    None => {
+                        context.properties.remove(key);
+                    }
                 }
-                None => {
-                    context.properties.remove(key);
-                }
-            },
-            Self::Ignored => {}
+                return;
+            }
+            Self::Ignored => return,
+        };
+        set(field, present);
+    }
+}
+
+/// Sets an optional string field, reusing its buffer when it has one.
+fn set(field: &mut Option<String>, value: Option<&str>) {
+    match (field.as_mut(), value) {
+        (Some(buffer), Some(value)) => {
+            buffer.clear();
+            buffer.push_str(value);
         }
+        (_, value) => *field = value.map(str::to_owned),
     }
 }
 

@@ -70,6 +70,24 @@ impl Properties {
         None
     }
 
+    /// Sets `name` to `value`, reusing the memory of an earlier value: no allocation when `name`
+    /// is already set and its value's buffer is large enough.
+    pub fn set(&mut self, name: &str, value: &str) {
+        let existing = match &self.index {
+            Some(index) => index.get(name).copied(),
+            None => self.entries.iter().position(|(key, _)| key == name),
+        };
+        match existing.and_then(|position| self.entries.get_mut(position)) {
+            Some((_, old)) => {
+                old.clear();
+                old.push_str(value);
+            }
+            None => {
+                self.insert(name.to_owned(), value.to_owned());
+            }
+        }
+    }
+
     /// Unsets `name`, returning its value. The last entry takes its place, so the order of the
     /// others is kept only up to that move.
     pub fn remove(&mut self, name: &str) -> Option<String> {
@@ -216,6 +234,11 @@ mod tests {
             }
             properties.insert("key-1".into(), "again".into());
             assert_eq!(properties.get("key-1"), Some("again"));
+            properties.set("key-1", "in place");
+            properties.set("new", "added");
+            assert_eq!(properties.get("key-1"), Some("in place"));
+            assert_eq!(properties.get("new"), Some("added"));
+            assert_eq!(properties.len(), size + 1);
         }
     }
 

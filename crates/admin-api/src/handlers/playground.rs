@@ -3,8 +3,8 @@
 //! Both check every limit before any evaluation: the context's size when the body is read, then
 //! the advanced playground's combination and context-size limits against the first environment's
 //! feature count. Evaluation runs on the CPU pool, never on an HTTP worker. The advanced
-//! answer is written in chunks of about 64 KiB, each made on the pool when the client is ready for
-//! it, so a request's memory does not grow with its answer.
+//! answer is written in chunks of about 256 KiB, the next made on the pool while the client reads
+//! the last, so a request's memory does not grow with its answer.
 
 use std::sync::Arc;
 
@@ -21,8 +21,9 @@ use crate::engines::{self, Compiled};
 use crate::error::ApiError;
 use crate::extract::Body;
 
-/// The size the advanced answer is written in.
-const CHUNK_BYTES: usize = 64 * 1024;
+/// The size the advanced answer is written in: large enough that handing each chunk between
+/// threads costs little, small enough that a few per request are nothing to hold.
+const CHUNK_BYTES: usize = 256 * 1024;
 
 fn seed() -> u64 {
     let mut bytes = [0u8; 8];
@@ -168,20 +169,24 @@ pub async fn advanced(
     }
     tail.push(b'}');
 
+    // While one chunk is written to the client, the next is made on the CPU pool: at most two
+    // exist at a time, and no thread waits on the client.
     let answer = AdvancedAnswer::new(compiled, &environments, combinations, tail);
-    let chunks = stream::unfold(Some(answer), move |answer| {
+    let next = |state: &AppState, mut answer: AdvancedAnswer| {
+        state.cpu.spawn(move || {
+            let chunk = answer.next_chunk();
+            (answer, chunk)
+        })
+    };
+    let first = next(&state, answer);
+    let chunks = stream::unfold(Some(first), move |pending| {
         let state = state.clone();
         async move {
-            let mut answer = answer?;
-            let result = state
-                .cpu
-                .run(move || {
-                    let chunk = answer.next_chunk();
-                    (answer, chunk)
-                })
-                .await;
-            match result {
-                Ok((answer, Some(chunk))) => Some((chunk.map(web::Bytes::from), Some(answer))),
+            match pending?.await {
+                Ok((answer, Some(chunk))) => {
+                    let following = next(&state, answer);
+                    Some((chunk.map(web::Bytes::from), Some(following)))
+                }
                 Ok((_, None)) => None,
                 Err(error) => Some((Err(error), None)),
             }
