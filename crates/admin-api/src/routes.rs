@@ -1,124 +1,175 @@
-//! Every route, in one place. Each resource answers other methods with 405; GET routes answer
-//! HEAD as well.
+//! Every operation the server answers, in one table that both registers the routes and lets the
+//! tests compare them with the API description. A path's other methods answer 405; GET
+//! operations answer HEAD as well.
 
+use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
 use crate::handlers::{self, admin, client, features, invite, playground, session, users, variants};
 
-/// A GET route that answers HEAD too, with the same status and headers and no body.
-fn get() -> Route {
-    web::route().guard(guard::Any(guard::Get()).or(guard::Head()))
+/// One operation: a method on a path (OpenAPI's `{parameter}` syntax, which actix reads too),
+/// and the handler's route.
+#[derive(Debug)]
+pub struct Operation {
+    /// The method.
+    pub method: Method,
+    /// The path.
+    pub path: &'static str,
+    route: fn() -> Route,
 }
 
-/// Registers every route on `config`.
+fn get(path: &'static str, route: fn() -> Route) -> Operation {
+    Operation {
+        method: Method::GET,
+        path,
+        route,
+    }
+}
+
+fn post(path: &'static str, route: fn() -> Route) -> Operation {
+    Operation {
+        method: Method::POST,
+        path,
+        route,
+    }
+}
+
+fn put(path: &'static str, route: fn() -> Route) -> Operation {
+    Operation {
+        method: Method::PUT,
+        path,
+        route,
+    }
+}
+
+fn delete(path: &'static str, route: fn() -> Route) -> Operation {
+    Operation {
+        method: Method::DELETE,
+        path,
+        route,
+    }
+}
+
+/// Every operation, in the order the API description lists them.
+pub fn operations() -> Vec<Operation> {
+    vec![
+        get("/health", || web::to(handlers::health)),
+        get("/ready", || web::to(handlers::ready)),
+        get("/internal-backstage/prometheus", || web::to(handlers::prometheus)),
+        post("/auth/simple/login", || web::to(session::login)),
+        post("/logout", || web::to(session::logout)),
+        get("/invite/{token}/validate", || web::to(invite::validate)),
+        post("/invite/{token}/signup", || web::to(invite::sign_up)),
+        post("/api/admin/playground", || web::to(playground::playground)),
+        post("/api/admin/playground/advanced", || web::to(playground::advanced)),
+        get("/api/admin/invite-link/tokens", || web::to(invite::list)),
+        post("/api/admin/invite-link/tokens", || web::to(invite::create)),
+        get("/api/admin/invite-link/tokens/{token}", || web::to(invite::get)),
+        put("/api/admin/invite-link/tokens/{token}", || {
+            web::to(invite::update)
+        }),
+        get("/api/admin/environments", || web::to(features::environments)),
+        post("/api/admin/environments", || web::to(admin::create_environment)),
+        post("/api/admin/environments/{name}/on", || {
+            web::to(admin::environment_on)
+        }),
+        post("/api/admin/environments/{name}/off", || {
+            web::to(admin::environment_off)
+        }),
+        get("/api/admin/projects", || web::to(features::projects)),
+        post("/api/admin/projects", || web::to(admin::create_project)),
+        get("/api/admin/projects/{projectId}", || web::to(admin::get_project)),
+        post("/api/admin/projects/{projectId}/environments", || {
+            web::to(admin::enable_project_environment)
+        }),
+        delete(
+            "/api/admin/projects/{projectId}/environments/{environment}",
+            || web::to(admin::disable_project_environment),
+        ),
+        get("/api/admin/context", || web::to(admin::context_fields)),
+        post("/api/admin/context", || web::to(admin::create_context_field)),
+        get("/api/admin/strategies", || web::to(admin::strategy_types)),
+        post("/api/admin/strategies", || web::to(admin::create_strategy_type)),
+        get("/api/admin/segments", || web::to(admin::segments)),
+        post("/api/admin/segments", || web::to(features::create_segment)),
+        get("/api/admin/api-tokens", || web::to(admin::list_api_tokens)),
+        post("/api/admin/api-tokens", || web::to(admin::create_api_token)),
+        delete("/api/admin/api-tokens/{token}", || {
+            web::to(admin::delete_api_token)
+        }),
+        get("/api/admin/user-admin", || web::to(users::list)),
+        post("/api/admin/user-admin", || web::to(users::create)),
+        put("/api/admin/user-admin/{id}", || web::to(users::update)),
+        delete("/api/admin/user-admin/{id}", || web::to(users::delete)),
+        get("/api/admin/projects/{projectId}/features", || {
+            web::to(features::list_features)
+        }),
+        post("/api/admin/projects/{projectId}/features", || {
+            web::to(features::create_feature)
+        }),
+        get("/api/admin/projects/{projectId}/features/{featureName}", || {
+            web::to(features::get_feature)
+        }),
+        post(
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+            || web::to(admin::add_dependency),
+        ),
+        delete(
+            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
+            || web::to(admin::remove_dependency),
+        ),
+        put(
+            "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
+            || web::to(variants::variants_batch),
+        ),
+        get(
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+            || web::to(variants::environment_variants),
+        ),
+        post(
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
+            || web::to(features::switch_on),
+        ),
+        post(
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
+            || web::to(features::switch_off),
+        ),
+        post(
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
+            || web::to(features::add_strategy),
+        ),
+        put(
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+            || web::to(features::update_strategy),
+        ),
+        delete(
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+            || web::to(features::delete_strategy),
+        ),
+        get("/api/client/features", || web::to(client::features)),
+        get("/api/client/features/{featureName}", || web::to(client::feature)),
+    ]
+}
+
+/// Registers every operation on `config`: one resource per path, whose other methods answer 405.
 pub fn configure(config: &mut web::ServiceConfig) {
-    let resource = |path: &str| web::resource(path).default_service(web::to(handlers::method_not_allowed));
-    config
-        .service(resource("/health").route(get().to(handlers::health)))
-        .service(resource("/ready").route(get().to(handlers::ready)))
-        .service(resource("/internal-backstage/prometheus").route(get().to(handlers::prometheus)))
-        .service(resource("/auth/simple/login").route(web::post().to(session::login)))
-        .service(resource("/logout").route(web::post().to(session::logout)))
-        .service(resource("/invite/{token}/validate").route(get().to(invite::validate)))
-        .service(resource("/invite/{token}/signup").route(web::post().to(invite::sign_up)))
-        .service(resource("/api/client/features").route(get().to(client::features)))
-        .service(resource("/api/client/features/{featureName}").route(get().to(client::feature)))
-        .service(resource("/api/admin/playground").route(web::post().to(playground::playground)))
-        .service(resource("/api/admin/playground/advanced").route(web::post().to(playground::advanced)))
-        .service(
-            resource("/api/admin/invite-link/tokens")
-                .route(get().to(invite::list))
-                .route(web::post().to(invite::create)),
-        )
-        .service(
-            resource("/api/admin/invite-link/tokens/{token}")
-                .route(get().to(invite::get))
-                .route(web::put().to(invite::update)),
-        )
-        .service(
-            resource("/api/admin/environments")
-                .route(get().to(features::environments))
-                .route(web::post().to(admin::create_environment)),
-        )
-        .service(resource("/api/admin/environments/{name}/{switch:on|off}").route(web::post().to(admin::switch_environment)))
-        .service(
-            resource("/api/admin/projects")
-                .route(get().to(features::projects))
-                .route(web::post().to(admin::create_project)),
-        )
-        .service(resource("/api/admin/projects/{projectId}").route(get().to(admin::get_project)))
-        .service(
-            resource("/api/admin/projects/{projectId}/environments").route(web::post().to(admin::enable_project_environment)),
-        )
-        .service(
-            resource("/api/admin/projects/{projectId}/environments/{environment}")
-                .route(web::delete().to(admin::disable_project_environment)),
-        )
-        .service(
-            resource("/api/admin/context")
-                .route(get().to(admin::context_fields))
-                .route(web::post().to(admin::create_context_field)),
-        )
-        .service(
-            resource("/api/admin/strategies")
-                .route(get().to(admin::strategy_types))
-                .route(web::post().to(admin::create_strategy_type)),
-        )
-        .service(
-            resource("/api/admin/segments")
-                .route(get().to(admin::segments))
-                .route(web::post().to(features::create_segment)),
-        )
-        .service(
-            resource("/api/admin/api-tokens")
-                .route(get().to(admin::list_api_tokens))
-                .route(web::post().to(admin::create_api_token)),
-        )
-        .service(
-            resource("/api/admin/user-admin")
-                .route(get().to(users::list))
-                .route(web::post().to(users::create)),
-        )
-        .service(
-            resource("/api/admin/user-admin/{id}")
-                .route(web::put().to(users::update))
-                .route(web::delete().to(users::delete)),
-        )
-        .service(resource("/api/admin/api-tokens/{token}").route(web::delete().to(admin::delete_api_token)))
-        .service(
-            resource("/api/admin/projects/{projectId}/features/{featureName}/dependencies")
-                .route(web::post().to(admin::add_dependency))
-                .route(web::delete().to(admin::remove_dependency)),
-        )
-        .service(
-            resource("/api/admin/projects/{projectId}/features")
-                .route(get().to(features::list_features))
-                .route(web::post().to(features::create_feature)),
-        )
-        .service(
-            resource("/api/admin/projects/{projectId}/features/{featureName}").route(get().to(features::get_feature)),
-        )
-        .service(
-            resource("/api/admin/projects/{projectId}/features/{featureName}/variants-batch")
-                .route(web::put().to(variants::variants_batch)),
-        )
-        .service(
-            resource("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants")
-                .route(get().to(variants::environment_variants)),
-        )
-        .service(
-            resource("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/{state:on|off}")
-                .route(web::post().to(features::switch)),
-        )
-        .service(
-            resource("/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies")
-                .route(web::post().to(features::add_strategy)),
-        )
-        .service(
-            resource(
-                "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
-            )
-            .route(web::put().to(features::update_strategy))
-            .route(web::delete().to(features::delete_strategy)),
-        );
+    let mut paths: Vec<(&'static str, Vec<Operation>)> = Vec::new();
+    for operation in operations() {
+        match paths.iter_mut().find(|(path, _)| *path == operation.path) {
+            Some((_, operations)) => operations.push(operation),
+            None => paths.push((operation.path, vec![operation])),
+        }
+    }
+    for (path, operations) in paths {
+        let mut resource = web::resource(path).default_service(web::to(handlers::method_not_allowed));
+        for operation in operations {
+            let route = (operation.route)();
+            resource = resource.route(if operation.method == Method::GET {
+                route.guard(guard::Any(guard::Get()).or(guard::Head()))
+            } else {
+                route.method(operation.method)
+            });
+        }
+        config.service(resource);
+    }
 }

@@ -74,15 +74,31 @@ pub async fn create_environment(
     })))
 }
 
-/// `POST /api/admin/environments/{name}/on` and `/off`: 204.
-pub async fn switch_environment(
+/// `POST /api/admin/environments/{name}/on`: 204.
+pub async fn environment_on(
     state: web::Data<AppState>,
     principal: Principal,
-    path: web::Path<(String, String)>,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    switch_environment(&state, &principal, path.into_inner(), true).await
+}
+
+/// `POST /api/admin/environments/{name}/off`: 204.
+pub async fn environment_off(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<String>,
+) -> Result<HttpResponse, ApiError> {
+    switch_environment(&state, &principal, path.into_inner(), false).await
+}
+
+async fn switch_environment(
+    state: &AppState,
+    principal: &Principal,
+    name: String,
+    enabled: bool,
 ) -> Result<HttpResponse, ApiError> {
     principal.require_admin()?;
-    let (name, switch) = path.into_inner();
-    let enabled = switch == "on";
     let actor = principal.actor().to_owned();
     crate::db::run(&state.store, move |conn| {
         queries::environments::set_enabled(conn, &name, enabled, &actor, now())

@@ -170,19 +170,31 @@ pub async fn get_feature(
     Ok(HttpResponse::Ok().json(out))
 }
 
-/// `POST /api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on`
-/// and `/off`: 200 with an empty body.
-pub async fn switch(
+/// `POST /api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on`:
+/// 200 with an empty body.
+pub async fn switch_on(
     state: web::Data<AppState>,
     principal: Principal,
-    path: web::Path<(String, String, String, String)>,
+    path: web::Path<(String, String, String)>,
 ) -> Result<HttpResponse, ApiError> {
-    let (project, feature, environment, state_name) = path.into_inner();
-    let enabled = match state_name.as_str() {
-        "on" => true,
-        "off" => false,
-        _ => return Err(ApiError::NotFound(format!("no route for {state_name}"))),
-    };
+    switch(&state, &principal, path.into_inner(), true).await
+}
+
+/// `POST .../environments/{environment}/off`: 200 with an empty body.
+pub async fn switch_off(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<(String, String, String)>,
+) -> Result<HttpResponse, ApiError> {
+    switch(&state, &principal, path.into_inner(), false).await
+}
+
+async fn switch(
+    state: &AppState,
+    principal: &Principal,
+    (project, feature, environment): (String, String, String),
+    enabled: bool,
+) -> Result<HttpResponse, ApiError> {
     principal.require_write("UPDATE_FEATURE_ENVIRONMENT", Some(&environment))?;
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();

@@ -1,0 +1,446 @@
+//! The values the API's rules are about, each parsed and checked once, where a request enters.
+//!
+//! A handler that holds a [`ResourceName`], a [`RootRole`] or a [`Timestamp`] never checks it
+//! again, and each type's OpenAPI schema states the same rule its parser enforces.
+
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use serde::de::{self, Deserializer, Visitor};
+use serde::{Deserialize, Serialize, Serializer};
+use utoipa::openapi::RefOr;
+use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
+use utoipa::{PartialSchema, ToSchema};
+
+/// A URL-friendly name: 1 to 100 characters of `a-z`, `A-Z`, `0-9`, `~`, `_`, `.` and `-`, and not
+/// `.` or `..`. Projects, environments, features, context fields and strategy types are named
+/// with it; surrounding white space is trimmed first.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+#[serde(transparent)]
+pub struct ResourceName(String);
+
+impl ResourceName {
+    /// The longest name.
+    pub const MAX_LEN: usize = 100;
+    const PATTERN: &'static str = "^[a-zA-Z0-9~_.-]{1,100}$";
+
+    /// The name as text.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The name as an owned string.
+    pub fn into_string(self) -> String {
+        self.0
+    }
+}
+
+impl TryFrom<&str> for ResourceName {
+    type Error = String;
+
+    fn try_from(text: &str) -> Result<Self, Self::Error> {
+        let name = text.trim();
+        let valid = !name.is_empty()
+            && name.len() <= Self::MAX_LEN
+            && name
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~'))
+            && name != "."
+            && name != "..";
+        if valid {
+            Ok(Self(name.to_owned()))
+        } else {
+            Err(format!(
+                "{text:?} is not a URL-friendly name of 1 to {} characters (a-z, A-Z, 0-9, ~, _, ., -)",
+                Self::MAX_LEN
+            ))
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceName {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::try_from(text.as_str()).map_err(de::Error::custom)
+    }
+}
+
+impl fmt::Display for ResourceName {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
+impl PartialSchema for ResourceName {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .pattern(Some(Self::PATTERN))
+            .min_length(Some(1))
+            .max_length(Some(Self::MAX_LEN))
+            .description(Some("A URL-friendly name"))
+            .into()
+    }
+}
+
+impl ToSchema for ResourceName {}
+
+/// A root or project role, with Unleash's ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum RootRole {
+    /// Everything (1).
+    Admin,
+    /// Writes features, strategies and variants (2).
+    Editor,
+    /// Reads and uses the playground (3).
+    Viewer,
+    /// A project's owner (4); a project role.
+    Owner,
+    /// A project's member (5); a project role.
+    Member,
+}
+
+impl RootRole {
+    /// Unleash's id of the role.
+    pub fn id(self) -> i32 {
+        match self {
+            Self::Admin => 1,
+            Self::Editor => 2,
+            Self::Viewer => 3,
+            Self::Owner => 4,
+            Self::Member => 5,
+        }
+    }
+
+    /// The role with Unleash's id `id`.
+    pub fn from_id(id: i32) -> Option<Self> {
+        match id {
+            1 => Some(Self::Admin),
+            2 => Some(Self::Editor),
+            3 => Some(Self::Viewer),
+            4 => Some(Self::Owner),
+            5 => Some(Self::Member),
+            _ => None,
+        }
+    }
+
+    /// The role's name, as Unleash spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Admin => "Admin",
+            Self::Editor => "Editor",
+            Self::Viewer => "Viewer",
+            Self::Owner => "Owner",
+            Self::Member => "Member",
+        }
+    }
+
+    /// Whether users can hold it as their root role (Admin, Editor, Viewer).
+    pub fn is_root(self) -> bool {
+        matches!(self, Self::Admin | Self::Editor | Self::Viewer)
+    }
+
+    /// The root roles, in id order.
+    pub const ROOT: [Self; 3] = [Self::Admin, Self::Editor, Self::Viewer];
+}
+
+/// A root role as Unleash accepts it: its id as a number or a numeric string, or its name in any
+/// letter case. Anything else, and project roles, are refused.
+impl<'de> Deserialize<'de> for RootRole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct RoleVisitor;
+
+        impl Visitor<'_> for RoleVisitor {
+            type Value = RootRole;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("1 (Admin), 2 (Editor) or 3 (Viewer), or the role's name")
+            }
+
+            fn visit_i64<E: de::Error>(self, id: i64) -> Result<RootRole, E> {
+                i32::try_from(id)
+                    .ok()
+                    .and_then(RootRole::from_id)
+                    .filter(|role| role.is_root())
+                    .ok_or_else(|| E::invalid_value(de::Unexpected::Signed(id), &self))
+            }
+
+            fn visit_u64<E: de::Error>(self, id: u64) -> Result<RootRole, E> {
+                i64::try_from(id)
+                    .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(id), &self))
+                    .and_then(|id| self.visit_i64(id))
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<RootRole, E> {
+                if let Ok(id) = text.trim().parse::<i64>() {
+                    return self.visit_i64(id);
+                }
+                RootRole::ROOT
+                    .into_iter()
+                    .find(|role| role.name().eq_ignore_ascii_case(text.trim()))
+                    .ok_or_else(|| E::invalid_value(de::Unexpected::Str(text), &self))
+            }
+        }
+
+        deserializer.deserialize_any(RoleVisitor)
+    }
+}
+
+impl Serialize for RootRole {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_i32(self.id())
+    }
+}
+
+impl PartialSchema for RootRole {
+    fn schema() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(
+                ObjectBuilder::new()
+                    .schema_type(Type::Integer)
+                    .minimum(Some(1))
+                    .maximum(Some(3)),
+            )
+            .item(ObjectBuilder::new().schema_type(Type::String))
+            .description(Some(
+                "1 (Admin), 2 (Editor) or 3 (Viewer), as a number, a numeric string or the role's name in any letter case",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for RootRole {}
+
+/// What an API token may be used for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum TokenType {
+    /// The admin API.
+    Admin,
+    /// The client API, for server-side SDKs.
+    Client,
+    /// The client API, as Unleash 5 and later name it.
+    Backend,
+    /// The frontend API.
+    Frontend,
+}
+
+impl TokenType {
+    /// As stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "admin",
+            Self::Client => "client",
+            Self::Backend => "backend",
+            Self::Frontend => "frontend",
+        }
+    }
+
+    /// The type stored as `text`.
+    pub fn parse(text: &str) -> Option<Self> {
+        [Self::Admin, Self::Client, Self::Backend, Self::Frontend]
+            .into_iter()
+            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
+    }
+}
+
+/// Token types are read in any letter case, as Unleash reads them.
+impl<'de> Deserialize<'de> for TokenType {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        Self::parse(&text).ok_or_else(|| {
+            de::Error::custom(format!(
+                "unknown token type {text:?}; expected client, backend, frontend or admin"
+            ))
+        })
+    }
+}
+
+/// A feature flag's type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, ToSchema)]
+#[serde(rename_all = "kebab-case")]
+pub enum FeatureType {
+    /// A release toggle (the default).
+    #[default]
+    Release,
+    /// An experiment.
+    Experiment,
+    /// An operational toggle.
+    Operational,
+    /// A kill switch.
+    KillSwitch,
+    /// A permission toggle.
+    Permission,
+    /// A flag being retired.
+    Sunset,
+}
+
+impl FeatureType {
+    /// As stored and shown.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Release => "release",
+            Self::Experiment => "experiment",
+            Self::Operational => "operational",
+            Self::KillSwitch => "kill-switch",
+            Self::Permission => "permission",
+            Self::Sunset => "sunset",
+        }
+    }
+}
+
+/// What a caller needs to be allowed to do something; named in 403 answers as Unleash names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Permission {
+    /// Administration: tokens, users, invite links, projects, environments, context fields,
+    /// strategy types.
+    Admin,
+    /// Creating a feature.
+    CreateFeature,
+    /// Switching a feature on or off in an environment.
+    UpdateFeatureEnvironment,
+    /// Adding a strategy.
+    CreateFeatureStrategy,
+    /// Changing a strategy.
+    UpdateFeatureStrategy,
+    /// Removing a strategy.
+    DeleteFeatureStrategy,
+    /// Adding or removing a dependency.
+    UpdateFeatureDependency,
+    /// Creating a segment.
+    CreateSegment,
+    /// Writing an environment's variants.
+    UpdateFeatureEnvironmentVariants,
+    /// Reading an environment's variants.
+    ReadFeatureEnvironmentVariants,
+    /// Asking the playground about an environment.
+    Playground,
+}
+
+impl Permission {
+    /// The name Unleash gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Admin => "ADMIN",
+            Self::CreateFeature => "CREATE_FEATURE",
+            Self::UpdateFeatureEnvironment => "UPDATE_FEATURE_ENVIRONMENT",
+            Self::CreateFeatureStrategy => "CREATE_FEATURE_STRATEGY",
+            Self::UpdateFeatureStrategy => "UPDATE_FEATURE_STRATEGY",
+            Self::DeleteFeatureStrategy => "DELETE_FEATURE_STRATEGY",
+            Self::UpdateFeatureDependency => "UPDATE_FEATURE_DEPENDENCY",
+            Self::CreateSegment => "CREATE_SEGMENT",
+            Self::UpdateFeatureEnvironmentVariants => "UPDATE_FEATURE_ENVIRONMENT_VARIANTS",
+            Self::ReadFeatureEnvironmentVariants => "READ_FEATURE_ENVIRONMENT_VARIANTS",
+            Self::Playground => "PLAYGROUND",
+        }
+    }
+}
+
+impl fmt::Display for Permission {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+/// An instant in a request body, accepted only when JavaScript reads it as the same instant (RFC
+/// 3339 with a time zone, a four-digit year, no leap second; see
+/// [`flag_eval::parse_time_strict`]), because Unleash's SDKs and UI are JavaScript.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        flag_eval::parse_time_strict(&text).map(Self).ok_or_else(|| {
+            de::Error::custom(format!(
+                "{text:?} is not an RFC 3339 date-time with a time zone, a four-digit year and no leap second"
+            ))
+        })
+    }
+}
+
+impl PartialSchema for Timestamp {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(SchemaType::new(Type::String))
+            .format(Some(utoipa::openapi::SchemaFormat::KnownFormat(
+                utoipa::openapi::KnownFormat::DateTime,
+            )))
+            .pattern(Some("^[0-9]{4}-"))
+            .description(Some(
+                "RFC 3339 with a time zone, a four-digit year and no leap second",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for Timestamp {}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn resource_names_have_one_rule() {
+        for good in ["default", "a", "my-project_1.x~", &"n".repeat(100), "  padded  "] {
+            assert!(ResourceName::try_from(good).is_ok(), "{good}");
+        }
+        for bad in [
+            "",
+            " ",
+            ".",
+            "..",
+            "with space",
+            "slash/es",
+            "ümlaut",
+            &"n".repeat(101),
+        ] {
+            assert!(ResourceName::try_from(bad).is_err(), "{bad}");
+        }
+        assert_eq!(
+            ResourceName::try_from(" x ").map(ResourceName::into_string),
+            Ok("x".into())
+        );
+    }
+
+    #[test]
+    fn root_roles_read_like_unleash() -> Result<(), serde_json::Error> {
+        for (value, role) in [
+            (json!(1), RootRole::Admin),
+            (json!("2"), RootRole::Editor),
+            (json!("viewer"), RootRole::Viewer),
+            (json!("Admin"), RootRole::Admin),
+        ] {
+            assert_eq!(serde_json::from_value::<RootRole>(value)?, role);
+        }
+        for bad in [
+            json!(4),
+            json!(0),
+            json!("Owner"),
+            json!("boss"),
+            json!(true),
+            json!(2.5),
+        ] {
+            assert!(serde_json::from_value::<RootRole>(bad.clone()).is_err(), "{bad}");
+        }
+        assert_eq!(serde_json::to_value(RootRole::Editor)?, json!(2));
+        Ok(())
+    }
+
+    #[test]
+    fn token_and_feature_types_parse_once() -> Result<(), serde_json::Error> {
+        assert_eq!(
+            serde_json::from_value::<TokenType>(json!("CLIENT"))?,
+            TokenType::Client
+        );
+        assert!(serde_json::from_value::<TokenType>(json!("root")).is_err());
+        assert_eq!(
+            serde_json::from_value::<FeatureType>(json!("kill-switch"))?,
+            FeatureType::KillSwitch
+        );
+        assert!(serde_json::from_value::<FeatureType>(json!("Release")).is_err());
+        Ok(())
+    }
+}
