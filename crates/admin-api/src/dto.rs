@@ -221,22 +221,16 @@ pub fn playground_scope(fields: &mut Map<String, Value>) -> Result<PlaygroundSco
     })
 }
 
-/// A required environment name of the advanced playground.
+/// A required environment name of the advanced playground: a [`ResourceName`].
+///
+/// [`ResourceName`]: crate::domain::ResourceName
 pub fn environment_name(value: &Value, path: &str) -> Result<String, ApiError> {
     let name = value
         .as_str()
         .ok_or_else(|| ApiError::invalid(path, format!("{path} must be a string")))?;
-    let valid = !name.is_empty()
-        && name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '~' | '_' | '.' | '-'));
-    if !valid {
-        return Err(ApiError::invalid(
-            path,
-            format!("{path} must match ^[a-zA-Z0-9~_.-]+$"),
-        ));
-    }
-    Ok(name.to_owned())
+    crate::domain::ResourceName::try_from(name)
+        .map(crate::domain::ResourceName::into_string)
+        .map_err(|problem| ApiError::invalid(path, format!("{path}: {problem}")))
 }
 
 /// The context a playground evaluates: empty strings count as missing, as in Unleash's
@@ -605,5 +599,111 @@ mod tests {
                 other => panic!("expected a validation error at {path}, got {other:?}"),
             }
         }
+    }
+}
+
+/// The OpenAPI description of the playground's bodies. The handlers read the bodies as JSON
+/// values, because Unleash coerces as it validates and echoes the coerced body as `input`; these
+/// types only state the shape, and the API-fuzzing run checks real answers against them.
+pub mod playground_schema {
+    #![allow(dead_code, reason = "schema-only types: read by utoipa, never built")]
+
+    use serde_json::{Map, Value};
+    use utoipa::ToSchema;
+
+    /// The context a flag is evaluated for. Numbers, booleans and null in the known string
+    /// fields are coerced to strings, as Unleash does; other fields are custom context fields.
+    #[derive(Debug, ToSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct PlaygroundContext {
+        /// Required, not empty.
+        #[schema(value_type = Value, min_length = 1)]
+        app_name: String,
+        #[schema(value_type = Option<Value>)]
+        user_id: Option<String>,
+        #[schema(value_type = Option<Value>)]
+        session_id: Option<String>,
+        #[schema(value_type = Option<Value>)]
+        remote_address: Option<String>,
+        #[schema(value_type = Option<Value>)]
+        environment: Option<String>,
+        /// RFC 3339 with a time zone, a four-digit year and no leap second.
+        current_time: Option<crate::domain::Timestamp>,
+        /// Custom fields; values are coerced to strings.
+        properties: Option<Map<String, Value>>,
+    }
+
+    /// `POST /api/admin/playground` (deprecated).
+    #[derive(Debug, ToSchema)]
+    pub struct PlaygroundRequest {
+        /// The environment to evaluate in.
+        #[schema(value_type = Value)]
+        environment: String,
+        /// `"*"` or a list of project ids; all projects when absent.
+        #[schema(value_type = Option<Value>)]
+        projects: Option<Value>,
+        context: PlaygroundContext,
+    }
+
+    /// `POST /api/admin/playground/advanced`.
+    #[derive(Debug, ToSchema)]
+    pub struct AdvancedPlaygroundRequest {
+        /// The environments to evaluate in, at least one.
+        #[schema(min_items = 1)]
+        environments: Vec<crate::domain::ResourceName>,
+        /// `"*"` or a list of project ids; all projects when absent.
+        #[schema(value_type = Option<Value>)]
+        projects: Option<Value>,
+        /// Comma-separated values are expanded into every combination.
+        context: PlaygroundContext,
+    }
+
+    /// One evaluated flag, in Unleash's key order.
+    #[derive(Debug, ToSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct EvaluatedFeature {
+        is_enabled: bool,
+        is_enabled_in_current_environment: bool,
+        has_unsatisfied_dependency: bool,
+        /// `{name, enabled, payload?}` and, on the deprecated operation, `feature_enabled` and
+        /// `featureEnabled`.
+        variant: Option<Map<String, Value>>,
+        /// The combination evaluated (advanced operation only).
+        context: Option<Map<String, Value>>,
+        variants: Vec<Map<String, Value>>,
+        name: String,
+        /// The environment of this entry (advanced operation only).
+        environment: Option<String>,
+        project_id: String,
+        /// `result` (`true`, `false` or `"unknown"`) and `data`, one result per strategy.
+        strategies: Map<String, Value>,
+    }
+
+    /// The deprecated operation's answer.
+    #[derive(Debug, ToSchema)]
+    pub struct PlaygroundResponse {
+        /// The request, as coerced.
+        input: Map<String, Value>,
+        features: Vec<EvaluatedFeature>,
+    }
+
+    /// One flag across the requested environments.
+    #[derive(Debug, ToSchema)]
+    #[serde(rename_all = "camelCase")]
+    pub struct AdvancedFeature {
+        name: String,
+        project_id: String,
+        /// Entries by environment, one per combination.
+        environments: std::collections::BTreeMap<String, Vec<EvaluatedFeature>>,
+    }
+
+    /// The advanced operation's answer.
+    #[derive(Debug, ToSchema)]
+    pub struct AdvancedPlaygroundResponse {
+        features: Vec<AdvancedFeature>,
+        /// The request, as coerced.
+        input: Map<String, Value>,
+        /// `invalidContextProperties`: top-level context fields dropped for not being strings.
+        warnings: Option<Map<String, Value>>,
     }
 }

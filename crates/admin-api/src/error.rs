@@ -6,9 +6,10 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpResponse, ResponseError};
 use flag_store::StoreError;
 use serde::Serialize;
+use utoipa::ToSchema;
 
 /// One field at fault: `{message, path?}`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 pub struct Detail {
     /// What is wrong with it.
     pub message: String,
@@ -127,13 +128,25 @@ impl ApiError {
     }
 }
 
-#[derive(Serialize)]
-struct Envelope<'a> {
-    id: String,
-    name: &'a str,
-    message: String,
+/// The error envelope every failure is answered with.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ErrorBody {
+    /// A fresh UUID, also in the log line about this failure.
+    pub id: String,
+    /// The kind of failure, as Unleash names it: `ValidationError`, `NoAccessError`, ...
+    #[schema(examples(
+        "ValidationError",
+        "AuthenticationRequired",
+        "NoAccessError",
+        "NotFoundError",
+        "NameExistsError"
+    ))]
+    pub name: String,
+    /// What went wrong, lower-case, naming the value at fault.
+    pub message: String,
+    /// The fields at fault, where there are any.
     #[serde(skip_serializing_if = "Option::is_none")]
-    details: Option<&'a [Detail]>,
+    pub details: Option<Vec<Detail>>,
 }
 
 impl ResponseError for ApiError {
@@ -162,7 +175,7 @@ impl ResponseError for ApiError {
             tracing::warn!(error_id = %id, "{self}");
         }
         let details = match self {
-            Self::Validation { details, .. } if !details.is_empty() => Some(details.as_slice()),
+            Self::Validation { details, .. } if !details.is_empty() => Some(details.clone()),
             _ => None,
         };
         let mut response = HttpResponse::build(status);
@@ -171,9 +184,9 @@ impl ResponseError for ApiError {
         {
             response.insert_header((header::RETRY_AFTER, value));
         }
-        response.json(Envelope {
+        response.json(ErrorBody {
             id,
-            name: self.name(),
+            name: self.name().to_owned(),
             message: self.to_string(),
             details,
         })

@@ -51,6 +51,10 @@ fn delete(path: &'static str, route: fn() -> Route) -> Operation {
 }
 
 /// Every operation, in the order the API description lists them.
+#[expect(
+    deprecated,
+    reason = "the deprecated playground is still served, as Unleash serves it"
+)]
 pub fn operations() -> Vec<Operation> {
     vec![
         get("/health", || web::to(handlers::health)),

@@ -16,9 +16,12 @@ use serde_json::Value;
 
 use crate::AppState;
 use crate::auth::{PLAYGROUND, Principal};
+use crate::dto::playground_schema::{
+    AdvancedPlaygroundRequest, AdvancedPlaygroundResponse, PlaygroundRequest, PlaygroundResponse,
+};
 use crate::dto::{self, EvaluatedFeature};
 use crate::engines::{self, Compiled};
-use crate::error::ApiError;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
 
 /// The size the advanced answer is written in: large enough that handing each chunk between
@@ -37,12 +40,32 @@ fn internal(error: serde_json::Error) -> ApiError {
 }
 
 #[derive(Serialize)]
-struct PlaygroundResponse<'a> {
+struct PlaygroundAnswer<'a> {
     input: &'a Value,
     features: Vec<EvaluatedFeature<'a>>,
 }
 
-/// `POST /api/admin/playground`: evaluates a context in one environment (deprecated).
+/// The playground's operations.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(paths(playground, advanced))]
+pub struct Api;
+
+/// Evaluates a context in one environment (deprecated).
+#[utoipa::path(
+    post,
+    path = "/api/admin/playground",
+    tag = "Playground",
+    operation_id = "getPlayground",
+    request_body = PlaygroundRequest,
+    responses(
+        (status = 200, description = "Every flag of the chosen projects, evaluated", body = PlaygroundResponse),
+        (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "A token limited to other environments", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+#[deprecated = "Unleash deprecates it in favour of the advanced playground"]
 pub async fn playground(
     state: web::Data<AppState>,
     principal: Principal,
@@ -86,7 +109,7 @@ pub async fn playground(
                 .iter()
                 .map(|explanation| EvaluatedFeature::new(explanation, &environment, None))
                 .collect();
-            serde_json::to_vec(&PlaygroundResponse {
+            serde_json::to_vec(&PlaygroundAnswer {
                 input: &body,
                 features,
             })
@@ -102,8 +125,21 @@ struct Warnings<'a> {
     invalid_context_properties: &'a [String],
 }
 
-/// `POST /api/admin/playground/advanced`: evaluates every combination of comma-separated context
-/// values in several environments.
+/// Evaluates every combination of comma-separated context values in several environments.
+#[utoipa::path(
+    post,
+    path = "/api/admin/playground/advanced",
+    tag = "Playground",
+    operation_id = "getAdvancedPlayground",
+    request_body = AdvancedPlaygroundRequest,
+    responses(
+        (status = 200, description = "Every flag in every environment and combination", body = AdvancedPlaygroundResponse),
+        (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "A token limited to other environments", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
 pub async fn advanced(
     state: web::Data<AppState>,
     principal: Principal,

@@ -1,0 +1,161 @@
+//! The API description, served at `/docs/openapi.json` with a Swagger UI at `/docs/`.
+//!
+//! It is generated from the handlers' `#[utoipa::path]` attributes and the DTOs' schemas; each
+//! handler module contributes an `Api`. [`Conventions`] adds what every operation shares: the
+//! statuses any body or database call can give, and the security schemes. A test compares the
+//! document's operations with the routes `routes::operations` registers.
+
+mod legacy;
+
+pub use legacy::OPERATIONS;
+use serde_json::Value;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::{OpenApi as Document, RefOr, Response, ResponseBuilder};
+use utoipa::{Modify, OpenApi};
+
+use crate::error::ErrorBody;
+
+pub(crate) const DIFFERENCES: &str = "Unleash-compatible paths, shapes and `Authorization` header. Deliberate differences from Unleash 8: \
+every error is `{id, name, message, details?}`; schema failures are 400 `ValidationError` naming the field; \
+variants-batch writes all environments or none, in one transaction with its audit events, and answers 404 when the \
+feature is not in the project; signup answers 200, enforces Unleash's password rules, hashes with Argon2id, \
+answers 409 `NameExistsError` for a taken email or username, the same 400 for unknown, disabled and expired \
+tokens, and is rate-limited per address (429); expiry is checked to the second and an expired token is never \
+shown as enabled; PUT on a signup token answers with the whole token; the playground evaluates `userWithId` \
+completely, sorts features by project then name, and hashes non-ASCII stickiness ids over UTF-8 bytes as the SDKs do; \
+API tokens are stored as SHA-256 verifiers. \
+An admin token limited to environments (`*:production.x`) reads everything that is not specific to an environment, \
+reads and writes environment-specific state (strategies, variants, on/off, the playgrounds) only in its own \
+environments, and gets 403 `NoAccessError` for every write whose effect reaches beyond them (features, dependencies, \
+segments, context fields, strategy types, tokens, users, invite links, projects, environments). \
+Limits: a playground context has at most 256 fields (top-level and `properties` together) and values of at most \
+64 KiB; the advanced playground evaluates at most 15,000 environment × feature × context combinations and repeats at \
+most 64 MiB of context in its answer (both configurable), checked before any evaluation; names, emails and \
+usernames are at most 255 characters without control characters, and a username has no `@`; dates must be RFC 3339 \
+with a time zone, a four-digit year and no leap second, as JavaScript reads them; logins are limited to 10 a minute \
+per address (429). GET routes answer HEAD.";
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "flagd", description = "Feature flags with Unleash's API."),
+    components(schemas(ErrorBody)),
+    modifiers(&Conventions)
+)]
+struct ApiDoc;
+
+/// The whole document.
+pub fn generated() -> Document {
+    let mut document = ApiDoc::openapi();
+    for part in [crate::handlers::playground::Api::openapi()] {
+        document.merge(part);
+    }
+    Conventions.modify(&mut document);
+    document.info.description = Some(DIFFERENCES.to_owned());
+    document.info.version = env!("CARGO_PKG_VERSION").to_owned();
+    document
+}
+
+/// The document as JSON, with the hand-written entries of operations whose handlers do not yet
+/// describe themselves.
+pub fn document() -> Value {
+    let mut document = serde_json::to_value(generated()).unwrap_or_default();
+    let legacy = legacy::document();
+    for (section, key) in [("paths", None), ("components", Some("schemas"))] {
+        let from = match key {
+            Some(key) => &legacy[section][key],
+            None => &legacy[section],
+        };
+        let Some(from) = from.as_object() else {
+            continue;
+        };
+        let into = match key {
+            Some(key) => &mut document[section][key],
+            None => &mut document[section],
+        };
+        if !into.is_object() {
+            *into = Value::Object(serde_json::Map::new());
+        }
+        if let Some(into) = into.as_object_mut() {
+            for (name, entry) in from {
+                match into.get_mut(name) {
+                    Some(Value::Object(existing)) if section == "paths" => {
+                        for (method, operation) in entry.as_object().into_iter().flatten() {
+                            existing
+                                .entry(method.clone())
+                                .or_insert_with(|| operation.clone());
+                        }
+                    }
+                    Some(_) => {}
+                    None => {
+                        into.insert(name.clone(), entry.clone());
+                    }
+                }
+            }
+        }
+    }
+    if document["components"]["securitySchemes"].is_null() {
+        document["components"]["securitySchemes"] = legacy["components"]["securitySchemes"].clone();
+    }
+    document
+}
+
+/// What every operation shares: 413 and 415 where there is a body, 500 and 503 wherever the
+/// database is asked, the error envelope on every error, and the two ways to authenticate.
+struct Conventions;
+
+impl Modify for Conventions {
+    fn modify(&self, document: &mut Document) {
+        let error = |description: &str| -> RefOr<Response> {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    utoipa::openapi::ContentBuilder::new()
+                        .schema(Some(utoipa::openapi::Ref::from_schema_name("ErrorBody")))
+                        .build(),
+                )
+                .build()
+                .into()
+        };
+        for (path, item) in &mut document.paths.paths {
+            let asks_database = path != "/health" && path != "/internal-backstage/prometheus";
+            for operation in [&mut item.get, &mut item.post, &mut item.put, &mut item.delete]
+                .into_iter()
+                .flatten()
+            {
+                let responses = &mut operation.responses.responses;
+                if operation.request_body.is_some() {
+                    responses
+                        .entry("413".into())
+                        .or_insert_with(|| error("the body is over the limit"));
+                    responses
+                        .entry("415".into())
+                        .or_insert_with(|| error("the body is not JSON"));
+                }
+                if asks_database {
+                    responses
+                        .entry("500".into())
+                        .or_insert_with(|| error("internal error"));
+                    responses
+                        .entry("503".into())
+                        .or_insert_with(|| error("the database is busy"));
+                }
+            }
+        }
+        let components = document.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "apiKey",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "Authorization",
+                "An API token such as `*:*.secret`; a `Bearer ` prefix is accepted",
+            ))),
+        );
+        components.add_security_scheme(
+            "session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::with_description(
+                crate::auth::SESSION_COOKIE,
+                "The session cookie set by `POST /auth/simple/login`",
+            ))),
+        );
+    }
+}
