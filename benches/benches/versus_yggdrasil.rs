@@ -1,5 +1,5 @@
 //! flag-eval and Yggdrasil (`unleash-yggdrasil`, Unleash's Rust engine) side by side on the
-//! shared benchmark workload.
+//! benchmark workload.
 //!
 //! ```text
 //! cargo bench -p benches --bench versus_yggdrasil
@@ -9,7 +9,8 @@
 //! (`is_enabled`) and `variants4` (`variant`) from micro.json; `all1000` (`is_enabled` for each of
 //! the 1,000 flags of state-1000.json, one iteration covering all of them) and `compile1000`
 //! (compiling that state from its parsed document).
-//! Set `WORKLOAD_DIR` to read the workload from somewhere other than `../shared/workload`.
+//! The workload is the copy vendored in `crates/flag-eval/tests/data/workload`, whose expected
+//! answers flag-eval's tests check; set `WORKLOAD_DIR` to read another copy.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -37,7 +38,7 @@ struct Workload {
 
 fn load(file: &str) -> Workload {
     let dir = std::env::var_os("WORKLOAD_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../shared/workload"),
+        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../crates/flag-eval/tests/data/workload"),
         PathBuf::from,
     );
     let path = dir.join(file);

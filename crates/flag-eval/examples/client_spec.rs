@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-#[path = "../tests/support/spec_suite.rs"]
+#[path = "../tests/it/support/spec_suite.rs"]
 mod spec_suite;
 
 fn main() -> ExitCode {

@@ -1,31 +1,13 @@
 //! Unleash's client specification, one named test per file, plus the benchmark workload.
 //!
-//! The files live in `../shared/client-specification` (Unleash's official suite, 22 files and 279
-//! cases) and `../shared/workload`; set `CLIENT_SPEC_DIR` / `WORKLOAD_DIR` to run other copies,
-//! such as the npm package `@unleash/client-specification`.
+//! The files are vendored in `tests/data/client-specification` (Unleash's official suite, 22
+//! files and 279 cases) and `tests/data/workload`; set `CLIENT_SPEC_DIR` / `WORKLOAD_DIR` to run
+//! other copies, such as the npm package `@unleash/client-specification`.
 
 use std::path::PathBuf;
 
-mod support {
-    #[path = "spec_suite.rs"]
-    pub mod spec_suite;
-}
-use support::spec_suite::{expand_paths, run_file};
-
-fn shared(variable: &str, default: &str) -> PathBuf {
-    std::env::var_os(variable).map_or_else(
-        || {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../..")
-                .join(default)
-        },
-        PathBuf::from,
-    )
-}
-
-fn spec_dir() -> PathBuf {
-    shared("CLIENT_SPEC_DIR", "shared/client-specification")
-}
+use crate::support::spec_suite::{expand_paths, run_file};
+use crate::support::{spec_dir, workload_dir};
 
 fn run(path: PathBuf) -> Result<usize, String> {
     let report = run_file(&path)?;
@@ -99,7 +81,7 @@ fn whole_suite_has_279_cases() -> Result<(), String> {
 
 #[test]
 fn benchmark_workload_answers_match_yggdrasil_and_node() -> Result<(), String> {
-    let workload = shared("WORKLOAD_DIR", "shared/workload");
+    let workload = workload_dir();
     let micro = run(workload.join("micro.json"))?;
     let state = run(workload.join("state-1000.json"))?;
     assert_eq!(micro, 5);

@@ -1,8 +1,6 @@
 //! The test fixture: a fresh database file in its own temporary directory, opened with the real
 //! pool settings and migrations. Nothing is shared between tests.
 
-#![allow(dead_code, reason = "each test binary uses a different part of the fixture")]
-
 use chrono::NaiveDateTime;
 use flag_store::models::FeatureRow;
 use flag_store::{Store, StoreConfig, StoreError, queries};

@@ -1,8 +1,6 @@
 //! Concurrent writers: no lost write, no mixed write, no gap in the audit chain, and exactly one
 //! user per email however many signups race.
 
-mod common;
-
 use std::collections::BTreeSet;
 use std::sync::{Arc, Barrier};
 use std::thread;
@@ -11,6 +9,8 @@ use flag_eval::Variant;
 use flag_store::models::{NewUser, SignupTokenRow};
 use flag_store::queries::variants::{VARIANTS_UPDATED, set_variants_batch};
 use flag_store::{StoreError, queries};
+
+use crate::common;
 
 const THREADS: usize = 8;
 const WRITES: usize = 50;

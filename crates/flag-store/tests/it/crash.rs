@@ -1,8 +1,6 @@
 //! Crash safety: a writer killed with SIGKILL at a random moment loses no reported write, leaves
 //! no half-written variants-batch, and leaves a database that passes `PRAGMA integrity_check`.
 
-mod common;
-
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
@@ -13,6 +11,8 @@ use diesel::sql_types::Text;
 use flag_eval::Variant;
 use flag_store::queries::variants::set_variants_batch;
 use flag_store::{Store, StoreConfig, StoreError, queries};
+
+use crate::common;
 
 const CHILD_ENV: &str = "FLAG_STORE_CRASH_WRITER_DB";
 const ENVIRONMENTS: [&str; 2] = ["development", "production"];
@@ -51,6 +51,16 @@ fn write_batches(path: &Path, limit: Option<u64>) -> Result<u64, StoreError> {
     Ok(write)
 }
 
+/// The name libtest gives `crash_writer`: its module path without the crate's, such as
+/// `crash::crash_writer`, so that the child, which is this same test binary, runs that test and
+/// no other wherever this module sits.
+fn crash_writer_test_name() -> String {
+    match module_path!().split_once("::") {
+        Some((_, module)) => format!("{module}::crash_writer"),
+        None => "crash_writer".to_owned(),
+    }
+}
+
 /// The child's entry point when `CHILD_ENV` is set; otherwise a bounded run of the same loop.
 #[test]
 fn crash_writer() -> Result<(), Box<dyn std::error::Error>> {
@@ -77,10 +87,11 @@ fn sigkill_during_writes_loses_nothing_that_was_reported() -> Result<(), Box<dyn
     let db = common::TestDb::new()?;
     common::feature(&mut *db.store.connection()?, "crashy")?;
     let path = db.config.path.clone();
+    let writer = crash_writer_test_name();
 
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe()?)
-            .args(["--exact", "crash_writer", "--nocapture", "--test-threads=1"])
+            .args(["--exact", &writer, "--nocapture", "--test-threads=1"])
             .env(CHILD_ENV, &path)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())

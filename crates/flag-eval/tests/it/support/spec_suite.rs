@@ -1,7 +1,8 @@
 //! Runs client-specification files: Unleash's cross-SDK conformance format
 //! (`{name, state, tests, variantTests}`), as published in `@unleash/client-specification`.
 //!
-//! Shared by the `client_spec` example (the command-line runner) and `tests/client_spec.rs`.
+//! Shared by the `client_spec` example (the command-line runner) and the `client_spec` module of
+//! the `it` test binary (`tests/it/client_spec.rs`).
 
 use std::fs;
 use std::path::{Path, PathBuf};

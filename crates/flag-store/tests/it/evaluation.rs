@@ -1,7 +1,5 @@
 //! The evaluation reads return exactly the flag-eval input the seeded data describes.
 
-mod common;
-
 use std::collections::BTreeMap;
 
 use flag_eval::{ClientFeatures, Constraint, Dependency, Engine, Feature, Segment, Strategy, Variant};
@@ -9,6 +7,8 @@ use flag_store::models::{NewSegment, ProjectRow};
 use flag_store::queries::evaluation::{ProjectScope, client_features, playground_input};
 use flag_store::queries::strategies::StrategyInput;
 use flag_store::{StoreError, queries};
+
+use crate::common;
 
 fn constraint(context_name: &str, values: &[&str]) -> Constraint {
     Constraint {

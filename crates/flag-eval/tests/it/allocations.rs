@@ -1,13 +1,20 @@
 //! Proves the hot path allocates nothing: a counting global allocator wraps the system one, and
 //! after a warm-up (which fills the regex engine's per-thread cache) every `is_enabled` and
 //! `variant` call on the benchmark workload must leave the count unchanged.
+//!
+//! The allocator serves the whole `it` binary, whose other tests run at the same time on other
+//! threads. It counts per thread, and each test here measures only work on its own thread with an
+//! engine of its own, so those tests can neither add to a count nor hide an allocation;
+//! `allocations_on_other_threads_are_not_counted` checks that this holds.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use flag_eval::{ClientFeatures, Context, Engine, context_from_json};
 use serde_json::Value;
+
+use crate::support::workload_dir;
 
 struct CountingAllocator;
 
@@ -50,11 +57,7 @@ fn allocations_during(work: impl FnOnce()) -> usize {
 }
 
 fn load(file: &str) -> Result<(Engine, Context, Vec<String>), Box<dyn std::error::Error>> {
-    let dir = std::env::var_os("WORKLOAD_DIR").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/workload"),
-        PathBuf::from,
-    );
-    let spec: Value = serde_json::from_str(&std::fs::read_to_string(dir.join(file))?)?;
+    let spec: Value = serde_json::from_str(&std::fs::read_to_string(workload_dir().join(file))?)?;
     let document: ClientFeatures = serde_json::from_value(spec["state"].clone())?;
     let (engine, warnings) = Engine::compile(&document);
     assert!(warnings.is_empty(), "{warnings:?}");
@@ -95,6 +98,38 @@ fn counter_sees_allocations() {
         std::hint::black_box(vec![1u8; 64]);
     });
     assert!(counted >= 1, "the counting allocator is not installed");
+}
+
+/// The property that lets this module share a binary with tests that allocate freely.
+#[test]
+fn allocations_on_other_threads_are_not_counted() -> Result<(), Box<dyn std::error::Error>> {
+    let start = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        // Spawned before the measurement, since spawning a thread allocates on the spawning one.
+        let other = scope.spawn(|| {
+            while !start.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+            let counted = allocations_during(|| {
+                for _ in 0..100 {
+                    std::hint::black_box(vec![1u8; 64]);
+                }
+            });
+            done.store(true, Ordering::Release);
+            counted
+        });
+        let here = allocations_during(|| {
+            start.store(true, Ordering::Release);
+            while !done.load(Ordering::Acquire) {
+                std::thread::yield_now();
+            }
+        });
+        let there = other.join().map_err(|_| "the allocating thread panicked")?;
+        assert!(there >= 100, "the other thread counted {there} allocations");
+        assert_eq!(here, 0, "another thread's allocations were counted here");
+        Ok(())
+    })
 }
 
 #[test]

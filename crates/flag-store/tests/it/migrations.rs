@@ -1,11 +1,11 @@
 //! Migrations and the integrity rules the schema enforces.
 
-mod common;
-
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::Text;
 use flag_store::{StoreError, queries};
+
+use crate::common;
 
 #[derive(QueryableByName)]
 struct Name {
@@ -140,7 +140,7 @@ struct DeclaredTable {
 fn declared_schema() -> std::collections::BTreeMap<String, DeclaredTable> {
     let mut tables = std::collections::BTreeMap::new();
     let mut current: Option<(String, DeclaredTable)> = None;
-    for line in include_str!("../src/schema.rs").lines().map(str::trim) {
+    for line in include_str!("../../src/schema.rs").lines().map(str::trim) {
         if let Some((name, keys)) = line.strip_suffix(") {").and_then(|head| head.split_once(" (")) {
             let keys = keys.split(',').map(|key| key.trim().to_owned()).collect();
             current = Some((
