@@ -6,13 +6,14 @@
 //! `/health` must keep answering 200, and the server's peak resident memory, read from
 //! `/proc/<pid>/status`, must stay under [`MEMORY_CEILING_MIB`], the ceiling the README states.
 
-mod common;
+#[path = "it/common/process.rs"]
+mod process;
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use common::process::{Running, assert_envelope, exchange, peak_memory_kib, start_server_with};
+use process::{Running, assert_envelope, exchange, peak_memory_kib, start_server_with};
 use serde_json::{Map, Value, json};
 
 /// The documented ceiling on the server's peak resident memory while it serves [`CONCURRENT`]

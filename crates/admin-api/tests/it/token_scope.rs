@@ -2,11 +2,9 @@
 //! environment, reads and writes environment-specific state only in its own environment, and may
 //! make no write whose effect reaches beyond it. Checked over every registered operation.
 
-mod common;
-
+use crate::common::{ADMIN, PRODUCTION_ADMIN, TestApp, assert_error, get, post, send};
 use actix_web::http::StatusCode;
 use actix_web::test::TestRequest;
-use common::{ADMIN, PRODUCTION_ADMIN, TestApp, assert_error, get, post, send};
 use serde_json::{Value, json};
 
 /// What a production-only token may do with an operation.
@@ -140,8 +138,8 @@ fn concrete(path: &str, strategy_id: &str) -> String {
 async fn an_environment_token_stays_in_its_environment_on_every_route() {
     let app = TestApp::new();
     let service = app.service().await;
-    common::seed_feature(&service, "f").await;
-    common::seed_feature(&service, "parent").await;
+    crate::common::seed_feature(&service, "f").await;
+    crate::common::seed_feature(&service, "parent").await;
     let (status, feature) = send(&service, get("/api/admin/projects/default/features/f", ADMIN)).await;
     assert_eq!(status, StatusCode::OK, "{feature}");
     let strategy_id = feature["environments"]
@@ -198,7 +196,7 @@ async fn an_environment_token_stays_in_its_environment_on_every_route() {
 async fn an_environment_token_works_in_its_own_environment() {
     let app = TestApp::new();
     let service = app.service().await;
-    common::seed_feature(&service, "f").await;
+    crate::common::seed_feature(&service, "f").await;
     let base = "/api/admin/projects/default/features/f/environments/production";
     let (status, body) = send(
         &service,
@@ -246,8 +244,8 @@ async fn issue_7_an_environment_token_cannot_add_a_dependency() {
     // The dependency would change development's answers too.
     let app = TestApp::new();
     let service = app.service().await;
-    common::seed_feature(&service, "child").await;
-    common::seed_feature(&service, "parent").await;
+    crate::common::seed_feature(&service, "child").await;
+    crate::common::seed_feature(&service, "parent").await;
     let path = "/api/admin/projects/default/features/child/dependencies";
     let (status, body) = send(
         &service,
@@ -255,7 +253,8 @@ async fn issue_7_an_environment_token_cannot_add_a_dependency() {
     )
     .await;
     assert_error(status, &body, 403, "NoAccessError");
-    let played = common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
+    let played =
+        crate::common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
     assert_eq!(played["hasUnsatisfiedDependency"], json!(false));
     assert_eq!(played["isEnabled"], json!(true));
 }

@@ -1,14 +1,12 @@
 //! Runs the whole invite and playground flow with logging at trace level and checks that no
 //! secret reaches the logs: API tokens, passwords, session cookies, invite secrets.
 
-mod common;
-
 use std::io::Write;
 use std::sync::{Arc, Mutex};
 
+use crate::common::{ADMIN, TestApp, post, put, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use common::{ADMIN, TestApp, post, put, seed_feature, send};
 use serde_json::json;
 
 #[derive(Clone, Default)]
@@ -58,7 +56,7 @@ async fn no_secret_is_ever_logged() {
         .uri(&format!("/invite/{secret}/signup?ref={secret}"))
         .set_json(json!({"email": "log@example.com", "name": "Log", "password": password}));
     assert_eq!(send(&service, signup).await.0, StatusCode::OK);
-    let cookie = common::login(&service, "log@example.com", password)
+    let cookie = crate::common::login(&service, "log@example.com", password)
         .await
         .value()
         .to_owned();

@@ -1,10 +1,8 @@
 //! Invite links and signup, end to end.
 
-mod common;
-
+use crate::common::{ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use common::{ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
 use serde_json::{Value, json};
 
 const PASSWORD: &str = "Corr3ct-Horse!";
@@ -25,7 +23,7 @@ async fn the_invite_flow_works_end_to_end() {
     let service = app.service().await;
     seed_feature(&service, "f").await;
 
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     assert_eq!(secret.len(), 32);
     assert_eq!(
@@ -51,7 +49,7 @@ async fn the_invite_flow_works_end_to_end() {
     assert!(user.get("password").is_none() && user.get("passwordHash").is_none());
 
     // The user can log in and use the playground, but not write variants.
-    let cookie = common::login(&service, "NEW.PERSON@example.com", PASSWORD).await;
+    let cookie = crate::common::login(&service, "NEW.PERSON@example.com", PASSWORD).await;
     let playground = test::TestRequest::post()
         .uri("/api/admin/playground")
         .cookie(cookie.clone())
@@ -134,7 +132,7 @@ async fn the_invite_flow_works_end_to_end() {
 async fn disabled_tokens_and_bad_updates_are_refused() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let path = format!("/api/admin/invite-link/tokens/{secret}");
 
@@ -191,7 +189,7 @@ async fn disabled_tokens_and_bad_updates_are_refused() {
 async fn signup_bodies_are_validated_before_the_token() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let uri = format!("/invite/{secret}/signup");
     for body in [
@@ -220,7 +218,7 @@ async fn signup_bodies_are_validated_before_the_token() {
 async fn duplicate_usernames_conflict() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let uri = format!("/invite/{secret}/signup");
     let first = json!({"username": "sam", "email": "sam@example.com", "name": "Sam", "password": PASSWORD});
@@ -240,7 +238,7 @@ async fn duplicate_usernames_conflict() {
 async fn concurrent_signups_with_one_email_give_one_user() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     let requests = (0..8).map(|index| {
         let email = if index % 2 == 0 {
@@ -279,7 +277,7 @@ async fn signups_are_rate_limited_per_address() {
     assert_eq!(send(&service, attempt()).await.0, StatusCode::BAD_REQUEST);
     assert_eq!(send(&service, attempt()).await.0, StatusCode::BAD_REQUEST);
     let response = test::call_service(&service, attempt().to_request()).await;
-    common::assert_retry_after(&response);
+    crate::common::assert_retry_after(&response);
     let body: Value = test::read_body_json(response).await;
     assert_error(StatusCode::TOO_MANY_REQUESTS, &body, 429, "TooManyRequestsError");
     // Another address is not affected.
@@ -294,7 +292,7 @@ async fn signups_are_rate_limited_per_address() {
 async fn wrong_passwords_do_not_log_in() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
     assert_eq!(
         send(&service, signup(&secret, "p@example.com")).await.0,

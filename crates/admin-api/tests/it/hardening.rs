@@ -1,12 +1,10 @@
 //! Bounded work per request, login protection and input limits: one test per defect the attack
 //! review found, each named after it.
 
-mod common;
-
+use crate::common::{ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test::TestRequest;
 use admin_api::Settings;
-use common::{ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
 use flag_store::models::NewUser;
 use serde_json::{Map, Value, json};
 
@@ -223,7 +221,7 @@ async fn issue_7_login_resolves_an_email_before_a_username() {
     )
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    common::login(&service, "owner@example.com", password).await;
+    crate::common::login(&service, "owner@example.com", password).await;
 }
 
 fn login_from(address: [u8; 4], username: &str) -> TestRequest {
@@ -259,7 +257,7 @@ async fn issue_7_logins_are_limited_per_address() {
         login_from([192, 0, 2, 1], "nobody@example.com").to_request(),
     )
     .await;
-    common::assert_retry_after(&response);
+    crate::common::assert_retry_after(&response);
     let body: Value = actix_web::test::read_body_json(response).await;
     assert_error(StatusCode::TOO_MANY_REQUESTS, &body, 429, "TooManyRequestsError");
     // Another address is counted on its own.
@@ -305,7 +303,7 @@ async fn issue_7_segment_constraints_are_validated_like_strategy_constraints() {
 async fn issue_7_dates_javascript_cannot_read_are_refused_everywhere() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default();
     for date in ["+10000-01-01T00:00:00Z", "2016-12-31T23:59:60Z"] {
         let attempts = [
@@ -357,7 +355,7 @@ async fn issue_7_dates_javascript_cannot_read_are_refused_everywhere() {
 async fn issue_7_signup_fields_are_limited() {
     let app = TestApp::new();
     let service = app.service().await;
-    let token = common::create_invite(&service).await;
+    let token = crate::common::create_invite(&service).await;
     let signup = format!("/invite/{}/signup", token["secret"].as_str().unwrap_or_default());
     let password = "Str0ng!Passw0rd";
     let long = "n".repeat(256);
@@ -448,7 +446,7 @@ async fn issue_7_the_session_cookie_is_secure_when_configured() {
         )
         .await;
         assert_eq!(status, StatusCode::CREATED, "{body}");
-        let cookie = common::login(&service, "admin@example.com", password).await;
+        let cookie = crate::common::login(&service, "admin@example.com", password).await;
         assert_eq!(
             cookie.secure(),
             Some(secure).filter(|secure| *secure),

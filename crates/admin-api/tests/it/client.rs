@@ -1,10 +1,8 @@
 //! The client API SDKs poll, and importing a client-features document.
 
-mod common;
-
+use crate::common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
 use flag_store::models::NewApiToken;
 use flag_store::queries;
 use serde_json::json;

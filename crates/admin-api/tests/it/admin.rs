@@ -1,10 +1,8 @@
 //! The admin API around the documented operations.
 
-mod common;
-
+use crate::common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
 use serde_json::json;
 
 #[actix_web::test]
@@ -170,7 +168,7 @@ async fn custom_strategies_and_context_fields_show_in_the_playground() {
     .await;
     assert_eq!(on, serde_json::Value::Null);
 
-    let g = common::played_feature(
+    let g = crate::common::played_feature(
         &service,
         "development",
         json!({"appName": "a", "tenant": "a"}),
@@ -203,7 +201,8 @@ async fn dependencies_are_enforced_and_evaluated() {
     .await;
     assert_eq!(status, StatusCode::OK);
 
-    let child = common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
+    let child =
+        crate::common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
     assert_eq!(child["hasUnsatisfiedDependency"], true, "{child}");
     assert_eq!(child["isEnabled"], false);
 
@@ -211,7 +210,8 @@ async fn dependencies_are_enforced_and_evaluated() {
         .uri(path)
         .insert_header(("Authorization", ADMIN));
     assert_eq!(send(&service, remove).await.0, StatusCode::OK);
-    let child = common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
+    let child =
+        crate::common::played_feature(&service, "development", json!({"appName": "a"}), "child").await;
     assert_eq!(child["isEnabled"], true);
 }
 
@@ -282,7 +282,7 @@ async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(
     )?;
     let service = app.service().await;
     seed_feature(&service, "f").await;
-    let cookie = common::login(&service, "ed", password).await;
+    let cookie = crate::common::login(&service, "ed", password).await;
 
     let batch = test::TestRequest::put()
         .uri("/api/admin/projects/default/features/f/variants-batch")
@@ -356,7 +356,7 @@ async fn administrators_manage_users_and_their_roles() {
         }
     }
 
-    let cookie = common::login(&service, "ed@example.com", password).await;
+    let cookie = crate::common::login(&service, "ed@example.com", password).await;
     let batch = || {
         test::TestRequest::put()
             .uri("/api/admin/projects/default/features/f/variants-batch")
@@ -376,7 +376,7 @@ async fn administrators_manage_users_and_their_roles() {
     // Demoted to Viewer, the same session can no longer write.
     let (status, updated) = send(
         &service,
-        common::put(
+        crate::common::put(
             &format!("/api/admin/user-admin/{id}"),
             ADMIN,
             json!({"rootRole": 3}),
@@ -397,7 +397,7 @@ async fn administrators_manage_users_and_their_roles() {
     assert_error(status, &body, 401, "AuthenticationRequired");
     let (status, body) = send(
         &service,
-        common::put("/api/admin/user-admin/999", ADMIN, json!({"rootRole": 2})),
+        crate::common::put("/api/admin/user-admin/999", ADMIN, json!({"rootRole": 2})),
     )
     .await;
     assert_error(status, &body, 404, "NotFoundError");

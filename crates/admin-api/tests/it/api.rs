@@ -1,10 +1,8 @@
 //! The real app on a temporary database: statuses and bodies of every route, error paths first.
 
-mod common;
-
+use crate::common::{ADMIN, PRODUCTION_ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use common::{ADMIN, PRODUCTION_ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
 use flag_store::models::NewApiToken;
 use flag_store::queries;
 use serde_json::{Value, json};

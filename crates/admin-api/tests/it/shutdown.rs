@@ -1,13 +1,11 @@
 //! The real binary: first start, graceful shutdown on SIGTERM, and the error envelope on errors
 //! the HTTP parser answers before the application sees the request.
 
-mod common;
-
 use std::io::Read;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::process::{Running, assert_envelope, exchange, start_server};
+use crate::common::process::{Running, assert_envelope, exchange, start_server};
 
 #[test]
 fn errors_from_the_http_parser_carry_the_envelope() -> Result<(), Box<dyn std::error::Error>> {

@@ -1,7 +1,7 @@
 //! The test application: the real app from `build_app` on its own temporary database, with an
 //! admin token.
 
-#![allow(dead_code, reason = "each test binary uses a different part of the fixture")]
+#![allow(dead_code, reason = "the hostile suite uses only the process helpers")]
 
 pub mod process;
 

@@ -1,11 +1,9 @@
 //! The API description lists every route, and the API page works with no network.
 
-mod common;
-
+use crate::common::{TestApp, send};
 use actix_web::http::{Method, StatusCode};
 use actix_web::test as http;
 use admin_api::openapi::OPERATIONS;
-use common::{TestApp, send};
 
 #[actix_web::test]
 async fn the_document_lists_every_operation() {

@@ -1,0 +1,14 @@
+//! admin-api's integration tests, in one binary: the real app from `build_app` on a temporary
+//! database, driven in-process, and the real binary where only a socket shows the behaviour.
+//! The hostile-input suite is a binary of its own (`tests/hostile.rs`), run in release mode.
+
+mod admin;
+mod api;
+mod client;
+mod common;
+mod hardening;
+mod invite;
+mod logging;
+mod openapi;
+mod shutdown;
+mod token_scope;
