@@ -113,7 +113,7 @@ fn versus(c: &mut Criterion) {
                         .ours
                         .variant(black_box(flag), black_box(&engines.our_context))
                         .enabled
-                })
+                });
             });
             group.bench_function(BenchmarkId::new(id, YGGDRASIL), |b| {
                 b.iter(|| {
@@ -121,7 +121,7 @@ fn versus(c: &mut Criterion) {
                         .theirs
                         .get_variant(black_box(flag), black_box(&engines.their_context), &None)
                         .enabled
-                })
+                });
             });
         } else {
             group.bench_function(BenchmarkId::new(id, FLAG_EVAL), |b| {
@@ -129,14 +129,14 @@ fn versus(c: &mut Criterion) {
                     engines
                         .ours
                         .is_enabled(black_box(flag), black_box(&engines.our_context))
-                })
+                });
             });
             group.bench_function(BenchmarkId::new(id, YGGDRASIL), |b| {
                 b.iter(|| {
                     engines
                         .theirs
                         .is_enabled(black_box(flag), black_box(&engines.their_context), &None)
-                })
+                });
             });
         }
     }
@@ -165,7 +165,7 @@ fn versus(c: &mut Criterion) {
                         .is_enabled(black_box(flag), black_box(&engines.our_context))
                 })
                 .count()
-        })
+        });
     });
     group.bench_function(BenchmarkId::new("all1000", YGGDRASIL), |b| {
         b.iter(|| {
@@ -177,7 +177,7 @@ fn versus(c: &mut Criterion) {
                         .is_enabled(black_box(flag), black_box(&engines.their_context), &None)
                 })
                 .count()
-        })
+        });
     });
 
     let our_document: flag_eval::ClientFeatures =
@@ -187,14 +187,14 @@ fn versus(c: &mut Criterion) {
     group.throughput(Throughput::Elements(1));
     group.sample_size(20);
     group.bench_function(BenchmarkId::new("compile1000", FLAG_EVAL), |b| {
-        b.iter(|| flag_eval::Engine::compile(black_box(&our_document)).0.len())
+        b.iter(|| flag_eval::Engine::compile(black_box(&our_document)).0.len());
     });
     group.bench_function(BenchmarkId::new("compile1000", YGGDRASIL), |b| {
         b.iter(|| {
             unleash_yggdrasil::compile_state(black_box(&their_document))
                 .0
                 .len()
-        })
+        });
     });
     group.finish();
 }

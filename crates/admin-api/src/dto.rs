@@ -594,7 +594,7 @@ mod tests {
             let mut context = context;
             match validate_context(Some(&mut context), "/context") {
                 Err(ApiError::Validation { details, .. }) => {
-                    assert_eq!(details[0].path.as_deref(), Some(path))
+                    assert_eq!(details[0].path.as_deref(), Some(path));
                 }
                 other => panic!("expected a validation error at {path}, got {other:?}"),
             }

@@ -215,9 +215,9 @@ impl StrSet {
         match self {
             Self::Scan(values) => values.iter().any(|candidate| folded_eq(value, candidate)),
             Self::Hash(values) => match fold_on_stack(value) {
-                Some((buffer, len)) => std::str::from_utf8(&buffer[..len])
-                    .map(|folded| self.contains(folded))
-                    .unwrap_or(false),
+                Some((buffer, len)) => {
+                    std::str::from_utf8(&buffer[..len]).is_ok_and(|folded| self.contains(folded))
+                }
                 None => values.iter().any(|candidate| folded_eq(value, candidate)),
             },
         }

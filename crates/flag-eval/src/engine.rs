@@ -209,7 +209,7 @@ impl Engine {
 
     fn upsert_feature(&mut self, feature: &Feature, warnings: &mut Vec<Warning>) {
         let mut compiled = CompiledFlag::compile(feature, &self.options, warnings);
-        for strategy in compiled.strategies.iter_mut() {
+        for strategy in &mut compiled.strategies {
             let slots: Box<[u32]> = strategy
                 .segments
                 .iter()
@@ -265,13 +265,12 @@ impl Engine {
     #[inline]
     pub fn variant(&self, name: &str, context: &Context) -> ResolvedVariant<'_> {
         match self.flags.get(name) {
-            Some(flag) => self.variant_of(flag, self.outcome(flag, context), context),
+            Some(flag) => Self::variant_of(flag, self.outcome(flag, context), context),
             None => ResolvedVariant::disabled(false),
         }
     }
 
     pub(crate) fn variant_of<'a>(
-        &'a self,
         flag: &'a CompiledFlag,
         outcome: Outcome<'a>,
         context: &Context,
@@ -336,7 +335,7 @@ impl Engine {
                 (true, Outcome::Off) => false,
                 (true, on) => {
                     dependency.variants.is_empty() || {
-                        let variant = self.variant_of(parent, on, context);
+                        let variant = Self::variant_of(parent, on, context);
                         dependency.variants.iter().any(|name| **name == *variant.name)
                     }
                 }

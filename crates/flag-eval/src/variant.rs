@@ -53,7 +53,7 @@ pub(crate) enum Stickiness {
 impl Stickiness {
     pub(crate) fn parse(name: Option<&str>) -> Self {
         match name {
-            None | Some("") | Some("default") => Self::Default,
+            None | Some("" | "default") => Self::Default,
             Some("random") => Self::Random,
             Some(field) => Self::Field(Field::parse(field)),
         }

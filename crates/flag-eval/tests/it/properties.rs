@@ -422,7 +422,7 @@ proptest! {
         }
         let total: i64 = weights.iter().sum();
         for (count, weight) in counts.iter().zip(&weights) {
-            let share = *count as f64 / samples as f64;
+            let share = *count as f64 / f64::from(samples);
             let expected = *weight as f64 / total as f64;
             prop_assert!((share - expected).abs() <= 0.01, "share {share} expected {expected}");
         }

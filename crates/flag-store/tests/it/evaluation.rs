@@ -289,7 +289,7 @@ fn importing_nameless_segments_into_a_second_environment_reuses_them()
     let production = playground_input(&mut conn, ProjectScope::All, "production")?;
     assert_eq!(
         production.features[0].strategies[0].segments,
-        [segments[0].id as i64]
+        [i64::from(segments[0].id)]
     );
     Ok(())
 }

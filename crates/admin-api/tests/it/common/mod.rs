@@ -144,8 +144,10 @@ where
         .response()
         .cookies()
         .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
-        .map(|cookie| cookie.into_owned())
-        .unwrap_or_else(|| panic!("no session cookie for {username}"))
+        .map_or_else(
+            || panic!("no session cookie for {username}"),
+            actix_web::cookie::Cookie::into_owned,
+        )
 }
 
 /// Asks the deprecated playground about `context` in `environment` and returns the entry of
