@@ -57,7 +57,6 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                 .await
                 .map_err(|error| match error.as_error::<PayloadError>() {
                     Some(PayloadError::Overflow) => ApiError::PayloadTooLarge { limit },
-                    _ if error.to_string().contains("overflow") => ApiError::PayloadTooLarge { limit },
                     _ => ApiError::bad_request(format!("cannot read the body: {error}")),
                 })?;
             parse(&body).map(Body)
