@@ -4,6 +4,9 @@
 //! validates (numbers and booleans in string fields become strings, `null` becomes `""`) and
 //! echoes the coerced body back as `input`.
 
+pub mod environments;
+pub mod projects;
+
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, NaiveDateTime, Utc};

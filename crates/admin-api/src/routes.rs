@@ -5,7 +5,9 @@
 use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
-use crate::handlers::{self, admin, client, features, invite, playground, session, users, variants};
+use crate::handlers::{
+    self, admin, client, environments, features, invite, playground, projects, session, users, variants,
+};
 
 /// One operation: a method on a path (OpenAPI's `{parameter}` syntax, which actix reads too),
 /// and the handler's route.
@@ -72,23 +74,21 @@ pub fn operations() -> Vec<Operation> {
         put("/api/admin/invite-link/tokens/{token}", || {
             web::to(invite::update)
         }),
-        get("/api/admin/environments", || web::to(features::environments)),
-        post("/api/admin/environments", || web::to(admin::create_environment)),
-        post("/api/admin/environments/{name}/on", || {
-            web::to(admin::environment_on)
-        }),
+        get("/api/admin/environments", || web::to(environments::list)),
+        post("/api/admin/environments", || web::to(environments::create)),
+        post("/api/admin/environments/{name}/on", || web::to(environments::on)),
         post("/api/admin/environments/{name}/off", || {
-            web::to(admin::environment_off)
+            web::to(environments::off)
         }),
-        get("/api/admin/projects", || web::to(features::projects)),
-        post("/api/admin/projects", || web::to(admin::create_project)),
-        get("/api/admin/projects/{projectId}", || web::to(admin::get_project)),
+        get("/api/admin/projects", || web::to(projects::list)),
+        post("/api/admin/projects", || web::to(projects::create)),
+        get("/api/admin/projects/{projectId}", || web::to(projects::get)),
         post("/api/admin/projects/{projectId}/environments", || {
-            web::to(admin::enable_project_environment)
+            web::to(projects::enable_environment)
         }),
         delete(
             "/api/admin/projects/{projectId}/environments/{environment}",
-            || web::to(admin::disable_project_environment),
+            || web::to(projects::disable_environment),
         ),
         get("/api/admin/context", || web::to(admin::context_fields)),
         post("/api/admin/context", || web::to(admin::create_context_field)),

@@ -26,29 +26,6 @@ const FEATURE_TYPES: [&str; 6] = [
     "sunset",
 ];
 
-/// `GET /api/admin/environments`.
-pub async fn environments(
-    state: web::Data<AppState>,
-    _principal: Principal,
-) -> Result<HttpResponse, ApiError> {
-    let rows = crate::db::run(&state.store, queries::environments::list).await?;
-    let environments: Vec<_> = rows
-        .iter()
-        .map(|row| json!({"name": row.name, "type": row.environment_type, "enabled": row.enabled, "sortOrder": row.sort_order, "protected": false}))
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({"version": 1, "environments": environments})))
-}
-
-/// `GET /api/admin/projects`.
-pub async fn projects(state: web::Data<AppState>, _principal: Principal) -> Result<HttpResponse, ApiError> {
-    let rows = crate::db::run(&state.store, queries::projects::list).await?;
-    let projects: Vec<_> = rows
-        .iter()
-        .map(|row| json!({"id": row.id, "name": row.name, "description": row.description, "createdAt": iso(row.created_at)}))
-        .collect();
-    Ok(HttpResponse::Ok().json(json!({"version": 1, "projects": projects})))
-}
-
 /// Body of `POST /api/admin/projects/{projectId}/features`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]

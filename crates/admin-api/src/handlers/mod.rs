@@ -2,9 +2,11 @@
 
 pub mod admin;
 pub mod client;
+pub mod environments;
 pub mod features;
 pub mod invite;
 pub mod playground;
+pub mod projects;
 pub mod session;
 pub mod users;
 pub mod variants;

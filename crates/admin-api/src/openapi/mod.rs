@@ -45,7 +45,12 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    vec![crate::handlers::playground::Api::openapi()]
+    use crate::handlers::{environments, playground, projects};
+    vec![
+        playground::Api::openapi(),
+        environments::Api::openapi(),
+        projects::Api::openapi(),
+    ]
 }
 
 /// The whole document.
