@@ -4,8 +4,11 @@
 //! validates (numbers and booleans in string fields become strings, `null` becomes `""`) and
 //! echoes the coerced body back as `input`.
 
+pub mod dependencies;
 pub mod environments;
+pub mod model;
 pub mod projects;
+pub mod strategies;
 
 use std::collections::BTreeMap;
 

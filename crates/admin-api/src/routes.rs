@@ -6,7 +6,8 @@ use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
 use crate::handlers::{
-    self, admin, client, environments, features, invite, playground, projects, session, users, variants,
+    self, admin, client, dependencies, environments, features, invite, playground, projects, session,
+    strategies, users, variants,
 };
 
 /// One operation: a method on a path (OpenAPI's `{parameter}` syntax, which actix reads too),
@@ -116,11 +117,11 @@ pub fn operations() -> Vec<Operation> {
         }),
         post(
             "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-            || web::to(admin::add_dependency),
+            || web::to(dependencies::add),
         ),
         delete(
             "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-            || web::to(admin::remove_dependency),
+            || web::to(dependencies::remove),
         ),
         put(
             "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
@@ -140,15 +141,15 @@ pub fn operations() -> Vec<Operation> {
         ),
         post(
             "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
-            || web::to(features::add_strategy),
+            || web::to(strategies::add),
         ),
         put(
             "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
-            || web::to(features::update_strategy),
+            || web::to(strategies::update),
         ),
         delete(
             "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
-            || web::to(features::delete_strategy),
+            || web::to(strategies::delete),
         ),
         get("/api/client/features", || web::to(client::features)),
         get("/api/client/features/{featureName}", || web::to(client::feature)),

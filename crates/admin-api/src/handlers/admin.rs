@@ -151,59 +151,6 @@ pub async fn create_strategy_type(
     ))
 }
 
-/// Body of `POST .../features/{featureName}/dependencies`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct AddDependency {
-    feature: String,
-    #[serde(default)]
-    enabled: Option<bool>,
-    #[serde(default)]
-    variants: Vec<String>,
-}
-
-/// `POST /api/admin/projects/{projectId}/features/{featureName}/dependencies`: 200, empty.
-pub async fn add_dependency(
-    state: web::Data<AppState>,
-    principal: Principal,
-    path: web::Path<(String, String)>,
-    Body(request): Body<AddDependency>,
-) -> Result<HttpResponse, ApiError> {
-    principal.require_write("UPDATE_FEATURE_DEPENDENCY", None)?;
-    let (project, child) = path.into_inner();
-    let actor = principal.actor().to_owned();
-    crate::db::run(&state.store, move |conn| {
-        queries::dependencies::set(
-            conn,
-            &project,
-            &child,
-            &request.feature,
-            request.enabled.unwrap_or(true),
-            &request.variants,
-            &actor,
-            now(),
-        )
-    })
-    .await?;
-    Ok(HttpResponse::Ok().finish())
-}
-
-/// `DELETE /api/admin/projects/{projectId}/features/{featureName}/dependencies`: 200, empty.
-pub async fn remove_dependency(
-    state: web::Data<AppState>,
-    principal: Principal,
-    path: web::Path<(String, String)>,
-) -> Result<HttpResponse, ApiError> {
-    principal.require_write("UPDATE_FEATURE_DEPENDENCY", None)?;
-    let (project, child) = path.into_inner();
-    let actor = principal.actor().to_owned();
-    crate::db::run(&state.store, move |conn| {
-        queries::dependencies::remove(conn, &project, &child, &actor, now())
-    })
-    .await?;
-    Ok(HttpResponse::Ok().finish())
-}
-
 /// `GET /api/admin/segments`.
 pub async fn segments(state: web::Data<AppState>, _principal: Principal) -> Result<HttpResponse, ApiError> {
     let rows = crate::db::run(&state.store, queries::segments::list).await?;

@@ -1,13 +1,11 @@
 //! The admin API around the documented operations: environments, projects, features, their
 //! switches, strategies and segments, at Unleash's paths.
 
-use std::collections::BTreeMap;
-
 use actix_web::{HttpResponse, web};
 use chrono::Utc;
 use flag_eval::{Constraint, Variant};
 use flag_store::models::{FeatureRow, NewSegment};
-use flag_store::queries::{self, strategies::StrategyInput};
+use flag_store::queries;
 use serde::Deserialize;
 use serde_json::json;
 
@@ -177,139 +175,6 @@ async fn switch(
     let now = Utc::now().naive_utc();
     crate::db::run(&state.store, move |conn| {
         queries::features::set_enabled(conn, &project, &feature, &environment, enabled, &actor, now)
-    })
-    .await?;
-    Ok(HttpResponse::Ok().finish())
-}
-
-/// Body of the strategy routes.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct StrategyRequest {
-    name: String,
-    #[serde(default)]
-    title: Option<String>,
-    #[serde(default)]
-    disabled: Option<bool>,
-    #[serde(default)]
-    sort_order: Option<i32>,
-    #[serde(default)]
-    parameters: BTreeMap<String, serde_json::Value>,
-    #[serde(default)]
-    constraints: Vec<Constraint>,
-    #[serde(default)]
-    segments: Vec<i32>,
-    #[serde(default)]
-    variants: Vec<Variant>,
-}
-
-impl StrategyRequest {
-    /// Checks the definition with flag-eval's strict validation and fills Unleash's defaults.
-    fn into_input(self, feature: &str) -> Result<StrategyInput, ApiError> {
-        dto::check_constraints(&self.constraints)?;
-        let mut parameters: BTreeMap<String, String> = self
-            .parameters
-            .into_iter()
-            .map(|(key, value)| {
-                let text = match value {
-                    serde_json::Value::String(text) => text,
-                    other => other.to_string(),
-                };
-                (key, text)
-            })
-            .collect();
-        if self.name == "flexibleRollout" {
-            parameters.entry("rollout".into()).or_insert_with(|| "100".into());
-            parameters
-                .entry("stickiness".into())
-                .or_insert_with(|| "default".into());
-            parameters
-                .entry("groupId".into())
-                .or_insert_with(|| feature.to_owned());
-        }
-        let mut variants = self.variants;
-        flag_eval::fix_variant_weights(&mut variants)
-            .map_err(|error| ApiError::invalid("/variants", error.to_string()))?;
-        let strategy = flag_eval::Strategy {
-            name: self.name.clone(),
-            parameters: parameters.clone(),
-            constraints: self.constraints.clone(),
-            variants: variants.clone(),
-            ..flag_eval::Strategy::default()
-        };
-        let probe = flag_eval::Feature {
-            name: feature.to_owned(),
-            strategies: vec![strategy],
-            ..flag_eval::Feature::default()
-        };
-        flag_eval::validate(&probe, &[]).or_else(|error| match error {
-            // Segments are checked by the store, which knows them.
-            flag_eval::ValidationError::UnknownSegment { .. } => Ok(()),
-            other => Err(ApiError::invalid("/", other.to_string())),
-        })?;
-        Ok(StrategyInput {
-            name: self.name,
-            title: self.title,
-            disabled: self.disabled.unwrap_or(false),
-            sort_order: self.sort_order,
-            parameters,
-            constraints: self.constraints,
-            segments: self.segments,
-            variants,
-        })
-    }
-}
-
-/// `POST .../features/{featureName}/environments/{environment}/strategies`.
-pub async fn add_strategy(
-    state: web::Data<AppState>,
-    principal: Principal,
-    path: web::Path<(String, String, String)>,
-    Body(request): Body<StrategyRequest>,
-) -> Result<HttpResponse, ApiError> {
-    let (project, feature, environment) = path.into_inner();
-    principal.require_write("CREATE_FEATURE_STRATEGY", Some(&environment))?;
-    let input = request.into_input(&feature)?;
-    let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
-    let strategy = crate::db::run(&state.store, move |conn| {
-        queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now)
-    })
-    .await?;
-    Ok(HttpResponse::Ok().json(strategy))
-}
-
-/// `PUT .../strategies/{strategyId}`.
-pub async fn update_strategy(
-    state: web::Data<AppState>,
-    principal: Principal,
-    path: web::Path<(String, String, String, String)>,
-    Body(request): Body<StrategyRequest>,
-) -> Result<HttpResponse, ApiError> {
-    let (project, feature, environment, id) = path.into_inner();
-    principal.require_write("UPDATE_FEATURE_STRATEGY", Some(&environment))?;
-    let input = request.into_input(&feature)?;
-    let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
-    let strategy = crate::db::run(&state.store, move |conn| {
-        queries::strategies::update(conn, &project, &feature, &environment, &id, &input, &actor, now)
-    })
-    .await?;
-    Ok(HttpResponse::Ok().json(strategy))
-}
-
-/// `DELETE .../strategies/{strategyId}`.
-pub async fn delete_strategy(
-    state: web::Data<AppState>,
-    principal: Principal,
-    path: web::Path<(String, String, String, String)>,
-) -> Result<HttpResponse, ApiError> {
-    let (project, feature, environment, id) = path.into_inner();
-    principal.require_write("DELETE_FEATURE_STRATEGY", Some(&environment))?;
-    let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
-    crate::db::run(&state.store, move |conn| {
-        queries::strategies::delete(conn, &project, &feature, &environment, &id, &actor, now)
     })
     .await?;
     Ok(HttpResponse::Ok().finish())

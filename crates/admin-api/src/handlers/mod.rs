@@ -2,12 +2,14 @@
 
 pub mod admin;
 pub mod client;
+pub mod dependencies;
 pub mod environments;
 pub mod features;
 pub mod invite;
 pub mod playground;
 pub mod projects;
 pub mod session;
+pub mod strategies;
 pub mod users;
 pub mod variants;
 

@@ -300,54 +300,6 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        statuses: &[200, 400, 401, 403, 404],
-        body: Some("Object"),
-        ..op(
-            "post",
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
-            "Strategies",
-            "Add a strategy",
-        )
-    },
-    Operation {
-        statuses: &[200, 400, 401, 403, 404],
-        body: Some("Object"),
-        ..op(
-            "put",
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
-            "Strategies",
-            "Replace a strategy",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "delete",
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
-            "Strategies",
-            "Delete a strategy",
-        )
-    },
-    Operation {
-        statuses: &[200, 400, 401, 403, 404],
-        body: Some("Object"),
-        ..op(
-            "post",
-            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-            "Features",
-            "Make a feature depend on a parent (replacing any earlier one)",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "delete",
-            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-            "Features",
-            "Remove a feature's dependency",
-        )
-    },
-    Operation {
         statuses: &[200, 304, 400, 401],
         ..op(
             "get",

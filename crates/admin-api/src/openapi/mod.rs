@@ -45,11 +45,13 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    use crate::handlers::{environments, playground, projects};
+    use crate::handlers::{dependencies, environments, playground, projects, strategies};
     vec![
         playground::Api::openapi(),
         environments::Api::openapi(),
         projects::Api::openapi(),
+        dependencies::Api::openapi(),
+        strategies::Api::openapi(),
     ]
 }
 
