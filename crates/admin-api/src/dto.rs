@@ -6,6 +6,7 @@
 
 pub mod dependencies;
 pub mod environments;
+pub mod features;
 pub mod model;
 pub mod projects;
 pub mod strategies;

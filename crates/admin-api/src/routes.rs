@@ -6,7 +6,7 @@ use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
 use crate::handlers::{
-    self, admin, client, dependencies, environments, features, invite, playground, projects, session,
+    self, admin, client, dependencies, environments, features, flags, invite, playground, projects, session,
     strategies, users, variants,
 };
 
@@ -107,10 +107,10 @@ pub fn operations() -> Vec<Operation> {
         put("/api/admin/user-admin/{id}", || web::to(users::update)),
         delete("/api/admin/user-admin/{id}", || web::to(users::delete)),
         get("/api/admin/projects/{projectId}/features", || {
-            web::to(features::list_features)
+            web::to(flags::list)
         }),
         post("/api/admin/projects/{projectId}/features", || {
-            web::to(features::create_feature)
+            web::to(flags::create)
         }),
         get("/api/admin/projects/{projectId}/features/{featureName}", || {
             web::to(features::get_feature)
@@ -133,11 +133,11 @@ pub fn operations() -> Vec<Operation> {
         ),
         post(
             "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
-            || web::to(features::switch_on),
+            || web::to(flags::on),
         ),
         post(
             "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
-            || web::to(features::switch_off),
+            || web::to(flags::off),
         ),
         post(
             "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",

@@ -5,6 +5,7 @@ pub mod client;
 pub mod dependencies;
 pub mod environments;
 pub mod features;
+pub mod flags;
 pub mod invite;
 pub mod playground;
 pub mod projects;

@@ -238,25 +238,6 @@ pub const OPERATIONS: &[Operation] = &[
         statuses: &[200, 401, 403, 404],
         ..op(
             "get",
-            "/api/admin/projects/{projectId}/features",
-            "Features",
-            "List a project's features",
-        )
-    },
-    Operation {
-        statuses: &[201, 400, 401, 403, 404, 409],
-        body: Some("Object"),
-        ..op(
-            "post",
-            "/api/admin/projects/{projectId}/features",
-            "Features",
-            "Create a feature",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "get",
             "/api/admin/projects/{projectId}/features/{featureName}",
             "Features",
             "One feature with its state, strategies and variants per environment",
@@ -279,24 +260,6 @@ pub const OPERATIONS: &[Operation] = &[
             "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
             "Variants",
             "A feature's variants in one environment",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "post",
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
-            "Features",
-            "Turn a feature on in an environment",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "post",
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
-            "Features",
-            "Turn a feature off in an environment",
         )
     },
     Operation {

@@ -45,13 +45,14 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    use crate::handlers::{dependencies, environments, playground, projects, strategies};
+    use crate::handlers::{dependencies, environments, flags, playground, projects, strategies};
     vec![
         playground::Api::openapi(),
         environments::Api::openapi(),
         projects::Api::openapi(),
         dependencies::Api::openapi(),
         strategies::Api::openapi(),
+        flags::Api::openapi(),
     ]
 }
 

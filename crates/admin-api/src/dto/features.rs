@@ -1,0 +1,72 @@
+//! Features: `/api/admin/projects/{projectId}/features`.
+
+use flag_store::models::FeatureRow;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::domain::{FeatureType, ResourceName};
+use crate::dto::iso;
+
+/// A feature, without its environments.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureOut {
+    /// Its name.
+    pub name: String,
+    /// `release`, `experiment`, `operational`, `kill-switch`, `permission` or `sunset`.
+    #[serde(rename = "type")]
+    pub feature_type: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// The project it belongs to.
+    pub project: String,
+    /// Whether it is marked stale.
+    pub stale: bool,
+    /// Whether SDKs emit impression events for it.
+    pub impression_data: bool,
+    /// Whether it is archived.
+    pub archived: bool,
+    /// When it was created.
+    pub created_at: String,
+}
+
+impl From<FeatureRow> for FeatureOut {
+    fn from(row: FeatureRow) -> Self {
+        Self {
+            name: row.name,
+            feature_type: row.feature_type,
+            description: row.description,
+            project: row.project_id,
+            stale: row.stale,
+            impression_data: row.impression_data,
+            archived: row.archived_at.is_some(),
+            created_at: iso(row.created_at),
+        }
+    }
+}
+
+/// `GET /api/admin/projects/{projectId}/features`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeaturesOut {
+    /// Always 1.
+    pub version: u32,
+    /// The project's features, by name.
+    pub features: Vec<FeatureOut>,
+}
+
+/// Body of `POST /api/admin/projects/{projectId}/features`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateFeature {
+    /// Unique across projects, archived features included.
+    pub name: ResourceName,
+    /// `release` when absent.
+    #[serde(default, rename = "type")]
+    pub feature_type: FeatureType,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Whether SDKs emit impression events for it.
+    #[serde(default)]
+    pub impression_data: bool,
+}
