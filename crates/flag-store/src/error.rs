@@ -30,9 +30,21 @@ pub enum StoreError {
         /// What is wrong, for the user.
         message: String,
     },
-    /// A stored JSON column could not be read back.
-    #[error("stored {column} is not valid: {source}")]
+    /// A stored JSON column of one row could not be read back into its type.
+    #[error("stored {column} of {entity} {key} is not valid: {source}")]
     Corrupt {
+        /// What the row is (`context field`, `segment`, ...).
+        entity: &'static str,
+        /// Which row: its name or id.
+        key: String,
+        /// The column.
+        column: &'static str,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
+    /// A value could not be written as JSON for a column.
+    #[error("cannot write {column} as json: {source}")]
+    Encode {
         /// The column.
         column: &'static str,
         /// The JSON error.

@@ -5,7 +5,7 @@ use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{NewEvent, NewSegment, SegmentRow};
-use crate::queries::{events, from_json, to_json};
+use crate::queries::{events, to_json};
 use crate::schema::segments;
 
 /// Creates a segment; a taken name is a conflict.
@@ -59,6 +59,6 @@ pub fn to_model(row: &SegmentRow) -> Result<flag_eval::Segment, StoreError> {
     Ok(flag_eval::Segment {
         id: i64::from(row.id),
         name: row.name.clone(),
-        constraints: from_json("constraints", &row.constraints)?,
+        constraints: row.constraints()?,
     })
 }
