@@ -243,7 +243,7 @@ async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, 
                         environments: (row.environment != "*").then(|| vec![row.environment]),
                     })
                 } else {
-                    let projects: Vec<String> = serde_json::from_str(&row.projects).unwrap_or_default();
+                    let projects = row.projects()?;
                     Credential::Client(ClientAccess {
                         environment: (row.environment != "*").then_some(row.environment),
                         projects: (!projects.iter().any(|project| project == "*")).then_some(projects),

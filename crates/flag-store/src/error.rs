@@ -1,11 +1,14 @@
-//! The store's one error type.
+//! The store's one error type, and the one place that turns Diesel's errors into it.
 
-use diesel::result::{DatabaseErrorKind, Error as DieselError};
+use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error as DieselError};
 
 /// Everything a store call can fail with.
 ///
-/// Diesel's "not found" and unique violations are turned into [`StoreError::NotFound`] and
-/// [`StoreError::Conflict`] here, so callers match on the domain, not on SQL.
+/// Diesel's errors are classified here, by kind, so callers match on the domain, not on SQL:
+/// "not found" becomes [`StoreError::NotFound`], a unique violation [`StoreError::Conflict`]
+/// naming the column, SQLite's busy and locked states [`StoreError::Busy`], and a foreign-key
+/// violation, in a statement that knows its one target, `NotFound` or (where the caller named
+/// the target) [`StoreError::Rejected`].
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The entity does not exist.
@@ -21,7 +24,8 @@ pub enum StoreError {
     Conflict {
         /// What would be duplicated.
         entity: &'static str,
-        /// The value that is taken.
+        /// The column whose value is taken (`email`, `name`...); empty when the database did not
+        /// say.
         key: String,
     },
     /// The write breaks a rule of the model (an expired signup token, a self-dependency...).
@@ -30,14 +34,30 @@ pub enum StoreError {
         /// What is wrong, for the user.
         message: String,
     },
-    /// A stored JSON column could not be read back.
-    #[error("stored {column} is not valid: {source}")]
+    /// A stored JSON column of one row could not be read back into its type.
+    #[error("stored {column} of {entity} {key} is not valid: {source}")]
     Corrupt {
+        /// What the row is (`context field`, `segment`, ...).
+        entity: &'static str,
+        /// Which row: its name or id.
+        key: String,
         /// The column.
         column: &'static str,
         /// The JSON error.
         source: serde_json::Error,
     },
+    /// A value could not be written as JSON for a column.
+    #[error("cannot write {column} as json: {source}")]
+    Encode {
+        /// The column.
+        column: &'static str,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
+    /// SQLite stayed busy (another connection held the lock past the busy timeout) or found a
+    /// table locked; retrying later may succeed.
+    #[error("the database is busy: {0}")]
+    Busy(DieselError),
     /// Any other database error.
     #[error(transparent)]
     Query(DieselError),
@@ -56,9 +76,17 @@ impl From<DieselError> for StoreError {
     fn from(error: DieselError) -> Self {
         match error {
             DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
-                let (entity, key) = unique_target(info.message());
-                Self::Conflict { entity, key }
+                let (entity, key) = unique_target(info.as_ref());
+                Self::Conflict {
+                    entity,
+                    key: key.to_owned(),
+                }
             }
+            error if is_busy(&error) => Self::Busy(error),
+            // SQLite does not say which row a foreign key missed, so a foreign-key violation becomes
+            // a domain error only where the statement knows its one target
+            // (`StoreError::on_missing_reference`). Anywhere else it, like a NOT NULL or CHECK
+            // violation, means a query skipped a check: a bug, which stays `Query`.
             other => Self::Query(other),
         }
     }
@@ -85,22 +113,78 @@ impl StoreError {
         }
     }
 
+    /// Maps a foreign-key violation to `missing()`, the domain error for the row the statement
+    /// refers to, leaving other errors as they are. Only for statements with a single foreign
+    /// key, since SQLite does not say which one failed.
+    pub(crate) fn on_missing_reference(missing: impl FnOnce() -> Self) -> impl FnOnce(DieselError) -> Self {
+        move |error| match error {
+            DieselError::DatabaseError(DatabaseErrorKind::ForeignKeyViolation, _) => missing(),
+            other => Self::from(other),
+        }
+    }
+
     /// Whether retrying later may succeed (the database was busy or no connection was free).
     pub fn is_unavailable(&self) -> bool {
-        match self {
-            Self::Pool(_) => true,
-            Self::Query(DieselError::DatabaseError(_, info)) => {
-                let message = info.message();
-                message.contains("database is locked") || message.contains("database is busy")
-            }
-            _ => false,
-        }
+        matches!(self, Self::Pool(_) | Self::Busy(_))
     }
 }
 
-/// Reads the table and column out of a unique-violation message: SQLite says
-/// `UNIQUE constraint failed: users.email`, PostgreSQL names the constraint `users_email_key`.
-fn unique_target(message: &str) -> (&'static str, String) {
+/// Whether SQLite gave up waiting for a lock (`SQLITE_BUSY`) or found a table or the schema
+/// locked (`SQLITE_LOCKED`).
+///
+/// This is the one place that reads an error's text, because it is all there is to read:
+/// Diesel 2.3's SQLite backend looks at `sqlite3_extended_errcode` only to pick a
+/// `DatabaseErrorKind` for constraint violations, turns every other code into an undocumented
+/// `Unknown` kind, and keeps nothing but `sqlite3_errmsg` (as a `String`, whose
+/// `DatabaseErrorInformation` has no code, table or column); the connection is not reachable
+/// from here to ask again, and later statements overwrite the code anyway. The texts matched are
+/// SQLite's fixed messages for these codes (`sqlite3ErrStr` and the schema-lock message), which
+/// depend neither on the statement nor on a locale. The kind is not matched, so that this keeps
+/// working if Diesel gives busy errors a kind of their own.
+fn is_busy(error: &DieselError) -> bool {
+    const BUSY_MESSAGES: [&str; 3] = [
+        "database is locked",
+        "database table is locked",
+        "database schema is locked",
+    ];
+    match error {
+        DieselError::DatabaseError(_, info) => {
+            let message = info.message();
+            BUSY_MESSAGES.iter().any(|busy| message.starts_with(busy))
+        }
+        // A commit refused because the database was busy, whose rollback then failed too.
+        DieselError::RollbackErrorOnCommit { commit_error, .. } => is_busy(commit_error),
+        _ => false,
+    }
+}
+
+/// The entity and column of a unique violation.
+///
+/// The database's structured fields come first: PostgreSQL names the table and the constraint,
+/// whose default name for a UNIQUE column is `<table>_<column>_key`. Diesel's SQLite backend
+/// fills none of them, so the fallback reads SQLite's message, `UNIQUE constraint failed:
+/// users.email` (for a composite key, the first column of `t.a, t.b`). A target it cannot read
+/// gives the entity `record` and an empty column, which callers show as `name`.
+fn unique_target(info: &(dyn DatabaseErrorInformation + Send + Sync)) -> (&'static str, &str) {
+    let (table, column) = match (info.table_name(), info.column_name(), info.constraint_name()) {
+        (Some(table), Some(column), _) => (table, column),
+        (Some(table), None, Some(constraint)) => (table, constraint_column(table, constraint)),
+        _ => message_target(info.message()),
+    };
+    (entity_of(table), column)
+}
+
+/// The column in a PostgreSQL default constraint name: `email` in `users_email_key`.
+fn constraint_column<'a>(table: &str, constraint: &'a str) -> &'a str {
+    constraint
+        .strip_prefix(table)
+        .and_then(|rest| rest.strip_prefix('_'))
+        .map(|rest| rest.strip_suffix("_key").unwrap_or(rest))
+        .unwrap_or_default()
+}
+
+/// The table and first column in SQLite's `UNIQUE constraint failed: users.email`.
+fn message_target(message: &str) -> (&str, &str) {
     let target = message
         .rsplit(": ")
         .next()
@@ -109,8 +193,12 @@ fn unique_target(message: &str) -> (&'static str, String) {
         .next()
         .unwrap_or_default()
         .trim();
-    let (table, column) = target.split_once('.').unwrap_or((target, ""));
-    let entity = match table {
+    target.split_once('.').unwrap_or((target, ""))
+}
+
+/// The entity a table stores, as errors name it.
+fn entity_of(table: &str) -> &'static str {
+    match table {
         "users" => "user",
         "features" => "feature",
         "projects" => "project",
@@ -122,25 +210,240 @@ fn unique_target(message: &str) -> (&'static str, String) {
         "public_signup_tokens" => "signup token",
         "api_tokens" => "api token",
         _ => "record",
-    };
-    (entity, column.to_owned())
+    }
 }
 
 #[cfg(test)]
 mod tests {
+    use diesel::connection::SimpleConnection;
+
     use super::*;
+    use crate::models::{ContextFieldRow, NewApiToken, NewSegment, SessionRow};
+    use crate::queries;
+    use crate::testing::{TestResult, TestStore, now};
+
+    /// Error information as PostgreSQL gives it: structured fields besides the message.
+    struct Structured {
+        table: Option<&'static str>,
+        column: Option<&'static str>,
+        constraint: Option<&'static str>,
+    }
+
+    impl DatabaseErrorInformation for Structured {
+        fn message(&self) -> &str {
+            "duplicate key value violates unique constraint"
+        }
+        fn details(&self) -> Option<&str> {
+            None
+        }
+        fn hint(&self) -> Option<&str> {
+            None
+        }
+        fn table_name(&self) -> Option<&str> {
+            self.table
+        }
+        fn column_name(&self) -> Option<&str> {
+            self.column
+        }
+        fn constraint_name(&self) -> Option<&str> {
+            self.constraint
+        }
+        fn statement_position(&self) -> Option<i32> {
+            None
+        }
+    }
+
+    fn unique(info: impl DatabaseErrorInformation + Send + Sync + 'static) -> StoreError {
+        StoreError::from(DieselError::DatabaseError(
+            DatabaseErrorKind::UniqueViolation,
+            Box::new(info),
+        ))
+    }
+
+    fn conflict(error: &StoreError) -> Option<(&'static str, &str)> {
+        match error {
+            StoreError::Conflict { entity, key } => Some((entity, key.as_str())),
+            _ => None,
+        }
+    }
 
     #[test]
-    fn unique_messages_name_the_entity_and_column() {
-        assert_eq!(
-            unique_target("UNIQUE constraint failed: users.email"),
-            ("user", "email".into())
+    fn sqlite_unique_messages_name_the_entity_and_column() -> Result<(), String> {
+        let error = unique("UNIQUE constraint failed: users.email".to_owned());
+        assert_eq!(conflict(&error), Some(("user", "email")));
+        let error = unique(
+            "UNIQUE constraint failed: project_environments.project_id, project_environments.environment_name"
+                .to_owned(),
         );
-        assert_eq!(
-            unique_target(
-                "UNIQUE constraint failed: project_environments.project_id, project_environments.environment_name"
-            ),
-            ("project environment", "project_id".into())
+        assert_eq!(conflict(&error), Some(("project environment", "project_id")));
+        let error = unique("UNIQUE constraint failed: index 'by_lower_name'".to_owned());
+        assert_eq!(conflict(&error), Some(("record", "")));
+        Ok(())
+    }
+
+    #[test]
+    fn structured_fields_come_before_the_message() -> Result<(), String> {
+        let error = unique(Structured {
+            table: Some("users"),
+            column: Some("username"),
+            constraint: None,
+        });
+        assert_eq!(conflict(&error), Some(("user", "username")));
+        let error = unique(Structured {
+            table: Some("context_fields"),
+            column: None,
+            constraint: Some("context_fields_name_key"),
+        });
+        assert_eq!(conflict(&error), Some(("context field", "name")));
+        let error = unique(Structured {
+            table: Some("users"),
+            column: None,
+            constraint: Some("one_email_per_user"),
+        });
+        assert_eq!(conflict(&error), Some(("user", "")));
+        Ok(())
+    }
+
+    #[test]
+    fn busy_and_locked_are_unavailable_whatever_their_kind() -> Result<(), String> {
+        for message in [
+            "database is locked",
+            "database table is locked: features",
+            "database schema is locked: main",
+        ] {
+            let error = StoreError::from(DieselError::DatabaseError(
+                DatabaseErrorKind::Unknown,
+                Box::new(message.to_owned()),
+            ));
+            assert!(matches!(error, StoreError::Busy(_)), "{message}: {error:?}");
+            assert!(error.is_unavailable(), "{message}");
+        }
+        let commit = StoreError::from(DieselError::RollbackErrorOnCommit {
+            rollback_error: Box::new(DieselError::BrokenTransactionManager),
+            commit_error: Box::new(DieselError::DatabaseError(
+                DatabaseErrorKind::Unknown,
+                Box::new("database is locked".to_owned()),
+            )),
+        });
+        assert!(commit.is_unavailable(), "{commit:?}");
+        let other = StoreError::from(DieselError::DatabaseError(
+            DatabaseErrorKind::Unknown,
+            Box::new("no such table: events".to_owned()),
+        ));
+        assert!(matches!(other, StoreError::Query(_)), "{other:?}");
+        assert!(!other.is_unavailable());
+        Ok(())
+    }
+
+    #[test]
+    fn foreign_keys_become_not_found_only_where_the_target_is_known() -> Result<(), String> {
+        let violation = || {
+            DieselError::DatabaseError(
+                DatabaseErrorKind::ForeignKeyViolation,
+                Box::new("FOREIGN KEY constraint failed".to_owned()),
+            )
+        };
+        let error =
+            StoreError::on_missing_reference(|| StoreError::not_found("project", "nope"))(violation());
+        assert!(
+            matches!(&error, StoreError::NotFound { entity: "project", key } if key == "nope"),
+            "{error:?}"
         );
+        let error = StoreError::from(violation());
+        assert!(matches!(error, StoreError::Query(_)), "{error:?}");
+        Ok(())
+    }
+
+    #[test]
+    fn unique_violations_are_conflicts_naming_the_column() -> TestResult {
+        let db = TestStore::new()?;
+        let mut conn = db.store.connection()?;
+        let field = ContextFieldRow {
+            name: "tenant".into(),
+            description: None,
+            stickiness: false,
+            sort_order: 10,
+            legal_values: "[]".into(),
+            created_at: now(),
+        };
+        queries::context_fields::create(&mut conn, &field, "test")?;
+        let error = queries::context_fields::create(&mut conn, &field, "test").err();
+        assert!(
+            matches!(&error, Some(StoreError::Conflict { entity: "context field", key }) if key == "name"),
+            "{error:?}"
+        );
+        let token = NewApiToken {
+            token_name: "sdk".into(),
+            secret_hash: "00".repeat(32),
+            token_type: "client".into(),
+            environment: "development".into(),
+            projects: r#"["*"]"#.into(),
+            expires_at: None,
+            created_at: now(),
+        };
+        queries::api_tokens::create(&mut conn, &token, "test")?;
+        let error = queries::api_tokens::create(&mut conn, &token, "test").err();
+        assert!(
+            matches!(&error, Some(StoreError::Conflict { entity: "api token", key }) if key == "secret_hash"),
+            "{error:?}"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn a_database_locked_by_another_writer_is_busy_and_unavailable() -> TestResult {
+        let db = TestStore::with_config(|config| {
+            config.pool_size = 2;
+            config.busy_timeout = std::time::Duration::from_millis(50);
+        })?;
+        let mut holder = db.store.connection()?;
+        let mut writer = db.store.connection()?;
+        holder.batch_execute("BEGIN IMMEDIATE")?;
+        let field = ContextFieldRow {
+            name: "tenant".into(),
+            description: None,
+            stickiness: false,
+            sort_order: 10,
+            legal_values: "[]".into(),
+            created_at: now(),
+        };
+        let error = queries::context_fields::create(&mut writer, &field, "test").err();
+        holder.batch_execute("ROLLBACK")?;
+        assert!(matches!(&error, Some(StoreError::Busy(_))), "{error:?}");
+        assert!(error.is_some_and(|error| error.is_unavailable()));
+        // Once the lock is released, the same write goes through.
+        queries::context_fields::create(&mut writer, &field, "test")?;
+        Ok(())
+    }
+
+    #[test]
+    fn missing_references_of_single_key_writes_are_domain_errors() -> TestResult {
+        let db = TestStore::new()?;
+        let mut conn = db.store.connection()?;
+        let segment = NewSegment {
+            name: "beta".into(),
+            description: None,
+            project_id: Some("no-such-project".into()),
+            constraints: "[]".into(),
+            created_by: None,
+            created_at: now(),
+        };
+        let error = queries::segments::create(&mut conn, &segment, "test").err();
+        assert!(
+            matches!(&error, Some(StoreError::Rejected { message }) if message == "no project no-such-project exists"),
+            "{error:?}"
+        );
+        let session = SessionRow {
+            token_hash: "00".repeat(32),
+            user_id: 999,
+            created_at: now(),
+            expires_at: now(),
+        };
+        let error = queries::sessions::create(&mut conn, &session).err();
+        assert!(
+            matches!(&error, Some(StoreError::NotFound { entity: "user", key }) if key == "999"),
+            "{error:?}"
+        );
+        Ok(())
     }
 }

@@ -108,3 +108,41 @@ pub fn revert_all(connection: &mut SqliteConnection) -> Result<(), StoreError> {
         .map(drop)
         .map_err(|error| StoreError::Migration(error.to_string()))
 }
+
+/// The unit tests' fixture: a store on a fresh database file in its own temporary directory,
+/// opened with the real pool settings and migrations.
+#[cfg(test)]
+pub(crate) mod testing {
+    use chrono::NaiveDateTime;
+
+    use crate::{Store, StoreConfig};
+
+    pub(crate) type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+    pub(crate) struct TestStore {
+        pub(crate) store: Store,
+        _dir: tempfile::TempDir,
+    }
+
+    impl TestStore {
+        pub(crate) fn new() -> Result<Self, Box<dyn std::error::Error>> {
+            Self::with_config(|_| {})
+        }
+
+        pub(crate) fn with_config(
+            configure: impl FnOnce(&mut StoreConfig),
+        ) -> Result<Self, Box<dyn std::error::Error>> {
+            let dir = tempfile::tempdir()?;
+            let mut config = StoreConfig::new(dir.path().join("flags.db"));
+            configure(&mut config);
+            Ok(Self {
+                store: Store::open(&config)?,
+                _dir: dir,
+            })
+        }
+    }
+
+    pub(crate) fn now() -> NaiveDateTime {
+        chrono::Utc::now().naive_utc()
+    }
+}

@@ -1,11 +1,52 @@
 //! Rows as stored, one type per table, and the `Insertable` types for new rows.
 //!
-//! JSON columns stay `String` here; the queries turn them into flag-eval types.
+//! JSON columns stay `String` here, as written. Each has an accessor of the same name that
+//! decodes it into its type (`ContextFieldRow::legal_values`, `SegmentRow::constraints`...)
+//! or fails with [`StoreError::Corrupt`] naming the row and column, so no caller parses JSON text
+//! and nothing falls back to a silent default.
+
+use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
+use flag_eval::{Constraint, Variant};
+use serde::{Deserialize, Serialize};
 
+use crate::error::StoreError;
+use crate::queries::from_json;
 use crate::schema::*;
+
+/// One allowed value of a context field, as Unleash writes it: `{value, description?}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LegalValue {
+    /// The value.
+    pub value: String,
+    /// What it means; left out of the JSON when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+}
+
+/// One parameter a strategy type declares, as Unleash writes it:
+/// `{name, type, description?, required?}`.
+///
+/// `description` and `required` stay optional, because custom types registered without them are
+/// stored and listed without them.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StrategyParameter {
+    /// Parameter name, the key in a strategy's `parameters`.
+    pub name: String,
+    /// `string`, `percentage`, `list`, `number` or `boolean`.
+    #[serde(rename = "type")]
+    pub parameter_type: String,
+    /// Help text; left out of the JSON when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// Whether a strategy must set it; left out of the JSON when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub required: Option<bool>,
+}
 
 /// A project.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
@@ -73,6 +114,18 @@ pub struct FeatureEnvironmentRow {
     pub variants: String,
 }
 
+impl FeatureEnvironmentRow {
+    /// The variants, decoded from `variants`.
+    pub fn variants(&self) -> Result<Vec<Variant>, StoreError> {
+        from_json(
+            "feature environment",
+            format_args!("{} in {}", self.feature_name, self.environment_name),
+            "variants",
+            &self.variants,
+        )
+    }
+}
+
 /// A registered strategy type.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = strategy_types, check_for_backend(diesel::sqlite::Sqlite))]
@@ -89,6 +142,13 @@ pub struct StrategyTypeRow {
     pub built_in: bool,
     /// Creation time, UTC.
     pub created_at: NaiveDateTime,
+}
+
+impl StrategyTypeRow {
+    /// The parameter definitions, decoded from `parameters`.
+    pub fn parameters(&self) -> Result<Vec<StrategyParameter>, StoreError> {
+        from_json("strategy type", &self.name, "parameters", &self.parameters)
+    }
 }
 
 /// A strategy of a feature in an environment.
@@ -119,6 +179,23 @@ pub struct StrategyRow {
     pub created_at: NaiveDateTime,
 }
 
+impl StrategyRow {
+    /// The parameters, decoded from `parameters`.
+    pub fn parameters(&self) -> Result<BTreeMap<String, String>, StoreError> {
+        from_json("strategy", &self.id, "parameters", &self.parameters)
+    }
+
+    /// The constraints, decoded from `constraints`.
+    pub fn constraints(&self) -> Result<Vec<Constraint>, StoreError> {
+        from_json("strategy", &self.id, "constraints", &self.constraints)
+    }
+
+    /// The strategy variants, decoded from `variants`.
+    pub fn variants(&self) -> Result<Vec<Variant>, StoreError> {
+        from_json("strategy", &self.id, "variants", &self.variants)
+    }
+}
+
 /// A segment.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
 #[diesel(table_name = segments, check_for_backend(diesel::sqlite::Sqlite))]
@@ -137,6 +214,13 @@ pub struct SegmentRow {
     pub created_by: Option<String>,
     /// Creation time, UTC.
     pub created_at: NaiveDateTime,
+}
+
+impl SegmentRow {
+    /// The constraints, decoded from `constraints`.
+    pub fn constraints(&self) -> Result<Vec<Constraint>, StoreError> {
+        from_json("segment", self.id, "constraints", &self.constraints)
+    }
 }
 
 /// A new segment.
@@ -171,6 +255,13 @@ pub struct DependencyRow {
     pub variants: String,
 }
 
+impl DependencyRow {
+    /// The parent variants that satisfy the dependency, decoded from `variants`.
+    pub fn variants(&self) -> Result<Vec<String>, StoreError> {
+        from_json("feature dependency", &self.child, "variants", &self.variants)
+    }
+}
+
 /// A context field definition.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = context_fields, check_for_backend(diesel::sqlite::Sqlite))]
@@ -187,6 +278,13 @@ pub struct ContextFieldRow {
     pub legal_values: String,
     /// Creation time, UTC.
     pub created_at: NaiveDateTime,
+}
+
+impl ContextFieldRow {
+    /// The allowed values, decoded from `legal_values`.
+    pub fn legal_values(&self) -> Result<Vec<LegalValue>, StoreError> {
+        from_json("context field", &self.name, "legal_values", &self.legal_values)
+    }
 }
 
 /// A role.
@@ -303,6 +401,13 @@ pub struct ApiTokenRow {
     pub seen_at: Option<NaiveDateTime>,
 }
 
+impl ApiTokenRow {
+    /// The projects the token may read, decoded from `projects`; `["*"]` means all.
+    pub fn projects(&self) -> Result<Vec<String>, StoreError> {
+        from_json("api token", self.id, "projects", &self.projects)
+    }
+}
+
 /// A new API token.
 #[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = api_tokens)]
@@ -381,4 +486,327 @@ pub struct NewEvent {
     pub data: Option<String>,
     /// Old value, JSON.
     pub pre_data: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::fmt::Debug;
+
+    use diesel::sql_types::Text;
+    use serde_json::Value;
+
+    use super::*;
+    use crate::SqliteConnection;
+    use crate::queries::evaluation::ProjectScope;
+    use crate::queries::strategies::StrategyInput;
+    use crate::queries::{self, api_tokens, dependencies, evaluation, features, segments, strategies};
+    use crate::testing::{TestResult, TestStore, now};
+
+    /// Asserts that `result` is `Corrupt` for this row and column, and that its message names all
+    /// three, so the row can be found from a log line.
+    fn assert_corrupt<T: Debug>(result: Result<T, StoreError>, entity: &str, key: &str, column: &str) {
+        let message = match &result {
+            Err(
+                error @ StoreError::Corrupt {
+                    entity: found_entity,
+                    key: found_key,
+                    column: found_column,
+                    ..
+                },
+            ) if (*found_entity, found_key.as_str(), *found_column) == (entity, key, column) => {
+                error.to_string()
+            }
+            _ => String::new(),
+        };
+        assert!(
+            [entity, key, column].iter().all(|part| message.contains(part)),
+            "expected the stored {column} of {entity} {key} to be corrupt, got {result:?}"
+        );
+    }
+
+    /// Overwrites one JSON column of the rows `filter` selects with raw SQL, as a bad migration or
+    /// a hand edit would.
+    fn overwrite(
+        conn: &mut SqliteConnection,
+        table: &str,
+        column: &str,
+        filter: &str,
+        text: &str,
+    ) -> QueryResult<usize> {
+        diesel::sql_query(format!("UPDATE {table} SET {column} = ? WHERE {filter}"))
+            .bind::<Text, _>(text)
+            .execute(conn)
+    }
+
+    const GARBAGE: &str = "{not json";
+
+    fn feature(conn: &mut SqliteConnection, name: &str) -> Result<FeatureRow, StoreError> {
+        features::create(
+            conn,
+            &FeatureRow {
+                name: name.into(),
+                project_id: "default".into(),
+                feature_type: "release".into(),
+                description: None,
+                impression_data: false,
+                stale: false,
+                archived_at: None,
+                created_at: now(),
+            },
+            "test",
+        )
+    }
+
+    #[test]
+    fn garbage_in_a_json_column_is_corrupt_naming_entity_key_and_column() -> TestResult {
+        let db = TestStore::new()?;
+        let mut conn = db.store.connection()?;
+        let conn = &mut *conn;
+        feature(conn, "parent")?;
+        feature(conn, "child")?;
+        dependencies::set(conn, "default", "child", "parent", true, &[], "test", now())?;
+        let strategy = strategies::add(
+            conn,
+            "default",
+            "parent",
+            "development",
+            &StrategyInput {
+                name: "default".into(),
+                ..StrategyInput::default()
+            },
+            "test",
+            now(),
+        )?;
+        let strategy_id = strategy.id.unwrap_or_default();
+        let segment = segments::create(
+            conn,
+            &NewSegment {
+                name: "beta".into(),
+                description: None,
+                project_id: None,
+                constraints: "[]".into(),
+                created_by: None,
+                created_at: now(),
+            },
+            "test",
+        )?;
+        let token = api_tokens::create(
+            conn,
+            &NewApiToken {
+                token_name: "sdk".into(),
+                secret_hash: "00".repeat(32),
+                token_type: "client".into(),
+                environment: "development".into(),
+                projects: r#"["default"]"#.into(),
+                expires_at: None,
+                created_at: now(),
+            },
+            "test",
+        )?;
+        let client_features =
+            |conn: &mut SqliteConnection| evaluation::client_features(conn, ProjectScope::All, "development");
+        let strategy_row = |conn: &mut SqliteConnection| -> QueryResult<StrategyRow> {
+            feature_strategies::table
+                .find(&strategy_id)
+                .select(StrategyRow::as_select())
+                .first(conn)
+        };
+
+        overwrite(conn, "context_fields", "legal_values", "name = 'userId'", GARBAGE)?;
+        let fields = queries::context_fields::list(conn)?;
+        let field = fields.iter().find(|field| field.name == "userId");
+        assert_corrupt(
+            field.map(ContextFieldRow::legal_values).transpose(),
+            "context field",
+            "userId",
+            "legal_values",
+        );
+
+        overwrite(
+            conn,
+            "strategy_types",
+            "parameters",
+            "name = 'userWithId'",
+            GARBAGE,
+        )?;
+        let types = strategies::list_types(conn)?;
+        let strategy_type = types.iter().find(|row| row.name == "userWithId");
+        assert_corrupt(
+            strategy_type.map(StrategyTypeRow::parameters).transpose(),
+            "strategy type",
+            "userWithId",
+            "parameters",
+        );
+
+        overwrite(conn, "api_tokens", "projects", "TRUE", GARBAGE)?;
+        let token_key = token.id.to_string();
+        assert_corrupt(
+            api_tokens::find_by_hash(conn, &token.secret_hash)?
+                .map(|row| row.projects())
+                .transpose(),
+            "api token",
+            &token_key,
+            "projects",
+        );
+
+        // The columns the evaluation reads: each is checked through its accessor and through
+        // every query that decodes it, then put back so the next one is the only fault.
+        let segment_key = segment.id.to_string();
+        let segment_filter = format!("id = {}", segment.id);
+        overwrite(conn, "segments", "constraints", &segment_filter, GARBAGE)?;
+        assert_corrupt(
+            segments::get(conn, segment.id)?.constraints(),
+            "segment",
+            &segment_key,
+            "constraints",
+        );
+        assert_corrupt(client_features(conn), "segment", &segment_key, "constraints");
+        overwrite(conn, "segments", "constraints", &segment_filter, "[]")?;
+
+        let state = "feature_name = 'parent' AND environment_name = 'development'";
+        overwrite(conn, "feature_environments", "variants", state, GARBAGE)?;
+        let key = "parent in development";
+        assert_corrupt(
+            features::environment(conn, "parent", "development")?.variants(),
+            "feature environment",
+            key,
+            "variants",
+        );
+        assert_corrupt(
+            queries::variants::get(conn, "default", "parent", "development"),
+            "feature environment",
+            key,
+            "variants",
+        );
+        assert_corrupt(client_features(conn), "feature environment", key, "variants");
+        overwrite(conn, "feature_environments", "variants", state, "[]")?;
+
+        let strategy_filter = format!("id = '{strategy_id}'");
+        for column in ["parameters", "constraints", "variants"] {
+            let good = if column == "parameters" { "{}" } else { "[]" };
+            overwrite(conn, "feature_strategies", column, &strategy_filter, GARBAGE)?;
+            let row = strategy_row(conn)?;
+            let accessor = match column {
+                "parameters" => row.parameters().map(drop),
+                "constraints" => row.constraints().map(drop),
+                _ => row.variants().map(drop),
+            };
+            assert_corrupt(accessor, "strategy", &strategy_id, column);
+            assert_corrupt(
+                strategies::list(conn, "parent", "development"),
+                "strategy",
+                &strategy_id,
+                column,
+            );
+            assert_corrupt(
+                strategies::get(conn, "parent", "development", &strategy_id),
+                "strategy",
+                &strategy_id,
+                column,
+            );
+            assert_corrupt(client_features(conn), "strategy", &strategy_id, column);
+            overwrite(conn, "feature_strategies", column, &strategy_filter, good)?;
+        }
+
+        overwrite(
+            conn,
+            "feature_dependencies",
+            "variants",
+            "child = 'child'",
+            GARBAGE,
+        )?;
+        assert_corrupt(
+            dependencies::of(conn, "child")?
+                .map(|row| row.variants())
+                .transpose(),
+            "feature dependency",
+            "child",
+            "variants",
+        );
+        assert_corrupt(client_features(conn), "feature dependency", "child", "variants");
+        overwrite(conn, "feature_dependencies", "variants", "child = 'child'", "[]")?;
+
+        // With every column put back, the document reads again.
+        assert_eq!(client_features(conn)?.features.len(), 2);
+        Ok(())
+    }
+
+    #[test]
+    fn typed_values_serialise_to_the_json_that_is_stored() -> TestResult {
+        let db = TestStore::new()?;
+        let mut conn = db.store.connection()?;
+        let custom = StrategyTypeRow {
+            name: "byTenant".into(),
+            title: None,
+            description: None,
+            parameters: r#"[{"name":"tenants","type":"list"}]"#.into(),
+            built_in: false,
+            created_at: now(),
+        };
+        strategies::register_type(&mut conn, &custom, "test")?;
+        let field = ContextFieldRow {
+            name: "tenant".into(),
+            description: None,
+            stickiness: false,
+            sort_order: 10,
+            legal_values: r#"[{"value":"a"},{"value":"b","description":"the b tenant"}]"#.into(),
+            created_at: now(),
+        };
+        queries::context_fields::create(&mut conn, &field, "test")?;
+        for row in strategies::list_types(&mut conn)? {
+            let stored: Value = serde_json::from_str(&row.parameters)?;
+            assert_eq!(serde_json::to_value(row.parameters()?)?, stored, "{}", row.name);
+        }
+        for row in queries::context_fields::list(&mut conn)? {
+            let stored: Value = serde_json::from_str(&row.legal_values)?;
+            assert_eq!(serde_json::to_value(row.legal_values()?)?, stored, "{}", row.name);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn writes_that_would_not_read_back_are_rejected() -> TestResult {
+        let db = TestStore::new()?;
+        let mut conn = db.store.connection()?;
+        let field = ContextFieldRow {
+            name: "tenant".into(),
+            description: None,
+            stickiness: false,
+            sort_order: 10,
+            legal_values: r#"["a", "b"]"#.into(),
+            created_at: now(),
+        };
+        let error = queries::context_fields::create(&mut conn, &field, "test").err();
+        assert!(
+            matches!(&error, Some(StoreError::Rejected { message })
+                if message.starts_with("context field tenant has invalid legal_values: ")),
+            "{error:?}"
+        );
+        let custom = StrategyTypeRow {
+            name: "byTenant".into(),
+            title: None,
+            description: None,
+            parameters: r#"[{"name":"tenants"}]"#.into(),
+            built_in: false,
+            created_at: now(),
+        };
+        let error = strategies::register_type(&mut conn, &custom, "test").err();
+        assert!(
+            matches!(&error, Some(StoreError::Rejected { message })
+                if message.starts_with("strategy type byTenant has invalid parameters: ")),
+            "{error:?}"
+        );
+        // Nothing was written.
+        assert!(
+            !queries::context_fields::list(&mut conn)?
+                .iter()
+                .any(|row| row.name == "tenant")
+        );
+        assert!(
+            !strategies::list_types(&mut conn)?
+                .iter()
+                .any(|row| row.name == "byTenant")
+        );
+        Ok(())
+    }
 }

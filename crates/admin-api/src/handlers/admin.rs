@@ -46,11 +46,12 @@ pub async fn context_fields(
     let fields: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let legal: Value = serde_json::from_str(&row.legal_values).unwrap_or_else(|_| json!([]));
-            json!({"name": row.name, "description": row.description, "stickiness": row.stickiness,
-                   "sortOrder": row.sort_order, "legalValues": legal, "createdAt": iso(row.created_at)})
+            let legal = row.legal_values()?;
+            Ok(json!({"name": row.name, "description": row.description,
+                   "stickiness": row.stickiness, "sortOrder": row.sort_order, "legalValues": legal,
+                   "createdAt": iso(row.created_at)}))
         })
-        .collect();
+        .collect::<Result<_, flag_store::StoreError>>()?;
     Ok(HttpResponse::Ok().json(fields))
 }
 
@@ -103,11 +104,11 @@ pub async fn strategy_types(
     let strategies: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let parameters: Value = serde_json::from_str(&row.parameters).unwrap_or_else(|_| json!([]));
-            json!({"name": row.name, "title": row.title, "description": row.description, "editable": !row.built_in,
-                   "deprecated": false, "parameters": parameters})
+            let parameters = row.parameters()?;
+            Ok(json!({"name": row.name, "title": row.title, "description": row.description, "editable": !row.built_in,
+                   "deprecated": false, "parameters": parameters}))
         })
-        .collect();
+        .collect::<Result<_, flag_store::StoreError>>()?;
     Ok(HttpResponse::Ok().json(json!({"version": 1, "strategies": strategies})))
 }
 
@@ -157,11 +158,11 @@ pub async fn segments(state: web::Data<AppState>, _principal: Principal) -> Resu
     let segments: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let constraints: Value = serde_json::from_str(&row.constraints).unwrap_or_else(|_| json!([]));
-            json!({"id": row.id, "name": row.name, "description": row.description, "constraints": constraints,
-                   "project": row.project_id, "createdBy": row.created_by, "createdAt": iso(row.created_at)})
+            let constraints = row.constraints()?;
+            Ok(json!({"id": row.id, "name": row.name, "description": row.description, "constraints": constraints,
+                   "project": row.project_id, "createdBy": row.created_by, "createdAt": iso(row.created_at)}))
         })
-        .collect();
+        .collect::<Result<_, flag_store::StoreError>>()?;
     Ok(HttpResponse::Ok().json(json!({"segments": segments})))
 }
 
@@ -250,12 +251,12 @@ pub async fn list_api_tokens(
     let tokens: Vec<Value> = rows
         .iter()
         .map(|row| {
-            let projects: Value = serde_json::from_str(&row.projects).unwrap_or_else(|_| json!(["*"]));
-            json!({"id": row.id, "tokenName": row.token_name, "type": row.token_type, "environment": row.environment,
+            let projects = row.projects()?;
+            Ok(json!({"id": row.id, "tokenName": row.token_name, "type": row.token_type, "environment": row.environment,
                    "projects": projects, "expiresAt": row.expires_at.map(iso), "createdAt": iso(row.created_at),
-                   "seenAt": row.seen_at.map(iso)})
+                   "seenAt": row.seen_at.map(iso)}))
         })
-        .collect();
+        .collect::<Result<_, flag_store::StoreError>>()?;
     Ok(HttpResponse::Ok().json(json!({"tokens": tokens})))
 }
 

@@ -31,7 +31,7 @@ pub async fn get_feature(
             .filter(|state| principal.may_read(&state.environment_name));
         for state in readable {
             let strategies = queries::strategies::list(conn, &name, &state.environment_name)?;
-            let variants: Vec<Variant> = serde_json::from_str(&state.variants).unwrap_or_default();
+            let variants = state.variants()?;
             environments.push(json!({
                 "name": state.environment_name,
                 "enabled": state.enabled,

@@ -402,3 +402,62 @@ async fn administrators_manage_users_and_their_roles() {
     .await;
     assert_error(status, &body, 404, "NotFoundError");
 }
+
+/// Log output written to memory, to check what a failure logs.
+#[derive(Clone, Default)]
+struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[actix_web::test]
+async fn a_corrupt_context_field_answers_500_and_logs_which_row() -> Result<(), Box<dyn std::error::Error>> {
+    use diesel::RunQueryDsl;
+    let captured = Captured::default();
+    let writer = captured.clone();
+    // Only this thread's events are captured: actix's test runtime renders the error response on
+    // the thread that runs the test.
+    let _logging = tracing::subscriber::set_default(
+        tracing_subscriber::fmt()
+            .with_ansi(false)
+            .with_writer(move || writer.clone())
+            .finish(),
+    );
+    let app = TestApp::new();
+    let service = app.service().await;
+    diesel::sql_query("UPDATE context_fields SET legal_values = '{not json' WHERE name = 'userId'")
+        .execute(&mut *app.state.store.connection()?)?;
+
+    let (status, body) = send(&service, get("/api/admin/context", ADMIN)).await;
+    assert_error(status, &body, 500, "InternalError");
+    assert_eq!(body["message"], "internal error");
+    assert!(body.get("details").is_none(), "{body}");
+    for cause in ["legal_values", "userId", "context field", "not json"] {
+        assert!(!body.to_string().contains(cause), "the cause leaked: {body}");
+    }
+    let logs = String::from_utf8_lossy(
+        &captured
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner),
+    )
+    .into_owned();
+    let id = body["id"].as_str().unwrap_or("no id");
+    assert!(
+        logs.lines().any(|line| line.contains(id)
+            && line.contains("stored legal_values of context field userId is not valid")),
+        "no log line names the row and the error id {id}:\n{logs}"
+    );
+    Ok(())
+}

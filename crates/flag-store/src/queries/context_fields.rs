@@ -5,7 +5,7 @@ use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{ContextFieldRow, NewEvent};
-use crate::queries::{events, to_json};
+use crate::queries::{events, refuse_unreadable, to_json};
 use crate::schema::context_fields;
 
 /// All fields, by sort order then name.
@@ -16,12 +16,14 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ContextFieldRow>, StoreEr
         .load(conn)?)
 }
 
-/// Creates a field; a taken name is a conflict.
+/// Creates a field; a taken name is a conflict, and legal values that
+/// [`ContextFieldRow::legal_values`] cannot read are [`StoreError::Rejected`].
 pub fn create(
     conn: &mut SqliteConnection,
     row: &ContextFieldRow,
     actor: &str,
 ) -> Result<ContextFieldRow, StoreError> {
+    row.legal_values().map_err(refuse_unreadable)?;
     crate::queries::write(conn, |conn| {
         diesel::insert_into(context_fields::table)
             .values(row)

@@ -10,7 +10,7 @@ use flag_eval::{ClientFeatures, Dependency, Feature};
 
 use crate::error::StoreError;
 use crate::models::{DependencyRow, FeatureEnvironmentRow, FeatureRow, SegmentRow, StrategyRow};
-use crate::queries::{from_json, segments, strategies};
+use crate::queries::{segments, strategies};
 use crate::schema::{
     feature_dependencies, feature_environments, feature_strategies, feature_strategy_segments, features,
     segments as segments_table,
@@ -126,7 +126,7 @@ fn load(
         let dependency = dependencies
             .get(&row.name)
             .map(|dependency| -> Result<Dependency, StoreError> {
-                let variants: Vec<String> = from_json("variants", &dependency.variants)?;
+                let variants = dependency.variants()?;
                 Ok(Dependency {
                     feature: dependency.parent.clone(),
                     enabled: Some(dependency.enabled),
@@ -137,7 +137,7 @@ fn load(
         features_out.push(Feature {
             enabled: state.is_some_and(|state| state.enabled),
             variants: match state {
-                Some(state) => from_json("variants", &state.variants)?,
+                Some(state) => state.variants()?,
                 None => Vec::new(),
             },
             strategies: if state.is_some() {

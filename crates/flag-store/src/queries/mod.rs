@@ -21,6 +21,7 @@ pub mod users;
 pub mod variants;
 
 use std::cmp::Ordering;
+use std::fmt::Display;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -45,12 +46,39 @@ pub(crate) fn write<T>(
 
 /// Serialises a value for a JSON column.
 pub(crate) fn to_json<T: Serialize + ?Sized>(column: &'static str, value: &T) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|source| StoreError::Corrupt { column, source })
+    serde_json::to_string(value).map_err(|source| StoreError::Encode { column, source })
 }
 
-/// Reads a JSON column back.
-pub(crate) fn from_json<T: DeserializeOwned>(column: &'static str, text: &str) -> Result<T, StoreError> {
-    serde_json::from_str(text).map_err(|source| StoreError::Corrupt { column, source })
+/// Reads a JSON column of one row back; `entity` and `key` name the row in the error, so a
+/// corrupt row can be found. The key is formatted only when decoding fails.
+pub(crate) fn from_json<T: DeserializeOwned>(
+    entity: &'static str,
+    key: impl Display,
+    column: &'static str,
+    text: &str,
+) -> Result<T, StoreError> {
+    serde_json::from_str(text).map_err(|source| StoreError::Corrupt {
+        entity,
+        key: key.to_string(),
+        column,
+        source,
+    })
+}
+
+/// Refuses a write whose JSON column would not read back (a `Corrupt` error from the row's own
+/// accessor), so that one bad write cannot make every later read of its list fail.
+pub(crate) fn refuse_unreadable(error: StoreError) -> StoreError {
+    match error {
+        StoreError::Corrupt {
+            entity,
+            key,
+            column,
+            source,
+        } => StoreError::Rejected {
+            message: format!("{entity} {key} has invalid {column}: {source}"),
+        },
+        other => other,
+    }
 }
 
 /// The order Unleash stores variants in (JavaScript's `localeCompare`): letters compare without

@@ -5,20 +5,30 @@ use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{NewEvent, NewSegment, SegmentRow};
-use crate::queries::{events, from_json, to_json};
+use crate::queries::{events, to_json};
 use crate::schema::segments;
 
-/// Creates a segment; a taken name is a conflict.
+/// Creates a segment; a taken name is a conflict, and a project that does not exist is
+/// [`StoreError::Rejected`], like a missing parent in [`crate::queries::dependencies::set`]: the
+/// caller named it in what it asked to write.
 pub fn create(
     conn: &mut SqliteConnection,
     segment: &NewSegment,
     actor: &str,
 ) -> Result<SegmentRow, StoreError> {
     crate::queries::write(conn, |conn| {
+        // The project is the segments table's only foreign key, so a foreign-key violation can
+        // only mean that it does not exist.
         let row: SegmentRow = diesel::insert_into(segments::table)
             .values(segment)
             .returning(SegmentRow::as_returning())
-            .get_result(conn)?;
+            .get_result(conn)
+            .map_err(StoreError::on_missing_reference(|| StoreError::Rejected {
+                message: format!(
+                    "no project {} exists",
+                    segment.project_id.as_deref().unwrap_or_default()
+                ),
+            }))?;
         events::record(
             conn,
             &NewEvent {
@@ -59,6 +69,6 @@ pub fn to_model(row: &SegmentRow) -> Result<flag_eval::Segment, StoreError> {
     Ok(flag_eval::Segment {
         id: i64::from(row.id),
         name: row.name.clone(),
-        constraints: from_json("constraints", &row.constraints)?,
+        constraints: row.constraints()?,
     })
 }

@@ -8,11 +8,17 @@ use crate::error::StoreError;
 use crate::models::{SessionRow, UserRow};
 use crate::schema::{login_sessions, users};
 
-/// Stores a session.
+/// Stores a session; a user that does not exist (deleted since logging in) is
+/// [`StoreError::NotFound`].
 pub fn create(conn: &mut SqliteConnection, session: &SessionRow) -> Result<(), StoreError> {
+    // The user is the sessions table's only foreign key, so a foreign-key violation can only
+    // mean that it does not exist.
     diesel::insert_into(login_sessions::table)
         .values(session)
-        .execute(conn)?;
+        .execute(conn)
+        .map_err(StoreError::on_missing_reference(|| {
+            StoreError::not_found("user", session.user_id.to_string())
+        }))?;
     Ok(())
 }
 

@@ -39,9 +39,14 @@ pub fn create(
     actor: &str,
 ) -> Result<SignupToken, StoreError> {
     crate::queries::write(conn, |conn| {
+        // The role is the signup tokens table's only foreign key, so a foreign-key violation can
+        // only mean that it does not exist.
         diesel::insert_into(public_signup_tokens::table)
             .values(row)
-            .execute(conn)?;
+            .execute(conn)
+            .map_err(StoreError::on_missing_reference(|| {
+                StoreError::not_found("role", row.role_id.to_string())
+            }))?;
         events::record(
             conn,
             &NewEvent {

@@ -9,7 +9,7 @@ use flag_eval::{Constraint, Variant};
 
 use crate::error::StoreError;
 use crate::models::{NewEvent, StrategyRow, StrategyTypeRow};
-use crate::queries::{events, features, from_json, to_json};
+use crate::queries::{events, features, refuse_unreadable, to_json};
 use crate::schema::{feature_strategies, feature_strategy_segments, segments, strategy_types};
 
 /// A strategy as the admin API writes it.
@@ -232,10 +232,10 @@ pub fn to_model(row: &StrategyRow, segment_ids: &[i32]) -> Result<flag_eval::Str
         title: row.title.clone(),
         disabled: Some(row.disabled),
         sort_order: Some(i64::from(row.sort_order)),
-        parameters: from_json("parameters", &row.parameters)?,
-        constraints: from_json("constraints", &row.constraints)?,
+        parameters: row.parameters()?,
+        constraints: row.constraints()?,
         segments: segment_ids.iter().map(|id| i64::from(*id)).collect(),
-        variants: from_json("variants", &row.variants)?,
+        variants: row.variants()?,
     })
 }
 
@@ -349,12 +349,14 @@ pub fn list_types(conn: &mut SqliteConnection) -> Result<Vec<StrategyTypeRow>, S
         .load(conn)?)
 }
 
-/// Registers a custom strategy type; a taken name is a conflict.
+/// Registers a custom strategy type; a taken name is a conflict, and parameters that
+/// [`StrategyTypeRow::parameters`] cannot read are [`StoreError::Rejected`].
 pub fn register_type(
     conn: &mut SqliteConnection,
     row: &StrategyTypeRow,
     actor: &str,
 ) -> Result<StrategyTypeRow, StoreError> {
+    row.parameters().map_err(refuse_unreadable)?;
     crate::queries::write(conn, |conn| {
         diesel::insert_into(strategy_types::table)
             .values(row)

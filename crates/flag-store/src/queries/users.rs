@@ -26,10 +26,15 @@ pub(crate) fn insert(
     user: &NewUser,
     actor: &str,
 ) -> Result<UserRow, StoreError> {
+    // The root role is the users table's only foreign key, so a foreign-key violation can only
+    // mean that it does not exist.
     let row: UserRow = diesel::insert_into(users::table)
         .values(user)
         .returning(UserRow::as_returning())
-        .get_result(conn)?;
+        .get_result(conn)
+        .map_err(StoreError::on_missing_reference(|| {
+            StoreError::not_found("role", user.root_role.to_string())
+        }))?;
     events::record(
         conn,
         &NewEvent {

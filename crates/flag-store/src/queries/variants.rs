@@ -9,7 +9,7 @@ use flag_eval::Variant;
 
 use crate::error::StoreError;
 use crate::models::NewEvent;
-use crate::queries::{events, features, from_json, name_order, to_json};
+use crate::queries::{events, features, name_order, to_json};
 use crate::schema::feature_environments;
 
 /// The event recorded for each environment a batch writes.
@@ -71,10 +71,7 @@ pub fn get(
     environment: &str,
 ) -> Result<Vec<Variant>, StoreError> {
     features::get(conn, project, feature)?;
-    from_json(
-        "variants",
-        &features::environment(conn, feature, environment)?.variants,
-    )
+    features::environment(conn, feature, environment)?.variants()
 }
 
 #[cfg(test)]
