@@ -3,7 +3,7 @@
 
 use actix_web::{HttpResponse, web};
 use chrono::Utc;
-use flag_eval::{Constraint, Variant};
+use flag_eval::Constraint;
 use flag_store::models::NewSegment;
 use flag_store::queries;
 use serde::Deserialize;
