@@ -4,12 +4,16 @@
 //! validates (numbers and booleans in string fields become strings, `null` becomes `""`) and
 //! echoes the coerced body back as `input`.
 
+pub mod context;
 pub mod dependencies;
 pub mod environments;
 pub mod features;
 pub mod model;
 pub mod projects;
+pub mod segments;
 pub mod strategies;
+pub mod strategy_types;
+pub mod tokens;
 
 use std::collections::BTreeMap;
 

@@ -6,8 +6,8 @@ use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
 use crate::handlers::{
-    self, admin, client, dependencies, environments, features, flags, invite, playground, projects, session,
-    strategies, users, variants,
+    self, client, context, dependencies, environments, flags, invite, playground, projects, segments,
+    session, strategies, strategy_types, tokens, users, variants,
 };
 
 /// One operation: a method on a path (OpenAPI's `{parameter}` syntax, which actix reads too),
@@ -91,17 +91,15 @@ pub fn operations() -> Vec<Operation> {
             "/api/admin/projects/{projectId}/environments/{environment}",
             || web::to(projects::disable_environment),
         ),
-        get("/api/admin/context", || web::to(admin::context_fields)),
-        post("/api/admin/context", || web::to(admin::create_context_field)),
-        get("/api/admin/strategies", || web::to(admin::strategy_types)),
-        post("/api/admin/strategies", || web::to(admin::create_strategy_type)),
-        get("/api/admin/segments", || web::to(admin::segments)),
-        post("/api/admin/segments", || web::to(features::create_segment)),
-        get("/api/admin/api-tokens", || web::to(admin::list_api_tokens)),
-        post("/api/admin/api-tokens", || web::to(admin::create_api_token)),
-        delete("/api/admin/api-tokens/{token}", || {
-            web::to(admin::delete_api_token)
-        }),
+        get("/api/admin/context", || web::to(context::list)),
+        post("/api/admin/context", || web::to(context::create)),
+        get("/api/admin/strategies", || web::to(strategy_types::list)),
+        post("/api/admin/strategies", || web::to(strategy_types::create)),
+        get("/api/admin/segments", || web::to(segments::list)),
+        post("/api/admin/segments", || web::to(segments::create)),
+        get("/api/admin/api-tokens", || web::to(tokens::list)),
+        post("/api/admin/api-tokens", || web::to(tokens::create)),
+        delete("/api/admin/api-tokens/{token}", || web::to(tokens::delete)),
         get("/api/admin/user-admin", || web::to(users::list)),
         post("/api/admin/user-admin", || web::to(users::create)),
         put("/api/admin/user-admin/{id}", || web::to(users::update)),
@@ -113,7 +111,7 @@ pub fn operations() -> Vec<Operation> {
             web::to(flags::create)
         }),
         get("/api/admin/projects/{projectId}/features/{featureName}", || {
-            web::to(features::get_feature)
+            web::to(flags::get)
         }),
         post(
             "/api/admin/projects/{projectId}/features/{featureName}/dependencies",

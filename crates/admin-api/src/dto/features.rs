@@ -1,11 +1,13 @@
 //! Features: `/api/admin/projects/{projectId}/features`.
 
+use flag_eval::{Strategy, Variant};
 use flag_store::models::FeatureRow;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::{FeatureType, ResourceName};
 use crate::dto::iso;
+use crate::dto::model::{StrategySchema, VariantSchema};
 
 /// A feature, without its environments.
 #[derive(Debug, Serialize, ToSchema)]
@@ -69,4 +71,29 @@ pub struct CreateFeature {
     /// Whether SDKs emit impression events for it.
     #[serde(default)]
     pub impression_data: bool,
+}
+
+/// A feature's state in one environment.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeatureEnvironmentOut {
+    /// The environment.
+    pub name: String,
+    /// Whether the feature is on there.
+    pub enabled: bool,
+    /// Its strategies there, in evaluation order.
+    #[schema(value_type = Vec<StrategySchema>)]
+    pub strategies: Vec<Strategy>,
+    /// Its variants there.
+    #[schema(value_type = Vec<VariantSchema>)]
+    pub variants: Vec<Variant>,
+}
+
+/// `GET /api/admin/projects/{projectId}/features/{featureName}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeatureDetailOut {
+    /// The feature.
+    #[serde(flatten)]
+    pub feature: FeatureOut,
+    /// Its state in each environment of its project that the caller may read.
+    pub environments: Vec<FeatureEnvironmentOut>,
 }

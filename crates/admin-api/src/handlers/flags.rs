@@ -7,14 +7,14 @@ use flag_store::queries;
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::dto::features::{CreateFeature, FeatureOut, FeaturesOut};
+use crate::dto::features::{CreateFeature, FeatureDetailOut, FeatureEnvironmentOut, FeatureOut, FeaturesOut};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
 use crate::respond::{Created, Done};
 
 /// The features' operations.
 #[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(create, list, on, off))]
+#[openapi(paths(create, list, get, on, off))]
 pub struct Api;
 
 /// Creates a feature in a project.
@@ -89,6 +89,53 @@ pub async fn list(
         version: 1,
         features: rows.into_iter().map(FeatureOut::from).collect(),
     }))
+}
+
+/// A feature with its state, strategies and variants in each environment of its project that
+/// the caller may read.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}",
+    tag = "Features",
+    operation_id = "getFeature",
+    params(
+        ("projectId" = String, Path, description = "The project"),
+        ("featureName" = String, Path, description = "The feature"),
+    ),
+    responses(
+        (status = 200, description = "The feature", body = FeatureDetailOut),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 404, description = "No such feature in the project", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn get(
+    state: web::Data<AppState>,
+    principal: Principal,
+    path: web::Path<(String, String)>,
+) -> Result<web::Json<FeatureDetailOut>, ApiError> {
+    let (project, name) = path.into_inner();
+    let detail = crate::db::run(&state.store, move |conn| {
+        let row = queries::features::get(conn, &project, &name)?;
+        let mut environments = Vec::new();
+        let readable = queries::features::environments_of(conn, &name)?
+            .into_iter()
+            .filter(|state| principal.may_read(&state.environment_name));
+        for state in readable {
+            environments.push(FeatureEnvironmentOut {
+                strategies: queries::strategies::list(conn, &name, &state.environment_name)?,
+                variants: state.variants()?,
+                name: state.environment_name,
+                enabled: state.enabled,
+            });
+        }
+        Ok(FeatureDetailOut {
+            feature: FeatureOut::from(row),
+            environments,
+        })
+    })
+    .await?;
+    Ok(web::Json(detail))
 }
 
 /// Switches a feature on in an environment. Like Unleash, a feature with no strategy there

@@ -1,16 +1,18 @@
 //! Request handlers, one module per resource.
 
-pub mod admin;
 pub mod client;
+pub mod context;
 pub mod dependencies;
 pub mod environments;
-pub mod features;
 pub mod flags;
 pub mod invite;
 pub mod playground;
 pub mod projects;
+pub mod segments;
 pub mod session;
 pub mod strategies;
+pub mod strategy_types;
+pub mod tokens;
 pub mod users;
 pub mod variants;
 

@@ -138,71 +138,6 @@ pub const OPERATIONS: &[Operation] = &[
     },
     Operation {
         statuses: &[200, 401, 403],
-        ..op("get", "/api/admin/context", "Context", "List context fields")
-    },
-    Operation {
-        statuses: &[201, 400, 401, 403, 409],
-        body: Some("Object"),
-        ..op("post", "/api/admin/context", "Context", "Create a context field")
-    },
-    Operation {
-        statuses: &[200, 401, 403],
-        ..op(
-            "get",
-            "/api/admin/strategies",
-            "Strategies",
-            "List strategy types",
-        )
-    },
-    Operation {
-        statuses: &[201, 400, 401, 403, 409],
-        body: Some("Object"),
-        ..op(
-            "post",
-            "/api/admin/strategies",
-            "Strategies",
-            "Register a custom strategy type",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403],
-        ..op("get", "/api/admin/segments", "Segments", "List segments")
-    },
-    Operation {
-        statuses: &[201, 400, 401, 403, 409],
-        body: Some("Object"),
-        ..op("post", "/api/admin/segments", "Segments", "Create a segment")
-    },
-    Operation {
-        statuses: &[200, 401, 403],
-        ..op(
-            "get",
-            "/api/admin/api-tokens",
-            "API tokens",
-            "List API tokens (never their secrets)",
-        )
-    },
-    Operation {
-        statuses: &[201, 400, 401, 403],
-        body: Some("Object"),
-        ..op(
-            "post",
-            "/api/admin/api-tokens",
-            "API tokens",
-            "Create a client, backend or frontend token; the secret is shown once",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "delete",
-            "/api/admin/api-tokens/{token}",
-            "API tokens",
-            "Revoke a token, given by its secret",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403],
         ..op(
             "get",
             "/api/admin/user-admin",
@@ -233,15 +168,6 @@ pub const OPERATIONS: &[Operation] = &[
     Operation {
         statuses: &[200, 400, 401, 403, 404],
         ..op("delete", "/api/admin/user-admin/{id}", "Users", "Delete a user")
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "get",
-            "/api/admin/projects/{projectId}/features/{featureName}",
-            "Features",
-            "One feature with its state, strategies and variants per environment",
-        )
     },
     Operation {
         statuses: &[200, 400, 401, 403, 404],

@@ -45,7 +45,10 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    use crate::handlers::{dependencies, environments, flags, playground, projects, strategies};
+    use crate::handlers::{
+        context, dependencies, environments, flags, playground, projects, segments, strategies,
+        strategy_types, tokens,
+    };
     vec![
         playground::Api::openapi(),
         environments::Api::openapi(),
@@ -53,6 +56,10 @@ fn parts() -> Vec<Document> {
         dependencies::Api::openapi(),
         strategies::Api::openapi(),
         flags::Api::openapi(),
+        context::Api::openapi(),
+        strategy_types::Api::openapi(),
+        segments::Api::openapi(),
+        tokens::Api::openapi(),
     ]
 }
 

@@ -1,0 +1,84 @@
+//! Context fields: `/api/admin/context`.
+
+use flag_store::StoreError;
+use flag_store::models::{ContextFieldRow, LegalValue};
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::domain::ResourceName;
+use crate::dto::iso;
+
+/// One allowed value of a context field.
+#[derive(Debug, ToSchema)]
+#[schema(as = LegalValue)]
+#[allow(dead_code, reason = "schema-only: flag-store's LegalValue is the value")]
+pub struct LegalValueSchema {
+    value: String,
+    description: Option<String>,
+}
+
+/// A context field.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ContextFieldOut {
+    /// Its name, as constraints refer to it.
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Whether it can be used for stickiness.
+    pub stickiness: bool,
+    /// Display order.
+    pub sort_order: i32,
+    /// The values constraints on it may use; any when empty.
+    #[schema(value_type = Vec<LegalValueSchema>)]
+    pub legal_values: Vec<LegalValue>,
+    /// When it was created.
+    pub created_at: String,
+}
+
+impl TryFrom<ContextFieldRow> for ContextFieldOut {
+    type Error = StoreError;
+
+    fn try_from(row: ContextFieldRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            legal_values: row.legal_values()?,
+            name: row.name,
+            description: row.description,
+            stickiness: row.stickiness,
+            sort_order: row.sort_order,
+            created_at: iso(row.created_at),
+        })
+    }
+}
+
+/// A context field just created, as Unleash answers it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CreatedContextFieldOut {
+    /// Its name.
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Whether it can be used for stickiness.
+    pub stickiness: bool,
+}
+
+/// Body of `POST /api/admin/context`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CreateContextField {
+    /// Its name.
+    pub name: ResourceName,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Whether it can be used for stickiness.
+    #[serde(default)]
+    pub stickiness: bool,
+    /// Display order; 10 when absent.
+    #[serde(default)]
+    pub sort_order: Option<i32>,
+    /// The values constraints on it may use.
+    #[serde(default)]
+    #[schema(value_type = Vec<LegalValueSchema>)]
+    pub legal_values: Vec<LegalValue>,
+}

@@ -1,0 +1,93 @@
+//! Segments: `/api/admin/segments`.
+
+use flag_eval::Constraint;
+use flag_store::StoreError;
+use flag_store::models::SegmentRow;
+use serde::{Deserialize, Serialize};
+use utoipa::ToSchema;
+
+use crate::dto::iso;
+use crate::dto::model::ConstraintSchema;
+
+/// A segment in the list.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SegmentOut {
+    /// Its id, as strategies refer to it.
+    pub id: i32,
+    /// Its name.
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Constraints that must all hold.
+    #[schema(value_type = Vec<ConstraintSchema>)]
+    pub constraints: Vec<Constraint>,
+    /// The project it belongs to; global when absent.
+    pub project: Option<String>,
+    /// Who created it.
+    pub created_by: Option<String>,
+    /// When it was created.
+    pub created_at: String,
+}
+
+impl TryFrom<SegmentRow> for SegmentOut {
+    type Error = StoreError;
+
+    fn try_from(row: SegmentRow) -> Result<Self, StoreError> {
+        Ok(Self {
+            constraints: row.constraints()?,
+            id: row.id,
+            name: row.name,
+            description: row.description,
+            project: row.project_id,
+            created_by: row.created_by,
+            created_at: iso(row.created_at),
+        })
+    }
+}
+
+/// `GET /api/admin/segments`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct SegmentsOut {
+    /// Every segment.
+    pub segments: Vec<SegmentOut>,
+}
+
+/// A segment just created, in the order Unleash answers it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CreatedSegmentOut {
+    /// Its id.
+    pub id: i32,
+    /// Its name.
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Constraints that must all hold.
+    #[schema(value_type = Vec<ConstraintSchema>)]
+    pub constraints: Vec<Constraint>,
+    /// When it was created.
+    pub created_at: String,
+    /// Who created it.
+    pub created_by: Option<String>,
+    /// The project it belongs to.
+    pub project: Option<String>,
+}
+
+/// Body of `POST /api/admin/segments`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateSegment {
+    /// Its name, not empty.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The project it belongs to; global when absent.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Constraints, validated as strategy constraints are.
+    #[serde(default)]
+    #[schema(value_type = Vec<ConstraintSchema>)]
+    pub constraints: Vec<Constraint>,
+}
