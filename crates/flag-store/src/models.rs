@@ -466,12 +466,117 @@ pub struct EventRow {
     pub pre_data: Option<String>,
 }
 
+/// What an audit event records, named as Unleash names its events.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, diesel::expression::AsExpression)]
+#[diesel(sql_type = diesel::sql_types::Text)]
+pub enum EventType {
+    /// `api-token-created`.
+    ApiTokenCreated,
+    /// `api-token-deleted`.
+    ApiTokenDeleted,
+    /// `context-field-created`.
+    ContextFieldCreated,
+    /// `environment-created`.
+    EnvironmentCreated,
+    /// `environment-enabled`.
+    EnvironmentEnabled,
+    /// `environment-disabled`.
+    EnvironmentDisabled,
+    /// `feature-archived`.
+    FeatureArchived,
+    /// `feature-created`.
+    FeatureCreated,
+    /// `feature-dependencies-removed`.
+    FeatureDependenciesRemoved,
+    /// `feature-dependency-added`.
+    FeatureDependencyAdded,
+    /// `feature-environment-enabled`.
+    FeatureEnvironmentEnabled,
+    /// `feature-environment-disabled`.
+    FeatureEnvironmentDisabled,
+    /// `feature-environment-variants-updated`.
+    FeatureEnvironmentVariantsUpdated,
+    /// `feature-strategy-add`.
+    FeatureStrategyAdd,
+    /// `feature-strategy-update`.
+    FeatureStrategyUpdate,
+    /// `feature-strategy-remove`.
+    FeatureStrategyRemove,
+    /// `project-created`.
+    ProjectCreated,
+    /// `project-environment-added`.
+    ProjectEnvironmentAdded,
+    /// `project-environment-removed`.
+    ProjectEnvironmentRemoved,
+    /// `public-signup-token-created`.
+    PublicSignupTokenCreated,
+    /// `public-signup-token-updated`.
+    PublicSignupTokenUpdated,
+    /// `public-signup-token-user-added`.
+    PublicSignupTokenUserAdded,
+    /// `segment-created`.
+    SegmentCreated,
+    /// `strategy-created`.
+    StrategyCreated,
+    /// `user-created`.
+    UserCreated,
+    /// `user-deleted`.
+    UserDeleted,
+    /// `user-updated`.
+    UserUpdated,
+}
+
+impl EventType {
+    /// The name Unleash gives it, as stored.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ApiTokenCreated => "api-token-created",
+            Self::ApiTokenDeleted => "api-token-deleted",
+            Self::ContextFieldCreated => "context-field-created",
+            Self::EnvironmentCreated => "environment-created",
+            Self::EnvironmentEnabled => "environment-enabled",
+            Self::EnvironmentDisabled => "environment-disabled",
+            Self::FeatureArchived => "feature-archived",
+            Self::FeatureCreated => "feature-created",
+            Self::FeatureDependenciesRemoved => "feature-dependencies-removed",
+            Self::FeatureDependencyAdded => "feature-dependency-added",
+            Self::FeatureEnvironmentEnabled => "feature-environment-enabled",
+            Self::FeatureEnvironmentDisabled => "feature-environment-disabled",
+            Self::FeatureEnvironmentVariantsUpdated => "feature-environment-variants-updated",
+            Self::FeatureStrategyAdd => "feature-strategy-add",
+            Self::FeatureStrategyUpdate => "feature-strategy-update",
+            Self::FeatureStrategyRemove => "feature-strategy-remove",
+            Self::ProjectCreated => "project-created",
+            Self::ProjectEnvironmentAdded => "project-environment-added",
+            Self::ProjectEnvironmentRemoved => "project-environment-removed",
+            Self::PublicSignupTokenCreated => "public-signup-token-created",
+            Self::PublicSignupTokenUpdated => "public-signup-token-updated",
+            Self::PublicSignupTokenUserAdded => "public-signup-token-user-added",
+            Self::SegmentCreated => "segment-created",
+            Self::StrategyCreated => "strategy-created",
+            Self::UserCreated => "user-created",
+            Self::UserDeleted => "user-deleted",
+            Self::UserUpdated => "user-updated",
+        }
+    }
+}
+
+impl diesel::serialize::ToSql<diesel::sql_types::Text, diesel::sqlite::Sqlite> for EventType {
+    fn to_sql<'b>(
+        &'b self,
+        out: &mut diesel::serialize::Output<'b, '_, diesel::sqlite::Sqlite>,
+    ) -> diesel::serialize::Result {
+        out.set_value(self.as_str());
+        Ok(diesel::serialize::IsNull::No)
+    }
+}
+
 /// A new audit event.
-#[derive(Debug, Clone, Default, Insertable)]
+#[derive(Debug, Clone, Insertable)]
 #[diesel(table_name = events)]
 pub struct NewEvent {
     /// Event type.
-    pub event_type: String,
+    pub event_type: EventType,
     /// Who wrote.
     pub created_by: String,
     /// When, UTC.
@@ -486,6 +591,22 @@ pub struct NewEvent {
     pub data: Option<String>,
     /// Old value, JSON.
     pub pre_data: Option<String>,
+}
+
+impl NewEvent {
+    /// An event of `event_type` by `created_by` at `created_at`, about nothing in particular yet.
+    pub fn new(event_type: EventType, created_by: String, created_at: NaiveDateTime) -> Self {
+        Self {
+            event_type,
+            created_by,
+            created_at,
+            project: None,
+            environment: None,
+            feature_name: None,
+            data: None,
+            pre_data: None,
+        }
+    }
 }
 
 #[cfg(test)]

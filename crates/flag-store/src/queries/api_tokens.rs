@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{ApiTokenRow, NewApiToken, NewEvent};
+use crate::models::{ApiTokenRow, EventType, NewApiToken, NewEvent};
 use crate::queries::{events, to_json};
 use crate::schema::api_tokens;
 
@@ -23,15 +23,12 @@ pub fn create(
         events::record(
             conn,
             &NewEvent {
-                event_type: "api-token-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 environment: Some(row.environment.clone()),
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"tokenName": row.token_name, "type": row.token_type, "environment": row.environment}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::ApiTokenCreated, actor.into(), row.created_at)
             },
         )?;
         Ok(row)
@@ -73,11 +70,8 @@ pub fn delete(
         events::record(
             conn,
             &NewEvent {
-                event_type: "api-token-deleted".into(),
-                created_by: actor.into(),
-                created_at: now,
                 data: Some(to_json("data", &serde_json::json!({"id": id}))?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::ApiTokenDeleted, actor.into(), now)
             },
         )
     })

@@ -4,7 +4,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{ContextFieldRow, NewEvent};
+use crate::models::{ContextFieldRow, EventType, NewEvent};
 use crate::queries::{events, refuse_unreadable, to_json};
 use crate::schema::context_fields;
 
@@ -31,11 +31,8 @@ pub fn create(
         events::record(
             conn,
             &NewEvent {
-                event_type: "context-field-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 data: Some(to_json("data", &serde_json::json!({"name": row.name}))?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::ContextFieldCreated, actor.into(), row.created_at)
             },
         )?;
         Ok(row.clone())

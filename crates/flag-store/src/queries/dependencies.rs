@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{DependencyRow, FeatureRow, NewEvent};
+use crate::models::{DependencyRow, EventType, FeatureRow, NewEvent};
 use crate::queries::{events, features, to_json};
 use crate::schema::{feature_dependencies, features as features_table};
 
@@ -68,16 +68,13 @@ pub fn set(
         events::record(
             conn,
             &NewEvent {
-                event_type: "feature-dependency-added".into(),
-                created_by: actor.into(),
-                created_at: now,
                 project: Some(project.into()),
                 feature_name: Some(child.into()),
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"feature": parent, "enabled": enabled, "variants": variants}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::FeatureDependencyAdded, actor.into(), now)
             },
         )
     })
@@ -97,12 +94,9 @@ pub fn remove(
         events::record(
             conn,
             &NewEvent {
-                event_type: "feature-dependencies-removed".into(),
-                created_by: actor.into(),
-                created_at: now,
                 project: Some(project.into()),
                 feature_name: Some(child.into()),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::FeatureDependenciesRemoved, actor.into(), now)
             },
         )
     })

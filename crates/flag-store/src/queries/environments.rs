@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{EnvironmentRow, NewEvent};
+use crate::models::{EnvironmentRow, EventType, NewEvent};
 use crate::queries::{events, to_json};
 use crate::schema::environments;
 
@@ -39,15 +39,12 @@ pub fn create(
         events::record(
             conn,
             &NewEvent {
-                event_type: "environment-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 environment: Some(row.name.clone()),
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"name": row.name, "type": row.environment_type}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::EnvironmentCreated, actor.into(), row.created_at)
             },
         )?;
         Ok(row.clone())
@@ -70,18 +67,15 @@ pub fn set_enabled(
             return Err(StoreError::not_found("environment", name));
         }
         let event_type = if enabled {
-            "environment-enabled"
+            EventType::EnvironmentEnabled
         } else {
-            "environment-disabled"
+            EventType::EnvironmentDisabled
         };
         events::record(
             conn,
             &NewEvent {
-                event_type: event_type.into(),
-                created_by: actor.into(),
-                created_at: now,
                 environment: Some(name.into()),
-                ..NewEvent::default()
+                ..NewEvent::new(event_type, actor.into(), now)
             },
         )
     })

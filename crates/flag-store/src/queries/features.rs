@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{FeatureEnvironmentRow, FeatureRow, NewEvent};
+use crate::models::{EventType, FeatureEnvironmentRow, FeatureRow, NewEvent};
 use crate::queries::{events, projects, to_json};
 use crate::schema::{feature_environments, features};
 
@@ -30,16 +30,13 @@ pub fn create(conn: &mut SqliteConnection, row: &FeatureRow, actor: &str) -> Res
         events::record(
             conn,
             &NewEvent {
-                event_type: "feature-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 project: Some(row.project_id.clone()),
                 feature_name: Some(row.name.clone()),
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"name": row.name, "type": row.feature_type, "description": row.description}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::FeatureCreated, actor.into(), row.created_at)
             },
         )?;
         Ok(row.clone())
@@ -113,14 +110,6 @@ pub fn set_enabled(
         events::record(
             conn,
             &NewEvent {
-                event_type: if enabled {
-                    "feature-environment-enabled"
-                } else {
-                    "feature-environment-disabled"
-                }
-                .into(),
-                created_by: actor.into(),
-                created_at: now,
                 project: Some(project.into()),
                 environment: Some(environment_name.into()),
                 feature_name: Some(name.into()),
@@ -129,6 +118,15 @@ pub fn set_enabled(
                     "pre_data",
                     &serde_json::json!({"enabled": before.enabled}),
                 )?),
+                ..NewEvent::new(
+                    if enabled {
+                        EventType::FeatureEnvironmentEnabled
+                    } else {
+                        EventType::FeatureEnvironmentDisabled
+                    },
+                    actor.into(),
+                    now,
+                )
             },
         )
     })
@@ -150,12 +148,9 @@ pub fn archive(
         events::record(
             conn,
             &NewEvent {
-                event_type: "feature-archived".into(),
-                created_by: actor.into(),
-                created_at: now,
                 project: Some(project.into()),
                 feature_name: Some(name.into()),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::FeatureArchived, actor.into(), now)
             },
         )
     })

@@ -84,6 +84,7 @@ pub(crate) fn refuse_unreadable(error: StoreError) -> StoreError {
 /// The order Unleash stores variants in (JavaScript's `localeCompare`): letters compare without
 /// regard to case first, and only then by case, so `a` < `B` < `b`.
 pub fn name_order(left: &str, right: &str) -> Ordering {
-    let fold = |text: &str| text.chars().flat_map(char::to_lowercase).collect::<String>();
-    fold(left).cmp(&fold(right)).then_with(|| right.cmp(left))
+    flag_eval::fold_case(left)
+        .cmp(&flag_eval::fold_case(right))
+        .then_with(|| right.cmp(left))
 }

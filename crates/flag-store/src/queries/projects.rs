@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{FeatureEnvironmentRow, NewEvent, ProjectRow};
+use crate::models::{EventType, FeatureEnvironmentRow, NewEvent, ProjectRow};
 use crate::queries::{events, to_json};
 use crate::schema::{
     environments, feature_environments, feature_strategies, features, project_environments, projects,
@@ -61,15 +61,12 @@ pub fn create(
         events::record(
             conn,
             &NewEvent {
-                event_type: "project-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 project: Some(row.id.clone()),
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"id": row.id, "name": row.name, "environments": names}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::ProjectCreated, actor.into(), row.created_at)
             },
         )?;
         Ok(row.clone())
@@ -124,12 +121,9 @@ pub fn enable_environment(
         events::record(
             conn,
             &NewEvent {
-                event_type: "project-environment-added".into(),
-                created_by: actor.into(),
-                created_at: now,
                 project: Some(project.into()),
                 environment: Some(environment.into()),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::ProjectEnvironmentAdded, actor.into(), now)
             },
         )
     })
@@ -172,12 +166,9 @@ pub fn disable_environment(
         events::record(
             conn,
             &NewEvent {
-                event_type: "project-environment-removed".into(),
-                created_by: actor.into(),
-                created_at: now,
                 project: Some(project.into()),
                 environment: Some(environment.into()),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::ProjectEnvironmentRemoved, actor.into(), now)
             },
         )
     })

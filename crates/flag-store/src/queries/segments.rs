@@ -4,7 +4,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{NewEvent, NewSegment, SegmentRow};
+use crate::models::{EventType, NewEvent, NewSegment, SegmentRow};
 use crate::queries::{events, to_json};
 use crate::schema::segments;
 
@@ -32,15 +32,12 @@ pub fn create(
         events::record(
             conn,
             &NewEvent {
-                event_type: "segment-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 project: row.project_id.clone(),
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"id": row.id, "name": row.name}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::SegmentCreated, actor.into(), row.created_at)
             },
         )?;
         Ok(row)

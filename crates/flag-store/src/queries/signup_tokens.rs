@@ -7,7 +7,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{NewEvent, NewUser, RoleRow, SignupTokenRow, UserRow};
+use crate::models::{EventType, NewEvent, NewUser, RoleRow, SignupTokenRow, UserRow};
 use crate::queries::{events, to_json, users};
 use crate::schema::{public_signup_token_users, public_signup_tokens, roles};
 
@@ -50,14 +50,11 @@ pub fn create(
         events::record(
             conn,
             &NewEvent {
-                event_type: "public-signup-token-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"name": row.name, "expiresAt": row.expires_at, "enabled": row.enabled}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::PublicSignupTokenCreated, actor.into(), row.created_at)
             },
         )?;
         get(conn, &row.secret)
@@ -153,9 +150,6 @@ pub fn update(
         events::record(
             conn,
             &NewEvent {
-                event_type: "public-signup-token-updated".into(),
-                created_by: actor.into(),
-                created_at: now,
                 data: Some(to_json(
                     "data",
                     &serde_json::json!({"enabled": after.token.enabled, "expiresAt": after.token.expires_at}),
@@ -164,7 +158,7 @@ pub fn update(
                     "pre_data",
                     &serde_json::json!({"enabled": before.token.enabled, "expiresAt": before.token.expires_at}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::PublicSignupTokenUpdated, actor.into(), now)
             },
         )?;
         Ok(after)
@@ -222,11 +216,8 @@ pub fn sign_up(
         events::record(
             conn,
             &NewEvent {
-                event_type: "public-signup-token-user-added".into(),
-                created_by: actor,
-                created_at: now,
                 data: Some(to_json("data", &serde_json::json!({"userId": row.id}))?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::PublicSignupTokenUserAdded, actor, now)
             },
         )?;
         Ok(row)

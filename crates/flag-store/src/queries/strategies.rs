@@ -8,7 +8,7 @@ use diesel::sqlite::SqliteConnection;
 use flag_eval::{Constraint, Variant};
 
 use crate::error::StoreError;
-use crate::models::{NewEvent, StrategyRow, StrategyTypeRow};
+use crate::models::{EventType, NewEvent, StrategyRow, StrategyTypeRow};
 use crate::queries::{events, features, refuse_unreadable, to_json};
 use crate::schema::{feature_strategies, feature_strategy_segments, segments, strategy_types};
 
@@ -71,7 +71,7 @@ pub fn add(
         let strategy = to_model(&row, &input.segments)?;
         record(
             conn,
-            "feature-strategy-add",
+            EventType::FeatureStrategyAdd,
             project,
             feature,
             environment,
@@ -128,7 +128,7 @@ pub fn update(
         let strategy = to_model(&row, &input.segments)?;
         record(
             conn,
-            "feature-strategy-update",
+            EventType::FeatureStrategyUpdate,
             project,
             feature,
             environment,
@@ -157,7 +157,7 @@ pub fn delete(
         diesel::delete(feature_strategies::table.find(id)).execute(conn)?;
         record(
             conn,
-            "feature-strategy-remove",
+            EventType::FeatureStrategyRemove,
             project,
             feature,
             environment,
@@ -317,7 +317,7 @@ fn link_segments(conn: &mut SqliteConnection, strategy: &str, segment_ids: &[i32
 )]
 fn record(
     conn: &mut SqliteConnection,
-    event_type: &str,
+    event_type: EventType,
     project: &str,
     feature: &str,
     environment: &str,
@@ -329,7 +329,7 @@ fn record(
     events::record(
         conn,
         &NewEvent {
-            event_type: event_type.into(),
+            event_type,
             created_by: actor.into(),
             created_at: now,
             project: Some(project.into()),
@@ -364,11 +364,8 @@ pub fn register_type(
         events::record(
             conn,
             &NewEvent {
-                event_type: "strategy-created".into(),
-                created_by: actor.into(),
-                created_at: row.created_at,
                 data: Some(to_json("data", &serde_json::json!({"name": row.name}))?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::StrategyCreated, actor.into(), row.created_at)
             },
         )?;
         Ok(row.clone())

@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
-use crate::models::{NewEvent, NewUser, RoleRow, UserChanges, UserRow};
+use crate::models::{EventType, NewEvent, NewUser, RoleRow, UserChanges, UserRow};
 use crate::queries::{events, to_json};
 use crate::schema::{roles, users};
 
@@ -38,14 +38,11 @@ pub(crate) fn insert(
     events::record(
         conn,
         &NewEvent {
-            event_type: "user-created".into(),
-            created_by: actor.into(),
-            created_at: row.created_at,
             data: Some(to_json(
                 "data",
                 &serde_json::json!({"id": row.id, "name": row.name, "email": row.email, "username": row.username}),
             )?),
-            ..NewEvent::default()
+            ..NewEvent::new(EventType::UserCreated, actor.into(), row.created_at)
         },
     )?;
     Ok(row)
@@ -147,12 +144,9 @@ pub fn update(
         events::record(
             conn,
             &NewEvent {
-                event_type: "user-updated".into(),
-                created_by: actor.into(),
-                created_at: now,
                 data: Some(to_json("data", &summary(&after))?),
                 pre_data: Some(to_json("pre_data", &summary(&before))?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::UserUpdated, actor.into(), now)
             },
         )?;
         Ok(after)
@@ -172,14 +166,11 @@ pub fn delete(
         events::record(
             conn,
             &NewEvent {
-                event_type: "user-deleted".into(),
-                created_by: actor.into(),
-                created_at: now,
                 pre_data: Some(to_json(
                     "pre_data",
                     &serde_json::json!({"id": id, "email": before.email, "username": before.username}),
                 )?),
-                ..NewEvent::default()
+                ..NewEvent::new(EventType::UserDeleted, actor.into(), now)
             },
         )
     })

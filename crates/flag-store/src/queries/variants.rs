@@ -8,12 +8,9 @@ use diesel::sqlite::SqliteConnection;
 use flag_eval::Variant;
 
 use crate::error::StoreError;
-use crate::models::NewEvent;
+use crate::models::{EventType, NewEvent};
 use crate::queries::{events, features, name_order, to_json};
 use crate::schema::feature_environments;
-
-/// The event recorded for each environment a batch writes.
-pub const VARIANTS_UPDATED: &str = "feature-environment-variants-updated";
 
 /// Replaces a feature's variants in every listed environment, all or none.
 ///
@@ -48,7 +45,7 @@ pub fn set_variants_batch(
             events::record(
                 conn,
                 &NewEvent {
-                    event_type: VARIANTS_UPDATED.into(),
+                    event_type: EventType::FeatureEnvironmentVariantsUpdated,
                     created_by: actor.into(),
                     created_at: now,
                     project: Some(project.into()),

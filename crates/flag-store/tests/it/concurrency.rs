@@ -6,8 +6,9 @@ use std::sync::{Arc, Barrier};
 use std::thread;
 
 use flag_eval::Variant;
+use flag_store::models::EventType;
 use flag_store::models::{NewUser, SignupTokenRow};
-use flag_store::queries::variants::{VARIANTS_UPDATED, set_variants_batch};
+use flag_store::queries::variants::set_variants_batch;
 use flag_store::{StoreError, queries};
 
 use crate::common;
@@ -87,7 +88,7 @@ fn concurrent_variants_batches_never_lose_or_mix_writes() -> Result<(), Box<dyn 
         let events = queries::events::for_feature(&mut conn, "contended", environment)?;
         let updates: Vec<_> = events
             .iter()
-            .filter(|event| event.event_type == VARIANTS_UPDATED)
+            .filter(|event| event.event_type == EventType::FeatureEnvironmentVariantsUpdated.as_str())
             .collect();
         assert_eq!(
             updates.len(),
