@@ -42,43 +42,6 @@ const fn op(method: &'static str, path: &'static str, tag: &'static str, summary
 pub const OPERATIONS: &[Operation] = &[
     Operation {
         authenticated: false,
-        statuses: &[200],
-        ..op("get", "/health", "Operations", "The process is up")
-    },
-    Operation {
-        authenticated: false,
-        statuses: &[200, 503],
-        ..op("get", "/ready", "Operations", "The database answers")
-    },
-    Operation {
-        authenticated: false,
-        statuses: &[200],
-        ..op(
-            "get",
-            "/internal-backstage/prometheus",
-            "Operations",
-            "Request metrics in Prometheus's text format, by route pattern",
-        )
-    },
-    Operation {
-        authenticated: false,
-        statuses: &[200, 400, 401, 429],
-        body: Some("LoginRequest"),
-        ..op(
-            "post",
-            "/auth/simple/login",
-            "Auth",
-            "Log in with an email or username and a password (an email is matched first); sets the session \
-             cookie; 10 attempts a minute per address",
-        )
-    },
-    Operation {
-        authenticated: false,
-        statuses: &[200],
-        ..op("post", "/logout", "Auth", "End the session")
-    },
-    Operation {
-        authenticated: false,
         statuses: &[200, 400],
         ..op(
             "get",
@@ -540,11 +503,6 @@ fn schemas() -> Value {
                 "rootRole": {"type": ["integer", "string"],
                     "description": "1 (Admin), 2 (Editor) or 3 (Viewer), as a number, a numeric string or the role's name in any letter case"}
             }
-        },
-        "LoginRequest": {
-            "type": "object",
-            "required": ["username", "password"],
-            "properties": {"username": string, "password": string}
         }
     })
 }

@@ -45,7 +45,12 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    vec![crate::handlers::playground::Api::openapi()]
+    use crate::handlers::{playground, session};
+    vec![
+        crate::handlers::Api::openapi(),
+        session::Api::openapi(),
+        playground::Api::openapi(),
+    ]
 }
 
 /// The whole document.

@@ -1,0 +1,134 @@
+//! The typed answers, pinned: one representative success per converted operation and at least
+//! one error per handler module, with every id, secret, token and time redacted so the
+//! snapshots are stable.
+
+use crate::common::{ADMIN, TestApp, post, send};
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::test;
+use serde_json::{Value, json};
+
+const PASSWORD: &str = "Corr3ct-Horse!";
+
+/// Creates a user with a password through the admin API and returns the answer.
+async fn create_user<S, B>(service: &S, email: &str) -> Value
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let body = json!({"email": email, "name": "Ed", "rootRole": "Editor", "password": PASSWORD});
+    let (status, user) = send(service, post("/api/admin/user-admin", ADMIN, body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{user}");
+    user
+}
+
+// Operational: /health, /ready, /internal-backstage/prometheus.
+
+#[actix_web::test]
+async fn health_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(&service, test::TestRequest::get().uri("/health")).await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body);
+}
+
+#[actix_web::test]
+async fn ready_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(&service, test::TestRequest::get().uri("/ready")).await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body);
+}
+
+#[actix_web::test]
+async fn ready_error_while_shutting_down() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    app.state
+        .shutting_down
+        .store(true, std::sync::atomic::Ordering::SeqCst);
+    let (status, body) = send(&service, test::TestRequest::get().uri("/ready")).await;
+    assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn prometheus_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    send(&service, test::TestRequest::get().uri("/health")).await;
+    let response = test::call_service(
+        &service,
+        test::TestRequest::get()
+            .uri("/internal-backstage/prometheus")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let content_type = response
+        .headers()
+        .get("Content-Type")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    assert_eq!(content_type.as_deref(), Some("text/plain; version=0.0.4"));
+    let text = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
+    // The values are durations; the metric names and types are the shape.
+    let shape: Vec<&str> = text.lines().filter(|line| line.starts_with("# ")).collect();
+    insta::assert_snapshot!(shape.join("\n"));
+}
+
+// Session: login and logout.
+
+#[actix_web::test]
+async fn login_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    create_user(&service, "ed@example.com").await;
+    let request = test::TestRequest::post()
+        .uri("/auth/simple/login")
+        .set_json(json!({"username": "ed@example.com", "password": PASSWORD}));
+    let response = test::call_service(&service, request.to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let cookie = response
+        .response()
+        .cookies()
+        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
+        .map(|cookie| (cookie.http_only(), cookie.path().map(str::to_owned)));
+    assert_eq!(cookie, Some((Some(true), Some("/".to_owned()))));
+    let body: Value = test::read_body_json(response).await;
+    insta::assert_json_snapshot!(body, {".id" => "[id]", ".createdAt" => "[time]", ".seenAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn login_error_with_a_wrong_password() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    create_user(&service, "ed@example.com").await;
+    let request = test::TestRequest::post()
+        .uri("/auth/simple/login")
+        .set_json(json!({"username": "ed@example.com", "password": "Wrong-Passw0rd"}));
+    let (status, body) = send(&service, request).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn logout_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    create_user(&service, "ed@example.com").await;
+    let cookie = crate::common::login(&service, "ed@example.com", PASSWORD).await;
+    let request = test::TestRequest::post().uri("/logout").cookie(cookie);
+    let response = test::call_service(&service, request.to_request()).await;
+    let status = response.status().as_u16();
+    let removal = response
+        .response()
+        .cookies()
+        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
+        .map(|cookie| json!({"value": cookie.value(), "path": cookie.path(), "maxAge": cookie.max_age().map(|age| age.whole_seconds())}));
+    let body = test::read_body(response).await;
+    insta::assert_json_snapshot!(json!({"status": status, "cookie": removal, "bodyBytes": body.len()}));
+}
