@@ -20,6 +20,7 @@ use crate::error::{ApiError, Detail};
 
 pub mod health;
 pub mod session;
+pub mod users;
 
 /// Most fields a playground context may carry, counting top-level fields and `properties`
 /// entries: far more than any application sets, few enough that no request can make a context

@@ -239,39 +239,6 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        statuses: &[200, 401, 403],
-        ..op(
-            "get",
-            "/api/admin/user-admin",
-            "Users",
-            "List users and the root roles",
-        )
-    },
-    Operation {
-        statuses: &[201, 400, 401, 403, 409],
-        body: Some("Object"),
-        ..op(
-            "post",
-            "/api/admin/user-admin",
-            "Users",
-            "Create a user with a root role",
-        )
-    },
-    Operation {
-        statuses: &[200, 400, 401, 403, 404, 409],
-        body: Some("UpdateUser"),
-        ..op(
-            "put",
-            "/api/admin/user-admin/{id}",
-            "Users",
-            "Change a user's email, name or root role",
-        )
-    },
-    Operation {
-        statuses: &[200, 400, 401, 403, 404],
-        ..op("delete", "/api/admin/user-admin/{id}", "Users", "Delete a user")
-    },
-    Operation {
         statuses: &[200, 401, 403, 404],
         ..op(
             "get",
@@ -493,16 +460,6 @@ fn schemas() -> Value {
             "type": "object",
             "additionalProperties": false,
             "properties": {"expiresAt": date, "enabled": {"type": "boolean"}}
-        },
-        "UpdateUser": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {
-                "email": {"type": "string", "maxLength": 255},
-                "name": {"type": "string", "maxLength": 255},
-                "rootRole": {"type": ["integer", "string"],
-                    "description": "1 (Admin), 2 (Editor) or 3 (Viewer), as a number, a numeric string or the role's name in any letter case"}
-            }
         }
     })
 }

@@ -45,11 +45,12 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    use crate::handlers::{playground, session};
+    use crate::handlers::{playground, session, users};
     vec![
         crate::handlers::Api::openapi(),
         session::Api::openapi(),
         playground::Api::openapi(),
+        users::Api::openapi(),
     ]
 }
 

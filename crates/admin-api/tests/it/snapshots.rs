@@ -2,7 +2,7 @@
 //! one error per handler module, with every id, secret, token and time redacted so the
 //! snapshots are stable.
 
-use crate::common::{ADMIN, TestApp, post, send};
+use crate::common::{ADMIN, TestApp, get, post, put, send};
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -131,4 +131,79 @@ async fn logout_answer() {
         .map(|cookie| json!({"value": cookie.value(), "path": cookie.path(), "maxAge": cookie.max_age().map(|age| age.whole_seconds())}));
     let body = test::read_body(response).await;
     insta::assert_json_snapshot!(json!({"status": status, "cookie": removal, "bodyBytes": body.len()}));
+}
+
+// Users.
+
+#[actix_web::test]
+async fn list_users_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    create_user(&service, "ed@example.com").await;
+    let (status, body) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {".users[].id" => "[id]", ".users[].createdAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn create_user_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let body = json!({"email": "Ed@Example.com", "username": "ed", "name": "Ed", "rootRole": 2, "password": PASSWORD, "sendEmail": false});
+    let (status, body) = send(&service, post("/api/admin/user-admin", ADMIN, body)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    insta::assert_json_snapshot!(body, {".id" => "[id]", ".createdAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn create_user_error_with_a_project_role() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let body = json!({"email": "x@example.com", "rootRole": 4});
+    let (status, body) = send(&service, post("/api/admin/user-admin", ADMIN, body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn update_user_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let user = create_user(&service, "ed@example.com").await;
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/user-admin/{}", user["id"]),
+            ADMIN,
+            json!({"name": "Edward", "rootRole": "viewer"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {".id" => "[id]", ".createdAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn update_user_error_when_unknown() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(
+        &service,
+        put("/api/admin/user-admin/999", ADMIN, json!({"rootRole": 2})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn delete_user_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let user = create_user(&service, "ed@example.com").await;
+    let request = test::TestRequest::delete()
+        .uri(&format!("/api/admin/user-admin/{}", user["id"]))
+        .insert_header(("Authorization", ADMIN));
+    let (status, body) = send(&service, request).await;
+    insta::assert_json_snapshot!(json!({"status": status.as_u16(), "body": body}));
 }
