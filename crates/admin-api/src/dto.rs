@@ -19,6 +19,7 @@ use sha2::{Digest, Sha256};
 use crate::error::{ApiError, Detail};
 
 pub mod health;
+pub mod invite;
 pub mod session;
 pub mod users;
 

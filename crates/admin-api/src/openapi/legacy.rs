@@ -41,65 +41,6 @@ const fn op(method: &'static str, path: &'static str, tag: &'static str, summary
 /// Every route the server serves.
 pub const OPERATIONS: &[Operation] = &[
     Operation {
-        authenticated: false,
-        statuses: &[200, 400],
-        ..op(
-            "get",
-            "/invite/{token}/validate",
-            "Public signup",
-            "Whether an invite link can be used",
-        )
-    },
-    Operation {
-        authenticated: false,
-        statuses: &[200, 400, 409, 413, 415, 429],
-        body: Some("CreateInvitedUser"),
-        ..op(
-            "post",
-            "/invite/{token}/signup",
-            "Public signup",
-            "Add a user (Viewer) with a signup token",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403],
-        ..op(
-            "get",
-            "/api/admin/invite-link/tokens",
-            "Public signup",
-            "List public signup tokens",
-        )
-    },
-    Operation {
-        statuses: &[201, 400, 401, 403],
-        body: Some("CreateSignupToken"),
-        ..op(
-            "post",
-            "/api/admin/invite-link/tokens",
-            "Public signup",
-            "Create a public signup token (expiry capped at one month)",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "get",
-            "/api/admin/invite-link/tokens/{token}",
-            "Public signup",
-            "One public signup token",
-        )
-    },
-    Operation {
-        statuses: &[200, 400, 401, 403, 404],
-        body: Some("UpdateSignupToken"),
-        ..op(
-            "put",
-            "/api/admin/invite-link/tokens/{token}",
-            "Public signup",
-            "Update a public signup token's expiry or switch",
-        )
-    },
-    Operation {
         statuses: &[200, 401, 403],
         ..op(
             "get",
@@ -438,28 +379,6 @@ fn schemas() -> Value {
                 "projects": projects,
                 "context": context
             }
-        },
-        "CreateInvitedUser": {
-            "type": "object",
-            "required": ["email", "name", "password"],
-            "additionalProperties": false,
-            "properties": {
-                "username": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[^@\\x00-\\x1f\\x7f-\\x9f]+$"},
-                "email": {"type": "string", "format": "email", "maxLength": 255},
-                "name": {"type": "string", "minLength": 1, "maxLength": 255, "pattern": "^[^\\x00-\\x1f\\x7f-\\x9f]+$"},
-                "password": {"type": "string", "minLength": 10, "maxLength": 128}
-            }
-        },
-        "CreateSignupToken": {
-            "type": "object",
-            "required": ["name", "expiresAt"],
-            "additionalProperties": false,
-            "properties": {"name": string, "expiresAt": date}
-        },
-        "UpdateSignupToken": {
-            "type": "object",
-            "additionalProperties": false,
-            "properties": {"expiresAt": date, "enabled": {"type": "boolean"}}
         }
     })
 }

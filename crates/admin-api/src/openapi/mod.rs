@@ -45,10 +45,11 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    use crate::handlers::{playground, session, users};
+    use crate::handlers::{invite, playground, session, users};
     vec![
         crate::handlers::Api::openapi(),
         session::Api::openapi(),
+        invite::Api::openapi(),
         playground::Api::openapi(),
         users::Api::openapi(),
     ]

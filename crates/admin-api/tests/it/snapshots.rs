@@ -23,6 +23,16 @@ where
     user
 }
 
+/// Creates an invite link and returns its secret.
+async fn invite_secret<S, B>(service: &S) -> String
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let token = crate::common::create_invite(service).await;
+    token["secret"].as_str().unwrap_or_default().to_owned()
+}
+
 // Operational: /health, /ready, /internal-backstage/prometheus.
 
 #[actix_web::test]
@@ -131,6 +141,195 @@ async fn logout_answer() {
         .map(|cookie| json!({"value": cookie.value(), "path": cookie.path(), "maxAge": cookie.max_age().map(|age| age.whole_seconds())}));
     let body = test::read_body(response).await;
     insta::assert_json_snapshot!(json!({"status": status, "cookie": removal, "bodyBytes": body.len()}));
+}
+
+// Public signup: invite-link tokens and signing up.
+
+#[actix_web::test]
+async fn create_signup_token_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let expires_at = (chrono::Utc::now() + chrono::Duration::days(7)).to_rfc3339();
+    let response = test::call_service(
+        &service,
+        post(
+            "/api/admin/invite-link/tokens",
+            ADMIN,
+            json!({"name": "team", "expiresAt": expires_at}),
+        )
+        .to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::CREATED);
+    let location = response
+        .headers()
+        .get("Location")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+        .unwrap_or_default();
+    let body: Value = test::read_body_json(response).await;
+    assert_eq!(
+        location,
+        format!("tokens/{}", body["secret"].as_str().unwrap_or_default())
+    );
+    insta::assert_json_snapshot!(body, {
+        ".secret" => "[secret]",
+        ".url" => "[url with secret]",
+        ".expiresAt" => "[time]",
+        ".createdAt" => "[time]",
+    });
+}
+
+#[actix_web::test]
+async fn create_signup_token_error_with_a_bad_date() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/invite-link/tokens",
+            ADMIN,
+            json!({"name": "team", "expiresAt": "2030-01-01"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn list_signup_tokens_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let secret = invite_secret(&service).await;
+    let (status, user) = send(
+        &service,
+        test::TestRequest::post()
+            .uri(&format!("/invite/{secret}/signup"))
+            .set_json(
+                json!({"username": "sam", "email": "sam@example.com", "name": "Sam", "password": PASSWORD}),
+            ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{user}");
+    let (status, body) = send(&service, get("/api/admin/invite-link/tokens", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {
+        ".tokens[].secret" => "[secret]",
+        ".tokens[].url" => "[url with secret]",
+        ".tokens[].expiresAt" => "[time]",
+        ".tokens[].createdAt" => "[time]",
+        ".tokens[].users[].id" => "[id]",
+    });
+}
+
+#[actix_web::test]
+async fn get_signup_token_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let secret = invite_secret(&service).await;
+    let (status, body) = send(
+        &service,
+        get(&format!("/api/admin/invite-link/tokens/{secret}"), ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {
+        ".secret" => "[secret]",
+        ".url" => "[url with secret]",
+        ".expiresAt" => "[time]",
+        ".createdAt" => "[time]",
+    });
+}
+
+#[actix_web::test]
+async fn get_signup_token_error_when_unknown() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(&service, get("/api/admin/invite-link/tokens/nope", ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn update_signup_token_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let secret = invite_secret(&service).await;
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/invite-link/tokens/{secret}"),
+            ADMIN,
+            json!({"enabled": false}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {
+        ".secret" => "[secret]",
+        ".url" => "[url with secret]",
+        ".expiresAt" => "[time]",
+        ".createdAt" => "[time]",
+    });
+}
+
+#[actix_web::test]
+async fn validate_signup_token_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let secret = invite_secret(&service).await;
+    let (status, body) = send(
+        &service,
+        test::TestRequest::get().uri(&format!("/invite/{secret}/validate")),
+    )
+    .await;
+    insta::assert_json_snapshot!(json!({"status": status.as_u16(), "body": body}));
+}
+
+#[actix_web::test]
+async fn validate_signup_token_error_when_unknown() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(
+        &service,
+        test::TestRequest::get().uri("/invite/0123456789abcdef0123456789abcdef/validate"),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn sign_up_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let secret = invite_secret(&service).await;
+    let (status, body) = send(
+        &service,
+        test::TestRequest::post()
+            .uri(&format!("/invite/{secret}/signup"))
+            .set_json(json!({"email": "New.Person@Example.com", "name": "New Person", "password": PASSWORD})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {".id" => "[id]", ".createdAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn sign_up_error_with_a_weak_password() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let secret = invite_secret(&service).await;
+    let (status, body) = send(
+        &service,
+        test::TestRequest::post()
+            .uri(&format!("/invite/{secret}/signup"))
+            .set_json(json!({"email": "a@example.com", "name": "x", "password": "short"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
 }
 
 // Users.
