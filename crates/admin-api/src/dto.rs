@@ -22,6 +22,7 @@ pub mod health;
 pub mod invite;
 pub mod session;
 pub mod users;
+pub mod variants;
 
 /// Most fields a playground context may carry, counting top-level fields and `properties`
 /// entries: far more than any application sets, few enough that no request can make a context

@@ -208,25 +208,6 @@ pub const OPERATIONS: &[Operation] = &[
         )
     },
     Operation {
-        statuses: &[200, 400, 401, 403, 404],
-        body: Some("PushVariants"),
-        ..op(
-            "put",
-            "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
-            "Variants",
-            "Overwrite a feature's variants in several environments, all or none",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 403, 404],
-        ..op(
-            "get",
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
-            "Variants",
-            "A feature's variants in one environment",
-        )
-    },
-    Operation {
         statuses: &[200, 401, 403, 404],
         ..op(
             "post",
@@ -344,28 +325,6 @@ fn schemas() -> Value {
             }
         },
         "Object": {"type": "object"},
-        "Variant": {
-            "type": "object",
-            "required": ["name", "weight"],
-            "additionalProperties": false,
-            "properties": {
-                "name": string,
-                "weight": {"type": "number", "minimum": 0, "maximum": 1000},
-                "weightType": {"type": "string", "enum": ["variable", "fix"]},
-                "stickiness": string,
-                "payload": {"type": "object", "required": ["type", "value"], "additionalProperties": false,
-                    "properties": {"type": {"type": "string", "enum": ["json", "csv", "string", "number"]}, "value": string}},
-                "overrides": {"type": "array", "items": {"type": "object", "required": ["contextName", "values"], "additionalProperties": false,
-                    "properties": {"contextName": string, "values": {"type": "array", "items": string}}}}
-            }
-        },
-        "PushVariants": {
-            "type": "object",
-            "properties": {
-                "variants": {"type": "array", "items": {"$ref": "#/components/schemas/Variant"}},
-                "environments": {"type": "array", "items": string, "minItems": 1}
-            }
-        },
         "PlaygroundRequest": {
             "type": "object",
             "required": ["environment", "context"],

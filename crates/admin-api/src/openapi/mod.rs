@@ -45,13 +45,14 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    use crate::handlers::{invite, playground, session, users};
+    use crate::handlers::{invite, playground, session, users, variants};
     vec![
         crate::handlers::Api::openapi(),
         session::Api::openapi(),
         invite::Api::openapi(),
         playground::Api::openapi(),
         users::Api::openapi(),
+        variants::Api::openapi(),
     ]
 }
 

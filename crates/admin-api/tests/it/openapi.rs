@@ -24,7 +24,7 @@ async fn the_document_lists_every_operation() {
         &document["paths"]["/api/admin/projects/{projectId}/features/{featureName}/variants-batch"]["put"];
     assert_eq!(
         variants["responses"]["403"]["content"]["application/json"]["schema"]["$ref"],
-        "#/components/schemas/Error"
+        "#/components/schemas/ErrorBody"
     );
 }
 

@@ -2,7 +2,7 @@
 //! one error per handler module, with every id, secret, token and time redacted so the
 //! snapshots are stable.
 
-use crate::common::{ADMIN, TestApp, get, post, put, send};
+use crate::common::{ADMIN, TestApp, get, post, put, seed_feature, send};
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -405,4 +405,85 @@ async fn delete_user_answer() {
         .insert_header(("Authorization", ADMIN));
     let (status, body) = send(&service, request).await;
     insta::assert_json_snapshot!(json!({"status": status.as_u16(), "body": body}));
+}
+
+// Variants.
+
+#[actix_web::test]
+async fn variants_batch_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let request = json!({
+        "variants": [
+            {"name": "red", "weight": 1},
+            {"weight": "500", "name": "blue", "stickiness": "userId", "payload": {"type": "json", "value": "{\"a\":1}"}},
+            {"name": "green", "weight": 100, "weightType": "fix", "overrides": [{"contextName": "userId", "values": ["7"]}]}
+        ],
+        "environments": ["development", "production"]
+    });
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/default/features/f/variants-batch",
+            ADMIN,
+            request,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body);
+}
+
+#[actix_web::test]
+async fn variants_batch_error_with_a_bad_weight() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let request = json!({"variants": [{"name": "a", "weight": 1500}], "environments": ["development"]});
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/default/features/f/variants-batch",
+            ADMIN,
+            request,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn environment_variants_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let request = json!({
+        "variants": [
+            {"name": "red", "weight": 1, "stickiness": "userId"},
+            {"name": "blue", "weight": 100, "weightType": "fix", "payload": {"type": "string", "value": "b"}}
+        ],
+        "environments": ["development"]
+    });
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/default/features/f/variants-batch",
+            ADMIN,
+            request,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send(
+        &service,
+        get(
+            "/api/admin/projects/default/features/f/environments/development/variants",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body);
 }
