@@ -18,6 +18,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{ApiError, Detail};
 
+pub mod client;
 pub mod health;
 pub mod invite;
 pub mod session;

@@ -273,24 +273,6 @@ pub const OPERATIONS: &[Operation] = &[
             "Remove a feature's dependency",
         )
     },
-    Operation {
-        statuses: &[200, 304, 400, 401],
-        ..op(
-            "get",
-            "/api/client/features",
-            "Client",
-            "The client-features document SDKs poll (ETag, 304)",
-        )
-    },
-    Operation {
-        statuses: &[200, 401, 404],
-        ..op(
-            "get",
-            "/api/client/features/{featureName}",
-            "Client",
-            "One feature as SDKs see it",
-        )
-    },
 ];
 
 fn schemas() -> Value {

@@ -45,7 +45,7 @@ struct ApiDoc;
 
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
-    use crate::handlers::{invite, playground, session, users, variants};
+    use crate::handlers::{client, invite, playground, session, users, variants};
     vec![
         crate::handlers::Api::openapi(),
         session::Api::openapi(),
@@ -53,6 +53,7 @@ fn parts() -> Vec<Document> {
         playground::Api::openapi(),
         users::Api::openapi(),
         variants::Api::openapi(),
+        client::Api::openapi(),
     ]
 }
 

@@ -33,6 +33,33 @@ where
     token["secret"].as_str().unwrap_or_default().to_owned()
 }
 
+/// Attaches a segment to `f`'s development strategy, so the client API has one to show.
+async fn add_segment<S, B>(service: &S)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let segment = json!({"name": "beta", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}]});
+    let (status, segment) = send(service, post("/api/admin/segments", ADMIN, segment)).await;
+    assert_eq!(status, StatusCode::CREATED, "{segment}");
+    let strategy = json!({
+        "name": "flexibleRollout",
+        "parameters": {"rollout": "50", "stickiness": "default", "groupId": "f"},
+        "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "2"]}],
+        "segments": [segment["id"]]
+    });
+    let (status, body) = send(
+        service,
+        post(
+            "/api/admin/projects/default/features/f/environments/development/strategies",
+            ADMIN,
+            strategy,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
 // Operational: /health, /ready, /internal-backstage/prometheus.
 
 #[actix_web::test]
@@ -486,4 +513,87 @@ async fn environment_variants_answer() {
     .await;
     assert_eq!(status, StatusCode::OK);
     insta::assert_json_snapshot!(body);
+}
+
+// Client API.
+
+#[actix_web::test]
+async fn client_features_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    add_segment(&service).await;
+    let response = test::call_service(
+        &service,
+        get("/api/client/features?namePrefix=f", ADMIN).to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let etag = response
+        .headers()
+        .get("ETag")
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+        .unwrap_or_default();
+    let body: Value = test::read_body_json(response).await;
+    assert_eq!(body["meta"]["etag"], json!(etag));
+    insta::assert_json_snapshot!("client_features_inlined", body, {
+        ".meta.revisionId" => "[revision]",
+        ".meta.etag" => "[etag]",
+    });
+
+    let separate = get("/api/client/features", ADMIN).insert_header(("Unleash-Client-Spec", "5.2.0"));
+    let (status, body) = send(&service, separate).await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!("client_features_separate_segments", body, {
+        ".meta.revisionId" => "[revision]",
+        ".meta.etag" => "[etag]",
+        ".segments[].id" => "[id]",
+        ".features[].strategies[].segments[]" => "[id]",
+    });
+
+    let cached =
+        get("/api/client/features?namePrefix=f", ADMIN).insert_header(("If-None-Match", etag.as_str()));
+    let response = test::call_service(&service, cached.to_request()).await;
+    let status = response.status().as_u16();
+    let same_etag = response
+        .headers()
+        .get("ETag")
+        .and_then(|value| value.to_str().ok())
+        == Some(etag.as_str());
+    let body = test::read_body(response).await;
+    insta::assert_json_snapshot!(
+        "client_features_not_modified",
+        json!({"status": status, "sameETag": same_etag, "bodyBytes": body.len()})
+    );
+}
+
+#[actix_web::test]
+async fn client_features_error_with_a_bad_spec_header() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let request = get("/api/client/features", ADMIN).insert_header(("Unleash-Client-Spec", "soon"));
+    let (status, body) = send(&service, request).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn client_feature_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    add_segment(&service).await;
+    let (status, body) = send(&service, get("/api/client/features/f", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body);
+}
+
+#[actix_web::test]
+async fn client_feature_error_when_unknown() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(&service, get("/api/client/features/missing", ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
 }
