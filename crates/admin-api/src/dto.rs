@@ -29,6 +29,13 @@ use sha2::{Digest, Sha256};
 
 use crate::error::{ApiError, Detail};
 
+pub mod client;
+pub mod health;
+pub mod invite;
+pub mod session;
+pub mod users;
+pub mod variants;
+
 /// Most fields a playground context may carry, counting top-level fields and `properties`
 /// entries: far more than any application sets, few enough that no request can make a context
 /// expensive to copy or compare.
@@ -528,21 +535,36 @@ pub fn iso(time: NaiveDateTime) -> String {
     time.and_utc().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
 }
 
-/// The user as Unleash returns it.
-#[derive(Debug, Serialize)]
+/// The user as Unleash returns it (Unleash's `userSchema`), never with a password or its hash.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct UserOut {
+    /// The user's id.
     id: i32,
+    /// Display name.
     name: Option<String>,
+    /// Login name; absent when the user has none.
     #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
     username: Option<String>,
+    /// Email, lower-cased.
     email: Option<String>,
+    /// A Gravatar address made from the email or username.
     image_url: String,
+    /// Last login.
+    #[schema(format = DateTime)]
     seen_at: Option<String>,
+    /// Failed logins since the last success.
     login_attempts: i32,
+    #[schema(format = DateTime)]
     created_at: String,
+    /// Always `User`.
+    #[schema(example = "User")]
     account_type: &'static str,
+    /// Always null: there is no SCIM.
     scim_id: Option<String>,
+    /// 1 (Admin), 2 (Editor) or 3 (Viewer).
+    #[schema(minimum = 1, maximum = 3)]
     root_role: i32,
 }
 

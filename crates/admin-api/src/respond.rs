@@ -1,10 +1,14 @@
 //! Typed answers for what `Json<T>` alone cannot say: a status other than 200, a `Location`
-//! header, or no body at all. Handlers return these, never a hand-built `HttpResponse`.
+//! or `ETag` header, a cookie, a body that is not JSON, or no body at all. Handlers return these,
+//! never a hand-built `HttpResponse`.
 
 use actix_web::body::BoxBody;
-use actix_web::http::header::LOCATION;
-use actix_web::{HttpRequest, HttpResponse, Responder};
+use actix_web::cookie::Cookie;
+use actix_web::http::header::{ETAG, IF_NONE_MATCH, LOCATION};
+use actix_web::{HttpRequest, HttpResponse, Responder, ResponseError};
 use serde::Serialize;
+
+use crate::error::ApiError;
 
 /// 201 Created with a JSON body and, when given, a `Location` header.
 #[derive(Debug)]
@@ -61,5 +65,93 @@ impl Responder for NoContent {
 
     fn respond_to(self, _request: &HttpRequest) -> HttpResponse {
         HttpResponse::NoContent().finish()
+    }
+}
+
+/// A JSON body with its `ETag`: 200 with both, or 304 Not Modified with only the tag when the
+/// client already holds this version.
+#[derive(Debug)]
+pub enum Tagged<T> {
+    /// 200 with `ETag: etag` and the body.
+    Fresh {
+        /// The entity tag, quoted.
+        etag: String,
+        /// The body.
+        body: T,
+    },
+    /// 304 with `ETag: etag` and no body.
+    NotModified {
+        /// The entity tag, quoted.
+        etag: String,
+    },
+}
+
+impl<T> Tagged<T> {
+    /// Whether the request's `If-None-Match` names `etag`, so that 304 is the answer.
+    pub fn is_current(request: &HttpRequest, etag: &str) -> bool {
+        request
+            .headers()
+            .get(IF_NONE_MATCH)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|value| value.split(',').any(|tag| tag.trim() == etag))
+    }
+}
+
+impl<T: Serialize> Responder for Tagged<T> {
+    type Body = BoxBody;
+
+    fn respond_to(self, _request: &HttpRequest) -> HttpResponse {
+        match self {
+            Self::Fresh { etag, body } => HttpResponse::Ok().insert_header((ETAG, etag)).json(body),
+            Self::NotModified { etag } => HttpResponse::NotModified().insert_header((ETAG, etag)).finish(),
+        }
+    }
+}
+
+/// 200 with a text body of the given media type, such as Prometheus's exposition format.
+#[derive(Debug)]
+pub struct Text {
+    content_type: &'static str,
+    body: String,
+}
+
+impl Text {
+    /// 200 with `body` as `content_type`.
+    pub fn new(content_type: &'static str, body: String) -> Self {
+        Self { content_type, body }
+    }
+}
+
+impl Responder for Text {
+    type Body = BoxBody;
+
+    fn respond_to(self, _request: &HttpRequest) -> HttpResponse {
+        HttpResponse::Ok().content_type(self.content_type).body(self.body)
+    }
+}
+
+/// Another answer with a `Set-Cookie` header: a session cookie, or its removal.
+#[derive(Debug)]
+pub struct WithCookie<R> {
+    inner: R,
+    cookie: Cookie<'static>,
+}
+
+impl<R> WithCookie<R> {
+    /// `inner`, setting `cookie`.
+    pub fn new(inner: R, cookie: Cookie<'static>) -> Self {
+        Self { inner, cookie }
+    }
+}
+
+impl<R: Responder> Responder for WithCookie<R> {
+    type Body = BoxBody;
+
+    fn respond_to(self, request: &HttpRequest) -> HttpResponse {
+        let mut response = self.inner.respond_to(request).map_into_boxed_body();
+        match response.add_cookie(&self.cookie) {
+            Ok(()) => response,
+            Err(error) => ApiError::Internal(format!("cannot set a cookie: {error}")).error_response(),
+        }
     }
 }

@@ -1,116 +1,105 @@
 //! Public signup tokens (`/api/admin/invite-link/tokens`) and signing up with one
 //! (`/invite/{token}/...`).
 
-use actix_web::http::header::LOCATION;
-use actix_web::{HttpRequest, HttpResponse, web};
-use chrono::{Months, NaiveDateTime, Utc};
+use actix_web::{HttpRequest, web};
+use chrono::{Months, Utc};
 use flag_store::models::{NewUser, SignupTokenRow};
-use flag_store::queries::{self, signup_tokens::SignupToken};
-use serde::{Deserialize, Serialize};
+use flag_store::queries;
 
 use crate::AppState;
 use crate::auth::Principal;
-use crate::dto::{self, Timestamp, UserOut, iso};
-use crate::error::{ApiError, Detail};
+use crate::dto::invite::{
+    CreateInvitedUserRequest, CreateSignupTokenRequest, SignupTokenResponse, SignupTokensResponse,
+    UpdateSignupTokenRequest,
+};
+use crate::dto::{self, UserOut};
+use crate::error::{ApiError, Detail, ErrorBody};
 use crate::extract::Body;
+use crate::respond::{Created, Done};
 use crate::{password, secrets};
 
-#[derive(Serialize)]
-struct RoleOut<'a> {
-    id: i32,
-    name: &'a str,
-    #[serde(rename = "type")]
-    role_type: &'a str,
-}
+/// Public signup's operations.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(paths(validate, sign_up, list, create, get, update))]
+pub struct Api;
 
-#[derive(Serialize)]
-struct TokenUserOut<'a> {
-    id: i32,
-    name: Option<&'a str>,
-    username: Option<&'a str>,
-}
-
-#[derive(Serialize)]
-#[serde(rename_all = "camelCase")]
-struct TokenOut<'a> {
-    secret: &'a str,
-    name: &'a str,
-    url: Option<&'a str>,
-    expires_at: String,
-    enabled: bool,
-    created_at: String,
-    created_by: Option<&'a str>,
-    role: RoleOut<'a>,
-    users: Vec<TokenUserOut<'a>>,
-}
-
-impl<'a> TokenOut<'a> {
-    fn new(token: &'a SignupToken, now: NaiveDateTime) -> Self {
-        Self {
-            secret: &token.token.secret,
-            name: &token.token.name,
-            url: token.token.url.as_deref(),
-            expires_at: iso(token.token.expires_at),
-            // An expired token is never shown as enabled.
-            enabled: token.is_usable(now),
-            created_at: iso(token.token.created_at),
-            created_by: token.token.created_by.as_deref(),
-            role: RoleOut {
-                id: token.role.id,
-                name: &token.role.name,
-                role_type: &token.role.role_type,
-            },
-            users: token
-                .users
-                .iter()
-                .map(|user| TokenUserOut {
-                    id: user.id,
-                    name: user.name.as_deref(),
-                    username: user.username.as_deref(),
-                })
-                .collect(),
-        }
-    }
-}
-
-/// `GET /api/admin/invite-link/tokens`.
-pub async fn list(state: web::Data<AppState>, principal: Principal) -> Result<HttpResponse, ApiError> {
+/// List public signup tokens.
+#[utoipa::path(
+    get,
+    path = "/api/admin/invite-link/tokens",
+    tag = "Public signup",
+    operation_id = "getAllPublicSignupTokens",
+    responses(
+        (status = 200, description = "Every public signup token", body = SignupTokensResponse),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn list(
+    state: web::Data<AppState>,
+    principal: Principal,
+) -> Result<web::Json<SignupTokensResponse>, ApiError> {
     principal.require_admin_read()?;
     let tokens = crate::db::run(&state.store, queries::signup_tokens::list).await?;
-    let now = Utc::now().naive_utc();
-    let tokens: Vec<TokenOut<'_>> = tokens.iter().map(|token| TokenOut::new(token, now)).collect();
-    Ok(HttpResponse::Ok().json(serde_json::json!({ "tokens": tokens })))
+    Ok(web::Json(SignupTokensResponse::new(
+        tokens,
+        Utc::now().naive_utc(),
+    )))
 }
 
-/// `GET /api/admin/invite-link/tokens/{token}`.
+/// One public signup token.
+#[utoipa::path(
+    get,
+    path = "/api/admin/invite-link/tokens/{token}",
+    tag = "Public signup",
+    operation_id = "getPublicSignupToken",
+    params(("token" = String, Path, description = "The token's secret")),
+    responses(
+        (status = 200, description = "The token", body = SignupTokenResponse),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator", body = ErrorBody),
+        (status = 404, description = "No token has this secret", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
 pub async fn get(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<String>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<web::Json<SignupTokenResponse>, ApiError> {
     principal.require_admin_read()?;
     let secret = path.into_inner();
     let token = crate::db::run(&state.store, move |conn| {
         queries::signup_tokens::get(conn, &secret)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(TokenOut::new(&token, Utc::now().naive_utc())))
+    Ok(web::Json(SignupTokenResponse::new(token, Utc::now().naive_utc())))
 }
 
-/// Body of `POST /api/admin/invite-link/tokens`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateTokenRequest {
-    name: String,
-    expires_at: Timestamp,
-}
-
-/// `POST /api/admin/invite-link/tokens`: 201 with the token; expiry is capped at one month.
+/// Create a public signup token.
+///
+/// Expiry is capped at one month; users who sign up with it are Viewers.
+#[utoipa::path(
+    post,
+    path = "/api/admin/invite-link/tokens",
+    tag = "Public signup",
+    operation_id = "createPublicSignupToken",
+    request_body = CreateSignupTokenRequest,
+    responses(
+        (status = 201, description = "The token, created; users who sign up with it are Viewers", body = SignupTokenResponse,
+            headers(("Location" = String, description = "`tokens/{secret}`, relative to this path"))),
+        (status = 400, description = "The body breaks the schema, or the name is empty", body = ErrorBody),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
 pub async fn create(
     state: web::Data<AppState>,
     principal: Principal,
-    Body(request): Body<CreateTokenRequest>,
-) -> Result<HttpResponse, ApiError> {
+    Body(request): Body<CreateSignupTokenRequest>,
+) -> Result<Created<SignupTokenResponse>, ApiError> {
     principal.require_admin()?;
     if request.name.trim().is_empty() {
         return Err(ApiError::invalid("/name", "/name must not be empty"));
@@ -136,29 +125,38 @@ pub async fn create(
         queries::signup_tokens::create(conn, &row, &actor)
     })
     .await?;
-    Ok(HttpResponse::Created()
-        .insert_header((LOCATION, format!("tokens/{}", token.token.secret)))
-        .json(TokenOut::new(&token, now.naive_utc())))
+    let location = format!("tokens/{}", token.token.secret);
+    Ok(Created::at(
+        location,
+        SignupTokenResponse::new(token, now.naive_utc()),
+    ))
 }
 
-/// Body of `PUT /api/admin/invite-link/tokens/{token}`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateTokenRequest {
-    #[serde(default)]
-    expires_at: Option<Timestamp>,
-    #[serde(default)]
-    enabled: Option<bool>,
-}
-
-/// `PUT /api/admin/invite-link/tokens/{token}`: changes expiry and/or the switch; answers with
-/// the whole token, as GET does.
+/// Update a public signup token's expiry or switch.
+///
+/// Answers with the whole token, as GET does.
+#[utoipa::path(
+    put,
+    path = "/api/admin/invite-link/tokens/{token}",
+    tag = "Public signup",
+    operation_id = "updatePublicSignupToken",
+    params(("token" = String, Path, description = "The token's secret")),
+    request_body = UpdateSignupTokenRequest,
+    responses(
+        (status = 200, description = "The whole token, changed", body = SignupTokenResponse),
+        (status = 400, description = "The body breaks the schema or names neither field", body = ErrorBody),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
+        (status = 404, description = "No token has this secret", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
 pub async fn update(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<String>,
-    Body(request): Body<UpdateTokenRequest>,
-) -> Result<HttpResponse, ApiError> {
+    Body(request): Body<UpdateSignupTokenRequest>,
+) -> Result<web::Json<SignupTokenResponse>, ApiError> {
     principal.require_admin()?;
     if request.expires_at.is_none() && request.enabled.is_none() {
         return Err(ApiError::invalid("/", "give expiresAt, enabled or both"));
@@ -177,32 +175,34 @@ pub async fn update(
         )
     })
     .await?;
-    Ok(HttpResponse::Ok().json(TokenOut::new(&token, now)))
+    Ok(web::Json(SignupTokenResponse::new(token, now)))
 }
 
-/// `GET /invite/{token}/validate`: 200 when the token can be used, otherwise 400.
-pub async fn validate(state: web::Data<AppState>, path: web::Path<String>) -> Result<HttpResponse, ApiError> {
+/// Whether an invite link can be used.
+///
+/// 200 when it can; the same 400 for an unknown, switched-off or expired token.
+#[utoipa::path(
+    get,
+    path = "/invite/{token}/validate",
+    tag = "Public signup",
+    operation_id = "validatePublicSignupToken",
+    params(("token" = String, Path, description = "The token's secret, from the invite link")),
+    responses(
+        (status = 200, description = "The token can be used"),
+        (status = 400, description = "The token is unknown, switched off or expired: one answer for all three", body = ErrorBody),
+    )
+)]
+pub async fn validate(state: web::Data<AppState>, path: web::Path<String>) -> Result<Done, ApiError> {
     let secret = path.into_inner();
     let now = Utc::now().naive_utc();
     crate::db::run(&state.store, move |conn| {
         queries::signup_tokens::validate(conn, &secret, now)
     })
     .await?;
-    Ok(HttpResponse::Ok().finish())
+    Ok(Done)
 }
 
-/// Body of `POST /invite/{token}/signup`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SignupRequest {
-    #[serde(default)]
-    username: Option<String>,
-    email: String,
-    name: String,
-    password: String,
-}
-
-fn check_signup(request: &SignupRequest) -> Result<(), ApiError> {
+fn check_signup(request: &CreateInvitedUserRequest) -> Result<(), ApiError> {
     let mut details = dto::person_problems(
         Some(&request.email),
         request.username.as_deref(),
@@ -216,13 +216,31 @@ fn check_signup(request: &SignupRequest) -> Result<(), ApiError> {
     ApiError::check(details)
 }
 
-/// `POST /invite/{token}/signup`: creates a Viewer linked to the token.
+/// Add a user (Viewer) with a signup token.
+///
+/// Limited per client address; the body is checked before the token, and the token before the
+/// password is hashed.
+#[utoipa::path(
+    post,
+    path = "/invite/{token}/signup",
+    tag = "Public signup",
+    operation_id = "addPublicSignupTokenUser",
+    params(("token" = String, Path, description = "The token's secret, from the invite link")),
+    request_body = CreateInvitedUserRequest,
+    responses(
+        (status = 200, description = "The user, created as a Viewer", body = UserOut),
+        (status = 400, description = "The body breaks the schema, a text rule or a password rule (every broken rule is listed), or the token is unknown, switched off or expired", body = ErrorBody),
+        (status = 409, description = "The email or username is taken", body = ErrorBody),
+        (status = 429, description = "Too many signups from this address", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the next attempt may succeed"))),
+    )
+)]
 pub async fn sign_up(
     state: web::Data<AppState>,
     http: HttpRequest,
     path: web::Path<String>,
-    Body(request): Body<SignupRequest>,
-) -> Result<HttpResponse, ApiError> {
+    Body(request): Body<CreateInvitedUserRequest>,
+) -> Result<web::Json<UserOut>, ApiError> {
     state.signup_limiter.admit(&http)?;
     check_signup(&request)?;
     let secret = path.into_inner();
@@ -258,5 +276,5 @@ pub async fn sign_up(
         }
         other => other,
     })?;
-    Ok(HttpResponse::Ok().json(UserOut::from(user)))
+    Ok(web::Json(UserOut::from(user)))
 }

@@ -19,7 +19,9 @@ pub mod variants;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::AppState;
+use crate::dto::health::HealthResponse;
 use crate::error::ApiError;
+use crate::respond::Text;
 
 /// Any path no route matches: 404 `NotFoundError`.
 pub async fn not_found(request: HttpRequest) -> Result<HttpResponse, ApiError> {
@@ -35,13 +37,38 @@ pub async fn method_not_allowed() -> Result<HttpResponse, ApiError> {
     Err(ApiError::MethodNotAllowed)
 }
 
-/// `GET /health`: the process is up.
-pub async fn health() -> HttpResponse {
-    HttpResponse::Ok().json(serde_json::json!({"health": "GOOD"}))
+/// The operational endpoints' operations.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(paths(health, ready, prometheus))]
+pub struct Api;
+
+/// The process is up.
+#[utoipa::path(
+    get,
+    path = "/health",
+    tag = "Operations",
+    operation_id = "getHealth",
+    responses(
+        (status = 200, description = "The process is up", body = HealthResponse),
+    )
+)]
+pub async fn health() -> web::Json<HealthResponse> {
+    web::Json(HealthResponse::GOOD)
 }
 
-/// `GET /ready`: the database answers and the server is not shutting down; 503 otherwise.
-pub async fn ready(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
+/// The database answers.
+///
+/// 503 when it does not, or once shutdown has begun, so that traffic drains away.
+#[utoipa::path(
+    get,
+    path = "/ready",
+    tag = "Operations",
+    operation_id = "getReady",
+    responses(
+        (status = 200, description = "The database answers and the server is not shutting down", body = HealthResponse),
+    )
+)]
+pub async fn ready(state: web::Data<AppState>) -> Result<web::Json<HealthResponse>, ApiError> {
     if state.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(ApiError::Unavailable);
     }
@@ -49,12 +76,24 @@ pub async fn ready(state: web::Data<AppState>) -> Result<HttpResponse, ApiError>
         flag_store::queries::environments::list(conn).map(drop)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(serde_json::json!({"health": "GOOD"})))
+    Ok(web::Json(HealthResponse::GOOD))
 }
 
-/// `GET /internal-backstage/prometheus`: request metrics in Prometheus's text format.
-pub async fn prometheus(state: web::Data<AppState>) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/plain; version=0.0.4")
-        .body(state.metrics.render())
+/// Prometheus's text exposition format, version 0.0.4.
+const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4";
+
+/// Request metrics in Prometheus's text format, by route pattern.
+///
+/// Labels never carry a raw path, so a secret in a path cannot reach them.
+#[utoipa::path(
+    get,
+    path = "/internal-backstage/prometheus",
+    tag = "Operations",
+    operation_id = "getPrometheusMetrics",
+    responses(
+        (status = 200, description = "Request metrics in Prometheus's text format, by route pattern", body = String, content_type = "text/plain; version=0.0.4"),
+    )
+)]
+pub async fn prometheus(state: web::Data<AppState>) -> Text {
+    Text::new(PROMETHEUS_TEXT, state.metrics.render())
 }

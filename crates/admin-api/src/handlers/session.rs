@@ -1,39 +1,55 @@
 //! `POST /auth/simple/login` and `POST /logout`.
 
 use actix_web::cookie::{Cookie, SameSite};
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpRequest, web};
 use chrono::{Duration, Utc};
 use flag_store::models::SessionRow;
 use flag_store::queries;
-use serde::Deserialize;
 
 use crate::AppState;
 use crate::auth::SESSION_COOKIE;
 use crate::dto::UserOut;
-use crate::error::ApiError;
+use crate::dto::session::LoginRequest;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
+use crate::respond::{Done, WithCookie};
 use crate::{password, secrets};
 
 /// How long a login lasts.
 const SESSION_DAYS: i64 = 2;
 
-/// Body of `POST /auth/simple/login`.
-#[derive(Debug, Deserialize)]
-pub struct LoginRequest {
-    username: String,
-    password: String,
-}
+/// Logging in and out.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(paths(login, logout))]
+pub struct Api;
 
-/// Logs in with an email or username and a password; sets the session cookie.
+/// Log in with an email or username and a password; sets the session cookie.
+///
+/// An email is matched first.
 ///
 /// Attempts are limited per client address (429 with `Retry-After` past the limit), and an
 /// unknown user costs one password verification like a known one, so neither guessing nor timing
 /// tells who has an account.
+#[utoipa::path(
+    post,
+    path = "/auth/simple/login",
+    tag = "Auth",
+    operation_id = "login",
+    request_body = LoginRequest,
+    responses(
+        (status = 200, description = "Logged in: the user, and the session cookie", body = UserOut,
+            headers(("Set-Cookie" = String, description = "The session cookie, `unleash-session`, HttpOnly, for two days"))),
+        (status = 400, description = "The body breaks the schema", body = ErrorBody),
+        (status = 401, description = "Unknown user or wrong password", body = ErrorBody),
+        (status = 429, description = "More than the allowed logins a minute from this address", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds until the next attempt may succeed"))),
+    )
+)]
 pub async fn login(
     state: web::Data<AppState>,
     http: HttpRequest,
     Body(request): Body<LoginRequest>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<WithCookie<web::Json<UserOut>>, ApiError> {
     state.login_limiter.admit(&http)?;
     let login = request.username.trim().to_owned();
     let user = crate::db::run(&state.store, move |conn| {
@@ -80,11 +96,21 @@ pub async fn login(
     let mut user = user;
     user.seen_at = Some(now);
     user.login_attempts = 0;
-    Ok(HttpResponse::Ok().cookie(cookie).json(UserOut::from(user)))
+    Ok(WithCookie::new(web::Json(UserOut::from(user)), cookie))
 }
 
-/// Ends the session, if any, and clears the cookie.
-pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<HttpResponse, ApiError> {
+/// End the session, if any, and clear the cookie.
+#[utoipa::path(
+    post,
+    path = "/logout",
+    tag = "Auth",
+    operation_id = "logout",
+    responses(
+        (status = 200, description = "The session, if any, is over; the cookie is cleared",
+            headers(("Set-Cookie" = String, description = "Removes the session cookie"))),
+    )
+)]
+pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<WithCookie<Done>, ApiError> {
     if let Some(cookie) = request.cookie(SESSION_COOKIE) {
         let hash = secrets::verifier(cookie.value());
         crate::db::run(&state.store, move |conn| queries::sessions::delete(conn, &hash)).await?;
@@ -93,5 +119,5 @@ pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<
     removal.set_path("/");
     removal.set_secure(state.settings.secure_cookies);
     removal.make_removal();
-    Ok(HttpResponse::Ok().cookie(removal).finish())
+    Ok(WithCookie::new(Done, removal))
 }

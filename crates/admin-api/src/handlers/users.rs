@@ -1,79 +1,68 @@
 //! `/api/admin/user-admin`: users and their root roles, for administrators.
 
-use actix_web::{HttpResponse, web};
+use actix_web::web;
 use chrono::Utc;
 use flag_store::models::{NewUser, UserChanges};
 use flag_store::queries;
-use serde::Deserialize;
-use serde_json::{Value, json};
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::dto::users::{CreateUserRequest, UpdateUserRequest, UsersResponse};
 use crate::dto::{self, UserOut};
-use crate::error::{ApiError, Detail};
+use crate::error::{ApiError, Detail, ErrorBody};
 use crate::extract::Body;
 use crate::password;
+use crate::respond::{Created, Done};
 
-/// A root role given by id (1, 2, 3) or by name (`Admin`, `Editor`, `Viewer`).
-fn root_role(value: &Value) -> Result<i32, ApiError> {
-    let id = match value {
-        Value::Number(number) => number.as_i64().and_then(|id| i32::try_from(id).ok()),
-        Value::String(name) => match name.to_ascii_lowercase().as_str() {
-            "admin" => Some(1),
-            "editor" => Some(2),
-            "viewer" => Some(3),
-            other => other.parse().ok(),
-        },
-        _ => None,
-    };
-    id.filter(|id| (1..=3).contains(id)).ok_or_else(|| {
-        ApiError::invalid(
-            "/rootRole",
-            "/rootRole must be 1 (Admin), 2 (Editor) or 3 (Viewer)",
-        )
-    })
-}
+/// User administration's operations.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(paths(list, create, update, delete))]
+pub struct Api;
 
-/// `GET /api/admin/user-admin`.
-pub async fn list(state: web::Data<AppState>, principal: Principal) -> Result<HttpResponse, ApiError> {
+/// List users and the root roles.
+#[utoipa::path(
+    get,
+    path = "/api/admin/user-admin",
+    tag = "Users",
+    operation_id = "getUsers",
+    responses(
+        (status = 200, description = "Every user, and the root roles", body = UsersResponse),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn list(
+    state: web::Data<AppState>,
+    principal: Principal,
+) -> Result<web::Json<UsersResponse>, ApiError> {
     principal.require_admin_read()?;
     let users = crate::db::run(&state.store, queries::users::list).await?;
-    let users: Vec<UserOut> = users.into_iter().map(UserOut::from).collect();
-    Ok(HttpResponse::Ok().json(json!({
-        "users": users,
-        "rootRoles": [
-            {"id": 1, "name": "Admin", "type": "root"},
-            {"id": 2, "name": "Editor", "type": "root"},
-            {"id": 3, "name": "Viewer", "type": "root"}
-        ]
-    })))
+    Ok(web::Json(UsersResponse::from(users)))
 }
 
-/// Body of `POST /api/admin/user-admin`.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct CreateUser {
-    #[serde(default)]
-    email: Option<String>,
-    #[serde(default)]
-    username: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    root_role: Value,
-    #[serde(default)]
-    password: Option<String>,
-    #[serde(default)]
-    send_email: Option<bool>,
-}
-
-/// `POST /api/admin/user-admin`: 201 with the user.
+/// Create a user with a root role.
+#[utoipa::path(
+    post,
+    path = "/api/admin/user-admin",
+    tag = "Users",
+    operation_id = "createUser",
+    request_body = CreateUserRequest,
+    responses(
+        (status = 201, description = "The user, created", body = UserOut),
+        (status = 400, description = "The body breaks the schema, a text rule or a password rule", body = ErrorBody),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
+        (status = 409, description = "The email or username is taken", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
 pub async fn create(
     state: web::Data<AppState>,
     principal: Principal,
-    Body(request): Body<CreateUser>,
-) -> Result<HttpResponse, ApiError> {
+    Body(request): Body<CreateUserRequest>,
+) -> Result<Created<UserOut>, ApiError> {
     principal.require_admin()?;
-    let root_role = root_role(&request.root_role)?;
     let email = request
         .email
         .map(|email| email.trim().to_owned())
@@ -94,7 +83,6 @@ pub async fn create(
         );
     }
     ApiError::check(details)?;
-    let _ = request.send_email;
     let hash = match request.password {
         Some(password) => Some(
             state
@@ -110,7 +98,7 @@ pub async fn create(
         username,
         email,
         password_hash: hash,
-        root_role,
+        root_role: request.root_role.id(),
         created_at: Utc::now().naive_utc(),
     };
     let actor = principal.actor().to_owned();
@@ -118,31 +106,34 @@ pub async fn create(
         queries::users::create(conn, &user, &actor)
     })
     .await?;
-    Ok(HttpResponse::Created().json(UserOut::from(row)))
+    Ok(Created::new(UserOut::from(row)))
 }
 
-/// Body of `PUT /api/admin/user-admin/{id}`: Unleash's `updateUserSchema`. Any other field is
-/// refused rather than ignored.
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct UpdateUser {
-    #[serde(default)]
-    email: Option<String>,
-    #[serde(default)]
-    name: Option<String>,
-    #[serde(default)]
-    root_role: Option<Value>,
-}
-
-/// `PUT /api/admin/user-admin/{id}`: changes the email, name or root role; 200 with the user.
+/// Change a user's email, name or root role.
+#[utoipa::path(
+    put,
+    path = "/api/admin/user-admin/{id}",
+    tag = "Users",
+    operation_id = "updateUser",
+    params(("id" = i32, Path, description = "The user's id")),
+    request_body = UpdateUserRequest,
+    responses(
+        (status = 200, description = "The user, changed", body = UserOut),
+        (status = 400, description = "The body breaks the schema or a text rule, or the id is not a number", body = ErrorBody),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
+        (status = 404, description = "No user has this id", body = ErrorBody),
+        (status = 409, description = "The email is taken", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
 pub async fn update(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
-    Body(request): Body<UpdateUser>,
-) -> Result<HttpResponse, ApiError> {
+    Body(request): Body<UpdateUserRequest>,
+) -> Result<web::Json<UserOut>, ApiError> {
     principal.require_admin()?;
-    let root_role = request.root_role.as_ref().map(root_role).transpose()?;
     ApiError::check(dto::person_problems(
         request.email.as_deref(),
         None,
@@ -151,7 +142,7 @@ pub async fn update(
     let changes = UserChanges {
         name: request.name.map(|name| name.trim().to_owned()),
         email: request.email.map(|email| email.trim().to_owned()),
-        root_role,
+        root_role: request.root_role.map(crate::domain::RootRole::id),
     };
     let id = path.into_inner();
     let actor = principal.actor().to_owned();
@@ -160,15 +151,30 @@ pub async fn update(
         queries::users::update(conn, id, &changes, &actor, now)
     })
     .await?;
-    Ok(HttpResponse::Ok().json(UserOut::from(row)))
+    Ok(web::Json(UserOut::from(row)))
 }
 
-/// `DELETE /api/admin/user-admin/{id}`: 200.
+/// Delete a user.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/user-admin/{id}",
+    tag = "Users",
+    operation_id = "deleteUser",
+    params(("id" = i32, Path, description = "The user's id")),
+    responses(
+        (status = 200, description = "The user is deleted"),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
+        (status = 401, description = "No or unknown credentials", body = ErrorBody),
+        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
+        (status = 404, description = "No user has this id", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
 pub async fn delete(
     state: web::Data<AppState>,
     principal: Principal,
     path: web::Path<i32>,
-) -> Result<HttpResponse, ApiError> {
+) -> Result<Done, ApiError> {
     principal.require_admin()?;
     let id = path.into_inner();
     let actor = principal.actor().to_owned();
@@ -177,5 +183,5 @@ pub async fn delete(
         queries::users::delete(conn, id, &actor, now)
     })
     .await?;
-    Ok(HttpResponse::Ok().finish())
+    Ok(Done)
 }

@@ -5,9 +5,6 @@
 //! statuses any body or database call can give, and the security schemes. A test compares the
 //! document's operations with the routes `routes::operations` registers.
 
-mod legacy;
-
-pub use legacy::OPERATIONS;
 use serde_json::Value;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{OpenApi as Document, RefOr, Response, ResponseBuilder};
@@ -46,20 +43,26 @@ struct ApiDoc;
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
     use crate::handlers::{
-        context, dependencies, environments, flags, playground, projects, segments, strategies,
-        strategy_types, tokens,
+        self, client, context, dependencies, environments, flags, invite, playground, projects, segments,
+        session, strategies, strategy_types, tokens, users, variants,
     };
     vec![
+        handlers::Api::openapi(),
+        session::Api::openapi(),
+        invite::Api::openapi(),
         playground::Api::openapi(),
         environments::Api::openapi(),
         projects::Api::openapi(),
-        dependencies::Api::openapi(),
-        strategies::Api::openapi(),
-        flags::Api::openapi(),
         context::Api::openapi(),
         strategy_types::Api::openapi(),
         segments::Api::openapi(),
         tokens::Api::openapi(),
+        users::Api::openapi(),
+        dependencies::Api::openapi(),
+        flags::Api::openapi(),
+        variants::Api::openapi(),
+        strategies::Api::openapi(),
+        client::Api::openapi(),
     ]
 }
 
@@ -75,48 +78,9 @@ pub fn generated() -> Document {
     document
 }
 
-/// The document as JSON, with the hand-written entries of operations whose handlers do not yet
-/// describe themselves.
+/// The document as JSON, as `/docs/openapi.json` serves it.
 pub fn document() -> Value {
-    let mut document = serde_json::to_value(generated()).unwrap_or_default();
-    let legacy = legacy::document();
-    for (section, key) in [("paths", None), ("components", Some("schemas"))] {
-        let from = match key {
-            Some(key) => &legacy[section][key],
-            None => &legacy[section],
-        };
-        let Some(from) = from.as_object() else {
-            continue;
-        };
-        let into = match key {
-            Some(key) => &mut document[section][key],
-            None => &mut document[section],
-        };
-        if !into.is_object() {
-            *into = Value::Object(serde_json::Map::new());
-        }
-        if let Some(into) = into.as_object_mut() {
-            for (name, entry) in from {
-                match into.get_mut(name) {
-                    Some(Value::Object(existing)) if section == "paths" => {
-                        for (method, operation) in entry.as_object().into_iter().flatten() {
-                            existing
-                                .entry(method.clone())
-                                .or_insert_with(|| operation.clone());
-                        }
-                    }
-                    Some(_) => {}
-                    None => {
-                        into.insert(name.clone(), entry.clone());
-                    }
-                }
-            }
-        }
-    }
-    if document["components"]["securitySchemes"].is_null() {
-        document["components"]["securitySchemes"] = legacy["components"]["securitySchemes"].clone();
-    }
-    document
+    serde_json::to_value(generated()).unwrap_or_default()
 }
 
 /// What every operation shares: 413 and 415 where there is a body, 500 and 503 wherever the

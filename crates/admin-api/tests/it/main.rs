@@ -11,4 +11,5 @@ mod invite;
 mod logging;
 mod openapi;
 mod shutdown;
+mod snapshots;
 mod token_scope;

@@ -3,44 +3,96 @@
 use crate::common::{TestApp, send};
 use actix_web::http::{Method, StatusCode};
 use actix_web::test as http;
-use admin_api::openapi::OPERATIONS;
+use serde_json::Value;
+
+/// Every (method, path, operation) of the served document.
+fn operations(document: &Value) -> Vec<(String, String, Value)> {
+    document["paths"]
+        .as_object()
+        .into_iter()
+        .flatten()
+        .flat_map(|(path, methods)| {
+            methods
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(move |(method, operation)| (method.clone(), path.clone(), operation.clone()))
+        })
+        .collect()
+}
 
 #[actix_web::test]
-async fn the_document_lists_every_operation() {
+async fn every_operation_documents_its_request_and_responses() {
     let app = TestApp::new();
     let service = app.service().await;
     let (status, document) = send(&service, http::TestRequest::get().uri("/docs/openapi.json")).await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(document["openapi"], "3.1.0");
-    for operation in OPERATIONS {
+    let operations = operations(&document);
+    assert_eq!(operations.len(), admin_api::routes::operations().len());
+    for (method, path, operation) in &operations {
+        let name = format!("{method} {path}");
+        assert!(operation["operationId"].is_string(), "{name} has no operationId");
+        let responses = operation["responses"].as_object().cloned().unwrap_or_default();
         assert!(
-            document["paths"][operation.path][operation.method].is_object(),
-            "{} {} is missing",
-            operation.method,
-            operation.path
+            responses
+                .keys()
+                .any(|status| status.starts_with('2') || status == "304"),
+            "{name} documents no success"
         );
+        for (status, response) in &responses {
+            let schema = &response["content"]["application/json"]["schema"];
+            if status.starts_with('4') || status.starts_with('5') {
+                assert_eq!(
+                    schema["$ref"], "#/components/schemas/ErrorBody",
+                    "{name} {status}"
+                );
+            } else if let Some(content) = response["content"].as_object() {
+                assert!(
+                    content.values().all(|media| media["schema"].is_object()),
+                    "{name} {status} has content without a schema"
+                );
+            }
+        }
+        if let Some(body) = operation.get("requestBody") {
+            assert!(
+                body["content"]["application/json"]["schema"].is_object(),
+                "{name} has a body without a schema"
+            );
+            for status in ["413", "415"] {
+                assert!(
+                    responses.contains_key(status),
+                    "{name} takes a body but does not document {status}"
+                );
+            }
+        }
     }
-    let variants =
-        &document["paths"]["/api/admin/projects/{projectId}/features/{featureName}/variants-batch"]["put"];
-    assert_eq!(
-        variants["responses"]["403"]["content"]["application/json"]["schema"]["$ref"],
-        "#/components/schemas/Error"
-    );
+    // No schema is a bare object: each names its fields, or is a map or a union.
+    for (name, schema) in document["components"]["schemas"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        let bare = schema["type"] == "object"
+            && schema.get("properties").is_none()
+            && schema.get("additionalProperties").is_none();
+        assert!(!bare, "schema {name} is a bare object");
+    }
 }
 
 #[actix_web::test]
 async fn every_documented_operation_is_routed() {
     let app = TestApp::new();
     let service = app.service().await;
-    for operation in OPERATIONS {
-        let uri: String = operation
-            .path
+    let document = admin_api::openapi::document();
+    for (method, path, _) in operations(&document) {
+        let uri: String = path
             .split('/')
             .map(|part| if part.starts_with('{') { "x" } else { part })
             .collect::<Vec<_>>()
             .join("/");
-        let method = Method::from_bytes(operation.method.to_uppercase().as_bytes()).unwrap_or(Method::GET);
-        let request = http::TestRequest::default().method(method).uri(&uri);
+        let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap_or(Method::GET);
+        let request = http::TestRequest::default().method(method.clone()).uri(&uri);
         let (status, body) = send(&service, request).await;
         let unrouted = status == StatusCode::METHOD_NOT_ALLOWED
             || (status == StatusCode::NOT_FOUND
@@ -49,8 +101,7 @@ async fn every_documented_operation_is_routed() {
                     .is_some_and(|m| m.contains("no route matches")));
         assert!(
             !unrouted,
-            "{} {} is documented but not routed: {status} {body}",
-            operation.method, operation.path
+            "{method} {path} is documented but not routed: {status} {body}"
         );
     }
 }

@@ -1,0 +1,235 @@
+//! Answers of the client API (`/api/client/features`), the document Unleash SDKs poll.
+
+use std::collections::BTreeMap;
+
+use flag_eval::{ClientFeatures, Constraint, Dependency, Feature, Segment, Strategy, Variant};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+use utoipa::{IntoParams, ToSchema};
+
+use super::variants::VariantSchema;
+use crate::error::ApiError;
+
+/// Query string of `GET /api/client/features`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ClientQuery {
+    /// The environment, when the token is not bound to one; `development` when neither says.
+    #[serde(default)]
+    pub environment: Option<String>,
+    /// One project, when the token is not limited to some.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Only features whose name starts with this.
+    #[serde(default)]
+    pub name_prefix: Option<String>,
+}
+
+/// Query string of `GET /api/client/features/{featureName}`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct FeatureQuery {
+    /// The environment, when the token is not bound to one; `development` when neither says.
+    #[serde(default)]
+    pub environment: Option<String>,
+}
+
+/// What the document was made for, as the answer repeats it and its `ETag` hashes it.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientFeaturesQuery {
+    /// The token's environment, else the query's, else `development`.
+    pub environment: String,
+    /// The token's projects, else the query's project; null for every project.
+    pub project: Option<Vec<String>>,
+    /// The query's name prefix, if any.
+    pub name_prefix: Option<String>,
+    /// False when the SDK asked for segments separately (`Unleash-Client-Spec` 4.2.0 or later).
+    pub inline_segment_constraints: bool,
+}
+
+impl ClientFeaturesQuery {
+    /// The first 8 bytes of the SHA-256 of the query as JSON, in hex: part of the `ETag`.
+    pub fn hash(&self) -> Result<String, ApiError> {
+        let json = serde_json::to_vec(self).map_err(|error| ApiError::Internal(error.to_string()))?;
+        Ok(hex::encode(&Sha256::digest(&json)[..8]))
+    }
+}
+
+/// Which version of the document an answer is.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientFeaturesMeta {
+    /// The latest audit event's id: any write changes it.
+    pub revision_id: i32,
+    /// The `ETag` header's value, quoted.
+    pub etag: String,
+    /// The first 8 bytes of the SHA-256 of `query` as JSON, in hex.
+    pub query_hash: String,
+}
+
+/// Every feature an SDK sees (Unleash's `clientFeaturesSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ClientFeaturesResponse {
+    /// Always 2.
+    #[schema(example = 2)]
+    version: u32,
+    features: Vec<ClientFeatureResponse>,
+    query: ClientFeaturesQuery,
+    meta: ClientFeaturesMeta,
+    /// The segments strategies name, when the SDK asked for them separately.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<SegmentSchema>)]
+    segments: Option<Vec<Segment>>,
+}
+
+impl ClientFeaturesResponse {
+    /// The answer for `query`: the document's features whose names start with its prefix,
+    /// with segment constraints inlined unless `query` asks for segments separately.
+    pub fn new(document: ClientFeatures, query: ClientFeaturesQuery, meta: ClientFeaturesMeta) -> Self {
+        let ClientFeatures {
+            features, segments, ..
+        } = document;
+        let separate = !query.inline_segment_constraints;
+        let prefix = query.name_prefix.as_deref().unwrap_or_default();
+        let features = features
+            .into_iter()
+            .filter(|feature| feature.name.starts_with(prefix))
+            .map(|feature| ClientFeatureResponse::new(feature, &segments, separate))
+            .collect();
+        Self {
+            version: 2,
+            features,
+            query,
+            meta,
+            segments: separate.then_some(segments),
+        }
+    }
+}
+
+/// One feature as an SDK sees it in one environment (Unleash's `clientFeatureSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientFeatureResponse {
+    name: String,
+    /// `release`, `experiment`, `operational`, `kill-switch`, `permission`...
+    #[serde(rename = "type")]
+    feature_type: String,
+    enabled: bool,
+    project: String,
+    stale: bool,
+    /// The enabled strategies, in evaluation order.
+    strategies: Vec<ClientStrategy>,
+    #[schema(value_type = Vec<VariantSchema>)]
+    variants: Vec<Variant>,
+    description: Option<String>,
+    impression_data: bool,
+    /// Parent features; absent when there are none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schema(value_type = Vec<DependencySchema>)]
+    dependencies: Vec<Dependency>,
+}
+
+impl ClientFeatureResponse {
+    /// `feature` as sent to SDKs: with the constraints of its strategies' segments appended to
+    /// each strategy's own, unless `separate`, when strategies name their segments instead.
+    pub fn new(feature: Feature, segments: &[Segment], separate: bool) -> Self {
+        let strategy_out = |strategy: Strategy| {
+            let mut constraints = strategy.constraints;
+            if !separate {
+                for id in &strategy.segments {
+                    if let Some(segment) = segments.iter().find(|segment| segment.id == *id) {
+                        constraints.extend(segment.constraints.iter().cloned());
+                    }
+                }
+            }
+            ClientStrategy {
+                name: strategy.name,
+                constraints,
+                parameters: strategy.parameters,
+                variants: strategy.variants,
+                segments: separate.then_some(strategy.segments),
+            }
+        };
+        Self {
+            name: feature.name,
+            feature_type: feature.feature_type.unwrap_or_else(|| "release".into()),
+            enabled: feature.enabled,
+            project: feature.project.unwrap_or_else(|| "default".into()),
+            stale: feature.stale.unwrap_or(false),
+            strategies: feature.strategies.into_iter().map(strategy_out).collect(),
+            variants: feature.variants,
+            description: feature.description,
+            impression_data: feature.impression_data.unwrap_or(false),
+            dependencies: feature.dependencies,
+        }
+    }
+}
+
+/// A strategy as SDKs see it: no id, title or switch.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ClientStrategy {
+    /// `default`, `flexibleRollout`, or a custom strategy type.
+    name: String,
+    /// The strategy's constraints, then, for SDKs that do not read segments, its segments'.
+    #[schema(value_type = Vec<ConstraintSchema>)]
+    constraints: Vec<Constraint>,
+    parameters: BTreeMap<String, String>,
+    #[schema(value_type = Vec<VariantSchema>)]
+    variants: Vec<Variant>,
+    /// Segment ids, for SDKs that read segments separately.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Vec<i64>)]
+    segments: Option<Vec<i64>>,
+}
+
+pub use schema::{ConstraintSchema, DependencySchema, SegmentSchema};
+
+/// The OpenAPI description of flag-eval's types as the client API writes them.
+mod schema {
+    #![allow(dead_code, reason = "schema-only types: read by utoipa, never built")]
+
+    use utoipa::ToSchema;
+
+    /// A constraint on a context field (Unleash's `constraintSchema`).
+    #[derive(Debug, ToSchema)]
+    #[serde(rename_all = "camelCase")]
+    #[schema(as = Constraint)]
+    pub struct ConstraintSchema {
+        context_name: String,
+        /// `IN`, `NOT_IN`, `STR_CONTAINS`, `NUM_GT`, `DATE_AFTER`, `SEMVER_EQ`...
+        operator: String,
+        /// Values of the list operators.
+        values: Vec<String>,
+        /// The value of the single-value operators; absent for the list operators.
+        #[serde(default)]
+        value: String,
+        case_insensitive: bool,
+        inverted: bool,
+    }
+
+    /// A segment, sent separately to SDKs that ask for it (Unleash's `clientSegmentSchema`).
+    #[derive(Debug, ToSchema)]
+    #[schema(as = ClientSegment)]
+    pub struct SegmentSchema {
+        id: i64,
+        name: String,
+        constraints: Vec<ConstraintSchema>,
+    }
+
+    /// A dependency on a parent feature (Unleash's `dependentFeatureSchema`).
+    #[derive(Debug, ToSchema)]
+    #[schema(as = FeatureDependency)]
+    pub struct DependencySchema {
+        /// The parent feature.
+        feature: String,
+        /// Whether the parent must be enabled (the default) or disabled.
+        #[serde(default)]
+        enabled: bool,
+        /// When not empty, the parent's variant must be one of these.
+        #[serde(default)]
+        variants: Vec<String>,
+    }
+}

@@ -1,0 +1,13 @@
+//! The body of `POST /auth/simple/login`; the answer is a [`UserOut`](super::UserOut).
+
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+/// Unleash's `loginSchema`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct LoginRequest {
+    /// An email or a username; an email is matched first.
+    pub username: String,
+    /// The password.
+    pub password: String,
+}
