@@ -13,33 +13,12 @@ use actix_web::{FromRequest, HttpRequest, web};
 use flag_store::queries;
 
 use crate::AppState;
+use crate::domain::{Permission, RootRole};
 use crate::error::ApiError;
 use crate::secrets;
 
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "unleash-session";
-
-/// Root roles, with Unleash's ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum RootRole {
-    /// Everything.
-    Admin,
-    /// Writes features, strategies and variants.
-    Editor,
-    /// Reads and uses the playground.
-    Viewer,
-}
-
-impl RootRole {
-    /// The role for a role id; unknown ids get the least access.
-    pub fn from_id(id: i32) -> Self {
-        match id {
-            1 => Self::Admin,
-            2 => Self::Editor,
-            _ => Self::Viewer,
-        }
-    }
-}
 
 /// An authenticated caller of the admin API.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -62,17 +41,7 @@ pub enum Principal {
     },
 }
 
-/// The permission Unleash names for writing variants.
-pub const UPDATE_VARIANTS: &str = "UPDATE_FEATURE_ENVIRONMENT_VARIANTS";
-
-/// The permission named when an environment-scoped token asks the playground about another
-/// environment.
-pub const PLAYGROUND: &str = "PLAYGROUND";
-
-/// The permission named when an environment-scoped token reads another environment's variants.
-pub const READ_VARIANTS: &str = "READ_FEATURE_ENVIRONMENT_VARIANTS";
-
-fn no_access(permission: &str, place: &str) -> ApiError {
+fn no_access(permission: Permission, place: &str) -> ApiError {
     ApiError::NoAccess(format!(
         "you don't have the required permissions to perform this operation; to perform this action, you \
          need the \"{permission}\" permission{place}"
@@ -80,12 +49,12 @@ fn no_access(permission: &str, place: &str) -> ApiError {
 }
 
 /// 403 for `permission` in `environment`.
-fn denied_in(permission: &str, environment: &str) -> ApiError {
+fn denied_in(permission: Permission, environment: &str) -> ApiError {
     no_access(permission, &format!(" in the \"{environment}\" environment"))
 }
 
 /// 403 for a write whose effect reaches beyond the environments a token is limited to.
-fn beyond(permission: &str, allowed: &[String]) -> ApiError {
+fn beyond(permission: Permission, allowed: &[String]) -> ApiError {
     let names = allowed
         .iter()
         .map(|name| format!("\"{name}\""))
@@ -130,7 +99,7 @@ impl Principal {
     }
 
     /// Reading state specific to `environment` (the playgrounds, environment variants).
-    pub fn require_read(&self, permission: &str, environment: &str) -> Result<(), ApiError> {
+    pub fn require_read(&self, permission: Permission, environment: &str) -> Result<(), ApiError> {
         if self.may_read(environment) {
             Ok(())
         } else {
@@ -142,7 +111,7 @@ impl Principal {
     /// state, or `None` when its effect reaches every environment (features, dependencies,
     /// segments). Feature writes need the Editor role; a token limited to some environments may
     /// write only in those.
-    pub fn require_write(&self, permission: &str, environment: Option<&str>) -> Result<(), ApiError> {
+    pub fn require_write(&self, permission: Permission, environment: Option<&str>) -> Result<(), ApiError> {
         match (self, self.limited_to(), environment) {
             (Self::AdminToken { .. }, None, _) => Ok(()),
             (_, Some(_), Some(environment)) if self.may_read(environment) => Ok(()),
@@ -170,7 +139,7 @@ impl Principal {
                 role: RootRole::Admin,
                 ..
             } => Ok(()),
-            Self::User { .. } => Err(no_access("ADMIN", "")),
+            Self::User { .. } => Err(no_access(Permission::Admin, "")),
         }
     }
 
@@ -178,7 +147,7 @@ impl Principal {
     /// strategy types): admin tokens for every environment and the Admin role.
     pub fn require_admin(&self) -> Result<(), ApiError> {
         match (self, self.limited_to()) {
-            (_, Some(allowed)) => Err(beyond("ADMIN", allowed)),
+            (_, Some(allowed)) => Err(beyond(Permission::Admin, allowed)),
             (Self::AdminToken { .. }, None)
             | (
                 Self::User {
@@ -187,7 +156,7 @@ impl Principal {
                 },
                 _,
             ) => Ok(()),
-            (Self::User { .. }, None) => Err(no_access("ADMIN", "")),
+            (Self::User { .. }, None) => Err(no_access(Permission::Admin, "")),
         }
     }
 }
@@ -266,7 +235,9 @@ async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, 
                     .email
                     .or(user.username)
                     .unwrap_or_else(|| format!("user {}", user.id)),
-                role: RootRole::from_id(user.root_role),
+                role: RootRole::from_id(user.root_role)
+                    .filter(|role| role.is_root())
+                    .unwrap_or(RootRole::Viewer),
             }));
         }
     }

@@ -23,7 +23,7 @@ use flag_eval::{
     StrategyExplanation, StrategyResult, Tristate, Variant,
 };
 use flag_store::models::UserRow;
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
@@ -492,23 +492,6 @@ pub fn username_problem(path: &str, username: &str) -> Option<Detail> {
             .contains('@')
             .then(|| Detail::at(path, format!("{path} must not contain @")))
     })
-}
-
-/// An instant in a request body, accepted only when JavaScript reads it as the same instant (RFC
-/// 3339 with a time zone, a four-digit year, no leap second; see
-/// [`flag_eval::parse_time_strict`]), because Unleash's SDKs and UI are JavaScript.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Timestamp(pub DateTime<Utc>);
-
-impl<'de> Deserialize<'de> for Timestamp {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        flag_eval::parse_time_strict(&text).map(Self).ok_or_else(|| {
-            serde::de::Error::custom(format!(
-                "{text:?} is not an RFC 3339 date-time with a time zone, a four-digit year and no leap second"
-            ))
-        })
-    }
 }
 
 /// Checks strategy or segment constraints with the engine's strict validation; 400 naming the

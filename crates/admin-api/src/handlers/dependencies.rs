@@ -6,6 +6,7 @@ use flag_store::queries;
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::domain::Permission;
 use crate::dto::dependencies::AddDependency;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
@@ -42,7 +43,7 @@ pub async fn add(
     path: web::Path<(String, String)>,
     Body(request): Body<AddDependency>,
 ) -> Result<Done, ApiError> {
-    principal.require_write("UPDATE_FEATURE_DEPENDENCY", None)?;
+    principal.require_write(Permission::UpdateFeatureDependency, None)?;
     let (project, child) = path.into_inner();
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();
@@ -85,7 +86,7 @@ pub async fn remove(
     principal: Principal,
     path: web::Path<(String, String)>,
 ) -> Result<Done, ApiError> {
-    principal.require_write("UPDATE_FEATURE_DEPENDENCY", None)?;
+    principal.require_write(Permission::UpdateFeatureDependency, None)?;
     let (project, child) = path.into_inner();
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();

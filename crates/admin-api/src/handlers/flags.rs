@@ -7,6 +7,7 @@ use flag_store::queries;
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::domain::Permission;
 use crate::dto::features::{CreateFeature, FeatureDetailOut, FeatureEnvironmentOut, FeatureOut, FeaturesOut};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
@@ -41,7 +42,7 @@ pub async fn create(
     path: web::Path<String>,
     Body(request): Body<CreateFeature>,
 ) -> Result<Created<FeatureOut>, ApiError> {
-    principal.require_write("CREATE_FEATURE", None)?;
+    principal.require_write(Permission::CreateFeature, None)?;
     let row = FeatureRow {
         name: request.name.into_string(),
         project_id: path.into_inner(),
@@ -199,7 +200,7 @@ async fn switch(
     (project, feature, environment): (String, String, String),
     enabled: bool,
 ) -> Result<Done, ApiError> {
-    principal.require_write("UPDATE_FEATURE_ENVIRONMENT", Some(&environment))?;
+    principal.require_write(Permission::UpdateFeatureEnvironment, Some(&environment))?;
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();
     crate::db::run(&state.store, move |conn| {

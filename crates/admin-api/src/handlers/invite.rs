@@ -8,6 +8,7 @@ use flag_store::queries;
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::domain::RootRole;
 use crate::dto::invite::{
     CreateInvitedUserRequest, CreateSignupTokenRequest, SignupTokenResponse, SignupTokensResponse,
     UpdateSignupTokenRequest,
@@ -114,7 +115,7 @@ pub async fn create(
         )),
         secret,
         name: request.name,
-        role_id: queries::users::VIEWER,
+        role_id: RootRole::Viewer.id(),
         enabled: true,
         expires_at: request.expires_at.0.min(cap).naive_utc(),
         created_at: now.naive_utc(),
@@ -263,7 +264,7 @@ pub async fn sign_up(
         username: request.username.map(|username| username.trim().to_owned()),
         email: Some(request.email.trim().to_owned()),
         password_hash: Some(hash),
-        root_role: queries::users::VIEWER,
+        root_role: RootRole::Viewer.id(),
         created_at: now,
     };
     let user = crate::db::run(&state.store, move |conn| {

@@ -15,7 +15,8 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::AppState;
-use crate::auth::{PLAYGROUND, Principal};
+use crate::auth::Principal;
+use crate::domain::Permission;
 use crate::dto::playground_schema::{
     AdvancedPlaygroundRequest, AdvancedPlaygroundResponse, PlaygroundRequest, PlaygroundResponse,
 };
@@ -84,7 +85,7 @@ pub async fn playground(
         Some(_) => return Err(ApiError::invalid("/environment", "/environment must be a string")),
         None => return Err(ApiError::invalid("/environment", "/environment is required")),
     };
-    principal.require_read(PLAYGROUND, &environment)?;
+    principal.require_read(Permission::Playground, &environment)?;
     // Non-string custom values are dropped as the advanced playground drops them, without warnings.
     let dto::PlaygroundScope {
         projects, context, ..
@@ -169,7 +170,7 @@ pub async fn advanced(
         None => return Err(ApiError::invalid("/environments", "/environments is required")),
     };
     for environment in &environments {
-        principal.require_read(PLAYGROUND, environment)?;
+        principal.require_read(Permission::Playground, environment)?;
     }
     let dto::PlaygroundScope {
         projects,

@@ -7,6 +7,7 @@ use flag_store::queries;
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::domain::Permission;
 use crate::dto::segments::{CreateSegment, CreatedSegmentOut, SegmentOut, SegmentsOut};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
@@ -62,7 +63,7 @@ pub async fn create(
     principal: Principal,
     Body(request): Body<CreateSegment>,
 ) -> Result<Created<CreatedSegmentOut>, ApiError> {
-    principal.require_write("CREATE_SEGMENT", None)?;
+    principal.require_write(Permission::CreateSegment, None)?;
     if request.name.trim().is_empty() {
         return Err(ApiError::invalid("/name", "/name must not be empty"));
     }

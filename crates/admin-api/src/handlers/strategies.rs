@@ -6,6 +6,7 @@ use flag_store::queries;
 
 use crate::AppState;
 use crate::auth::Principal;
+use crate::domain::Permission;
 use crate::dto::model::StrategySchema;
 use crate::dto::strategies::StrategyRequest;
 use crate::error::{ApiError, ErrorBody};
@@ -45,7 +46,7 @@ pub async fn add(
     Body(request): Body<StrategyRequest>,
 ) -> Result<web::Json<flag_eval::Strategy>, ApiError> {
     let (project, feature, environment) = path.into_inner();
-    principal.require_write("CREATE_FEATURE_STRATEGY", Some(&environment))?;
+    principal.require_write(Permission::CreateFeatureStrategy, Some(&environment))?;
     let input = request.into_input(&feature)?;
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();
@@ -85,7 +86,7 @@ pub async fn update(
     Body(request): Body<StrategyRequest>,
 ) -> Result<web::Json<flag_eval::Strategy>, ApiError> {
     let (project, feature, environment, id) = path.into_inner();
-    principal.require_write("UPDATE_FEATURE_STRATEGY", Some(&environment))?;
+    principal.require_write(Permission::UpdateFeatureStrategy, Some(&environment))?;
     let input = request.into_input(&feature)?;
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();
@@ -122,7 +123,7 @@ pub async fn delete(
     path: web::Path<(String, String, String, String)>,
 ) -> Result<Done, ApiError> {
     let (project, feature, environment, id) = path.into_inner();
-    principal.require_write("DELETE_FEATURE_STRATEGY", Some(&environment))?;
+    principal.require_write(Permission::DeleteFeatureStrategy, Some(&environment))?;
     let actor = principal.actor().to_owned();
     let now = Utc::now().naive_utc();
     crate::db::run(&state.store, move |conn| {

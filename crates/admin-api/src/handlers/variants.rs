@@ -6,7 +6,8 @@ use flag_store::queries;
 use serde_json::Value;
 
 use crate::AppState;
-use crate::auth::{Principal, READ_VARIANTS, UPDATE_VARIANTS};
+use crate::auth::Principal;
+use crate::domain::Permission;
 use crate::dto::variants::{FeatureVariantsResponse, PushVariantsRequest, VariantsPush};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
@@ -47,7 +48,7 @@ pub async fn variants_batch(
     let (project, feature) = path.into_inner();
     let mut push = VariantsPush::parse(body)?;
     for environment in push.environments() {
-        principal.require_write(UPDATE_VARIANTS, Some(environment))?;
+        principal.require_write(Permission::UpdateFeatureEnvironmentVariants, Some(environment))?;
     }
     push.normalise()?;
 
@@ -87,7 +88,7 @@ pub async fn environment_variants(
     path: web::Path<(String, String, String)>,
 ) -> Result<web::Json<FeatureVariantsResponse>, ApiError> {
     let (project, feature, environment) = path.into_inner();
-    principal.require_read(READ_VARIANTS, &environment)?;
+    principal.require_read(Permission::ReadFeatureEnvironmentVariants, &environment)?;
     let variants = crate::db::run(&state.store, move |conn| {
         queries::variants::get(conn, &project, &feature, &environment)
     })

@@ -9,9 +9,6 @@ use crate::models::{EventType, NewEvent, NewUser, RoleRow, UserChanges, UserRow}
 use crate::queries::{events, to_json};
 use crate::schema::{roles, users};
 
-/// The Viewer root role.
-pub const VIEWER: i32 = 3;
-
 /// Inserts a user, lower-casing the email. The unique indexes decide: a taken email (in any
 /// letter case) or username is [`StoreError::Conflict`], even when two signups race.
 pub fn create(conn: &mut SqliteConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {

@@ -31,6 +31,9 @@ fn payload(thread: usize, write: usize) -> Vec<Variant> {
     ]
 }
 
+/// The Viewer root role, as the admin API gives invited users.
+const VIEWER: i32 = 3;
+
 #[test]
 fn concurrent_variants_batches_never_lose_or_mix_writes() -> Result<(), Box<dyn std::error::Error>> {
     let db = common::TestDb::new()?;
@@ -120,7 +123,7 @@ fn racing_signups_with_one_email_create_exactly_one_user() -> Result<(), Box<dyn
             secret: "0123456789abcdef0123456789abcdef".into(),
             name: "race".into(),
             url: None,
-            role_id: queries::users::VIEWER,
+            role_id: VIEWER,
             enabled: true,
             expires_at: now + chrono::Duration::days(1),
             created_at: now,
@@ -185,7 +188,7 @@ fn racing_signups_with_one_email_create_exactly_one_user() -> Result<(), Box<dyn
     assert_eq!(users.len(), 1);
     assert_eq!(users[0].email.as_deref(), Some("racer@example.com"));
     // The role comes from the token, whatever the caller asked for.
-    assert_eq!(users[0].root_role, queries::users::VIEWER);
+    assert_eq!(users[0].root_role, VIEWER);
     let token = queries::signup_tokens::get(&mut conn, "0123456789abcdef0123456789abcdef")?;
     assert_eq!(token.users.len(), 1);
     Ok(())
