@@ -23,6 +23,7 @@ use flag_eval::{
     StrategyExplanation, StrategyResult, Tristate, Variant,
 };
 use flag_store::models::UserRow;
+use flag_store::queries::evaluation::ProjectScope;
 use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
@@ -46,15 +47,6 @@ pub const MAX_CONTEXT_VALUE_BYTES: usize = 64 * 1024;
 
 /// Context fields Unleash's schema types as strings.
 const STRING_FIELDS: [&str; 5] = ["appName", "userId", "sessionId", "remoteAddress", "environment"];
-
-/// Which projects a playground request covers.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Projects {
-    /// Every project (`"*"` or no `projects` field).
-    All,
-    /// Only these; an empty list, or `["*"]`, matches nothing, as in Unleash.
-    Only(Vec<String>),
-}
 
 /// Turns a scalar into the string Unleash's validator coerces it to.
 fn coerce_scalar(value: &mut Value) -> bool {
@@ -193,15 +185,15 @@ fn check_size(map: &Map<String, Value>, path: &str) -> Result<(), ApiError> {
 }
 
 /// Reads `projects`: absent or `"*"` is every project, an array of strings is those.
-pub fn projects(value: Option<&Value>) -> Result<Projects, ApiError> {
+pub fn projects(value: Option<&Value>) -> Result<ProjectScope, ApiError> {
     match value {
-        None => Ok(Projects::All),
-        Some(Value::String(star)) if star == "*" => Ok(Projects::All),
+        None => Ok(ProjectScope::All),
+        Some(Value::String(star)) if star == "*" => Ok(ProjectScope::All),
         Some(Value::Array(items)) => items
             .iter()
             .map(|item| item.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()
-            .map(Projects::Only)
+            .map(ProjectScope::Only)
             .ok_or_else(|| ApiError::invalid("/projects", "/projects must contain strings only")),
         Some(_) => Err(ApiError::invalid(
             "/projects",
@@ -214,7 +206,7 @@ pub fn projects(value: Option<&Value>) -> Result<Projects, ApiError> {
 #[derive(Debug)]
 pub struct PlaygroundScope {
     /// The projects to evaluate.
-    pub projects: Projects,
+    pub projects: ProjectScope,
     /// The context without non-string custom fields.
     pub context: Map<String, Value>,
     /// The custom fields dropped, in input order.

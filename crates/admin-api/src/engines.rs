@@ -7,7 +7,6 @@ use flag_eval::{ClientFeatures, CompileOptions, Engine};
 use flag_store::queries::{self, evaluation::ProjectScope};
 
 use crate::AppState;
-use crate::dto::Projects;
 use crate::error::ApiError;
 
 /// A compiled environment: the document, its engine, and the store revision it reflects.
@@ -29,7 +28,7 @@ pub struct Compiled {
 /// nor push known environments out of the cache.
 #[derive(Debug, Default)]
 pub struct EngineCache {
-    entries: Mutex<HashMap<(String, Projects), Arc<Compiled>>>,
+    entries: Mutex<HashMap<(String, ProjectScope), Arc<Compiled>>>,
 }
 
 impl EngineCache {
@@ -40,14 +39,14 @@ impl EngineCache {
     const UNKNOWN: &'static str = "";
 
     /// The entry for `key`, when it reflects `revision`.
-    fn get(&self, key: &(String, Projects), revision: i32) -> Option<Arc<Compiled>> {
+    fn get(&self, key: &(String, ProjectScope), revision: i32) -> Option<Arc<Compiled>> {
         self.lock()
             .get(key)
             .filter(|compiled| compiled.revision == revision)
             .map(Arc::clone)
     }
 
-    fn insert(&self, key: (String, Projects), compiled: Arc<Compiled>) {
+    fn insert(&self, key: (String, ProjectScope), compiled: Arc<Compiled>) {
         let mut entries = self.lock();
         if entries.len() >= Self::CAPACITY {
             entries.clear();
@@ -65,7 +64,7 @@ impl EngineCache {
         self.lock().is_empty()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, Projects), Arc<Compiled>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, ProjectScope), Arc<Compiled>>> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
@@ -75,7 +74,7 @@ impl EngineCache {
 /// A compiled environment found in the cache, or the document to compile for it.
 enum Found {
     Cached(Arc<Compiled>),
-    Load((String, Projects), ClientFeatures),
+    Load((String, ProjectScope), ClientFeatures),
 }
 
 /// The compiled environments for `environments` (in that order; a repeated name shares one
@@ -83,7 +82,7 @@ enum Found {
 /// others are read in one trip to the blocking pool and compiled on the CPU pool.
 pub async fn compile(
     state: &AppState,
-    projects: &Projects,
+    projects: &ProjectScope,
     environments: &[String],
 ) -> Result<Vec<Arc<Compiled>>, ApiError> {
     let projects = projects.clone();
@@ -94,7 +93,7 @@ pub async fn compile(
         // Read only when an environment is not cached: it decides whether the name is known.
         let mut known: Option<HashSet<String>> = None;
         let mut by_name: HashMap<&str, usize> = HashMap::new();
-        let mut by_key: HashMap<(String, Projects), usize> = HashMap::new();
+        let mut by_key: HashMap<(String, ProjectScope), usize> = HashMap::new();
         let mut order = Vec::with_capacity(requested.len());
         let mut found: Vec<Found> = Vec::new();
         for environment in &requested {
@@ -126,11 +125,7 @@ pub async fn compile(
                             found.len() - 1
                         }
                         (None, None) => {
-                            let scope = match &key.1 {
-                                Projects::All => ProjectScope::All,
-                                Projects::Only(ids) => ProjectScope::Only(ids),
-                            };
-                            let document = queries::evaluation::playground_input(conn, scope, &key.0)?;
+                            let document = queries::evaluation::playground_input(conn, &key.1, &key.0)?;
                             by_key.insert(key.clone(), found.len());
                             found.push(Found::Load(key, document));
                             found.len() - 1

@@ -724,8 +724,9 @@ mod tests {
             },
             "test",
         )?;
-        let client_features =
-            |conn: &mut SqliteConnection| evaluation::client_features(conn, ProjectScope::All, "development");
+        let client_features = |conn: &mut SqliteConnection| {
+            evaluation::client_features(conn, &ProjectScope::All, "development")
+        };
         let strategy_row = |conn: &mut SqliteConnection| -> QueryResult<StrategyRow> {
             feature_strategies::table
                 .find(&strategy_id)

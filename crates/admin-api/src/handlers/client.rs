@@ -78,12 +78,9 @@ pub async fn features(
     let scope_environment = echo.environment.clone();
     let (document, revision) = crate::db::run(&state.store, move |conn| {
         let revision = queries::events::latest_id(conn)?;
-        let scope = match &scope_projects {
-            Some(projects) => ProjectScope::Only(projects),
-            None => ProjectScope::All,
-        };
+        let scope = scope_projects.map_or(ProjectScope::All, ProjectScope::Only);
         Ok((
-            queries::evaluation::client_features(conn, scope, &scope_environment)?,
+            queries::evaluation::client_features(conn, &scope, &scope_environment)?,
             revision,
         ))
     })
@@ -138,11 +135,8 @@ pub async fn feature(
         .unwrap_or_else(|| "development".into());
     let projects = access.projects.clone();
     let document = crate::db::run(&state.store, move |conn| {
-        let scope = match &projects {
-            Some(projects) => ProjectScope::Only(projects),
-            None => ProjectScope::All,
-        };
-        queries::evaluation::client_features(conn, scope, &environment)
+        let scope = projects.map_or(ProjectScope::All, ProjectScope::Only);
+        queries::evaluation::client_features(conn, &scope, &environment)
     })
     .await?;
     let feature = document

@@ -16,13 +16,13 @@ use crate::schema::{
     segments as segments_table,
 };
 
-/// Which projects to read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ProjectScope<'a> {
+/// Which projects to read: what a playground request or an API token is limited to.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum ProjectScope {
     /// Every project.
     All,
     /// Only these (an empty list means none).
-    Only(&'a [String]),
+    Only(Vec<String>),
 }
 
 /// Everything the playground evaluates for one environment: the non-archived features of the
@@ -31,7 +31,7 @@ pub enum ProjectScope<'a> {
 /// evaluation order, disabled ones included, dependencies, and all segments.
 pub fn playground_input(
     conn: &mut SqliteConnection,
-    scope: ProjectScope<'_>,
+    scope: &ProjectScope,
     environment: &str,
 ) -> Result<ClientFeatures, StoreError> {
     load(conn, scope, environment, true)
@@ -41,7 +41,7 @@ pub fn playground_input(
 /// disabled strategies.
 pub fn client_features(
     conn: &mut SqliteConnection,
-    scope: ProjectScope<'_>,
+    scope: &ProjectScope,
     environment: &str,
 ) -> Result<ClientFeatures, StoreError> {
     load(conn, scope, environment, false)
@@ -49,7 +49,7 @@ pub fn client_features(
 
 fn load(
     conn: &mut SqliteConnection,
-    scope: ProjectScope<'_>,
+    scope: &ProjectScope,
     environment: &str,
     with_disabled: bool,
 ) -> Result<ClientFeatures, StoreError> {

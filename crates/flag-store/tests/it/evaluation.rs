@@ -131,7 +131,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
         now,
     )?;
 
-    let actual = playground_input(&mut conn, ProjectScope::All, "production")?;
+    let actual = playground_input(&mut conn, &ProjectScope::All, "production")?;
 
     let feature = |name: &str, project: &str| Feature {
         name: name.into(),
@@ -178,7 +178,11 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
     assert_eq!(rollout.title.as_deref(), Some("half"));
 
     // SDKs never see disabled strategies.
-    let sdk = client_features(&mut conn, ProjectScope::Only(&["default".into()]), "production")?;
+    let sdk = client_features(
+        &mut conn,
+        &ProjectScope::Only(vec!["default".into()]),
+        "production",
+    )?;
     assert_eq!(sdk.features.len(), 3);
     let parent = sdk.features.iter().find(|f| f.name == "parent").ok_or("parent")?;
     assert_eq!(parent.strategies, vec![strategy(&rollout)]);
@@ -188,7 +192,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
     assert!(warnings.is_empty(), "{warnings:?}");
     assert_eq!(engine.len(), 4);
 
-    let none = playground_input(&mut conn, ProjectScope::Only(&[]), "production")?;
+    let none = playground_input(&mut conn, &ProjectScope::Only(Vec::new()), "production")?;
     assert!(none.features.is_empty());
     Ok(())
 }
@@ -286,7 +290,7 @@ fn importing_nameless_segments_into_a_second_environment_reuses_them()
             .collect::<Vec<_>>(),
         ["segment-7"]
     );
-    let production = playground_input(&mut conn, ProjectScope::All, "production")?;
+    let production = playground_input(&mut conn, &ProjectScope::All, "production")?;
     assert_eq!(
         production.features[0].strategies[0].segments,
         [i64::from(segments[0].id)]
