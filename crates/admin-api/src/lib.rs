@@ -20,21 +20,20 @@ pub mod metrics;
 pub mod openapi;
 pub mod password;
 pub mod rate_limit;
+pub mod request_log;
 pub mod respond;
 pub mod routes;
 pub mod secrets;
+pub mod seeding;
 pub mod server;
 
-use std::path::Path;
-use std::time::Instant;
+pub use seeding::{ensure_admin_token, seed_admin_tokens};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, web};
-use flag_store::models::NewApiToken;
-use flag_store::{Store, StoreError, queries};
+use flag_store::Store;
 
-use crate::config::Secret;
 use crate::cpu_pool::CpuPool;
 use crate::extract::BodyLimit;
 use crate::rate_limit::RateLimiter;
@@ -112,92 +111,6 @@ impl AppState {
     }
 }
 
-/// Stores the configured admin tokens (`<project>:<environment>.<secret>`; an environment other
-/// than `*` limits the token to it). Only their verifiers are kept.
-pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreError> {
-    let mut conn = store.connection()?;
-    let now = chrono::Utc::now().naive_utc();
-    for (index, Secret(token)) in tokens.iter().enumerate() {
-        if token.is_empty() {
-            continue;
-        }
-        let hash = secrets::verifier(token);
-        if queries::api_tokens::find_by_hash(&mut conn, &hash)?.is_some() {
-            continue;
-        }
-        let environment = token
-            .split_once('.')
-            .and_then(|(scope, _)| scope.split_once(':'))
-            .map_or("*", |(_, environment)| environment);
-        queries::api_tokens::create(
-            &mut conn,
-            &NewApiToken {
-                token_name: format!("init-admin-token-{}", index + 1),
-                secret_hash: hash,
-                token_type: "admin".into(),
-                environment: environment.into(),
-                projects: "[\"*\"]".into(),
-                expires_at: None,
-                created_at: now,
-            },
-            "system",
-        )?;
-    }
-    Ok(())
-}
-
-/// On a first start with no admin token at all, creates one and writes it to `admin-token` next
-/// to the database, readable by its owner only. Returns the file's path when it did.
-pub fn ensure_admin_token(store: &Store, database: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
-    let mut conn = store.connection()?;
-    if queries::api_tokens::list(&mut conn)?
-        .iter()
-        .any(|token| token.token_type == "admin")
-    {
-        return Ok(None);
-    }
-    let token = format!("*:*.{}", secrets::random_hex(28)?);
-    let path = database
-        .parent()
-        .unwrap_or_else(|| Path::new("."))
-        .join("admin-token");
-    write_private(&path, &format!("{token}\n"))?;
-    seed_admin_tokens(store, &[Secret(token)])?;
-    Ok(Some(path))
-}
-
-fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    options.open(path)?.write_all(contents.as_bytes())
-}
-
-/// Logs one line per request: method, route pattern, status and duration. Never the path or the
-/// query string, which can carry secrets (an invite token in `/invite/{token}/signup`).
-async fn log_request(
-    request: ServiceRequest,
-    next: actix_web::middleware::Next<impl MessageBody>,
-) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let started = Instant::now();
-    let method = request.method().clone();
-    let response = next.call(request).await?;
-    let route = response
-        .request()
-        .match_pattern()
-        .unwrap_or_else(|| "(unmatched)".into());
-    let status = response.status().as_u16();
-    let elapsed = started.elapsed().as_secs_f64();
-    if let Some(state) = response.request().app_data::<web::Data<AppState>>() {
-        state.metrics.observe(method.as_str(), &route, status, elapsed);
-    }
-    let elapsed_ms = elapsed * 1000.0;
-    tracing::info!(%method, %route, status, elapsed_ms, "{method} {route} {status} in {elapsed_ms:.1} ms");
-    Ok(response)
-}
-
 /// The whole application on `state`.
 pub fn build_app(
     state: web::Data<AppState>,
@@ -212,7 +125,7 @@ pub fn build_app(
 > {
     let limit = state.settings.body_limit;
     App::new()
-        .wrap(actix_web::middleware::from_fn(log_request))
+        .wrap(actix_web::middleware::from_fn(request_log::log_request))
         .app_data(state)
         .app_data(web::Data::new(BodyLimit(limit)))
         .app_data(web::PayloadConfig::new(limit))
