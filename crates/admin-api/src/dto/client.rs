@@ -174,7 +174,7 @@ pub struct ClientStrategy {
     /// `default`, `flexibleRollout`, or a custom strategy type.
     name: String,
     /// The strategy's constraints, then, for SDKs that do not read segments, its segments'.
-    #[schema(value_type = Vec<ConstraintSchema>)]
+    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
     constraints: Vec<Constraint>,
     parameters: BTreeMap<String, String>,
     #[schema(value_type = Vec<VariantSchema>)]
@@ -185,7 +185,7 @@ pub struct ClientStrategy {
     segments: Option<Vec<i64>>,
 }
 
-pub use schema::{ConstraintSchema, DependencySchema, SegmentSchema};
+pub use schema::{DependencySchema, SegmentSchema};
 
 /// The OpenAPI description of flag-eval's types as the client API writes them.
 mod schema {
@@ -193,22 +193,7 @@ mod schema {
 
     use utoipa::ToSchema;
 
-    /// A constraint on a context field (Unleash's `constraintSchema`).
-    #[derive(Debug, ToSchema)]
-    #[serde(rename_all = "camelCase")]
-    #[schema(as = Constraint)]
-    pub struct ConstraintSchema {
-        context_name: String,
-        /// `IN`, `NOT_IN`, `STR_CONTAINS`, `NUM_GT`, `DATE_AFTER`, `SEMVER_EQ`...
-        operator: String,
-        /// Values of the list operators.
-        values: Vec<String>,
-        /// The value of the single-value operators; absent for the list operators.
-        #[serde(default)]
-        value: String,
-        case_insensitive: bool,
-        inverted: bool,
-    }
+    use crate::dto::model::ConstraintSchema;
 
     /// A segment, sent separately to SDKs that ask for it (Unleash's `clientSegmentSchema`).
     #[derive(Debug, ToSchema)]

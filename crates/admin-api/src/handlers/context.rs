@@ -25,7 +25,6 @@ pub struct Api;
     operation_id = "getContextFields",
     responses(
         (status = 200, description = "The context fields", body = Vec<ContextFieldOut>),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
 )]
@@ -51,7 +50,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The context field", body = CreatedContextFieldOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),

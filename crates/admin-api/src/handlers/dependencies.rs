@@ -31,7 +31,6 @@ pub struct Api;
     responses(
         (status = 200, description = "Set; no body"),
         (status = 400, description = "The dependency is not allowed (a parent with parents, a cycle)", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No such feature", body = ErrorBody),
     ),
@@ -75,7 +74,6 @@ pub async fn add(
     ),
     responses(
         (status = 200, description = "Removed; no body"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No such feature", body = ErrorBody),
     ),

@@ -25,7 +25,6 @@ pub struct Api;
     operation_id = "getAllEnvironments",
     responses(
         (status = 200, description = "The environments", body = EnvironmentsOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
 )]
@@ -50,7 +49,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The environment", body = EnvironmentOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
@@ -86,7 +84,6 @@ pub async fn create(
     params(("name" = String, Path, description = "The environment")),
     responses(
         (status = 204, description = "Turned on"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such environment", body = ErrorBody),
     ),
@@ -109,7 +106,6 @@ pub async fn on(
     params(("name" = String, Path, description = "The environment")),
     responses(
         (status = 204, description = "Turned off"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such environment", body = ErrorBody),
     ),

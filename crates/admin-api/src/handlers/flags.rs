@@ -29,7 +29,6 @@ pub struct Api;
     responses(
         (status = 201, description = "The feature", body = FeatureOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No such project", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
@@ -70,7 +69,6 @@ pub async fn create(
     params(("projectId" = String, Path, description = "The project")),
     responses(
         (status = 200, description = "The features", body = FeaturesOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 404, description = "No such project", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
@@ -105,7 +103,6 @@ pub async fn list(
     ),
     responses(
         (status = 200, description = "The feature", body = FeatureDetailOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 404, description = "No such feature in the project", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
@@ -153,7 +150,6 @@ pub async fn get(
     ),
     responses(
         (status = 200, description = "Switched on; no body"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature or environment", body = ErrorBody),
     ),
@@ -180,7 +176,6 @@ pub async fn on(
     ),
     responses(
         (status = 200, description = "Switched off; no body"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature or environment", body = ErrorBody),
     ),

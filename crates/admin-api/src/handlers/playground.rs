@@ -61,7 +61,6 @@ pub struct Api;
     responses(
         (status = 200, description = "Every flag of the chosen projects, evaluated", body = PlaygroundResponse),
         (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "A token limited to other environments", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
@@ -136,7 +135,6 @@ struct Warnings<'a> {
     responses(
         (status = 200, description = "Every flag in every environment and combination", body = AdvancedPlaygroundResponse),
         (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "A token limited to other environments", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))

@@ -29,7 +29,6 @@ pub struct Api;
     operation_id = "getProjects",
     responses(
         (status = 200, description = "The projects", body = ProjectsOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
 )]
@@ -54,7 +53,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The project", body = CreatedProjectOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The id is taken", body = ErrorBody),
     ),
@@ -110,7 +108,6 @@ pub async fn create(
     params(("projectId" = String, Path, description = "The project")),
     responses(
         (status = 200, description = "The project", body = ProjectDetailOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 404, description = "No such project", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
@@ -152,7 +149,6 @@ pub async fn get(
     responses(
         (status = 200, description = "Enabled; no body"),
         (status = 400, description = "Unknown environment, or change requests asked for", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such project", body = ErrorBody),
         (status = 409, description = "Already enabled", body = ErrorBody),
@@ -195,7 +191,6 @@ pub async fn enable_environment(
     ),
     responses(
         (status = 200, description = "Disabled; no body"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such project or environment", body = ErrorBody),
     ),

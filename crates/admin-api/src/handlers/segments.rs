@@ -26,7 +26,6 @@ pub struct Api;
     operation_id = "getSegments",
     responses(
         (status = 200, description = "The segments", body = SegmentsOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
 )]
@@ -52,7 +51,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The segment", body = CreatedSegmentOut, headers(("Location" = String, description = "segments/{id}"))),
         (status = 400, description = "The body breaks the schema, or a constraint is not valid", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),

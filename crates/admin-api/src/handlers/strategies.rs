@@ -33,7 +33,6 @@ pub struct Api;
     responses(
         (status = 200, description = "The strategy, with its id", body = StrategySchema),
         (status = 400, description = "The strategy is not valid", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment or segment", body = ErrorBody),
     ),
@@ -73,7 +72,6 @@ pub async fn add(
     responses(
         (status = 200, description = "The strategy", body = StrategySchema),
         (status = 400, description = "The strategy is not valid", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment, strategy or segment", body = ErrorBody),
     ),
@@ -111,7 +109,6 @@ pub async fn update(
     ),
     responses(
         (status = 200, description = "Removed; no body"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment or strategy", body = ErrorBody),
     ),

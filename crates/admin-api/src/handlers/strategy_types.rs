@@ -25,7 +25,6 @@ pub struct Api;
     operation_id = "getAllStrategies",
     responses(
         (status = 200, description = "The strategy types", body = StrategyTypesOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
 )]
@@ -54,7 +53,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The strategy type", body = StrategyTypeOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),

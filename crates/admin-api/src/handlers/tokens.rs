@@ -27,7 +27,6 @@ pub struct Api;
     operation_id = "getAllApiTokens",
     responses(
         (status = 200, description = "The tokens", body = TokensOut),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
@@ -55,7 +54,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The token with its secret", body = CreatedTokenOut, headers(("Location" = String, description = "api-tokens"))),
         (status = 400, description = "The body breaks the schema, an admin type, or an unknown environment", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
@@ -133,7 +131,6 @@ pub async fn create(
     params(("token" = String, Path, description = "The token's secret")),
     responses(
         (status = 200, description = "Deleted; no body"),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such token", body = ErrorBody),
     ),

@@ -27,7 +27,6 @@ pub struct Api;
     operation_id = "getUsers",
     responses(
         (status = 200, description = "Every user, and the root roles", body = UsersResponse),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
@@ -51,7 +50,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The user, created", body = UserOut),
         (status = 400, description = "The body breaks the schema, a text rule or a password rule", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 409, description = "The email or username is taken", body = ErrorBody),
     ),
@@ -120,7 +118,6 @@ pub async fn create(
     responses(
         (status = 200, description = "The user, changed", body = UserOut),
         (status = 400, description = "The body breaks the schema or a text rule, or the id is not a number", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No user has this id", body = ErrorBody),
         (status = 409, description = "The email is taken", body = ErrorBody),
@@ -164,7 +161,6 @@ pub async fn update(
     responses(
         (status = 200, description = "The user is deleted"),
         (status = 400, description = "The id is not a number", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No user has this id", body = ErrorBody),
     ),

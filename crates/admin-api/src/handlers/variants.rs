@@ -33,7 +33,6 @@ pub struct Api;
     responses(
         (status = 200, description = "The variants as sent, in the client's key order, with `weightType` and `stickiness` filled in and weights normalised", body = FeatureVariantsResponse),
         (status = 400, description = "The body breaks the schema or a variant rule, or names no environment", body = ErrorBody),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "A Viewer, or a token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),
@@ -76,7 +75,6 @@ pub async fn variants_batch(
     ),
     responses(
         (status = 200, description = "The feature's variants in the environment, sorted by name", body = FeatureVariantsResponse),
-        (status = 401, description = "No or unknown credentials", body = ErrorBody),
         (status = 403, description = "A token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),

@@ -83,8 +83,9 @@ pub fn document() -> Value {
     serde_json::to_value(generated()).unwrap_or_default()
 }
 
-/// What every operation shares: 413 and 415 where there is a body, 500 and 503 wherever the
-/// database is asked, the error envelope on every error, and the two ways to authenticate.
+/// What every operation shares: 401 where credentials are needed, 413 and 415 where there is a
+/// body, 500 and 503 wherever the database is asked, the error envelope on every error, and the
+/// two ways to authenticate.
 struct Conventions;
 
 impl Modify for Conventions {
@@ -107,7 +108,16 @@ impl Modify for Conventions {
                 .into_iter()
                 .flatten()
             {
+                let secured = operation
+                    .security
+                    .as_ref()
+                    .is_some_and(|security| !security.is_empty());
                 let responses = &mut operation.responses.responses;
+                if secured {
+                    responses
+                        .entry("401".into())
+                        .or_insert_with(|| error("no or unknown credentials"));
+                }
                 if operation.request_body.is_some() {
                     responses
                         .entry("413".into())

@@ -54,6 +54,15 @@ async fn every_operation_documents_its_request_and_responses() {
                 );
             }
         }
+        if operation["security"]
+            .as_array()
+            .is_some_and(|security| !security.is_empty())
+        {
+            assert!(
+                responses.contains_key("401"),
+                "{name} needs credentials but does not document 401"
+            );
+        }
         if let Some(body) = operation.get("requestBody") {
             assert!(
                 body["content"]["application/json"]["schema"].is_object(),
