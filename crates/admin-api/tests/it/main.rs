@@ -6,6 +6,7 @@ mod admin;
 mod api;
 mod client;
 mod common;
+mod contract;
 mod hardening;
 mod invite;
 mod logging;
