@@ -200,10 +200,17 @@ impl From<StoreError> for ApiError {
         }
         match error {
             StoreError::NotFound { entity, key } => Self::NotFound(format!("could not find {entity} {key}")),
-            StoreError::Conflict { entity, key } => Self::NameExists(format!(
-                "a {entity} with this {} already exists",
-                if key.is_empty() { "name" } else { &key }
-            )),
+            StoreError::Conflict { entity, key } => {
+                let article = if entity.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                Self::NameExists(format!(
+                    "{article} {entity} with this {} already exists",
+                    if key.is_empty() { "name" } else { &key }
+                ))
+            }
             StoreError::Rejected { message } => Self::bad_request(message),
             other => Self::Internal(other.to_string()),
         }
