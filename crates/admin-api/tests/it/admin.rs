@@ -3,7 +3,7 @@
 use crate::common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use serde_json::json;
+use serde_json::{Value, json};
 
 #[actix_web::test]
 async fn environments_and_projects_can_be_set_up() {
@@ -460,4 +460,36 @@ async fn a_corrupt_context_field_answers_500_and_logs_which_row() -> Result<(), 
         "no log line names the row and the error id {id}:\n{logs}"
     );
     Ok(())
+}
+
+#[actix_web::test]
+async fn a_strategy_without_a_sort_order_goes_after_the_others() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let strategies = "/api/admin/projects/default/features/f/environments/development/strategies";
+    let (status, explicit) = send(
+        &service,
+        post(strategies, ADMIN, json!({"name": "default", "sortOrder": 5})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{explicit}");
+    let (status, appended) = send(&service, post(strategies, ADMIN, json!({"name": "default"}))).await;
+    assert_eq!(status, StatusCode::OK, "{appended}");
+    assert_eq!(appended["sortOrder"], json!(6), "{appended}");
+    let (_, feature) = send(&service, get("/api/admin/projects/default/features/f", ADMIN)).await;
+    let development = feature["environments"]
+        .as_array()
+        .and_then(|environments| environments.iter().find(|env| env["name"] == "development"))
+        .cloned()
+        .unwrap_or_default();
+    let ids: Vec<&Value> = development["strategies"]
+        .as_array()
+        .map(|strategies| strategies.iter().map(|strategy| &strategy["id"]).collect())
+        .unwrap_or_default();
+    assert_eq!(
+        ids.last(),
+        Some(&&appended["id"]),
+        "the new strategy is evaluated last"
+    );
 }

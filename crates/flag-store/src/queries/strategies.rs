@@ -47,14 +47,14 @@ pub fn add(
         check_target(conn, project, feature, environment, input)?;
         let sort_order = match input.sort_order {
             Some(order) => order,
-            None => {
-                let count: i64 = feature_strategies::table
-                    .filter(feature_strategies::feature_name.eq(feature))
-                    .filter(feature_strategies::environment_name.eq(environment))
-                    .count()
-                    .get_result(conn)?;
-                i32::try_from(count).unwrap_or(i32::MAX)
-            }
+            // After the others: one past the highest order, which is not their count when an
+            // order was given explicitly.
+            None => feature_strategies::table
+                .filter(feature_strategies::feature_name.eq(feature))
+                .filter(feature_strategies::environment_name.eq(environment))
+                .select(diesel::dsl::max(feature_strategies::sort_order))
+                .first::<Option<i32>>(conn)?
+                .map_or(0, |highest| highest.saturating_add(1)),
         };
         let row = row_from(
             uuid::Uuid::new_v4().to_string(),
