@@ -403,28 +403,10 @@ async fn administrators_manage_users_and_their_roles() {
     assert_error(status, &body, 404, "NotFoundError");
 }
 
-/// Log output written to memory, to check what a failure logs.
-#[derive(Clone, Default)]
-struct Captured(std::sync::Arc<std::sync::Mutex<Vec<u8>>>);
-
-impl std::io::Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[actix_web::test]
 async fn a_corrupt_context_field_answers_500_and_logs_which_row() -> Result<(), Box<dyn std::error::Error>> {
     use diesel::RunQueryDsl;
-    let captured = Captured::default();
+    let captured = crate::common::Captured::default();
     let writer = captured.clone();
     // Only this thread's events are captured: actix's test runtime renders the error response on
     // the thread that runs the test.

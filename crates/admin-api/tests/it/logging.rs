@@ -1,34 +1,14 @@
 //! Runs the whole invite and playground flow with logging at trace level and checks that no
 //! secret reaches the logs: API tokens, passwords, session cookies, invite secrets.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use crate::common::{ADMIN, TestApp, post, put, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
 use serde_json::json;
 
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
 #[actix_web::test]
 async fn no_secret_is_ever_logged() {
-    let captured = Captured::default();
+    let captured = crate::common::Captured::default();
     let writer = captured.clone();
     tracing_subscriber::fmt()
         .with_max_level(tracing::Level::TRACE)
