@@ -1,7 +1,7 @@
 //! The API description, served at `/docs/openapi.json` with a Swagger UI at `/docs/`.
 //!
 //! It is generated from the handlers' `#[utoipa::path]` attributes and the DTOs' schemas; each
-//! handler module contributes an `Api`. [`Conventions`] adds what every operation shares: the
+//! handler module contributes an `Api`. `Conventions` adds what every operation shares: the
 //! statuses any body or database call can give, and the security schemes. A test compares the
 //! document's operations with the routes `routes::operations` registers.
 
