@@ -54,6 +54,7 @@ pub async fn list(
         (status = 201, description = "The project", body = CreatedProjectOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
+        (status = 404, description = "An environment it names does not exist", body = ErrorBody),
         (status = 409, description = "The id is taken", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
