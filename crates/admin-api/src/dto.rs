@@ -538,9 +538,8 @@ pub struct UserOut {
     account_type: &'static str,
     /// Always null: there is no SCIM.
     scim_id: Option<String>,
-    /// 1 (Admin), 2 (Editor) or 3 (Viewer).
-    #[schema(minimum = 1, maximum = 3)]
-    root_role: i32,
+    /// 1 (Admin), 2 (Editor) or 3 (Viewer), written as its id.
+    root_role: crate::domain::RootRole,
 }
 
 impl From<UserRow> for UserOut {
@@ -565,7 +564,10 @@ impl From<UserRow> for UserOut {
             created_at: iso(user.created_at),
             account_type: "User",
             scim_id: None,
-            root_role: user.root_role,
+            // Users hold root roles only; a stored id that is not one reads as the least access.
+            root_role: crate::domain::RootRole::from_id(user.root_role)
+                .filter(|role| role.is_root())
+                .unwrap_or(crate::domain::RootRole::Viewer),
         }
     }
 }

@@ -50,7 +50,7 @@ pub struct OverrideSchema {
 /// A variant of a flag or a strategy.
 #[derive(Debug, ToSchema)]
 #[serde(rename_all = "camelCase")]
-#[schema(as = Variant)]
+#[schema(as = VariantDefinition)]
 pub struct VariantSchema {
     name: String,
     /// Out of 1000 across the variants.

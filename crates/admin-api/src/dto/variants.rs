@@ -14,6 +14,7 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
+use crate::domain::ResourceName;
 use crate::error::{ApiError, Detail};
 
 const VARIANT_KEYS: [&str; 6] = [
@@ -359,12 +360,9 @@ fn check_rules(variants: &[Variant]) -> Result<(), ApiError> {
     for (index, variant) in variants.iter().enumerate() {
         let path = format!("/variants/{index}");
         let name = &variant.name;
-        let url_friendly = name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~'))
-            && name != "."
-            && name != "..";
-        if name.is_empty() || name.chars().count() > 100 || !url_friendly {
+        // The resource-name rule, on the name as sent: white space around it is not trimmed here.
+        let url_friendly = ResourceName::try_from(name.as_str()).is_ok_and(|parsed| parsed.as_str() == name);
+        if !url_friendly {
             details.push(Detail::at(
                 format!("{path}/name"),
                 format!("{path}/name must be 1 to 100 URL-friendly characters; you sent {name:?}"),
@@ -485,8 +483,7 @@ mod schema {
     #[schema(as = Variant)]
     pub struct VariantSchema {
         /// 1 to 100 URL-friendly characters, unique among the feature's variants.
-        #[schema(min_length = 1, max_length = 100, pattern = "^[a-zA-Z0-9~_.-]+$")]
-        name: String,
+        name: crate::domain::ResourceName,
         weight: VariantWeight,
         /// `variable` when absent.
         #[serde(default)]

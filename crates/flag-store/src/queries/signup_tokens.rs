@@ -192,7 +192,7 @@ pub fn sign_up(
     now: NaiveDateTime,
 ) -> Result<UserRow, StoreError> {
     let mut user = user.clone();
-    user.email = user.email.map(|email| email.to_lowercase());
+    user.email = user.email.map(|email| flag_eval::fold_case(&email));
     crate::queries::write(conn, |conn| {
         validate(conn, secret, now)?;
         let role_id: i32 = public_signup_tokens::table

@@ -13,7 +13,7 @@ use crate::schema::{roles, users};
 /// letter case) or username is [`StoreError::Conflict`], even when two signups race.
 pub fn create(conn: &mut SqliteConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
     let mut user = user.clone();
-    user.email = user.email.map(|email| email.to_lowercase());
+    user.email = user.email.map(|email| flag_eval::fold_case(&email));
     crate::queries::write(conn, |conn| insert(conn, &user, actor))
 }
 
@@ -59,7 +59,7 @@ pub fn get(conn: &mut SqliteConnection, id: i32) -> Result<UserRow, StoreError> 
 /// else's email can never take over that person's login.
 pub fn find_by_login(conn: &mut SqliteConnection, login: &str) -> Result<Option<UserRow>, StoreError> {
     let by_email = users::table
-        .filter(users::email.eq(login.to_lowercase()))
+        .filter(users::email.eq(flag_eval::fold_case(login)))
         .select(UserRow::as_select())
         .first(conn)
         .optional()?;
@@ -120,7 +120,7 @@ pub fn update(
     now: NaiveDateTime,
 ) -> Result<UserRow, StoreError> {
     let mut changes = changes.clone();
-    changes.email = changes.email.map(|email| email.to_lowercase());
+    changes.email = changes.email.map(|email| flag_eval::fold_case(&email));
     crate::queries::write(conn, |conn| {
         if let Some(root_role) = changes.root_role {
             let role = role(conn, root_role)?;
