@@ -218,9 +218,9 @@ mod tests {
     use diesel::connection::SimpleConnection;
 
     use super::*;
-    use crate::models::{ContextFieldRow, NewApiToken, NewSegment, SessionRow};
+    use crate::models::{NewApiToken, NewSegment, SessionRow};
     use crate::queries;
-    use crate::testing::{TestResult, TestStore, now};
+    use crate::testing::{TestResult, TestStore, now, tenant_field};
 
     /// Error information as PostgreSQL gives it: structured fields besides the message.
     struct Structured {
@@ -358,14 +358,7 @@ mod tests {
     fn unique_violations_are_conflicts_naming_the_column() -> TestResult {
         let db = TestStore::new()?;
         let mut conn = db.store.connection()?;
-        let field = ContextFieldRow {
-            name: "tenant".into(),
-            description: None,
-            stickiness: false,
-            sort_order: 10,
-            legal_values: "[]".into(),
-            created_at: now(),
-        };
+        let field = tenant_field("[]");
         queries::context_fields::create(&mut conn, &field, "test")?;
         let error = queries::context_fields::create(&mut conn, &field, "test").err();
         assert!(
@@ -399,14 +392,7 @@ mod tests {
         let mut holder = db.store.connection()?;
         let mut writer = db.store.connection()?;
         holder.batch_execute("BEGIN IMMEDIATE")?;
-        let field = ContextFieldRow {
-            name: "tenant".into(),
-            description: None,
-            stickiness: false,
-            sort_order: 10,
-            legal_values: "[]".into(),
-            created_at: now(),
-        };
+        let field = tenant_field("[]");
         let error = queries::context_fields::create(&mut writer, &field, "test").err();
         holder.batch_execute("ROLLBACK")?;
         assert!(matches!(&error, Some(StoreError::Busy(_))), "{error:?}");

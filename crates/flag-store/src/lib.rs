@@ -145,4 +145,16 @@ pub(crate) mod testing {
     pub(crate) fn now() -> NaiveDateTime {
         chrono::Utc::now().naive_utc()
     }
+
+    /// A context field named `tenant` whose stored legal values are `legal_values`, as JSON text.
+    pub(crate) fn tenant_field(legal_values: &str) -> crate::models::ContextFieldRow {
+        crate::models::ContextFieldRow {
+            name: "tenant".into(),
+            description: None,
+            stickiness: false,
+            sort_order: 10,
+            legal_values: legal_values.into(),
+            created_at: now(),
+        }
+    }
 }

@@ -621,7 +621,7 @@ mod tests {
     use crate::queries::evaluation::ProjectScope;
     use crate::queries::strategies::StrategyInput;
     use crate::queries::{self, api_tokens, dependencies, evaluation, features, segments, strategies};
-    use crate::testing::{TestResult, TestStore, now};
+    use crate::testing::{TestResult, TestStore, now, tenant_field};
 
     /// Asserts that `result` is `Corrupt` for this row and column, and that its message names all
     /// three, so the row can be found from a log line.
@@ -866,14 +866,7 @@ mod tests {
             created_at: now(),
         };
         strategies::register_type(&mut conn, &custom, "test")?;
-        let field = ContextFieldRow {
-            name: "tenant".into(),
-            description: None,
-            stickiness: false,
-            sort_order: 10,
-            legal_values: r#"[{"value":"a"},{"value":"b","description":"the b tenant"}]"#.into(),
-            created_at: now(),
-        };
+        let field = tenant_field(r#"[{"value":"a"},{"value":"b","description":"the b tenant"}]"#);
         queries::context_fields::create(&mut conn, &field, "test")?;
         for row in strategies::list_types(&mut conn)? {
             let stored: Value = serde_json::from_str(&row.parameters)?;
@@ -890,14 +883,7 @@ mod tests {
     fn writes_that_would_not_read_back_are_rejected() -> TestResult {
         let db = TestStore::new()?;
         let mut conn = db.store.connection()?;
-        let field = ContextFieldRow {
-            name: "tenant".into(),
-            description: None,
-            stickiness: false,
-            sort_order: 10,
-            legal_values: r#"["a", "b"]"#.into(),
-            created_at: now(),
-        };
+        let field = tenant_field(r#"["a", "b"]"#);
         let error = queries::context_fields::create(&mut conn, &field, "test").err();
         assert!(
             matches!(&error, Some(StoreError::Rejected { message })
