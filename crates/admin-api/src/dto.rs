@@ -161,20 +161,19 @@ fn check_size(map: &Map<String, Value>, path: &str) -> Result<(), ApiError> {
             format!("{path} has {fields} fields and properties; at most {MAX_CONTEXT_FIELDS} are accepted"),
         ));
     }
-    let values = map
-        .iter()
-        .map(|(key, value)| (format!("{path}/{key}"), value))
-        .chain(
-            properties
-                .into_iter()
-                .flatten()
-                .map(|(key, value)| (format!("{path}/properties/{key}"), value)),
-        );
-    for (field, value) in values {
+    // The path of the field at fault is written only when there is one.
+    let values = map.iter().map(|(key, value)| ("", key, value)).chain(
+        properties
+            .into_iter()
+            .flatten()
+            .map(|(key, value)| ("/properties", key, value)),
+    );
+    for (parent, key, value) in values {
         if value
             .as_str()
             .is_some_and(|text| text.len() > MAX_CONTEXT_VALUE_BYTES)
         {
+            let field = format!("{path}{parent}/{key}");
             return Err(ApiError::invalid(
                 &field,
                 format!("{field} is longer than the limit of {MAX_CONTEXT_VALUE_BYTES} bytes"),
