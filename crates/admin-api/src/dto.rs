@@ -251,7 +251,7 @@ pub fn evaluation_context(context: &Map<String, Value>, now: DateTime<Utc>, seed
         properties.retain(|_, value| value.as_str() != Some(""));
     }
     let mut evaluation = flag_eval::context_from_json(&cleaned);
-    evaluation.current_time = evaluation.current_time.or(Some(now));
+    evaluation.current_time = evaluation.current_time.or_at(now);
     evaluation.environment = evaluation.environment.or_else(|| Some("default".into()));
     evaluation.with_random_seed(seed)
 }

@@ -21,7 +21,7 @@ use rustc_hash::FxHashMap;
 use serde::ser::{Serialize, SerializeMap, Serializer};
 use serde_json::{Map, Value};
 
-use crate::context::{Context, parse_time};
+use crate::context::{Context, CurrentTime};
 
 /// The advanced playground's default limit on environments × features × context combinations.
 pub const DEFAULT_COMBINATION_LIMIT: u64 = 15_000;
@@ -298,7 +298,7 @@ impl Slot {
                 return set(&mut context.environment, Some(present.unwrap_or("default")));
             }
             Self::CurrentTime => {
-                context.current_time = present.and_then(parse_time).or(Some(now));
+                context.current_time = present.map_or(CurrentTime::Unset, CurrentTime::parse).or_at(now);
                 return;
             }
             Self::Property => {
@@ -366,7 +366,7 @@ impl ContextCursor {
             next: vec![0; bounds.len()],
             bounds,
             context: Context {
-                current_time: Some(now),
+                current_time: CurrentTime::At(now),
                 environment: Some("default".into()),
                 ..Context::default()
             },
@@ -440,7 +440,7 @@ impl Serialize for Combination<'_> {
 /// Known fields (`userId`, `sessionId`, `environment`, `appName`, `remoteAddress`, `currentTime`)
 /// are read as themselves; entries of a `properties` object and any other top-level scalar become
 /// properties, the top-level value winning. Numbers and booleans become strings, `null` is absent.
-/// An unreadable `currentTime` leaves the time unset.
+/// A `currentTime` that is not a date is [`CurrentTime::Unreadable`]: date constraints are false.
 pub fn context_from_json(context: &Map<String, Value>) -> Context {
     let mut result = Context::default();
     if let Some(Value::Object(properties)) = context.get("properties") {
@@ -460,7 +460,7 @@ pub fn context_from_json(context: &Map<String, Value>) -> Context {
             "environment" => result.environment = Some(text),
             "appName" => result.app_name = Some(text),
             "remoteAddress" => result.remote_address = Some(text),
-            "currentTime" => result.current_time = parse_time(&text),
+            "currentTime" => result.current_time = CurrentTime::parse(&text),
             "properties" => {}
             _ => {
                 result.properties.insert(key.clone(), text);
@@ -580,7 +580,7 @@ mod tests {
             let mut expected_json = expansion.get(index);
             expected_json.retain(|_, value| value.as_str() != Some(""));
             let mut expected = context_from_json(&expected_json);
-            expected.current_time = expected.current_time.or(Some(now));
+            expected.current_time = expected.current_time.or_at(now);
             expected.environment = expected.environment.or_else(|| Some("default".into()));
             assert_eq!(
                 serde_json::to_value(cursor.context())?,
@@ -638,6 +638,6 @@ mod tests {
         assert_eq!(context.field("tenant"), Some("t"));
         assert_eq!(context.field("plan"), Some("3"));
         assert_eq!(context.app_name.as_deref(), Some("a"));
-        assert!(context.current_time.is_some());
+        assert!(context.current_time.instant().is_some());
     }
 }

@@ -20,9 +20,6 @@ pub const DEFAULT_REGEX_SIZE_LIMIT: usize = 1 << 20;
 /// Lists longer than this are matched through a hash set instead of a scan.
 const SET_THRESHOLD: usize = 8;
 
-/// Lower-cased text that fits here is folded on the stack for set look-ups.
-const FOLD_BUFFER: usize = 256;
-
 /// Every constraint operator Unleash defines.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Operator {
@@ -209,19 +206,6 @@ impl StrSet {
                 .is_some(),
         }
     }
-
-    /// Whether the case-folded `value` is in the set, whose entries are already folded.
-    fn contains_folded(&self, value: &str) -> bool {
-        match self {
-            Self::Scan(values) => values.iter().any(|candidate| folded_eq(value, candidate)),
-            Self::Hash(values) => match fold_on_stack(value) {
-                Some((buffer, len)) => {
-                    std::str::from_utf8(&buffer[..len]).is_ok_and(|folded| self.contains(folded))
-                }
-                None => values.iter().any(|candidate| folded_eq(value, candidate)),
-            },
-        }
-    }
 }
 
 /// Byte equality that compares short slices inline instead of calling `memcmp`, which dominates
@@ -252,21 +236,27 @@ pub(crate) fn bytes_eq(left: &[u8], right: &[u8]) -> bool {
     }
 }
 
-/// Unleash's case folding: every character lower-cased on its own, as `caseInsensitive` means.
+/// Lower-cases `text` as `caseInsensitive` means in the SDKs: JavaScript's `toLowerCase` and
+/// Rust's `str::to_lowercase` agree, every character lower-cased on its own except a capital sigma
+/// that ends a word, which becomes `ς`.
 pub fn fold_case(text: &str) -> String {
-    text.chars().flat_map(char::to_lowercase).collect()
+    text.to_lowercase()
+}
+
+/// Whether folding `text` character by character gives [`fold_case`]'s answer: only a capital
+/// sigma depends on its neighbours. Text holding one is folded whole, which allocates.
+fn folds_per_char(text: &str) -> bool {
+    !text.contains('Σ')
 }
 
 fn folded_chars(text: &str) -> impl DoubleEndedIterator<Item = char> + Clone + '_ {
     text.chars().flat_map(char::to_lowercase)
 }
 
-/// `fold_case(text) == folded`, without allocating.
-fn folded_eq(text: &str, folded: &str) -> bool {
-    folded_chars(text).eq(folded.chars())
-}
-
 fn folded_starts_with(text: &str, folded_prefix: &str) -> bool {
+    if !folds_per_char(text) {
+        return fold_case(text).starts_with(folded_prefix);
+    }
     let mut chars = folded_chars(text);
     folded_prefix
         .chars()
@@ -274,6 +264,9 @@ fn folded_starts_with(text: &str, folded_prefix: &str) -> bool {
 }
 
 fn folded_ends_with(text: &str, folded_suffix: &str) -> bool {
+    if !folds_per_char(text) {
+        return fold_case(text).ends_with(folded_suffix);
+    }
     let mut chars = text.chars().rev().flat_map(|c| c.to_lowercase().rev());
     folded_suffix
         .chars()
@@ -284,6 +277,9 @@ fn folded_ends_with(text: &str, folded_suffix: &str) -> bool {
 fn folded_contains(text: &str, folded_needle: &str) -> bool {
     if folded_needle.is_empty() {
         return true;
+    }
+    if !folds_per_char(text) {
+        return fold_case(text).contains(folded_needle);
     }
     let mut rest = folded_chars(text);
     loop {
@@ -298,21 +294,6 @@ fn folded_contains(text: &str, folded_needle: &str) -> bool {
             return false;
         }
     }
-}
-
-/// Folds `text` into a stack buffer; `None` when it does not fit.
-fn fold_on_stack(text: &str) -> Option<([u8; FOLD_BUFFER], usize)> {
-    let mut buffer = [0u8; FOLD_BUFFER];
-    let mut len = 0;
-    for c in folded_chars(text) {
-        let width = c.len_utf8();
-        if len + width > FOLD_BUFFER {
-            return None;
-        }
-        c.encode_utf8(&mut buffer[len..len + width]);
-        len += width;
-    }
-    Some((buffer, len))
 }
 
 /// How a compiled constraint tests a value.
@@ -365,7 +346,7 @@ impl CompiledConstraint {
     pub(crate) fn evaluate(&self, context: &Context) -> bool {
         let matched = match &self.matcher {
             Matcher::Never => return false,
-            Matcher::Date(operator, date) => match context.current_time {
+            Matcher::Date(operator, date) => match context.current_time.instant() {
                 Some(now) => match operator {
                     Operator::DateAfter => now > *date,
                     _ => now < *date,
@@ -384,8 +365,10 @@ impl CompiledConstraint {
     fn test(&self, matcher: &Matcher, value: &str) -> bool {
         let fold = self.case_insensitive;
         match matcher {
-            Matcher::In(set) => set_contains(set, value, fold),
-            Matcher::NotIn(set) => !set_contains(set, value, fold),
+            // Always case-sensitive: `caseInsensitive` applies to the `STR_*` operators only, as
+            // in Yggdrasil, the Node SDK and Unleash's UI.
+            Matcher::In(set) => set.contains(value),
+            Matcher::NotIn(set) => !set.contains(value),
             Matcher::StartsWith(prefixes) => prefixes.iter().any(|prefix| {
                 if fold {
                     folded_starts_with(value, prefix)
@@ -422,15 +405,6 @@ impl CompiledConstraint {
             },
             Matcher::Date(..) | Matcher::Never => false,
         }
-    }
-}
-
-#[inline]
-fn set_contains(set: &StrSet, value: &str, fold: bool) -> bool {
-    if fold {
-        set.contains_folded(value)
-    } else {
-        set.contains(value)
     }
 }
 
@@ -484,10 +458,7 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
             })
             .collect()
     };
-    let set = || {
-        let values = strings();
-        StrSet::new(values.iter().map(|value| &**value))
-    };
+    let set = || StrSet::new(constraint.values.iter().map(String::as_str));
     Ok(match operator {
         Operator::In => Matcher::In(set()),
         Operator::NotIn => Matcher::NotIn(set()),
@@ -576,7 +547,14 @@ mod tests {
 
     #[test]
     fn folded_helpers_agree_with_fold_case() {
-        for (text, needle) in [("HeLLo", "ll"), ("İstanbul", "i̇s"), ("ΣΑΣ", "σας"), ("abc", "")] {
+        for (text, needle) in [
+            ("HeLLo", "ll"),
+            ("İstanbul", "i̇s"),
+            ("ΣΑΣ", "σας"),
+            ("ΣΑΣ", "ας"),
+            ("ΣΑΣ ΣΑ", "ς σ"),
+            ("abc", ""),
+        ] {
             let folded = fold_case(text);
             assert_eq!(
                 folded_starts_with(text, needle),
@@ -585,18 +563,26 @@ mod tests {
             );
             assert_eq!(folded_ends_with(text, needle), folded.ends_with(needle), "{text}");
             assert_eq!(folded_contains(text, needle), folded.contains(needle), "{text}");
-            assert!(folded_eq(text, &folded));
         }
     }
 
     #[test]
-    fn case_insensitive_in_uses_the_set_for_long_lists() {
-        let values: Vec<String> = (0..20).map(|i| format!("User-{i}")).collect();
-        let refs: Vec<&str> = values.iter().map(String::as_str).collect();
-        let mut rule = constraint("userId", "IN", &refs, None);
-        rule.case_insensitive = true;
-        assert!(eval(&rule, &Context::for_user("USER-19")));
-        assert!(!eval(&rule, &Context::for_user("user-20")));
+    fn in_and_not_in_ignore_case_insensitive() {
+        // Short lists are scanned, long ones hashed: both stay case-sensitive.
+        for length in [1, 20] {
+            let values: Vec<String> = (0..length).map(|i| format!("NO-{i}")).collect();
+            let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+            let mut listed = constraint("answer", "IN", &refs, None);
+            listed.case_insensitive = true;
+            let mut unlisted = constraint("answer", "NOT_IN", &refs, None);
+            unlisted.case_insensitive = true;
+            let lower = Context::default().with_property("answer", "no-0");
+            let exact = Context::default().with_property("answer", "NO-0");
+            assert!(!eval(&listed, &lower), "IN, {length} values");
+            assert!(eval(&listed, &exact), "IN, {length} values");
+            assert!(eval(&unlisted, &lower), "NOT_IN, {length} values");
+            assert!(!eval(&unlisted, &exact), "NOT_IN, {length} values");
+        }
     }
 
     #[test]

@@ -46,14 +46,11 @@ pub struct Context {
         skip_serializing_if = "Option::is_none"
     )]
     pub app_name: Option<String>,
-    /// The instant `DATE_AFTER` and `DATE_BEFORE` compare against. The engine has no clock: leave
-    /// it empty and date constraints are false; callers that mean "now" set it to now.
-    #[serde(
-        default,
-        deserialize_with = "lenient_time",
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub current_time: Option<DateTime<Utc>>,
+    /// The instant `DATE_AFTER` and `DATE_BEFORE` compare against. The engine has no clock: while
+    /// it is unset, date constraints are false; callers that mean "now" fill it in with
+    /// [`CurrentTime::or_at`], which leaves an unreadable time unreadable.
+    #[serde(default, skip_serializing_if = "CurrentTime::is_unset")]
+    pub current_time: CurrentTime,
     /// The client's IP address.
     #[serde(
         default,
@@ -86,7 +83,7 @@ impl Context {
 
     /// Sets the instant date constraints compare against.
     pub fn at(mut self, now: DateTime<Utc>) -> Self {
-        self.current_time = Some(now);
+        self.current_time = CurrentTime::At(now);
         self
     }
 
@@ -108,6 +105,80 @@ impl Context {
             "currentTime" => None,
             other => self.properties.get(other),
         }
+    }
+}
+
+/// A context's `currentTime`: unset, an instant, or a value that is not a date.
+///
+/// The SDKs tell the last two apart: a context without a time is evaluated now, while a time that
+/// does not parse makes every date constraint false before inversion (so an inverted one is true),
+/// in Yggdrasil and in the Node SDK alike. An empty string counts as unset, as in the Node SDK and
+/// the playground.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum CurrentTime {
+    /// No time given.
+    #[default]
+    Unset,
+    /// The instant date constraints compare against.
+    At(DateTime<Utc>),
+    /// A time was given but is not a date.
+    Unreadable,
+}
+
+impl CurrentTime {
+    /// Reads a context's `currentTime` text as the SDKs do.
+    pub fn parse(text: &str) -> Self {
+        if text.is_empty() {
+            return Self::Unset;
+        }
+        parse_time(text).map_or(Self::Unreadable, Self::At)
+    }
+
+    /// `now` when unset; an instant or an unreadable time stays as it is.
+    #[must_use]
+    pub fn or_at(self, now: DateTime<Utc>) -> Self {
+        match self {
+            Self::Unset => Self::At(now),
+            other => other,
+        }
+    }
+
+    /// The instant, when there is one.
+    pub fn instant(self) -> Option<DateTime<Utc>> {
+        match self {
+            Self::At(instant) => Some(instant),
+            Self::Unset | Self::Unreadable => None,
+        }
+    }
+
+    /// Whether no time was given.
+    pub fn is_unset(&self) -> bool {
+        matches!(self, Self::Unset)
+    }
+}
+
+impl From<DateTime<Utc>> for CurrentTime {
+    fn from(instant: DateTime<Utc>) -> Self {
+        Self::At(instant)
+    }
+}
+
+/// Written as the instant, or `null` for an unreadable time.
+impl Serialize for CurrentTime {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Self::At(instant) => instant.serialize(serializer),
+            Self::Unset | Self::Unreadable => serializer.serialize_none(),
+        }
+    }
+}
+
+/// Read leniently, as the SDKs read it: `null` is unset, numbers and booleans are text that is
+/// not a date, and a string that does not parse is unreadable rather than an error.
+impl<'de> Deserialize<'de> for CurrentTime {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(scalar(serde_json::Value::deserialize(deserializer)?)
+            .map_or(Self::Unset, |text| Self::parse(&text)))
     }
 }
 
@@ -196,18 +267,6 @@ where
     Ok(scalar(serde_json::Value::deserialize(deserializer)?))
 }
 
-fn lenient_time<'de, D>(deserializer: D) -> Result<Option<DateTime<Utc>>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    match scalar(serde_json::Value::deserialize(deserializer)?) {
-        None => Ok(None),
-        Some(text) => parse_time(&text)
-            .map(Some)
-            .ok_or_else(|| serde::de::Error::custom(format!("invalid currentTime {text:?}"))),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -245,7 +304,7 @@ mod tests {
         assert_eq!(context.field("plan"), Some("pro"));
         assert_eq!(context.field("n"), Some("7"));
         assert_eq!(context.field("nested"), None);
-        assert!(context.current_time.is_some());
+        assert!(context.current_time.instant().is_some());
         Ok(())
     }
 

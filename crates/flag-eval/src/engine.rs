@@ -70,7 +70,15 @@ impl CompiledFlag {
             .iter()
             .map(|strategy| CompiledStrategy::compile(strategy, &feature.name, options, &mut errors))
             .collect();
-        let variants = CompiledVariants::compile(&feature.variants, &feature.name, None, &mut errors);
+        let variants = CompiledVariants::compile(
+            &feature.variants,
+            &feature.name,
+            feature
+                .variants
+                .first()
+                .and_then(|first| first.stickiness.as_deref()),
+            &mut errors,
+        );
         let dependencies: Box<[CompiledDependency]> = feature
             .dependencies
             .iter()

@@ -59,7 +59,7 @@ pub use combinations::{
     DEFAULT_COMBINATION_LIMIT, DEFAULT_CONTEXT_BYTES_LIMIT, context_from_json,
 };
 pub use constraint::{DEFAULT_REGEX_SIZE_LIMIT, Operator, fold_case};
-pub use context::{Context, Randomness, parse_time, parse_time_strict};
+pub use context::{Context, CurrentTime, Randomness, parse_time, parse_time_strict};
 pub use engine::Engine;
 pub use error::{ValidationError, Warning};
 pub use explain::{

@@ -83,12 +83,15 @@ pub(crate) struct CompiledVariants {
 }
 
 impl CompiledVariants {
-    /// Compiles `variants`, hashed within `group_id`. Stickiness comes from the first variant, or
-    /// `fallback_stickiness` when it has none (a strategy's own stickiness for strategy variants).
+    /// Compiles `variants`, hashed within `group_id` on `stickiness` (`None` is `default`).
+    ///
+    /// A flag's variants are sticky on their first variant's field; a strategy's variants on the
+    /// strategy's own `stickiness` parameter, whatever the variants say, as in Yggdrasil and the
+    /// Node SDK.
     pub(crate) fn compile(
         variants: &[Variant],
         group_id: &str,
-        fallback_stickiness: Option<&str>,
+        stickiness: Option<&str>,
         errors: &mut Vec<ValidationError>,
     ) -> Self {
         let compiled: Box<[CompiledVariant]> = variants
@@ -115,11 +118,6 @@ impl CompiledVariants {
                 CompiledVariant { weight, overrides }
             })
             .collect();
-        let stickiness = variants
-            .first()
-            .and_then(|first| first.stickiness.as_deref())
-            .filter(|name| !name.is_empty() && *name != "default")
-            .or(fallback_stickiness);
         Self {
             source: variants.into(),
             total_weight: compiled.iter().map(|variant| variant.weight).sum(),

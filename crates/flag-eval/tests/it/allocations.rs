@@ -154,7 +154,7 @@ fn case_insensitive_and_regex_constraints_do_not_allocate() -> Result<(), Box<dy
         r#"{"version":2,"features":[{"name":"ci","enabled":true,"strategies":[{"name":"default",
         "constraints":[
           {"contextName":"userId","operator":"IN","caseInsensitive":true,
-           "values":["a","b","c","d","e","f","g","h","i","USER-7"]},
+           "values":["a","b","c","d","e","f","g","h","i","User-7"]},
           {"contextName":"userId","operator":"STR_CONTAINS","caseInsensitive":true,"values":["ER-"]},
           {"contextName":"userId","operator":"STR_ENDS_WITH","caseInsensitive":true,"values":["-7"]},
           {"contextName":"userId","operator":"REGEX","caseInsensitive":true,"value":"^user-\\d$"},

@@ -2,7 +2,8 @@
 //! Yggdrasil's answer is wrong and ours is not.
 
 use flag_eval::{
-    ClientFeatures, Context, Engine, EvaluationStatus, PlaygroundVariant, Tristate, ValidationError,
+    ClientFeatures, Context, CurrentTime, Engine, EvaluationStatus, PlaygroundVariant, Tristate,
+    ValidationError,
 };
 use serde_json::{Value, json};
 
@@ -311,7 +312,7 @@ fn dates_with_other_than_three_fraction_digits_work() -> TestResult {
     // The context's own time may carry any number of digits too.
     let context: Context = serde_json::from_value(json!({"currentTime": "2024-06-01T12:00:00.1234567Z"}))?;
     assert_eq!(
-        context.current_time.map(|time| time.timestamp()),
+        context.current_time.instant().map(|time| time.timestamp()),
         Some(now.timestamp())
     );
     Ok(())
@@ -343,5 +344,114 @@ fn deltas_update_one_flag_and_segments_without_recompiling_the_rest() -> TestRes
         {"type": "segment-removed", "eventId": 5, "segmentId": 1}]}))?;
     engine.apply_delta(&removal);
     assert!(!engine.is_enabled("keep", &Context::for_user("2")));
+    Ok(())
+}
+
+#[test]
+fn a_context_value_that_does_not_parse_fails_its_constraint_before_inversion() -> TestResult {
+    // Dates, numbers and versions alike, as in Yggdrasil and the Node SDK: the constraint is
+    // false, so its inverted twin is true.
+    let now = flag_eval::parse_time("2024-06-01T12:00:00Z").ok_or("time")?;
+    for (context_name, operator, value, context) in [
+        (
+            "currentTime",
+            "DATE_AFTER",
+            "2020-01-01T00:00:00Z",
+            json!({"currentTime": "not a date"}),
+        ),
+        (
+            "currentTime",
+            "DATE_BEFORE",
+            "2030-01-01T00:00:00Z",
+            json!({"currentTime": "not a date"}),
+        ),
+        (
+            "currentTime",
+            "DATE_BEFORE",
+            "2030-01-01T00:00:00Z",
+            json!({"currentTime": 17}),
+        ),
+        ("age", "NUM_GT", "3", json!({"properties": {"age": "many"}})),
+        (
+            "version",
+            "SEMVER_LT",
+            "2.0.0",
+            json!({"properties": {"version": "one"}}),
+        ),
+    ] {
+        for inverted in [false, true] {
+            let engine = engine(
+                json!([flag(
+                    "f",
+                    true,
+                    json!([{"name": "default", "constraints": [
+                    {"contextName": context_name, "operator": operator, "value": value,
+                     "inverted": inverted}]}])
+                )]),
+                json!([]),
+            )?;
+            let Value::Object(fields) = &context else {
+                return Err("context".into());
+            };
+            // Filled in as an SDK fills in a missing time: an unreadable one stays unreadable.
+            let mut read = flag_eval::context_from_json(fields);
+            read.current_time = read.current_time.or_at(now);
+            let deserialised: Context = serde_json::from_value(context.clone())?;
+            let deserialised = Context {
+                current_time: deserialised.current_time.or_at(now),
+                ..deserialised
+            };
+            for context in [read, deserialised] {
+                assert_eq!(
+                    engine.is_enabled("f", &context),
+                    inverted,
+                    "{operator} {context_name} inverted={inverted} on {context:?}"
+                );
+            }
+        }
+    }
+    // A missing or empty time is now; only text that is not a date is unreadable.
+    for missing in [
+        json!({}),
+        json!({"currentTime": ""}),
+        json!({"currentTime": null}),
+    ] {
+        let context: Context = serde_json::from_value(missing)?;
+        assert_eq!(context.current_time.or_at(now), CurrentTime::At(now));
+    }
+    Ok(())
+}
+
+#[test]
+fn strategy_variants_are_sticky_on_the_strategy_stickiness_not_their_own() -> TestResult {
+    // The variants name `tenant`, the strategy `userId`: the strategy's field decides. Found by
+    // the differential fuzzer against Yggdrasil, which agrees with the Node SDK here.
+    let engine = engine(
+        json!([flag(
+            "f",
+            true,
+            json!([{"name": "flexibleRollout",
+            "parameters": {"rollout": "100", "stickiness": "userId", "groupId": "f"},
+            "variants": [
+                {"name": "red", "weight": 500, "stickiness": "tenant"},
+                {"name": "blue", "weight": 500, "stickiness": "tenant"}]}])
+        )]),
+        json!([]),
+    )?;
+    for user in ["1", "2", "3", "4", "5", "6", "7", "8"] {
+        let expected = if flag_eval::bucket("f", user, flag_eval::VARIANT_SEED, 1000) <= 500 {
+            "red"
+        } else {
+            "blue"
+        };
+        for tenant in ["x", "y", "z"] {
+            let context = Context::for_user(user).with_property("tenant", tenant);
+            assert_eq!(
+                engine.variant("f", &context).name,
+                expected,
+                "user {user}, tenant {tenant}"
+            );
+        }
+    }
     Ok(())
 }

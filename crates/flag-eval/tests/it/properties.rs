@@ -3,8 +3,8 @@
 use chrono::{TimeZone, Utc};
 use flag_eval::model::{Override, Strategy as StrategyDef};
 use flag_eval::{
-    ClientFeatures, Constraint, Context, Dependency, Engine, Feature, Operator, Payload, Segment, Variant,
-    fold_case,
+    ClientFeatures, Constraint, Context, CurrentTime, Dependency, Engine, Feature, Operator, Payload,
+    Segment, Variant, fold_case,
 };
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
@@ -241,7 +241,9 @@ fn context() -> impl Strategy<Value = Context> {
                     environment: environment.map(str::to_owned),
                     app_name: app.map(str::to_owned),
                     remote_address: address.map(str::to_owned),
-                    current_time: time.and_then(|seconds| Utc.timestamp_opt(seconds, 0).single()),
+                    current_time: time
+                        .and_then(|seconds| Utc.timestamp_opt(seconds, 0).single())
+                        .map_or(CurrentTime::Unset, CurrentTime::At),
                     ..Context::default()
                 };
                 for (name, value) in properties {

@@ -103,7 +103,7 @@ pub fn run_file(path: &Path) -> Result<FileReport, String> {
     let now = chrono::Utc::now();
     let context_for = |json: &Map<String, Value>| {
         let mut context = context_from_json(json);
-        context.current_time = context.current_time.or(Some(now));
+        context.current_time = context.current_time.or_at(now);
         context
     };
 
