@@ -13,7 +13,7 @@ use actix_web::{FromRequest, HttpRequest, web};
 use flag_store::queries;
 
 use crate::AppState;
-use crate::domain::{Permission, RootRole};
+use crate::domain::{Permission, RootRole, TokenType};
 use crate::error::ApiError;
 use crate::secrets;
 
@@ -176,10 +176,17 @@ pub fn bearer(request: &HttpRequest) -> Option<String> {
 enum Credential {
     Admin(Principal),
     Client(ClientAccess),
+    Frontend,
     Unknown,
 }
 
-/// A caller of the client API (`/api/client`): a client or backend token, or an admin token.
+/// The answer to a token of another type than the endpoint takes, as Unleash words it.
+fn wrong_token_type() -> ApiError {
+    ApiError::NoAccess("invalid token: expected a different token type for this endpoint".into())
+}
+
+/// A caller of the client API (`/api/client`): a client or backend token. Admin and frontend
+/// tokens are refused there, as Unleash 8 refuses them.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ClientAccess {
     /// The token's environment, when it is bound to one.
@@ -206,17 +213,25 @@ async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, 
             Some(row)
                 if secrets::matches(&token, &row.secret_hash) && row.expires_at.is_none_or(|at| at > now) =>
             {
-                if row.token_type == "admin" {
-                    Credential::Admin(Principal::AdminToken {
+                match TokenType::parse(&row.token_type) {
+                    Some(TokenType::Admin) => Credential::Admin(Principal::AdminToken {
                         name: row.token_name,
                         environments: (row.environment != "*").then(|| vec![row.environment]),
-                    })
-                } else {
-                    let projects = row.projects()?;
-                    Credential::Client(ClientAccess {
-                        environment: (row.environment != "*").then_some(row.environment),
-                        projects: (!projects.iter().any(|project| project == "*")).then_some(projects),
-                    })
+                    }),
+                    Some(TokenType::Client | TokenType::Backend) => {
+                        let projects = row.projects()?;
+                        Credential::Client(ClientAccess {
+                            environment: (row.environment != "*").then_some(row.environment),
+                            projects: (!projects.iter().any(|project| project == "*")).then_some(projects),
+                        })
+                    }
+                    Some(TokenType::Frontend) => Credential::Frontend,
+                    None => {
+                        return Err(ApiError::Internal(format!(
+                            "api token {} has the unknown type {:?}",
+                            row.id, row.token_type
+                        )));
+                    }
                 }
             }
             _ => Credential::Unknown,
@@ -254,9 +269,7 @@ impl FromRequest for Principal {
             let state = app_state(&request)?;
             match resolve(state, &request).await? {
                 Credential::Admin(principal) => Ok(principal),
-                Credential::Client(_) => Err(ApiError::NoAccess(
-                    "invalid token: expected a different token type for this endpoint".into(),
-                )),
+                Credential::Client(_) | Credential::Frontend => Err(wrong_token_type()),
                 Credential::Unknown => Err(ApiError::AuthenticationRequired),
             }
         })
@@ -276,10 +289,9 @@ impl FromRequest for ClientAccess {
             }
             match resolve(state, &request).await? {
                 Credential::Client(access) => Ok(access),
-                Credential::Admin(Principal::AdminToken { environments, .. }) => Ok(ClientAccess {
-                    environment: environments.and_then(|mut environments| environments.pop()),
-                    projects: None,
-                }),
+                Credential::Admin(Principal::AdminToken { .. }) | Credential::Frontend => {
+                    Err(wrong_token_type())
+                }
                 Credential::Admin(Principal::User { .. }) | Credential::Unknown => {
                     Err(ApiError::AuthenticationRequired)
                 }

@@ -315,7 +315,8 @@ struct Links {
     edit: String,
 }
 
-/// A strategy constraint: Unleash puts the defaults `inverted` and `values` first.
+/// A strategy constraint: Unleash puts the defaults `inverted` and `values` first, then the
+/// stored keys; `caseInsensitive` only when it was stored.
 #[derive(Debug, Serialize)]
 #[serde(rename_all = "camelCase")]
 struct ConstraintOut<'a> {
@@ -323,7 +324,8 @@ struct ConstraintOut<'a> {
     values: &'a [String],
     context_name: &'a str,
     operator: &'a str,
-    case_insensitive: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    case_insensitive: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<&'a str>,
     result: bool,
@@ -335,8 +337,10 @@ struct SegmentConstraintOut<'a> {
     context_name: &'a str,
     operator: &'a str,
     values: &'a [String],
-    case_insensitive: bool,
-    inverted: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    case_insensitive: Option<bool>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    inverted: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none")]
     value: Option<&'a str>,
     result: bool,
@@ -408,7 +412,7 @@ fn strategy_out<'a>(
 fn constraint_out<'a>(result: &ConstraintResult<'a>) -> ConstraintOut<'a> {
     let constraint = result.constraint;
     ConstraintOut {
-        inverted: constraint.inverted,
+        inverted: constraint.is_inverted(),
         values: &constraint.values,
         context_name: &constraint.context_name,
         operator: &constraint.operator,
@@ -504,6 +508,21 @@ pub fn person_problems(email: Option<&str>, username: Option<&str>, name: Option
     .collect()
 }
 
+/// An optional field that may be left out but not sent as `null`: `null` is neither a value of
+/// the type nor "no change". Use with `#[serde(default)]`, so that an absent field is `None`.
+pub fn not_null<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::Deserialize<'de>,
+{
+    match <Option<T> as serde::Deserialize>::deserialize(deserializer)? {
+        Some(value) => Ok(Some(value)),
+        None => Err(serde::de::Error::custom(
+            "must not be null; leave the field out to keep it",
+        )),
+    }
+}
+
 /// Unleash's date format: ISO 8601 with milliseconds and `Z`.
 pub fn iso(time: NaiveDateTime) -> String {
     time.and_utc().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
@@ -537,6 +556,12 @@ pub struct UserOut {
     account_type: &'static str,
     /// Always null: there is no SCIM.
     scim_id: Option<String>,
+    /// Always null: there are no paid seats.
+    seat_type: Option<String>,
+    /// Always null: not asked at signup.
+    company_role: Option<String>,
+    /// Always null: not asked at signup.
+    product_updates_email_consent: Option<bool>,
     /// 1 (Admin), 2 (Editor) or 3 (Viewer), written as its id.
     root_role: crate::domain::RootRole,
 }
@@ -563,6 +588,9 @@ impl From<UserRow> for UserOut {
             created_at: iso(user.created_at),
             account_type: "User",
             scim_id: None,
+            seat_type: None,
+            company_role: None,
+            product_updates_email_consent: None,
             // Users hold root roles only; a stored id that is not one reads as the least access.
             root_role: crate::domain::RootRole::from_id(user.root_role)
                 .filter(|role| role.is_root())

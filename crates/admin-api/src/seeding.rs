@@ -10,11 +10,12 @@ use crate::config::Secret;
 use crate::secrets;
 
 /// Stores the configured admin tokens (`<project>:<environment>.<secret>`; an environment other
-/// than `*` limits the token to it). Only their verifiers are kept.
+/// than `*` limits the token to it). Only their verifiers are kept. Each is named `admin`, as
+/// Unleash names them, so lists show that name and writes made with one are by `admin`.
 pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreError> {
     let mut conn = store.connection()?;
     let now = chrono::Utc::now().naive_utc();
-    for (index, Secret(token)) in tokens.iter().enumerate() {
+    for Secret(token) in tokens {
         if token.is_empty() {
             continue;
         }
@@ -29,7 +30,7 @@ pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreEr
         queries::api_tokens::create(
             &mut conn,
             &NewApiToken {
-                token_name: format!("init-admin-token-{}", index + 1),
+                token_name: "admin".into(),
                 secret_hash: hash,
                 token_type: "admin".into(),
                 environment: environment.into(),

@@ -335,8 +335,8 @@ impl CompiledConstraint {
         let compiled = Self {
             field: Field::parse(&constraint.context_name),
             matcher,
-            case_insensitive: constraint.case_insensitive,
-            inverted: constraint.inverted,
+            case_insensitive: constraint.is_case_insensitive(),
+            inverted: constraint.is_inverted(),
         };
         (compiled, error)
     }
@@ -444,7 +444,7 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
     let operator = Operator::parse(&constraint.operator).ok_or_else(|| ValidationError::UnknownOperator {
         operator: constraint.operator.clone(),
     })?;
-    let fold = constraint.case_insensitive;
+    let fold = constraint.is_case_insensitive();
     let strings = || -> Box<[Box<str>]> {
         constraint
             .values
@@ -534,8 +534,8 @@ mod tests {
             operator: operator.into(),
             values: values.iter().map(|v| (*v).to_owned()).collect(),
             value: value.map(str::to_owned),
-            case_insensitive: false,
-            inverted: false,
+            case_insensitive: None,
+            inverted: None,
         }
     }
 
@@ -573,9 +573,9 @@ mod tests {
             let values: Vec<String> = (0..length).map(|i| format!("NO-{i}")).collect();
             let refs: Vec<&str> = values.iter().map(String::as_str).collect();
             let mut listed = constraint("answer", "IN", &refs, None);
-            listed.case_insensitive = true;
+            listed.case_insensitive = Some(true);
             let mut unlisted = constraint("answer", "NOT_IN", &refs, None);
-            unlisted.case_insensitive = true;
+            unlisted.case_insensitive = Some(true);
             let lower = Context::default().with_property("answer", "no-0");
             let exact = Context::default().with_property("answer", "NO-0");
             assert!(!eval(&listed, &lower), "IN, {length} values");
@@ -630,7 +630,7 @@ mod tests {
             constraint("userId", "REGEX", &[], Some("(unclosed")),
         ] {
             let mut inverted = rule.clone();
-            inverted.inverted = true;
+            inverted.inverted = Some(true);
             let (_, error) = CompiledConstraint::compile(&rule, DEFAULT_REGEX_SIZE_LIMIT);
             assert!(error.is_some(), "{rule:?}");
             assert!(!eval(

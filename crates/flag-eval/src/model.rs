@@ -121,12 +121,25 @@ pub struct Constraint {
         deserialize_with = "lenient_string"
     )]
     pub value: Option<String>,
-    /// Compare ignoring letter case.
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub case_insensitive: bool,
-    /// Negate the result.
-    #[serde(default, deserialize_with = "null_as_default")]
-    pub inverted: bool,
+    /// Compare ignoring letter case (`STR_*` and `REGEX` only). Absent means false; kept apart
+    /// from an explicit `false` so a constraint reads back as it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub case_insensitive: Option<bool>,
+    /// Negate the result. Absent means false, and is kept apart from an explicit `false`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub inverted: Option<bool>,
+}
+
+impl Constraint {
+    /// Whether letter case is ignored.
+    pub fn is_case_insensitive(&self) -> bool {
+        self.case_insensitive.unwrap_or(false)
+    }
+
+    /// Whether the result is negated.
+    pub fn is_inverted(&self) -> bool {
+        self.inverted.unwrap_or(false)
+    }
 }
 
 /// A named group of constraints shared between strategies.

@@ -748,15 +748,15 @@ mod tests {
             conn,
             "strategy_types",
             "parameters",
-            "name = 'userWithId'",
+            "name = 'remoteAddress'",
             GARBAGE,
         )?;
         let types = strategies::list_types(conn)?;
-        let strategy_type = types.iter().find(|row| row.name == "userWithId");
+        let strategy_type = types.iter().find(|row| row.name == "remoteAddress");
         assert_corrupt(
             strategy_type.map(StrategyTypeRow::parameters).transpose(),
             "strategy type",
-            "userWithId",
+            "remoteAddress",
             "parameters",
         );
 

@@ -41,9 +41,11 @@ pub struct FeatureQuery {
 pub struct ClientFeaturesQuery {
     /// The token's environment, else the query's, else `development`.
     pub environment: String,
-    /// The token's projects, else the query's project; null for every project.
+    /// The token's projects, else the query's project; absent for every project.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<Vec<String>>,
-    /// The query's name prefix, if any.
+    /// The query's name prefix; absent when none was given.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
     /// False when the SDK asked for segments separately (`Unleash-Client-Spec` 4.2.0 or later).
     pub inline_segment_constraints: bool,
@@ -128,7 +130,25 @@ pub struct ClientFeatureResponse {
     /// Parent features; absent when there are none.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schema(value_type = Vec<DependencySchema>)]
-    dependencies: Vec<Dependency>,
+    dependencies: Vec<ClientDependency>,
+}
+
+/// A dependency as the client API writes it: every key present, as Unleash sends it.
+#[derive(Debug, Serialize)]
+struct ClientDependency {
+    feature: String,
+    enabled: bool,
+    variants: Vec<String>,
+}
+
+impl From<Dependency> for ClientDependency {
+    fn from(dependency: Dependency) -> Self {
+        Self {
+            feature: dependency.feature,
+            enabled: dependency.enabled.unwrap_or(true),
+            variants: dependency.variants.unwrap_or_default(),
+        }
+    }
 }
 
 impl ClientFeatureResponse {
@@ -162,7 +182,11 @@ impl ClientFeatureResponse {
             variants: feature.variants,
             description: feature.description,
             impression_data: feature.impression_data.unwrap_or(false),
-            dependencies: feature.dependencies,
+            dependencies: feature
+                .dependencies
+                .into_iter()
+                .map(ClientDependency::from)
+                .collect(),
         }
     }
 }
@@ -210,11 +234,9 @@ mod schema {
     pub struct DependencySchema {
         /// The parent feature.
         feature: String,
-        /// Whether the parent must be enabled (the default) or disabled.
-        #[serde(default)]
+        /// Whether the parent must be enabled or disabled.
         enabled: bool,
         /// When not empty, the parent's variant must be one of these.
-        #[serde(default)]
         variants: Vec<String>,
     }
 }

@@ -104,11 +104,13 @@ pub struct CreateSignupTokenRequest {
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateSignupTokenRequest {
-    /// The new expiry; not capped.
-    #[serde(default)]
+    /// The new expiry; not capped. May be left out, but not `null`.
+    #[serde(default, deserialize_with = "crate::dto::not_null")]
+    #[schema(nullable = false, value_type = Timestamp)]
     pub expires_at: Option<Timestamp>,
-    /// The new switch.
-    #[serde(default)]
+    /// The new switch. May be left out, but not `null`.
+    #[serde(default, deserialize_with = "crate::dto::not_null")]
+    #[schema(nullable = false, value_type = bool)]
     pub enabled: Option<bool>,
 }
 

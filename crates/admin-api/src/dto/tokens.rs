@@ -8,19 +8,34 @@ use utoipa::ToSchema;
 use crate::domain::{Timestamp, TokenType};
 use crate::dto::iso;
 
-/// A token in the list. The secret is never shown again: only its verifier is kept.
+/// How a token's secret names its projects: the one project, or `[]` for several.
+pub fn project_part(projects: &[String]) -> String {
+    match projects {
+        [single] => single.clone(),
+        _ => "[]".into(),
+    }
+}
+
+/// A token in the list. The secret is never shown again: only its verifier is kept, and `secret`
+/// shows the public part (`<project>:<environment>.`) followed by `***`.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenOut {
     /// Its id.
     pub id: i32,
+    /// The public part of its secret, then `***`: `*:development.***`.
+    pub secret: String,
     /// Its name.
     pub token_name: String,
+    /// Its name again, as Unleash lists it.
+    pub username: String,
     /// `admin`, `client`, `backend` or `frontend`.
     #[serde(rename = "type")]
     pub token_type: String,
     /// The environment it is limited to, or `*`.
     pub environment: String,
+    /// Its one project, or `[]` when it has several.
+    pub project: String,
     /// The projects it is limited to, or `["*"]`.
     pub projects: Vec<String>,
     /// When it stops working.
@@ -29,21 +44,29 @@ pub struct TokenOut {
     pub created_at: String,
     /// When it was last used.
     pub seen_at: Option<String>,
+    /// Always `null`.
+    pub alias: Option<String>,
 }
 
 impl TryFrom<ApiTokenRow> for TokenOut {
     type Error = StoreError;
 
     fn try_from(row: ApiTokenRow) -> Result<Self, StoreError> {
+        let projects = row.projects()?;
+        let project = project_part(&projects);
         Ok(Self {
-            projects: row.projects()?,
+            secret: format!("{project}:{}.***", row.environment),
+            project,
+            projects,
             id: row.id,
+            username: row.token_name.clone(),
             token_name: row.token_name,
             token_type: row.token_type,
             environment: row.environment,
             expires_at: row.expires_at.map(iso),
             created_at: iso(row.created_at),
             seen_at: row.seen_at.map(iso),
+            alias: None,
         })
     }
 }

@@ -130,10 +130,13 @@ impl VariantsPush {
         &self.variants
     }
 
-    /// Applies Unleash's rules beyond the schema, then fills in weight types and shares the
-    /// variable weights.
+    /// Applies Unleash's rules beyond the schema, then fills in stickiness (`default`) and weight
+    /// types and shares the variable weights, so the variants read back as Unleash stores them.
     pub fn normalise(&mut self) -> Result<(), ApiError> {
         check_rules(&self.variants)?;
+        for variant in &mut self.variants {
+            variant.stickiness.get_or_insert_with(|| "default".into());
+        }
         fix_variant_weights(&mut self.variants)
             .map_err(|error| ApiError::invalid("/variants", error.to_string()))
     }

@@ -78,10 +78,7 @@ pub async fn create(
         .projects
         .or_else(|| request.project.map(|project| vec![project]))
         .unwrap_or_else(|| vec!["*".into()]);
-    let project_part = match projects.as_slice() {
-        [single] => single.clone(),
-        _ => "[]".into(),
-    };
+    let project_part = crate::dto::tokens::project_part(&projects);
     let secret = format!(
         "{project_part}:{environment}.{}",
         secrets::random_hex(28).map_err(|error| ApiError::Internal(error.to_string()))?

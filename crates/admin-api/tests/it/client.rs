@@ -1,29 +1,15 @@
 //! The client API SDKs poll, and importing a client-features document.
 
-use crate::common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
+use crate::common::{ADMIN, SDK, TestApp, assert_error, get, post, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use flag_store::models::NewApiToken;
 use flag_store::queries;
 use serde_json::json;
 
 const CLIENT: &str = "default:production.client-secret";
 
 fn client_token(app: &TestApp) -> Result<(), flag_store::StoreError> {
-    queries::api_tokens::create(
-        &mut *app.state.store.connection()?,
-        &NewApiToken {
-            token_name: "sdk".into(),
-            secret_hash: admin_api::secrets::verifier(CLIENT),
-            token_type: "client".into(),
-            environment: "production".into(),
-            projects: "[\"default\"]".into(),
-            expires_at: None,
-            created_at: chrono::Utc::now().naive_utc(),
-        },
-        "test",
-    )
-    .map(drop)
+    app.store_token(CLIENT, "client", "production", &["default"])
 }
 
 #[actix_web::test]
@@ -117,20 +103,20 @@ async fn segments_are_inlined_for_old_sdks_and_separate_for_new_ones() {
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
 
-    let (_, old) = send(&service, get("/api/client/features", ADMIN)).await;
+    let (_, old) = send(&service, get("/api/client/features", SDK)).await;
     assert!(old.get("segments").is_none());
     assert_eq!(
         old["features"][0]["strategies"][1]["constraints"][0]["contextName"],
         "plan"
     );
-    let new = get("/api/client/features", ADMIN).insert_header(("Unleash-Client-Spec", "5.2.0"));
+    let new = get("/api/client/features", SDK).insert_header(("Unleash-Client-Spec", "5.2.0"));
     let (_, new) = send(&service, new).await;
     assert_eq!(new["segments"][0]["name"], "beta");
     assert_eq!(
         new["features"][0]["strategies"][1]["segments"],
         json!([segment["id"]])
     );
-    let bad = get("/api/client/features", ADMIN).insert_header(("Unleash-Client-Spec", "soon"));
+    let bad = get("/api/client/features", SDK).insert_header(("Unleash-Client-Spec", "soon"));
     let (status, body) = send(&service, bad).await;
     assert_error(status, &body, 400, "ValidationError");
 }

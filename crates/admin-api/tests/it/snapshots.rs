@@ -2,7 +2,7 @@
 //! one error per handler module, with every id, secret, token and time redacted so the
 //! snapshots are stable.
 
-use crate::common::{ADMIN, TestApp, get, post, put, seed_feature, send};
+use crate::common::{ADMIN, SDK, TestApp, get, post, put, seed_feature, send};
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -525,7 +525,7 @@ async fn client_features_answer() {
     add_segment(&service).await;
     let response = test::call_service(
         &service,
-        get("/api/client/features?namePrefix=f", ADMIN).to_request(),
+        get("/api/client/features?namePrefix=f", SDK).to_request(),
     )
     .await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -542,7 +542,7 @@ async fn client_features_answer() {
         ".meta.etag" => "[etag]",
     });
 
-    let separate = get("/api/client/features", ADMIN).insert_header(("Unleash-Client-Spec", "5.2.0"));
+    let separate = get("/api/client/features", SDK).insert_header(("Unleash-Client-Spec", "5.2.0"));
     let (status, body) = send(&service, separate).await;
     assert_eq!(status, StatusCode::OK);
     insta::assert_json_snapshot!("client_features_separate_segments", body, {
@@ -553,7 +553,7 @@ async fn client_features_answer() {
     });
 
     let cached =
-        get("/api/client/features?namePrefix=f", ADMIN).insert_header(("If-None-Match", etag.as_str()));
+        get("/api/client/features?namePrefix=f", SDK).insert_header(("If-None-Match", etag.as_str()));
     let response = test::call_service(&service, cached.to_request()).await;
     let status = response.status().as_u16();
     let same_etag = response
@@ -572,7 +572,7 @@ async fn client_features_answer() {
 async fn client_features_error_with_a_bad_spec_header() {
     let app = TestApp::new();
     let service = app.service().await;
-    let request = get("/api/client/features", ADMIN).insert_header(("Unleash-Client-Spec", "soon"));
+    let request = get("/api/client/features", SDK).insert_header(("Unleash-Client-Spec", "soon"));
     let (status, body) = send(&service, request).await;
     assert_eq!(status, StatusCode::BAD_REQUEST);
     insta::assert_json_snapshot!(body, {".id" => "[id]"});
@@ -584,7 +584,7 @@ async fn client_feature_answer() {
     let service = app.service().await;
     seed_feature(&service, "f").await;
     add_segment(&service).await;
-    let (status, body) = send(&service, get("/api/client/features/f", ADMIN)).await;
+    let (status, body) = send(&service, get("/api/client/features/f", SDK)).await;
     assert_eq!(status, StatusCode::OK);
     insta::assert_json_snapshot!(body);
 }
@@ -593,7 +593,7 @@ async fn client_feature_answer() {
 async fn client_feature_error_when_unknown() {
     let app = TestApp::new();
     let service = app.service().await;
-    let (status, body) = send(&service, get("/api/client/features/missing", ADMIN)).await;
+    let (status, body) = send(&service, get("/api/client/features/missing", SDK)).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     insta::assert_json_snapshot!(body, {".id" => "[id]"});
 }

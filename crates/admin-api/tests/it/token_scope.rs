@@ -18,12 +18,14 @@ enum Scope {
     Development,
     /// Administration, or a write that changes every environment: 403 naming `production`.
     Everywhere,
+    /// The client API, for client and backend tokens only: 403, the token's type is wrong.
+    SdkOnly,
 }
 
 /// Every documented operation, with the body that passes validation, so that only the
 /// permission can refuse it.
 fn scope_of(method: &str, path: &str) -> Option<(Scope, Value)> {
-    use Scope::{Development, Everywhere, Public, Read};
+    use Scope::{Development, Everywhere, Public, Read, SdkOnly};
     let strategy = json!({"name": "default"});
     Some(match (method, path) {
         ("get", "/health" | "/ready" | "/internal-backstage/prometheus" | "/invite/{token}/validate") => {
@@ -33,7 +35,7 @@ fn scope_of(method: &str, path: &str) -> Option<(Scope, Value)> {
         ("post", "/logout") => (Public, Value::Null),
         ("post", "/invite/{token}/signup") => (Public, Value::Null),
         // The client API's token rules belong to the SDK side of the API.
-        ("get", "/api/client/features" | "/api/client/features/{featureName}") => (Read, Value::Null),
+        ("get", "/api/client/features" | "/api/client/features/{featureName}") => (SdkOnly, Value::Null),
         ("post", "/api/admin/playground") => (
             Development,
             json!({"environment": "development", "context": {"appName": "a"}}),
@@ -170,6 +172,15 @@ async fn an_environment_token_stays_in_its_environment_on_every_route() {
         let route = format!("{method_name} {}", operation.path);
         match scope {
             Scope::Read => assert_ne!(status, StatusCode::FORBIDDEN, "{route}: {answer}"),
+            Scope::SdkOnly => {
+                assert_error(status, &answer, 403, "NoAccessError");
+                assert!(
+                    answer["message"]
+                        .as_str()
+                        .is_some_and(|message| message.contains("expected a different token type")),
+                    "{route}: {answer}"
+                );
+            }
             Scope::Development | Scope::Everywhere => {
                 assert_error(status, &answer, 403, "NoAccessError");
                 let message = answer["message"].as_str().unwrap_or_default();

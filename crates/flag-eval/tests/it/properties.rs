@@ -86,8 +86,8 @@ fn constraint() -> impl Strategy<Value = Constraint> {
                 operator: operator.into(),
                 values,
                 value,
-                case_insensitive,
-                inverted,
+                case_insensitive: Some(case_insensitive),
+                inverted: Some(inverted),
             },
         )
 }
@@ -342,9 +342,9 @@ proptest! {
     #[test]
     fn inverted_negates_every_operator(constraint in constraint(), context in context()) {
         let mut straight = constraint.clone();
-        straight.inverted = false;
+        straight.inverted = Some(false);
         let mut inverted = constraint;
-        inverted.inverted = true;
+        inverted.inverted = Some(true);
         let (straight, valid) = single_constraint_engine(straight);
         prop_assume!(valid);
         let (inverted, _) = single_constraint_engine(inverted);
@@ -359,7 +359,7 @@ proptest! {
         let operator = Operator::parse(&constraint.operator);
         prop_assume!(operator.is_some() && !constraint.context_name.starts_with("currentTime"));
         let mut insensitive = constraint.clone();
-        insensitive.case_insensitive = true;
+        insensitive.case_insensitive = Some(true);
         let context = Context::default().with_property(&constraint.context_name, &field_value);
         let textual = matches!(
             operator,
@@ -369,7 +369,7 @@ proptest! {
         prop_assume!(valid);
         if textual {
             let mut lowered = constraint.clone();
-            lowered.case_insensitive = false;
+            lowered.case_insensitive = Some(false);
             lowered.values = lowered.values.iter().map(|value| fold_case(value)).collect();
             let lowered_context = Context::default().with_property(&constraint.context_name, &fold_case(&field_value));
             let (lowered_engine, _) = single_constraint_engine(lowered);
@@ -379,7 +379,7 @@ proptest! {
             );
         } else if operator != Some(Operator::Regex) {
             let mut sensitive = constraint;
-            sensitive.case_insensitive = false;
+            sensitive.case_insensitive = Some(false);
             let (sensitive_engine, _) = single_constraint_engine(sensitive);
             prop_assert_eq!(insensitive_engine.is_enabled("c", &context), sensitive_engine.is_enabled("c", &context));
         }

@@ -2,6 +2,7 @@
 
 use diesel::prelude::*;
 use diesel::sqlite::SqliteConnection;
+use flag_eval::{Constraint, Operator};
 
 use crate::error::StoreError;
 use crate::models::{ContextFieldRow, EventType, NewEvent};
@@ -37,4 +38,58 @@ pub fn create(
         )?;
         Ok(row.clone())
     })
+}
+
+/// Checks each constraint against its context field's legal values, as Unleash does for strategy
+/// and segment constraints: when the field lists any, every value of a list operator, and the
+/// value of a number, date or version operator, must be one of them. A constraint on a field
+/// without legal values, or on an unknown field, passes. A value outside them is
+/// [`StoreError::Rejected`], naming the constraint, the value and the field.
+pub fn check_legal_values(conn: &mut SqliteConnection, constraints: &[Constraint]) -> Result<(), StoreError> {
+    for (index, constraint) in constraints.iter().enumerate() {
+        let field = context_fields::table
+            .find(&constraint.context_name)
+            .select(ContextFieldRow::as_select())
+            .first(conn)
+            .optional()?;
+        let Some(field) = field else {
+            continue;
+        };
+        let legal = field.legal_values()?;
+        if legal.is_empty() {
+            continue;
+        }
+        let single = Operator::parse(&constraint.operator).is_some_and(|operator| {
+            matches!(
+                operator,
+                Operator::NumEq
+                    | Operator::NumGt
+                    | Operator::NumGte
+                    | Operator::NumLt
+                    | Operator::NumLte
+                    | Operator::DateAfter
+                    | Operator::DateBefore
+                    | Operator::SemverEq
+                    | Operator::SemverGt
+                    | Operator::SemverGte
+                    | Operator::SemverLt
+                    | Operator::SemverLte
+            )
+        });
+        let mut candidates: Box<dyn Iterator<Item = &String>> = if single {
+            Box::new(constraint.value.iter())
+        } else {
+            Box::new(constraint.values.iter())
+        };
+        if let Some(outside) = candidates.find(|value| !legal.iter().any(|allowed| &allowed.value == *value))
+        {
+            return Err(StoreError::Rejected {
+                message: format!(
+                    "constraints/{index}: {outside:?} is not a legal value of the context field {}",
+                    field.name
+                ),
+            });
+        }
+    }
+    Ok(())
 }

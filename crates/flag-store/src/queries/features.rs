@@ -6,7 +6,7 @@ use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{EventType, FeatureEnvironmentRow, FeatureRow, NewEvent};
-use crate::queries::{events, projects, to_json};
+use crate::queries::{events, projects, strategies, to_json};
 use crate::schema::{feature_environments, features};
 
 /// Creates a feature with a disabled row in each environment of its project. Names are unique
@@ -104,6 +104,19 @@ pub fn set_enabled(
     crate::queries::write(conn, |conn| {
         get(conn, project, name)?;
         let before = environment(conn, name, environment_name)?;
+        // As Unleash does: switching on a feature with no active strategy there first adds the
+        // default one, so SDKs, the playground and feature reads all see the same rule.
+        if enabled && !strategies::has_active(conn, name, environment_name)? {
+            strategies::add(
+                conn,
+                project,
+                name,
+                environment_name,
+                &strategies::default_for(name),
+                actor,
+                now,
+            )?;
+        }
         diesel::update(feature_environments::table.find((name, environment_name)))
             .set(feature_environments::enabled.eq(enabled))
             .execute(conn)?;

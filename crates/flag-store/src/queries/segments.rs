@@ -5,7 +5,7 @@ use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{EventType, NewEvent, NewSegment, SegmentRow};
-use crate::queries::{events, to_json};
+use crate::queries::{context_fields, events, refuse_unreadable, to_json};
 use crate::schema::segments;
 
 /// Creates a segment; a taken name is a conflict, and a project that does not exist is
@@ -16,7 +16,11 @@ pub fn create(
     segment: &NewSegment,
     actor: &str,
 ) -> Result<SegmentRow, StoreError> {
+    let constraints: Vec<flag_eval::Constraint> =
+        crate::queries::from_json("segment", &segment.name, "constraints", &segment.constraints)
+            .map_err(refuse_unreadable)?;
     crate::queries::write(conn, |conn| {
+        context_fields::check_legal_values(conn, &constraints)?;
         // The project is the segments table's only foreign key, so a foreign-key violation can
         // only mean that it does not exist.
         let row: SegmentRow = diesel::insert_into(segments::table)

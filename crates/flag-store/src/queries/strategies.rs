@@ -9,7 +9,7 @@ use flag_eval::{Constraint, Variant};
 
 use crate::error::StoreError;
 use crate::models::{EventType, NewEvent, StrategyRow, StrategyTypeRow};
-use crate::queries::{events, features, refuse_unreadable, to_json};
+use crate::queries::{context_fields, environments, events, features, refuse_unreadable, to_json};
 use crate::schema::{feature_strategies, feature_strategy_segments, segments, strategy_types};
 
 /// A strategy as the admin API writes it.
@@ -82,6 +82,31 @@ pub fn add(
         )?;
         Ok(strategy)
     })
+}
+
+/// The strategy switching a feature on adds when it has no active strategy in the environment:
+/// `flexibleRollout` to everyone, sticky on `default`, grouped by the feature's name.
+pub fn default_for(feature: &str) -> StrategyInput {
+    StrategyInput {
+        name: "flexibleRollout".into(),
+        parameters: BTreeMap::from([
+            ("rollout".to_owned(), "100".to_owned()),
+            ("stickiness".to_owned(), "default".to_owned()),
+            ("groupId".to_owned(), feature.to_owned()),
+        ]),
+        ..StrategyInput::default()
+    }
+}
+
+/// Whether a feature has a strategy that is not disabled in an environment.
+pub fn has_active(conn: &mut SqliteConnection, feature: &str, environment: &str) -> Result<bool, StoreError> {
+    let active: i64 = feature_strategies::table
+        .filter(feature_strategies::feature_name.eq(feature))
+        .filter(feature_strategies::environment_name.eq(environment))
+        .filter(feature_strategies::disabled.eq(false))
+        .count()
+        .get_result(conn)?;
+    Ok(active > 0)
 }
 
 /// Replaces a strategy's definition, keeping its id.
@@ -247,7 +272,10 @@ fn check_target(
     input: &StrategyInput,
 ) -> Result<(), StoreError> {
     features::get(conn, project, feature)?;
-    features::environment(conn, feature, environment)?;
+    // The environment must exist, not be enabled in the project: Unleash keeps a strategy added
+    // there, and the playground shows it.
+    environments::get(conn, environment)?;
+    context_fields::check_legal_values(conn, &input.constraints)?;
     let known: i64 = strategy_types::table
         .filter(strategy_types::name.eq(&input.name))
         .count()

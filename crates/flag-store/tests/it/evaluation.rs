@@ -57,8 +57,6 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
     other.project_id = "other".into();
     queries::features::create(&mut conn, &other, "test")?;
 
-    queries::features::set_enabled(&mut conn, "default", "parent", "production", true, "test", now)?;
-    queries::features::set_enabled(&mut conn, "default", "child", "production", true, "test", now)?;
     let rollout = queries::strategies::add(
         &mut conn,
         "default",
@@ -131,6 +129,21 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
         now,
     )?;
 
+    // The parent has an active strategy by now; the child has none, so switching it on adds
+    // the default rollout, as Unleash does.
+    queries::features::set_enabled(&mut conn, "default", "parent", "production", true, "test", now)?;
+    queries::features::set_enabled(&mut conn, "default", "child", "production", true, "test", now)?;
+    let added = queries::strategies::list(&mut conn, "child", "production")?;
+    assert_eq!(added.len(), 1);
+    assert_eq!(added[0].name, "flexibleRollout");
+    assert_eq!(
+        added[0].parameters,
+        BTreeMap::from([
+            ("groupId".to_owned(), "child".to_owned()),
+            ("rollout".to_owned(), "100".to_owned()),
+            ("stickiness".to_owned(), "default".to_owned()),
+        ])
+    );
     let actual = playground_input(&mut conn, &ProjectScope::All, "production")?;
 
     let feature = |name: &str, project: &str| Feature {
@@ -150,6 +163,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
         features: vec![
             Feature {
                 enabled: true,
+                strategies: added.clone(),
                 variants: vec![variants[1].clone(), variants[0].clone()],
                 dependencies: vec![Dependency {
                     feature: "parent".into(),

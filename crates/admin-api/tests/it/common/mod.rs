@@ -17,6 +17,9 @@ use tempfile::TempDir;
 
 pub const ADMIN: &str = "*:*.test-admin-secret-0123456789";
 pub const PRODUCTION_ADMIN: &str = "*:production.production-only-secret";
+/// A backend token for `development` and every project: what SDKs send to the client API, which
+/// refuses admin tokens.
+pub const SDK: &str = "*:development.sdk-secret";
 
 pub struct TestApp {
     pub state: web::Data<AppState>,
@@ -39,10 +42,37 @@ impl TestApp {
             .unwrap_or_else(|error| panic!("{error}"));
         seed_admin_tokens(&store, &[Secret(ADMIN.into()), Secret(PRODUCTION_ADMIN.into())])
             .unwrap_or_else(|error| panic!("{error}"));
-        Self {
+        let app = Self {
             state: web::Data::new(AppState::new(store, settings).unwrap_or_else(|error| panic!("{error}"))),
             _dir: dir,
-        }
+        };
+        app.store_token(SDK, "backend", "development", &["*"])
+            .unwrap_or_else(|error| panic!("{error}"));
+        app
+    }
+
+    /// Stores an API token with `secret` directly, as `INIT_BACKEND_API_TOKENS` would.
+    pub fn store_token(
+        &self,
+        secret: &str,
+        token_type: &str,
+        environment: &str,
+        projects: &[&str],
+    ) -> Result<(), flag_store::StoreError> {
+        flag_store::queries::api_tokens::create(
+            &mut *self.state.store.connection()?,
+            &flag_store::models::NewApiToken {
+                token_name: format!("{token_type}-{environment}"),
+                secret_hash: admin_api::secrets::verifier(secret),
+                token_type: token_type.into(),
+                environment: environment.into(),
+                projects: serde_json::to_string(projects).unwrap_or_default(),
+                expires_at: None,
+                created_at: chrono::Utc::now().naive_utc(),
+            },
+            "test",
+        )
+        .map(drop)
     }
 
     pub async fn service(
