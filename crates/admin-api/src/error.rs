@@ -45,6 +45,9 @@ pub enum ApiError {
     /// 403 `NoAccessError`.
     #[error("{0}")]
     NoAccess(String),
+    /// 403 `InvalidOperationError`: an operation Unleash does not allow on these objects.
+    #[error("{0}")]
+    InvalidOperation(String),
     /// 404 `NotFoundError`.
     #[error("{0}")]
     NotFound(String),
@@ -116,6 +119,7 @@ impl ApiError {
             Self::Validation { .. } => "ValidationError",
             Self::AuthenticationRequired => "AuthenticationRequired",
             Self::NoAccess(_) => "NoAccessError",
+            Self::InvalidOperation(_) => "InvalidOperationError",
             Self::NotFound(_) => "NotFoundError",
             Self::NameExists(_) => "NameExistsError",
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
@@ -154,7 +158,7 @@ impl ResponseError for ApiError {
         match self {
             Self::Validation { .. } => StatusCode::BAD_REQUEST,
             Self::AuthenticationRequired => StatusCode::UNAUTHORIZED,
-            Self::NoAccess(_) => StatusCode::FORBIDDEN,
+            Self::NoAccess(_) | Self::InvalidOperation(_) => StatusCode::FORBIDDEN,
             Self::NotFound(_) => StatusCode::NOT_FOUND,
             Self::NameExists(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -212,6 +216,7 @@ impl From<StoreError> for ApiError {
                 ))
             }
             StoreError::Rejected { message } => Self::bad_request(message),
+            StoreError::InvalidOperation { message } => Self::InvalidOperation(message),
             other => Self::Internal(other.to_string()),
         }
     }

@@ -34,6 +34,14 @@ pub enum StoreError {
         /// What is wrong, for the user.
         message: String,
     },
+    /// The operation is not allowed on these features: a dependency on itself, on a missing or
+    /// archived parent, across projects, or forming a chain. Unleash answers these with 403
+    /// `InvalidOperationError`.
+    #[error("{message}")]
+    InvalidOperation {
+        /// What is not allowed, for the user.
+        message: String,
+    },
     /// A stored JSON column of one row could not be read back into its type.
     #[error("stored {column} of {entity} {key} is not valid: {source}")]
     Corrupt {

@@ -49,6 +49,7 @@ fn separate_segments(request: &HttpRequest) -> Result<bool, ApiError> {
             headers(("ETag" = String, description = "The same `ETag`"))),
         (status = 400, description = "`Unleash-Client-Spec` is not a semantic version, or the query string is malformed", body = ErrorBody),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
     ),
     security(("apiKey" = []))
 )]
@@ -115,6 +116,7 @@ pub async fn features(
         (status = 200, description = "The feature in the token's environment", body = ClientFeatureResponse),
         (status = 400, description = "`Unleash-Client-Spec` is not a semantic version", body = ErrorBody),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
         (status = 404, description = "No such feature in the token's projects", body = ErrorBody),
     ),
     security(("apiKey" = []))

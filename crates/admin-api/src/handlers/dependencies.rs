@@ -30,8 +30,8 @@ pub struct Api;
     request_body = AddDependency,
     responses(
         (status = 200, description = "Set; no body"),
-        (status = 400, description = "The dependency is not allowed (a parent with parents, a cycle)", body = ErrorBody),
-        (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
+        (status = 400, description = "The body breaks the schema", body = ErrorBody),
+        (status = 403, description = "Not allowed (`NoAccessError`), or, as `InvalidOperationError`, a dependency Unleash refuses: on itself, on a missing or archived parent, on another project's feature, or forming a chain", body = ErrorBody),
         (status = 404, description = "No such feature", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))

@@ -142,7 +142,7 @@ pub async fn create(
     request_body = UpdateSignupTokenRequest,
     responses(
         (status = 200, description = "The whole token, changed", body = SignupTokenResponse),
-        (status = 400, description = "The body breaks the schema or names neither field", body = ErrorBody),
+        (status = 400, description = "The body breaks the schema (a field is `null`) or names neither field", body = ErrorBody),
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No token has this secret", body = ErrorBody),
     ),

@@ -50,7 +50,7 @@ pub async fn list(
     request_body = CreateSegment,
     responses(
         (status = 201, description = "The segment", body = CreatedSegmentOut, headers(("Location" = String, description = "segments/{id}"))),
-        (status = 400, description = "The body breaks the schema, or a constraint is not valid", body = ErrorBody),
+        (status = 400, description = "The body breaks the schema, a constraint is not valid, or a value is not a legal value of its context field", body = ErrorBody),
         (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),

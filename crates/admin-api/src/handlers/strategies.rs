@@ -32,9 +32,9 @@ pub struct Api;
     request_body = StrategyRequest,
     responses(
         (status = 200, description = "The strategy, with its id", body = StrategySchema),
-        (status = 400, description = "The strategy is not valid", body = ErrorBody),
+        (status = 400, description = "The strategy is not valid: its type is not defined, or a constraint value is not a legal value of its context field", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
-        (status = 404, description = "No such feature, environment or segment", body = ErrorBody),
+        (status = 404, description = "No such feature, environment or segment; the environment need not be enabled in the project", body = ErrorBody),
     ),
     security(("apiKey" = []), ("session" = []))
 )]
@@ -71,7 +71,7 @@ pub async fn add(
     request_body = StrategyRequest,
     responses(
         (status = 200, description = "The strategy", body = StrategySchema),
-        (status = 400, description = "The strategy is not valid", body = ErrorBody),
+        (status = 400, description = "The strategy is not valid: its type is not defined, or a constraint value is not a legal value of its context field", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment, strategy or segment", body = ErrorBody),
     ),

@@ -190,10 +190,18 @@ async fn dependencies_are_enforced_and_evaluated() {
     seed_feature(&service, "parent").await;
     seed_feature(&service, "child").await;
     let path = "/api/admin/projects/default/features/child/dependencies";
+    // As in Unleash: 403 `InvalidOperationError` for a dependency on itself or on a missing
+    // parent.
     let (status, body) = send(&service, post(path, ADMIN, json!({"feature": "child"}))).await;
-    assert_error(status, &body, 400, "ValidationError");
+    assert_error(status, &body, 403, "InvalidOperationError");
     let (status, body) = send(&service, post(path, ADMIN, json!({"feature": "ghost"}))).await;
-    assert_error(status, &body, 400, "ValidationError");
+    assert_error(status, &body, 403, "InvalidOperationError");
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("ghost")),
+        "{body}"
+    );
     let (status, _) = send(
         &service,
         post(path, ADMIN, json!({"feature": "parent", "enabled": false})),

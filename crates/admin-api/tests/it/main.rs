@@ -11,6 +11,7 @@ mod hardening;
 mod invite;
 mod logging;
 mod openapi;
+mod parity;
 mod shutdown;
 mod snapshots;
 mod token_scope;

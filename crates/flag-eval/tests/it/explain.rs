@@ -455,3 +455,81 @@ fn strategy_variants_are_sticky_on_the_strategy_stickiness_not_their_own() -> Te
     }
     Ok(())
 }
+
+#[test]
+fn where_the_differential_fuzzer_steers_around_yggdrasil_flag_eval_answers_as_the_node_sdk() -> TestResult {
+    // Each case: strategies of flag `f` (and a parent `p` where it matters), a context, and
+    // flag-eval's answer, which the Node SDK shares and Yggdrasil 0.21 does not.
+    let in_seven = json!([{"name": "default", "constraints": [
+        {"contextName": "userId", "operator": "IN", "values": ["7"]}]}]);
+    let cases = [
+        // A dependency on a disabled parent ignores `variants`.
+        (
+            json!([flag("p", true, in_seven.clone()),
+                   {"name": "f", "enabled": true, "strategies": [],
+                    "dependencies": [{"feature": "p", "enabled": false, "variants": ["v"]}]}]),
+            Context::for_user("8"),
+            true,
+        ),
+        // Variants named on a parent without variants: its variant is `disabled`, not named.
+        (
+            json!([flag("p", true, json!([])),
+                   {"name": "f", "enabled": true, "strategies": [],
+                    "dependencies": [{"feature": "p", "variants": ["v"]}]}]),
+            Context::for_user("8"),
+            false,
+        ),
+        // A backslash in a value is compared as it is.
+        (
+            json!([flag(
+                "f",
+                true,
+                json!([{"name": "default", "constraints": [
+                {"contextName": "userId", "operator": "IN", "values": ["a\\"]}]}])
+            )]),
+            Context::for_user("a\\"),
+            true,
+        ),
+        // An empty `STR_*` list is one false constraint, not a broken flag.
+        (
+            json!([flag(
+                "f",
+                true,
+                json!([
+                {"name": "default", "constraints": [
+                    {"contextName": "userId", "operator": "STR_CONTAINS", "values": []}]},
+                {"name": "default", "constraints": [
+                    {"contextName": "userId", "operator": "IN", "values": ["8"]}]}])
+            )]),
+            Context::for_user("8"),
+            true,
+        ),
+        // Date operators read `currentTime`, whatever `contextName` says.
+        (
+            json!([flag(
+                "f",
+                true,
+                json!([{"name": "default", "constraints": [
+                {"contextName": "userId", "operator": "DATE_AFTER", "value": "2020-01-01T00:00:00Z"}]}])
+            )]),
+            Context::for_user("not a date").at(flag_eval::parse_time("2024-01-01T00:00:00Z").ok_or("time")?),
+            true,
+        ),
+        // Numbers are read as JavaScript's `Number` reads them: padding is ignored.
+        (
+            json!([flag(
+                "f",
+                true,
+                json!([{"name": "default", "constraints": [
+                {"contextName": "age", "operator": "NUM_EQ", "value": "4"}]}])
+            )]),
+            Context::default().with_property("age", " 4 "),
+            true,
+        ),
+    ];
+    for (features, context, expected) in cases {
+        let engine = engine(features.clone(), json!([]))?;
+        assert_eq!(engine.is_enabled("f", &context), expected, "{features}");
+    }
+    Ok(())
+}

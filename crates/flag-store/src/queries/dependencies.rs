@@ -26,7 +26,7 @@ pub fn set(
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
         features::get(conn, project, child)?;
-        let rejected = |message: String| StoreError::Rejected { message };
+        let rejected = |message: String| StoreError::InvalidOperation { message };
         if child == parent {
             return Err(rejected(format!("feature {child} cannot depend on itself")));
         }

@@ -140,13 +140,11 @@ fn load(
                 Some(state) => state.variants()?,
                 None => Vec::new(),
             },
-            strategies: if state.is_some() {
-                strategies_by_feature
-                    .remove(row.name.as_str())
-                    .unwrap_or_default()
-            } else {
-                Vec::new()
-            },
+            // Strategies added in an environment the project has not enabled are kept and shown,
+            // as Unleash shows them; the feature is off there.
+            strategies: strategies_by_feature
+                .remove(row.name.as_str())
+                .unwrap_or_default(),
             dependencies: dependency.into_iter().collect(),
             feature_type: Some(row.feature_type),
             description: row.description,

@@ -10,7 +10,9 @@ use flag_eval::{Constraint, Variant};
 use crate::error::StoreError;
 use crate::models::{EventType, NewEvent, StrategyRow, StrategyTypeRow};
 use crate::queries::{context_fields, environments, events, features, refuse_unreadable, to_json};
-use crate::schema::{feature_strategies, feature_strategy_segments, segments, strategy_types};
+use crate::schema::{
+    feature_environments, feature_strategies, feature_strategy_segments, segments, strategy_types,
+};
 
 /// A strategy as the admin API writes it.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -109,6 +111,30 @@ pub fn has_active(conn: &mut SqliteConnection, feature: &str, environment: &str)
     Ok(active > 0)
 }
 
+/// As Unleash does after a strategy is removed or disabled: a feature left with no active strategy
+/// in an environment where it is on is switched off there.
+fn switch_off_without_active(
+    conn: &mut SqliteConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    if has_active(conn, feature, environment)? {
+        return Ok(());
+    }
+    let enabled: Option<bool> = feature_environments::table
+        .find((feature, environment))
+        .select(feature_environments::enabled)
+        .first(conn)
+        .optional()?;
+    if enabled == Some(true) {
+        features::set_enabled(conn, project, feature, environment, false, actor, now)?;
+    }
+    Ok(())
+}
+
 /// Replaces a strategy's definition, keeping its id.
 #[expect(
     clippy::too_many_arguments,
@@ -162,6 +188,9 @@ pub fn update(
             actor,
             now,
         )?;
+        if input.disabled {
+            switch_off_without_active(conn, project, feature, environment, actor, now)?;
+        }
         Ok(strategy)
     })
 }
@@ -190,7 +219,8 @@ pub fn delete(
             Some(&before),
             actor,
             now,
-        )
+        )?;
+        switch_off_without_active(conn, project, feature, environment, actor, now)
     })
 }
 
