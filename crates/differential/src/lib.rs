@@ -14,11 +14,14 @@
 //! than three fraction digits, all-zero variant weights (Yggdrasil panics), backslashes in values
 //! (its rule grammar misreads them), empty lists for `STR_*` and `IN_CIDR` (its grammar rejects
 //! them), date operators on fields other than `currentTime` (the SDKs always read the time),
-//! invalid constraint definitions (flag-eval turns off only that constraint), and whitespace
-//! around numbers, versions and addresses (the Node SDK reads them, Yggdrasil does not).
-//! Randomness is kept out of the comparison: every context has a `userId` and a `tenant`, and no
-//! rollout or variant is sticky on a field a context may lack unless a missing field makes the
-//! answer certain.
+//! invalid constraint definitions (flag-eval turns off only that constraint), whitespace around
+//! numbers, versions and addresses, `inf` and `NaN` (the Node SDK reads JavaScript's numbers,
+//! Yggdrasil Rust's), constraint numbers and dates outside the rule grammar's forms (`.5`, a
+//! lower-case `t`), an empty `currentTime`, dependencies whose `variants` Yggdrasil reads
+//! differently, and an empty `userId` (the Node SDK skips it for stickiness, Yggdrasil hashes it).
+//! Randomness is kept out of the comparison: every context has a non-empty `userId` and a
+//! `tenant`, and no rollout or variant is sticky on a field a context may lack unless a missing
+//! field makes the answer certain.
 
 use std::fmt;
 
@@ -212,7 +215,21 @@ const NUMBERS: &[&str] = &["0", "1", "2.5", "-3", "10", "1e2", "0.5", "100"];
 
 /// Context values for numeric constraints, parseable or not, without padding.
 const NUMBER_INPUTS: &[&str] = &[
-    "0", "1", "1.0", "2.5", "-3", "10", "100", "1e2", "0.50", "abc", "", "1,5", "½",
+    "0",
+    "1",
+    "1.0",
+    "2.5",
+    "-3",
+    "10",
+    "100",
+    "1e2",
+    "0.50",
+    "abc",
+    "",
+    "1,5",
+    "½",
+    "Infinity",
+    "-Infinity",
 ];
 
 /// Dates as constraint values: zero or three fraction digits, `Z` or an offset.
@@ -230,6 +247,7 @@ const TIMES: &[&str] = &[
     "2012-01-01T00:00:00.5Z",
     "2015-03-01T06:00:00.250Z",
     "2050-07-01T10:00:00+01:00",
+    "2050-07-01T10:00:00+0100",
     "2070-01-01T00:00:00.123456Z",
     "not a date",
     "2024-13-45T00:00:00Z",

@@ -1,4 +1,5 @@
-//! Constraints: compiled once into typed matchers, evaluated without parsing or allocating.
+//! Constraints: compiled once into typed matchers, evaluated without parsing or allocating (but
+//! for a context value holding a capital sigma under `caseInsensitive`, lower-cased whole).
 
 use std::cmp::Ordering;
 use std::net::IpAddr;
@@ -390,9 +391,9 @@ impl CompiledConstraint {
                     value.contains(&**needle)
                 }
             }),
-            Matcher::Number(operator, expected) => match value.trim().parse::<f64>() {
-                Ok(actual) if actual.is_finite() => compare(actual.partial_cmp(expected), *operator),
-                _ => false,
+            Matcher::Number(operator, expected) => match js_number(value) {
+                Some(actual) => compare(actual.partial_cmp(expected), *operator),
+                None => false,
             },
             Matcher::Semver(operator, expected) => match Version::parse(value.trim()) {
                 Ok(actual) => compare(Some(actual.cmp_precedence(expected)), *operator),
@@ -406,6 +407,28 @@ impl CompiledConstraint {
             Matcher::Date(..) | Matcher::Never => false,
         }
     }
+}
+
+/// Reads a number as JavaScript's `Number`, and so the Node SDK, reads the texts SDKs meet:
+/// surrounding whitespace is ignored and `Infinity` may carry a sign, while Rust's own spellings
+/// (`inf`, `NaN`) and the empty text are not numbers.
+fn js_number(text: &str) -> Option<f64> {
+    let text = text.trim();
+    let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
+    if unsigned == "Infinity" {
+        return Some(if text.starts_with('-') {
+            f64::NEG_INFINITY
+        } else {
+            f64::INFINITY
+        });
+    }
+    if unsigned
+        .bytes()
+        .any(|byte| byte.is_ascii_alphabetic() && !matches!(byte, b'e' | b'E'))
+    {
+        return None;
+    }
+    text.parse::<f64>().ok().filter(|number| !number.is_nan())
 }
 
 fn compare(ordering: Option<Ordering>, operator: Operator) -> bool {
@@ -467,9 +490,9 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
         Operator::StrContains => Matcher::Contains(strings()),
         Operator::NumEq | Operator::NumGt | Operator::NumGte | Operator::NumLt | Operator::NumLte => {
             let value = single_value(constraint)?;
-            match value.trim().parse::<f64>() {
-                Ok(number) if number.is_finite() => Matcher::Number(operator, number),
-                _ => {
+            match js_number(value) {
+                Some(number) => Matcher::Number(operator, number),
+                None => {
                     return Err(ValidationError::InvalidNumber {
                         value: value.to_owned(),
                     });
@@ -612,6 +635,28 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn numbers_are_read_as_javascript_reads_them() {
+        for (text, expected) in [
+            ("4", Some(4.0)),
+            (" 4 ", Some(4.0)),
+            (".5", Some(0.5)),
+            ("1e2", Some(100.0)),
+            ("-Infinity", Some(f64::NEG_INFINITY)),
+            ("Infinity", Some(f64::INFINITY)),
+            ("inf", None),
+            ("infinity", None),
+            ("NaN", None),
+            ("", None),
+            ("4px", None),
+        ] {
+            assert_eq!(js_number(text), expected, "{text:?}");
+        }
+        let rule = constraint("age", "NUM_GT", &[], Some("1000"));
+        assert!(eval(&rule, &Context::default().with_property("age", "Infinity")));
+        assert!(!eval(&rule, &Context::default().with_property("age", "inf")));
     }
 
     #[test]

@@ -224,10 +224,14 @@ impl Randomness {
 }
 
 /// Parses a timestamp the way Unleash clients send one: RFC 3339 with any number of fractional
-/// digits, or a date-time without offset taken as UTC.
+/// digits, an offset written without a colon (`+0200`), or a date-time without offset taken as
+/// UTC.
 pub fn parse_time(text: &str) -> Option<DateTime<Utc>> {
     let text = text.trim();
     if let Ok(time) = DateTime::<FixedOffset>::parse_from_rfc3339(text) {
+        return Some(time.with_timezone(&Utc));
+    }
+    if let Ok(time) = DateTime::<FixedOffset>::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f%z") {
         return Some(time.with_timezone(&Utc));
     }
     NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M:%S%.f")
@@ -329,6 +333,10 @@ mod tests {
         ] {
             assert!(parse_time(text).is_some(), "{text}");
         }
+        assert_eq!(
+            parse_time("2024-01-01T02:00:00+0200"),
+            parse_time("2024-01-01T00:00:00Z")
+        );
         assert!(parse_time("yesterday").is_none());
     }
 }

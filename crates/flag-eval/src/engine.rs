@@ -11,7 +11,8 @@ use crate::variant::{CompiledVariants, ResolvedVariant};
 /// A compiled flag set: parse once, then evaluate any number of times.
 ///
 /// Evaluation ([`Engine::is_enabled`], [`Engine::variant`]) does no parsing of flag data and no
-/// heap allocation. [`Engine::explain`] reports the same decision with its reasons.
+/// heap allocation, except to lower-case a context value holding a capital sigma under
+/// `caseInsensitive`. [`Engine::explain`] reports the same decision with its reasons.
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     pub(crate) flags: FxHashMap<Box<str>, CompiledFlag>,

@@ -2,7 +2,8 @@
 //!
 //! `flag-eval` reads Unleash's client-features document (what `GET /api/client/features`
 //! returns), compiles it once, and then answers [`Engine::is_enabled`] and [`Engine::variant`]
-//! exactly as Unleash's SDKs do, with no parsing and no heap allocation per call.
+//! exactly as Unleash's SDKs do, with no parsing and no heap allocation per call (one exception:
+//! under `caseInsensitive`, a context value holding a capital sigma is lower-cased whole).
 //! [`Engine::explain`] gives the playground's view of the same decision: every strategy,
 //! constraint and segment with its result.
 //!

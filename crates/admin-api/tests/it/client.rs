@@ -182,3 +182,30 @@ async fn an_imported_document_evaluates_as_it_did_before() -> Result<(), Box<dyn
     }
     Ok(())
 }
+
+#[actix_web::test]
+async fn an_import_keeps_its_document_and_stores_variants_as_unleash_does()
+-> Result<(), Box<dyn std::error::Error>> {
+    // A flag that is on with no strategy stays so (no default rollout is added), and a variant
+    // without a stickiness is stored sticky on `default`, as the admin API stores it.
+    let app = TestApp::new();
+    let document: flag_eval::ClientFeatures = serde_json::from_value(json!({"version": 2, "features": [
+        {"name": "bare", "enabled": true, "strategies": [],
+         "variants": [{"name": "a", "weight": 1000}]}]}))?;
+    queries::import::client_features(
+        &mut *app.state.store.connection()?,
+        "default",
+        "development",
+        &document,
+        "test",
+        chrono::Utc::now().naive_utc(),
+    )?;
+    let service = app.service().await;
+    let (status, body) = send(&service, get("/api/client/features", SDK)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let bare = &body["features"][0];
+    assert_eq!(bare["enabled"], true, "{body}");
+    assert_eq!(bare["strategies"], json!([]), "{body}");
+    assert_eq!(bare["variants"][0]["stickiness"], "default", "{body}");
+    Ok(())
+}

@@ -515,7 +515,8 @@ fn where_the_differential_fuzzer_steers_around_yggdrasil_flag_eval_answers_as_th
             Context::for_user("not a date").at(flag_eval::parse_time("2024-01-01T00:00:00Z").ok_or("time")?),
             true,
         ),
-        // Numbers are read as JavaScript's `Number` reads them: padding is ignored.
+        // Numbers are read as JavaScript's `Number` reads them: padding is ignored, `.5` is a
+        // number, Rust's `inf` is not.
         (
             json!([flag(
                 "f",
@@ -526,10 +527,60 @@ fn where_the_differential_fuzzer_steers_around_yggdrasil_flag_eval_answers_as_th
             Context::default().with_property("age", " 4 "),
             true,
         ),
+        (
+            json!([flag(
+                "f",
+                true,
+                json!([{"name": "default", "constraints": [
+                {"contextName": "age", "operator": "NUM_LT", "value": ".5"}]}])
+            )]),
+            Context::default().with_property("age", "0.25"),
+            true,
+        ),
+        (
+            json!([flag(
+                "f",
+                true,
+                json!([{"name": "default", "constraints": [
+                {"contextName": "age", "operator": "NUM_GT", "value": "0"}]}])
+            )]),
+            Context::default().with_property("age", "inf"),
+            false,
+        ),
+        // RFC 3339 allows a lower-case `t` and `z`.
+        (
+            json!([flag(
+                "f",
+                true,
+                json!([{"name": "default", "constraints": [
+                {"contextName": "currentTime", "operator": "DATE_AFTER", "value": "2020-01-01t00:00:00z"}]}])
+            )]),
+            Context::default().at(flag_eval::parse_time("2024-01-01T00:00:00Z").ok_or("time")?),
+            true,
+        ),
     ];
     for (features, context, expected) in cases {
         let engine = engine(features.clone(), json!([]))?;
         assert_eq!(engine.is_enabled("f", &context), expected, "{features}");
+    }
+    // An empty `userId` is skipped for `default` stickiness: the session decides.
+    let engine = engine(
+        json!([{"name": "f", "enabled": true, "strategies": [], "variants": [
+            {"name": "a", "weight": 500, "stickiness": "default"},
+            {"name": "b", "weight": 500, "stickiness": "default"}]}]),
+        json!([]),
+    )?;
+    for session in ["1", "2", "3", "4", "5", "6"] {
+        let mut empty_user = Context::for_user("");
+        empty_user.session_id = Some(session.into());
+        let no_user = Context {
+            session_id: Some(session.into()),
+            ..Context::default()
+        };
+        assert_eq!(
+            engine.variant("f", &empty_user).name,
+            engine.variant("f", &no_user).name
+        );
     }
     Ok(())
 }

@@ -26,9 +26,10 @@ pub enum ProjectScope {
 }
 
 /// Everything the playground evaluates for one environment: the non-archived features of the
-/// chosen projects, sorted by project then name, with their state in that environment (off, with
-/// no strategies and no variants where the project lacks the environment), strategies in
-/// evaluation order, disabled ones included, dependencies, and all segments.
+/// chosen projects, sorted by project then name, with their state in that environment (off and
+/// with no variants where the project lacks the environment, but with any strategies added there
+/// all the same), strategies in evaluation order, disabled ones included, dependencies, and all
+/// segments.
 pub fn playground_input(
     conn: &mut SqliteConnection,
     scope: &ProjectScope,

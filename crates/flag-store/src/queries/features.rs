@@ -91,7 +91,8 @@ pub fn environment(
         ))
 }
 
-/// Turns a feature on or off in one environment.
+/// Turns a feature on or off in one environment, as Unleash does: switching on a feature with no
+/// active strategy there first adds the default one ([`strategies::default_for`]).
 pub fn set_enabled(
     conn: &mut SqliteConnection,
     project: &str,
@@ -103,9 +104,8 @@ pub fn set_enabled(
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
         get(conn, project, name)?;
-        let before = environment(conn, name, environment_name)?;
-        // As Unleash does: switching on a feature with no active strategy there first adds the
-        // default one, so SDKs, the playground and feature reads all see the same rule.
+        environment(conn, name, environment_name)?;
+        // So SDKs, the playground and feature reads all see the same rule.
         if enabled && !strategies::has_active(conn, name, environment_name)? {
             strategies::add(
                 conn,
@@ -117,6 +117,24 @@ pub fn set_enabled(
                 now,
             )?;
         }
+        write_enabled(conn, project, name, environment_name, enabled, actor, now)
+    })
+}
+
+/// Sets a feature's switch in one environment and nothing else: an import reproduces its
+/// document as it is, without the default strategy [`set_enabled`] adds.
+pub(crate) fn write_enabled(
+    conn: &mut SqliteConnection,
+    project: &str,
+    name: &str,
+    environment_name: &str,
+    enabled: bool,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        get(conn, project, name)?;
+        let before = environment(conn, name, environment_name)?;
         diesel::update(feature_environments::table.find((name, environment_name)))
             .set(feature_environments::enabled.eq(enabled))
             .execute(conn)?;

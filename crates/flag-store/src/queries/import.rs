@@ -120,16 +120,22 @@ pub fn client_features(
                 };
                 strategies::add(conn, project, &feature.name, environment, &input, actor, now)?;
             }
+            // Stored as Unleash stores variants, and as the admin API writes them: a variant
+            // without a stickiness is sticky on `default`.
+            let mut flag_variants = feature.variants.clone();
+            for variant in &mut flag_variants {
+                variant.stickiness.get_or_insert_with(|| "default".into());
+            }
             variants::set_variants_batch(
                 conn,
                 project,
                 &feature.name,
                 &[environment.into()],
-                &feature.variants,
+                &flag_variants,
                 actor,
                 now,
             )?;
-            features::set_enabled(
+            features::write_enabled(
                 conn,
                 project,
                 &feature.name,
