@@ -7,7 +7,10 @@
 //! `/proc/<pid>/status`, must stay under [`MEMORY_CEILING_MIB`], the ceiling the README states.
 
 #[path = "it/common/process.rs"]
-#[allow(dead_code, reason = "shared with the integration tests, which start the server other ways too")]
+#[allow(
+    dead_code,
+    reason = "shared with the integration tests, which start the server other ways too"
+)]
 mod process;
 
 use std::io::Read;
