@@ -15,6 +15,14 @@ fn strategies(feature: &str, environment: &str) -> String {
     format!("{FEATURES}/{feature}/environments/{environment}/strategies")
 }
 
+/// The entry of the array `list` whose `name` is `name` (`Null` when there is none).
+fn named(list: &Value, name: &str) -> Value {
+    list.as_array()
+        .and_then(|entries| entries.iter().find(|entry| entry["name"] == name))
+        .cloned()
+        .unwrap_or_default()
+}
+
 fn object_keys(value: &Value) -> Vec<&str> {
     value
         .as_object()
@@ -124,24 +132,12 @@ async fn constraints_and_client_documents_read_back_as_stored() {
     };
     check(&added["constraints"], "the add answer");
     let (_, feature) = send(&service, get(&format!("{FEATURES}/child"), ADMIN)).await;
-    let development = feature["environments"]
-        .as_array()
-        .and_then(|environments| {
-            environments
-                .iter()
-                .find(|environment| environment["name"] == "development")
-        })
-        .cloned()
-        .unwrap_or_default();
+    let development = named(&feature["environments"], "development");
     check(&development["strategies"][0]["constraints"], "the feature read");
 
     let (status, document) = send(&service, get("/api/client/features", SDK)).await;
     assert_eq!(status, StatusCode::OK, "{document}");
-    let child = document["features"]
-        .as_array()
-        .and_then(|features| features.iter().find(|feature| feature["name"] == "child"))
-        .cloned()
-        .unwrap_or_default();
+    let child = named(&document["features"], "child");
     check(&child["strategies"][0]["constraints"], "the client API");
     assert_eq!(
         child["dependencies"],
@@ -490,15 +486,7 @@ async fn a_disabled_dependency_on_a_parent_false_for_the_context_is_satisfied() 
         {"contextName": "userId", "operator": "IN", "values": ["7"]}]});
     let parent_strategies = strategies("parent", "development");
     let (_, feature) = send(&service, get(&format!("{FEATURES}/parent"), ADMIN)).await;
-    let existing = feature["environments"]
-        .as_array()
-        .and_then(|environments| {
-            environments
-                .iter()
-                .find(|environment| environment["name"] == "development")
-        })
-        .map(|environment| environment["strategies"][0]["id"].clone())
-        .unwrap_or_default();
+    let existing = named(&feature["environments"], "development")["strategies"][0]["id"].clone();
     let (status, body) = send(
         &service,
         put(
@@ -544,20 +532,9 @@ async fn removing_or_disabling_the_last_active_strategy_switches_the_feature_off
     let app = TestApp::new();
     let service = app.service().await;
     seed_feature(&service, "f").await;
-    let environment_of = |feature: &Value, name: &str| {
-        feature["environments"]
-            .as_array()
-            .and_then(|environments| {
-                environments
-                    .iter()
-                    .find(|environment| environment["name"] == name)
-            })
-            .cloned()
-            .unwrap_or_default()
-    };
     // Disabling the only strategy in development switches development off.
     let (_, feature) = send(&service, get(&format!("{FEATURES}/f"), ADMIN)).await;
-    let development = environment_of(&feature, "development");
+    let development = named(&feature["environments"], "development");
     let id = development["strategies"][0]["id"]
         .as_str()
         .unwrap_or_default()
@@ -573,7 +550,7 @@ async fn removing_or_disabling_the_last_active_strategy_switches_the_feature_off
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     // Removing the only strategy in production switches production off.
-    let production = environment_of(&feature, "production");
+    let production = named(&feature["environments"], "production");
     let id = production["strategies"][0]["id"]
         .as_str()
         .unwrap_or_default()
@@ -586,12 +563,12 @@ async fn removing_or_disabling_the_last_active_strategy_switches_the_feature_off
 
     let (_, feature) = send(&service, get(&format!("{FEATURES}/f"), ADMIN)).await;
     assert_eq!(
-        environment_of(&feature, "development")["enabled"],
+        named(&feature["environments"], "development")["enabled"],
         false,
         "{feature}"
     );
     assert_eq!(
-        environment_of(&feature, "production")["enabled"],
+        named(&feature["environments"], "production")["enabled"],
         false,
         "{feature}"
     );
