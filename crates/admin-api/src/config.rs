@@ -63,6 +63,35 @@ pub struct Config {
         global = true
     )]
     pub init_admin_api_tokens: Vec<Secret>,
+    /// Backend API tokens for SDKs to accept, comma-separated, such as
+    /// `default:production.some-secret`.
+    #[arg(
+        long,
+        env = "INIT_BACKEND_API_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true,
+        global = true
+    )]
+    pub init_backend_api_tokens: Vec<Secret>,
+    /// Client API tokens, Unleash's older name for backend tokens; read only when
+    /// `INIT_BACKEND_API_TOKENS` is not set, as Unleash reads them.
+    #[arg(
+        long,
+        env = "INIT_CLIENT_API_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true,
+        global = true
+    )]
+    pub init_client_api_tokens: Vec<Secret>,
+    /// Frontend API tokens to accept, comma-separated, such as `*:production.some-secret`.
+    #[arg(
+        long,
+        env = "INIT_FRONTEND_API_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true,
+        global = true
+    )]
+    pub init_frontend_api_tokens: Vec<Secret>,
     /// Log filter, such as `info` or `admin_api=debug`.
     #[arg(long, env = "LOG_LEVEL", default_value = "info", global = true)]
     pub log_level: String,
@@ -116,6 +145,22 @@ pub enum Command {
 }
 
 impl Config {
+    /// The API tokens to store at start-up, by type: `INIT_ADMIN_API_TOKENS`,
+    /// `INIT_BACKEND_API_TOKENS` (else `INIT_CLIENT_API_TOKENS`) and `INIT_FRONTEND_API_TOKENS`.
+    pub fn initial_tokens(&self) -> [(crate::domain::TokenType, &[Secret]); 3] {
+        use crate::domain::TokenType;
+        let backend = if self.init_backend_api_tokens.is_empty() {
+            &self.init_client_api_tokens
+        } else {
+            &self.init_backend_api_tokens
+        };
+        [
+            (TokenType::Admin, &self.init_admin_api_tokens),
+            (TokenType::Backend, backend),
+            (TokenType::Frontend, &self.init_frontend_api_tokens),
+        ]
+    }
+
     /// Parses the command line and environment; `PORT` applies when `HTTP_PORT` is not set.
     pub fn load() -> Self {
         let mut config = Self::parse();
@@ -171,7 +216,31 @@ mod tests {
         ]);
         assert_eq!(config.init_admin_api_tokens.len(), 2);
         assert!(!format!("{config:?}").contains("topsecret"));
+        assert_eq!(config.initial_tokens()[1].1.len(), 0);
         assert_eq!(config.database_path(), PathBuf::from("/tmp/x.db"));
+    }
+
+    #[test]
+    fn client_tokens_are_backend_tokens_when_no_backend_tokens_are_set() {
+        let parse =
+            |args: &[&str]| Config::parse_from(std::iter::once("admin-api").chain(args.iter().copied()));
+        let older = parse(&["--init-client-api-tokens", "*:development.a,*:production.b"]);
+        let [_, (kind, tokens), _] = older.initial_tokens();
+        assert_eq!((kind, tokens.len()), (crate::domain::TokenType::Backend, 2));
+        let both = parse(&[
+            "--init-client-api-tokens",
+            "*:development.a",
+            "--init-backend-api-tokens",
+            "*:development.c",
+        ]);
+        let [_, (_, tokens), _] = both.initial_tokens();
+        assert_eq!(
+            tokens
+                .iter()
+                .map(|Secret(text)| text.as_str())
+                .collect::<Vec<_>>(),
+            ["*:development.c"]
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@ pub mod secrets;
 pub mod seeding;
 pub mod server;
 
-pub use seeding::{ensure_admin_token, seed_admin_tokens};
+pub use seeding::{ensure_admin_token, seed_admin_tokens, seed_tokens};
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};

@@ -2,7 +2,7 @@
 
 use actix_web::web;
 use admin_api::config::{Command, Config, LogFormat};
-use admin_api::{AppState, ensure_admin_token, seed_admin_tokens, server};
+use admin_api::{AppState, ensure_admin_token, seed_tokens, server};
 use anyhow::Context as _;
 use flag_store::{Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
@@ -54,7 +54,9 @@ async fn main() -> anyhow::Result<()> {
         return Ok(());
     }
 
-    seed_admin_tokens(&store, &config.init_admin_api_tokens)?;
+    for (token_type, tokens) in config.initial_tokens() {
+        seed_tokens(&store, token_type, tokens)?;
+    }
     if let Some(path) = ensure_admin_token(&store, &database)? {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
     }

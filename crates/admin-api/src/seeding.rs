@@ -7,12 +7,21 @@ use flag_store::models::NewApiToken;
 use flag_store::{Store, StoreError, queries};
 
 use crate::config::Secret;
+use crate::domain::TokenType;
 use crate::secrets;
 
-/// Stores the configured admin tokens (`<project>:<environment>.<secret>`; an environment other
-/// than `*` limits the token to it). Only their verifiers are kept. Each is named `admin`, as
-/// Unleash names them, so lists show that name and writes made with one are by `admin`.
+/// Stores the configured admin tokens (`INIT_ADMIN_API_TOKENS`); see [`seed_tokens`].
 pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreError> {
+    seed_tokens(store, TokenType::Admin, tokens)
+}
+
+/// Stores configured API tokens of one type, as Unleash's `INIT_*_API_TOKENS` do: each secret
+/// reads `<project>:<environment>.<random part>`, which gives the token its project (`*` for
+/// every project) and environment (`*` for every environment), and each is named `admin`, as
+/// Unleash names them, so lists show that name and writes made with one are by `admin`. A secret
+/// without that form is taken for every project and environment. Only verifiers are kept, and a
+/// secret already stored is left as it is.
+pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[Secret]) -> Result<(), StoreError> {
     let mut conn = store.connection()?;
     let now = chrono::Utc::now().naive_utc();
     for Secret(token) in tokens {
@@ -23,18 +32,18 @@ pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreEr
         if queries::api_tokens::find_by_hash(&mut conn, &hash)?.is_some() {
             continue;
         }
-        let environment = token
+        let (project, environment) = token
             .split_once('.')
             .and_then(|(scope, _)| scope.split_once(':'))
-            .map_or("*", |(_, environment)| environment);
+            .unwrap_or(("*", "*"));
         queries::api_tokens::create(
             &mut conn,
             &NewApiToken {
                 token_name: "admin".into(),
                 secret_hash: hash,
-                token_type: "admin".into(),
+                token_type: token_type.as_str().into(),
                 environment: environment.into(),
-                projects: "[\"*\"]".into(),
+                projects: serde_json::json!([project]).to_string(),
                 expires_at: None,
                 created_at: now,
             },

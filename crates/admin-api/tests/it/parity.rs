@@ -573,3 +573,73 @@ async fn removing_or_disabling_the_last_active_strategy_switches_the_feature_off
         "{feature}"
     );
 }
+
+#[test]
+fn unleash_init_token_variables_seed_every_token_type() -> Result<(), Box<dyn std::error::Error>> {
+    use crate::common::process::{Running, exchange, start_server_with};
+    let dir = tempfile::tempdir()?;
+    let (child, port) = start_server_with(
+        dir.path(),
+        &[],
+        &[
+            ("INIT_ADMIN_API_TOKENS", "*:*.init-admin"),
+            ("INIT_BACKEND_API_TOKENS", "default:development.init-backend"),
+            // Read only when INIT_BACKEND_API_TOKENS is unset, as Unleash reads it.
+            ("INIT_CLIENT_API_TOKENS", "*:development.init-client"),
+            ("INIT_FRONTEND_API_TOKENS", "*:development.init-frontend"),
+        ],
+    )?;
+    let _server = Running(child);
+    let call = |path: &str, token: &str| {
+        exchange(
+            port,
+            format!("GET {path} HTTP/1.1\r\nHost: x\r\nAuthorization: {token}\r\nConnection: close\r\n\r\n")
+                .as_bytes(),
+        )
+    };
+    assert_eq!(
+        call("/api/client/features", "default:development.init-backend")?.status,
+        200
+    );
+    assert_eq!(
+        call("/api/client/features", "*:development.init-client")?.status,
+        401
+    );
+    assert_eq!(
+        call("/api/client/features", "*:development.init-frontend")?.status,
+        403
+    );
+    assert_eq!(call("/api/client/features", "*:*.init-admin")?.status, 403);
+
+    let listed: Value = serde_json::from_str(&call("/api/admin/api-tokens", "*:*.init-admin")?.body)?;
+    let mut seen: Vec<(String, String, String)> = listed["tokens"]
+        .as_array()
+        .map(|tokens| {
+            tokens
+                .iter()
+                .map(|token| {
+                    let text = |key: &str| token[key].as_str().unwrap_or_default().to_owned();
+                    (text("type"), text("secret"), text("tokenName"))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    seen.sort();
+    assert_eq!(
+        seen,
+        [
+            ("admin".to_owned(), "*:*.***".to_owned(), "admin".to_owned()),
+            (
+                "backend".to_owned(),
+                "default:development.***".to_owned(),
+                "admin".to_owned()
+            ),
+            (
+                "frontend".to_owned(),
+                "*:development.***".to_owned(),
+                "admin".to_owned()
+            ),
+        ]
+    );
+    Ok(())
+}
