@@ -104,7 +104,7 @@ pub fn set_enabled(
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
         get(conn, project, name)?;
-        environment(conn, name, environment_name)?;
+        let before = environment(conn, name, environment_name)?;
         // So SDKs, the playground and feature reads all see the same rule.
         if enabled && !strategies::has_active(conn, name, environment_name)? {
             strategies::add(
@@ -117,7 +117,7 @@ pub fn set_enabled(
                 now,
             )?;
         }
-        write_enabled(conn, project, name, environment_name, enabled, actor, now)
+        store_switch(conn, project, &before, enabled, actor, now)
     })
 }
 
@@ -135,32 +135,45 @@ pub(crate) fn write_enabled(
     crate::queries::write(conn, |conn| {
         get(conn, project, name)?;
         let before = environment(conn, name, environment_name)?;
-        diesel::update(feature_environments::table.find((name, environment_name)))
-            .set(feature_environments::enabled.eq(enabled))
-            .execute(conn)?;
-        events::record(
-            conn,
-            &NewEvent {
-                project: Some(project.into()),
-                environment: Some(environment_name.into()),
-                feature_name: Some(name.into()),
-                data: Some(to_json("data", &serde_json::json!({"enabled": enabled}))?),
-                pre_data: Some(to_json(
-                    "pre_data",
-                    &serde_json::json!({"enabled": before.enabled}),
-                )?),
-                ..NewEvent::new(
-                    if enabled {
-                        EventType::FeatureEnvironmentEnabled
-                    } else {
-                        EventType::FeatureEnvironmentDisabled
-                    },
-                    actor.into(),
-                    now,
-                )
-            },
-        )
+        store_switch(conn, project, &before, enabled, actor, now)
     })
+}
+
+/// Writes the switch of the checked row `before` and its audit event.
+fn store_switch(
+    conn: &mut SqliteConnection,
+    project: &str,
+    before: &FeatureEnvironmentRow,
+    enabled: bool,
+    actor: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    let (name, environment_name) = (before.feature_name.as_str(), before.environment_name.as_str());
+    diesel::update(feature_environments::table.find((name, environment_name)))
+        .set(feature_environments::enabled.eq(enabled))
+        .execute(conn)?;
+    events::record(
+        conn,
+        &NewEvent {
+            project: Some(project.into()),
+            environment: Some(environment_name.into()),
+            feature_name: Some(name.into()),
+            data: Some(to_json("data", &serde_json::json!({"enabled": enabled}))?),
+            pre_data: Some(to_json(
+                "pre_data",
+                &serde_json::json!({"enabled": before.enabled}),
+            )?),
+            ..NewEvent::new(
+                if enabled {
+                    EventType::FeatureEnvironmentEnabled
+                } else {
+                    EventType::FeatureEnvironmentDisabled
+                },
+                actor.into(),
+                now,
+            )
+        },
+    )
 }
 
 /// Archives a feature: SDKs and the playground no longer see it; its name stays taken.
