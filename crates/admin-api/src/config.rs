@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use flag_store::{ConnectionString, Database, Postgres, StoreConfig};
 
 /// A secret from the command line or the environment; `Debug` never shows it.
 #[derive(Clone, PartialEq, Eq)]
@@ -43,9 +44,49 @@ pub struct Config {
     /// Port to listen on (`PORT` is read too).
     #[arg(long, env = "HTTP_PORT", default_value_t = 4242, global = true)]
     pub port: u16,
-    /// SQLite database: a file path or a `sqlite://` URL.
-    #[arg(long, env = "DATABASE_URL", default_value = "./data/flags.db", global = true)]
-    pub database_url: String,
+    /// The database: `postgres://...` or `postgresql://...` for PostgreSQL (`sslmode` and the
+    /// other libpq parameters in the query), a file path or `sqlite://<path>` for SQLite. When
+    /// neither this nor `DATABASE_HOST` is set, SQLite at `./data/flags.db`.
+    #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
+    pub database_url: Option<String>,
+    /// PostgreSQL server, when `DATABASE_URL` is not set (Unleash's split variables).
+    #[arg(long, env = "DATABASE_HOST", global = true)]
+    pub database_host: Option<String>,
+    /// PostgreSQL port.
+    #[arg(long, env = "DATABASE_PORT", default_value_t = 5432, global = true)]
+    pub database_port: u16,
+    /// PostgreSQL user.
+    #[arg(long, env = "DATABASE_USERNAME", default_value = "unleash", global = true)]
+    pub database_username: String,
+    /// PostgreSQL password.
+    #[arg(long, env = "DATABASE_PASSWORD", hide_env_values = true, global = true)]
+    pub database_password: Option<Secret>,
+    /// PostgreSQL database name.
+    #[arg(long, env = "DATABASE_NAME", default_value = "unleash", global = true)]
+    pub database_name: String,
+    /// TLS to PostgreSQL, as Unleash reads it: `true` (verify the server's certificate against
+    /// the system's roots), `false`, or a JSON object such as `{"rejectUnauthorized":false}`
+    /// (encrypt without verifying). Unset leaves libpq's default (`sslmode=prefer`) or the URL's
+    /// `sslmode`.
+    #[arg(long, env = "DATABASE_SSL", global = true)]
+    pub database_ssl: Option<String>,
+    /// Fewest idle connections kept (PostgreSQL default 0, as Unleash; SQLite 1).
+    #[arg(long, env = "DATABASE_POOL_MIN", global = true)]
+    pub database_pool_min: Option<u32>,
+    /// Most connections (PostgreSQL default 4, as Unleash; SQLite 8).
+    #[arg(long, env = "DATABASE_POOL_MAX", global = true)]
+    pub database_pool_max: Option<u32>,
+    /// PostgreSQL schema for the tables, created when missing.
+    #[arg(long, env = "DATABASE_SCHEMA", default_value = "public", global = true)]
+    pub database_schema: String,
+    /// The application name PostgreSQL shows for these connections.
+    #[arg(
+        long,
+        env = "DATABASE_APPLICATION_NAME",
+        default_value = "flagd",
+        global = true
+    )]
+    pub database_application_name: String,
     /// Public base URL, used in invite links.
     #[arg(
         long,
@@ -130,6 +171,18 @@ pub struct Config {
 pub enum Command {
     /// Serve the API (the default).
     Serve,
+    /// Copy every table of an SQLite database into a new, empty one, usually PostgreSQL: ids,
+    /// API token verifiers, sessions and the audit log included. Row counts are checked before
+    /// the copy commits.
+    CopyDatabase {
+        /// The SQLite database to copy: a file path or `sqlite://` URL.
+        #[arg(long)]
+        from: String,
+        /// The database to copy into: a `postgres://` URL (`DATABASE_SCHEMA` applies) or an
+        /// SQLite path.
+        #[arg(long, hide_env_values = true)]
+        to: String,
+    },
     /// Load a client-features document (what `GET /api/client/features` returns) into a project
     /// and environment.
     Import {
@@ -190,15 +243,125 @@ impl Config {
         }
     }
 
-    /// The database file: `DATABASE_URL` without a `sqlite://` or `sqlite:` scheme.
-    pub fn database_path(&self) -> PathBuf {
-        let url = self.database_url.as_str();
-        PathBuf::from(
-            url.strip_prefix("sqlite://")
-                .or_else(|| url.strip_prefix("sqlite:"))
-                .unwrap_or(url),
-        )
+    /// The database and its pool, from `DATABASE_URL` or, without it, Unleash's split
+    /// `DATABASE_*` variables; SQLite at `./data/flags.db` when neither names a database.
+    pub fn store_config(&self) -> Result<StoreConfig, DatabaseConfigError> {
+        let database = match (&self.database_url, &self.database_host) {
+            (Some(url), _) => self.with_postgres_settings(Database::from_url(url)?, Some(url))?,
+            (None, Some(host)) => {
+                let mut connection = vec![
+                    format!("host={}", libpq_value(host)),
+                    format!("port={}", self.database_port),
+                    format!("user={}", libpq_value(&self.database_username)),
+                    format!("dbname={}", libpq_value(&self.database_name)),
+                ];
+                if let Some(Secret(password)) = &self.database_password {
+                    connection.push(format!("password={}", libpq_value(password)));
+                }
+                let text = connection.join(" ");
+                self.with_postgres_settings(
+                    Database::Postgres(Postgres {
+                        connection: ConnectionString::new(text),
+                        schema: None,
+                        application_name: String::new(),
+                    }),
+                    None,
+                )?
+            }
+            (None, None) => Database::Sqlite(PathBuf::from("./data/flags.db")),
+        };
+        let mut config = StoreConfig::new(database);
+        if config.database.backend() == flag_store::Backend::Postgres {
+            config.pool_size = 4;
+            config.min_idle = Some(0);
+        }
+        if let Some(max) = self.database_pool_max {
+            config.pool_size = max.max(1);
+        }
+        if let Some(min) = self.database_pool_min {
+            config.min_idle = Some(min);
+        }
+        Ok(config)
     }
+
+    /// Applies `DATABASE_SCHEMA`, `DATABASE_APPLICATION_NAME` and `DATABASE_SSL` to a PostgreSQL
+    /// database (`url` is the `DATABASE_URL` it came from, whose own `sslmode` wins).
+    fn with_postgres_settings(
+        &self,
+        database: Database,
+        url: Option<&str>,
+    ) -> Result<Database, DatabaseConfigError> {
+        let Database::Postgres(mut postgres) = database else {
+            return Ok(database);
+        };
+        if self.database_schema != "public" {
+            postgres.schema = Some(self.database_schema.clone());
+        }
+        postgres
+            .application_name
+            .clone_from(&self.database_application_name);
+        let url_sets_ssl = url.is_some_and(|url| url.contains("sslmode="));
+        if let Some(ssl) = self
+            .database_ssl
+            .as_deref()
+            .map(str::trim)
+            .filter(|ssl| !ssl.is_empty())
+            && !url_sets_ssl
+        {
+            let parameters = ssl_parameters(ssl)?;
+            let text = postgres.connection.expose();
+            let joined = match url {
+                Some(_) => {
+                    let separator = if text.contains('?') { '&' } else { '?' };
+                    format!("{text}{separator}{}", parameters.replace(' ', "&"))
+                }
+                None => format!("{text} {parameters}"),
+            };
+            postgres.connection = ConnectionString::new(joined);
+        }
+        Ok(Database::Postgres(postgres))
+    }
+}
+
+/// Why the database settings were refused at start-up.
+#[derive(Debug, thiserror::Error)]
+pub enum DatabaseConfigError {
+    /// `DATABASE_URL` has a scheme that names neither backend.
+    #[error(transparent)]
+    Unsupported(#[from] flag_store::UnsupportedDatabase),
+    /// `DATABASE_SSL` is not `true`, `false` or a JSON object of the supported form.
+    #[error(
+        "DATABASE_SSL={0} is not understood: use true, false, or {{\"rejectUnauthorized\":false}}; \
+         for certificate files, put sslrootcert, sslcert and sslkey in DATABASE_URL"
+    )]
+    Ssl(String),
+}
+
+/// libpq parameters for `DATABASE_SSL`, read as Unleash reads it (`JSON.parse`): `true` verifies
+/// the server against the system's certificate roots, `false` uses no TLS, and an object
+/// encrypts, verifying unless `rejectUnauthorized` is `false`.
+fn ssl_parameters(ssl: &str) -> Result<&'static str, DatabaseConfigError> {
+    const VERIFY: &str = "sslmode=verify-full sslrootcert=system";
+    match serde_json::from_str::<serde_json::Value>(ssl) {
+        Ok(serde_json::Value::Bool(true)) => Ok(VERIFY),
+        Ok(serde_json::Value::Bool(false)) => Ok("sslmode=disable"),
+        Ok(serde_json::Value::Object(options)) => {
+            if options.keys().any(|key| key != "rejectUnauthorized") {
+                return Err(DatabaseConfigError::Ssl(ssl.to_owned()));
+            }
+            match options.get("rejectUnauthorized") {
+                Some(serde_json::Value::Bool(false)) => Ok("sslmode=require"),
+                None | Some(serde_json::Value::Bool(true)) => Ok(VERIFY),
+                Some(_) => Err(DatabaseConfigError::Ssl(ssl.to_owned())),
+            }
+        }
+        _ => Err(DatabaseConfigError::Ssl(ssl.to_owned())),
+    }
+}
+
+/// A value for libpq's `key=value` form: single-quoted, with quotes and backslashes escaped.
+fn libpq_value(value: &str) -> String {
+    format!("'{}'", value.replace('\\', "\\\\").replace('\'', "\\'"))
 }
 
 #[cfg(test)]
@@ -217,7 +380,116 @@ mod tests {
         assert_eq!(config.init_admin_api_tokens.len(), 2);
         assert!(!format!("{config:?}").contains("topsecret"));
         assert_eq!(config.initial_tokens()[1].1.len(), 0);
-        assert_eq!(config.database_path(), PathBuf::from("/tmp/x.db"));
+        assert_eq!(
+            config.store_config().map(|store| store.database).ok(),
+            Some(Database::Sqlite(PathBuf::from("/tmp/x.db")))
+        );
+    }
+
+    fn database(args: &[&str]) -> Result<StoreConfig, DatabaseConfigError> {
+        Config::parse_from(std::iter::once("admin-api").chain(args.iter().copied())).store_config()
+    }
+
+    fn postgres(config: &StoreConfig) -> Option<&Postgres> {
+        match &config.database {
+            Database::Postgres(postgres) => Some(postgres),
+            Database::Sqlite(_) => None,
+        }
+    }
+
+    #[test]
+    fn the_database_comes_from_the_url_or_unleashs_split_variables() -> Result<(), DatabaseConfigError> {
+        let default = database(&[])?;
+        assert_eq!(
+            default.database,
+            Database::Sqlite(PathBuf::from("./data/flags.db"))
+        );
+        assert_eq!(default.pool_size, 8);
+
+        let url = database(&[
+            "--database-url",
+            "postgres://flagd:s3cret@db/unleash",
+            "--database-pool-max",
+            "12",
+        ])?;
+        let pg = postgres(&url).ok_or(DatabaseConfigError::Ssl("not postgres".into()))?;
+        assert_eq!(pg.connection.expose(), "postgres://flagd:s3cret@db/unleash");
+        assert_eq!(
+            (pg.schema.as_deref(), pg.application_name.as_str()),
+            (None, "flagd")
+        );
+        assert_eq!((url.pool_size, url.min_idle), (12, Some(0)));
+
+        let split = database(&[
+            "--database-host",
+            "db.internal",
+            "--database-username",
+            "flag's",
+            "--database-password",
+            r"pa ss\word",
+            "--database-name",
+            "flags",
+            "--database-schema",
+            "flagd",
+            "--database-ssl",
+            r#"{"rejectUnauthorized":false}"#,
+            "--database-pool-min",
+            "2",
+        ])?;
+        let pg = postgres(&split).ok_or(DatabaseConfigError::Ssl("not postgres".into()))?;
+        assert_eq!(
+            pg.connection.expose(),
+            r"host='db.internal' port=5432 user='flag\'s' dbname='flags' password='pa ss\\word' sslmode=require"
+        );
+        assert!(!pg.connection.to_string().contains("pa ss"), "{}", pg.connection);
+        assert_eq!(pg.schema.as_deref(), Some("flagd"));
+        assert_eq!((split.pool_size, split.min_idle), (4, Some(2)));
+
+        let verified = database(&[
+            "--database-url",
+            "postgres://db/unleash",
+            "--database-ssl",
+            "true",
+        ])?;
+        assert_eq!(
+            postgres(&verified).map(|pg| pg.connection.expose()),
+            Some("postgres://db/unleash?sslmode=verify-full&sslrootcert=system")
+        );
+        let own = database(&[
+            "--database-url",
+            "postgres://db/unleash?sslmode=require",
+            "--database-ssl",
+            "true",
+        ])?;
+        assert_eq!(
+            postgres(&own).map(|pg| pg.connection.expose()),
+            Some("postgres://db/unleash?sslmode=require")
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn unknown_schemes_and_ssl_forms_are_startup_errors() {
+        let error = database(&["--database-url", "mysql://root@db/unleash"])
+            .err()
+            .map(|error| error.to_string());
+        assert!(
+            error
+                .as_deref()
+                .is_some_and(|error| error.contains("postgres://") && error.contains("sqlite://")),
+            "{error:?}"
+        );
+        for ssl in [
+            "yes",
+            r#"{"ca":"-----BEGIN CERTIFICATE-----"}"#,
+            r#"{"rejectUnauthorized":"no"}"#,
+        ] {
+            let error = database(&["--database-host", "db", "--database-ssl", ssl]).err();
+            assert!(
+                matches!(error, Some(DatabaseConfigError::Ssl(_))),
+                "{ssl}: {error:?}"
+            );
+        }
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The one place a handler reaches the database: a pooled connection on the blocking pool.
 
 use actix_web::web;
-use flag_store::{SqliteConnection, Store, StoreError};
+use flag_store::{DbConnection, Store, StoreError};
 
 use crate::error::ApiError;
 
@@ -10,7 +10,7 @@ use crate::error::ApiError;
 pub async fn run<T, F>(store: &Store, work: F) -> Result<T, ApiError>
 where
     T: Send + 'static,
-    F: FnOnce(&mut SqliteConnection) -> Result<T, StoreError> + Send + 'static,
+    F: FnOnce(&mut DbConnection) -> Result<T, StoreError> + Send + 'static,
 {
     let store = store.clone();
     let result = web::block(move || {

@@ -89,54 +89,57 @@ pub async fn compile(
     let requested = environments.to_vec();
     let cache = Arc::clone(&state.engines);
     let (revision, order, found) = crate::db::run(&state.store, move |conn| {
-        let revision = queries::events::latest_id(conn)?;
-        // Read only when an environment is not cached: it decides whether the name is known.
-        let mut known: Option<HashSet<String>> = None;
-        let mut by_name: HashMap<&str, usize> = HashMap::new();
-        let mut by_key: HashMap<(String, ProjectScope), usize> = HashMap::new();
-        let mut order = Vec::with_capacity(requested.len());
-        let mut found: Vec<Found> = Vec::new();
-        for environment in &requested {
-            if let Some(&index) = by_name.get(environment.as_str()) {
+        queries::snapshot(conn, |conn| {
+            // One snapshot: every compiled entry reflects exactly the revision it is stored under.
+            let revision = queries::events::latest_id(conn)?;
+            // Read only when an environment is not cached: it decides whether the name is known.
+            let mut known: Option<HashSet<String>> = None;
+            let mut by_name: HashMap<&str, usize> = HashMap::new();
+            let mut by_key: HashMap<(String, ProjectScope), usize> = HashMap::new();
+            let mut order = Vec::with_capacity(requested.len());
+            let mut found: Vec<Found> = Vec::new();
+            for environment in &requested {
+                if let Some(&index) = by_name.get(environment.as_str()) {
+                    order.push(index);
+                    continue;
+                }
+                let index = match cache.get(&(environment.clone(), projects.clone()), revision) {
+                    Some(hit) => {
+                        found.push(Found::Cached(hit));
+                        found.len() - 1
+                    }
+                    None => {
+                        if known.is_none() {
+                            let names = queries::environments::list(conn)?.into_iter().map(|row| row.name);
+                            known = Some(names.collect());
+                        }
+                        let name = if known.as_ref().is_some_and(|known| known.contains(environment)) {
+                            environment.clone()
+                        } else {
+                            EngineCache::UNKNOWN.to_owned()
+                        };
+                        let key = (name, projects.clone());
+                        match (by_key.get(&key), cache.get(&key, revision)) {
+                            (Some(&index), _) => index,
+                            (None, Some(hit)) => {
+                                found.push(Found::Cached(hit));
+                                by_key.insert(key, found.len() - 1);
+                                found.len() - 1
+                            }
+                            (None, None) => {
+                                let document = queries::evaluation::playground_input(conn, &key.1, &key.0)?;
+                                by_key.insert(key.clone(), found.len());
+                                found.push(Found::Load(key, document));
+                                found.len() - 1
+                            }
+                        }
+                    }
+                };
+                by_name.insert(environment, index);
                 order.push(index);
-                continue;
             }
-            let index = match cache.get(&(environment.clone(), projects.clone()), revision) {
-                Some(hit) => {
-                    found.push(Found::Cached(hit));
-                    found.len() - 1
-                }
-                None => {
-                    if known.is_none() {
-                        let names = queries::environments::list(conn)?.into_iter().map(|row| row.name);
-                        known = Some(names.collect());
-                    }
-                    let name = if known.as_ref().is_some_and(|known| known.contains(environment)) {
-                        environment.clone()
-                    } else {
-                        EngineCache::UNKNOWN.to_owned()
-                    };
-                    let key = (name, projects.clone());
-                    match (by_key.get(&key), cache.get(&key, revision)) {
-                        (Some(&index), _) => index,
-                        (None, Some(hit)) => {
-                            found.push(Found::Cached(hit));
-                            by_key.insert(key, found.len() - 1);
-                            found.len() - 1
-                        }
-                        (None, None) => {
-                            let document = queries::evaluation::playground_input(conn, &key.1, &key.0)?;
-                            by_key.insert(key.clone(), found.len());
-                            found.push(Found::Load(key, document));
-                            found.len() - 1
-                        }
-                    }
-                }
-            };
-            by_name.insert(environment, index);
-            order.push(index);
-        }
-        Ok((revision, order, found))
+            Ok((revision, order, found))
+        })
     })
     .await?;
 

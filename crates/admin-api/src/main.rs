@@ -4,7 +4,7 @@ use actix_web::web;
 use admin_api::config::{Command, Config, LogFormat};
 use admin_api::{AppState, ensure_admin_token, seed_tokens, server};
 use anyhow::Context as _;
-use flag_store::{Store, StoreConfig};
+use flag_store::{Database, Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
 
 #[actix_web::main]
@@ -16,10 +16,13 @@ async fn main() -> anyhow::Result<()> {
         LogFormat::Json => tracing_subscriber::fmt().json().with_env_filter(filter).init(),
     }
 
-    let database = config.database_path();
-    let store = Store::open(&StoreConfig::new(&database))
-        .with_context(|| format!("opening the database at {}", database.display()))?;
-    tracing::info!(database = %database.display(), "database ready at {}", database.display());
+    let store_config = config.store_config()?;
+    let database = store_config.database.describe();
+    if let Some(Command::CopyDatabase { from, to }) = &config.command {
+        return copy_database(&config, from, to);
+    }
+    let store = Store::open(&store_config).with_context(|| format!("opening the database at {database}"))?;
+    tracing::info!(database = %database, backend = store.backend().as_str(), "database ready at {database}");
 
     if let Some(Command::Import {
         file,
@@ -57,7 +60,9 @@ async fn main() -> anyhow::Result<()> {
     for (token_type, tokens) in config.initial_tokens() {
         seed_tokens(&store, token_type, tokens)?;
     }
-    if let Some(path) = ensure_admin_token(&store, &database)? {
+    let directory = store_config.database.local_directory();
+    std::fs::create_dir_all(&directory).with_context(|| format!("creating {}", directory.display()))?;
+    if let Some(path) = ensure_admin_token(&store, &directory)? {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
     }
 
@@ -69,5 +74,37 @@ async fn main() -> anyhow::Result<()> {
         .await
         .context("running the HTTP server")?;
     tracing::info!("stopped");
+    Ok(())
+}
+
+/// `copy-database`: opens both databases (migrating each to this version), copies, and reports.
+fn copy_database(config: &Config, from: &str, to: &str) -> anyhow::Result<()> {
+    let source = Database::from_url(from)?;
+    if !matches!(source, Database::Sqlite(ref path) if path.exists()) {
+        anyhow::bail!(
+            "--from must name an existing SQLite database file, not {}",
+            source.describe()
+        );
+    }
+    // The target takes the same `DATABASE_*` settings as the server would (schema, TLS, pool).
+    let mut target_config = Config {
+        database_url: Some(to.to_owned()),
+        ..config.clone()
+    }
+    .store_config()?;
+    target_config.pool_size = target_config.pool_size.max(1);
+    let target_name = target_config.database.describe();
+    let source = Store::open(&StoreConfig::new(source)).context("opening the source database")?;
+    let target = Store::open(&target_config)
+        .with_context(|| format!("opening the target database at {target_name}"))?;
+    let report = flag_store::copy::copy_database(&source, &target)?;
+    for (table, rows) in &report.tables {
+        tracing::info!(table, rows, "copied {rows} rows of {table}");
+    }
+    let total: i64 = report.tables.iter().map(|(_, rows)| rows).sum();
+    tracing::info!(
+        rows = total,
+        "copied {total} rows into {target_name}; row counts match"
+    );
     Ok(())
 }

@@ -20,7 +20,8 @@ pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreEr
 /// every project) and environment (`*` for every environment), and each is named `admin`, as
 /// Unleash names them, so lists show that name and writes made with one are by `admin`. A secret
 /// without that form is taken for every project and environment. Only verifiers are kept, and a
-/// secret already stored is left as it is.
+/// secret already stored is left as it is, so replicas starting together with the same
+/// configuration store each token once.
 pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[Secret]) -> Result<(), StoreError> {
     let mut conn = store.connection()?;
     let now = chrono::Utc::now().naive_utc();
@@ -28,49 +29,53 @@ pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[Secret]) -> R
         if token.is_empty() {
             continue;
         }
-        let hash = secrets::verifier(token);
-        if queries::api_tokens::find_by_hash(&mut conn, &hash)?.is_some() {
-            continue;
-        }
-        let (project, environment) = token
-            .split_once('.')
-            .and_then(|(scope, _)| scope.split_once(':'))
-            .unwrap_or(("*", "*"));
-        queries::api_tokens::create(
-            &mut conn,
-            &NewApiToken {
-                token_name: "admin".into(),
-                secret_hash: hash,
-                token_type: token_type.as_str().into(),
-                environment: environment.into(),
-                projects: serde_json::json!([project]).to_string(),
-                expires_at: None,
-                created_at: now,
-            },
-            "system",
-        )?;
+        queries::api_tokens::create_unless_stored(&mut conn, &new_token(token, token_type, now), "system")?;
     }
     Ok(())
 }
 
-/// On a first start with no admin token at all, creates one and writes it to `admin-token` next
-/// to the database, readable by its owner only. Returns the file's path when it did.
-pub fn ensure_admin_token(store: &Store, database: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
+/// The row for a configured secret `<project>:<environment>.<random part>`.
+fn new_token(token: &str, token_type: TokenType, now: chrono::NaiveDateTime) -> NewApiToken {
+    let (project, environment) = token
+        .split_once('.')
+        .and_then(|(scope, _)| scope.split_once(':'))
+        .unwrap_or(("*", "*"));
+    NewApiToken {
+        token_name: "admin".into(),
+        secret_hash: secrets::verifier(token),
+        token_type: token_type.as_str().into(),
+        environment: environment.into(),
+        projects: serde_json::json!([project]).to_string(),
+        expires_at: None,
+        created_at: now,
+    }
+}
+
+/// On a first start with no admin token at all, creates one and writes it to `admin-token` in
+/// `directory`, readable by its owner only. Returns the file's path when it did. Of several
+/// replicas starting together on a new database, one creates it.
+pub fn ensure_admin_token(store: &Store, directory: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
     let mut conn = store.connection()?;
     if queries::api_tokens::list(&mut conn)?
         .iter()
-        .any(|token| token.token_type == "admin")
+        .any(|token| token.token_type == TokenType::Admin.as_str())
     {
         return Ok(None);
     }
     let token = format!("*:*.{}", secrets::random_hex(28)?);
-    let path = database
-        .parent()
-        .unwrap_or_else(|| Path::new("."))
-        .join("admin-token");
-    write_private(&path, &format!("{token}\n"))?;
-    seed_admin_tokens(store, &[Secret(token)])?;
-    Ok(Some(path))
+    let row = new_token(&token, TokenType::Admin, chrono::Utc::now().naive_utc());
+    // Written before the token is stored, so a stored token is never one nobody can read.
+    let path = directory.join("admin-token");
+    let pending = directory.join(format!("admin-token.{}", std::process::id()));
+    write_private(&pending, &format!("{token}\n"))?;
+    let stored = queries::api_tokens::create_if_none_of_type(&mut conn, &row, "system");
+    if matches!(stored, Ok(true)) {
+        std::fs::rename(&pending, &path)?;
+        return Ok(Some(path));
+    }
+    std::fs::remove_file(&pending)?;
+    stored?;
+    Ok(None)
 }
 
 fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {

@@ -71,25 +71,24 @@ struct Server {
     running: Running,
     base: String,
     port: u16,
-    _dir: tempfile::TempDir,
+    _scratch: flag_store::scratch::Scratch,
 }
 
 fn start() -> Result<Server, Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let document = dir.path().join("flags.json");
+    let scratch = flag_store::scratch::Scratch::new()?;
+    let document = scratch.directory().join("flags.json");
     std::fs::write(&document, serde_json::to_vec(&flags())?)?;
     for environment in ["development", "production"] {
-        let status = std::process::Command::new(env!("CARGO_BIN_EXE_admin-api"))
+        let status = process::server_command(&scratch)
             .args(["--log-level", "warn", "import"])
             .arg(&document)
             .args(["--environment", environment])
-            .env("DATABASE_URL", dir.path().join("flags.db"))
             .status()?;
         assert!(status.success(), "importing the flags failed");
     }
     let tokens = format!("{TOKEN},{PRODUCTION_TOKEN}");
     let (child, port) = start_server_with(
-        dir.path(),
+        &scratch,
         &["--log-level", "error"],
         &[("INIT_ADMIN_API_TOKENS", &tokens)],
     )?;
@@ -97,7 +96,7 @@ fn start() -> Result<Server, Box<dyn std::error::Error>> {
         running: Running(child),
         base: format!("http://127.0.0.1:{port}"),
         port,
-        _dir: dir,
+        _scratch: scratch,
     })
 }
 

@@ -6,7 +6,8 @@ use diesel::result::{DatabaseErrorInformation, DatabaseErrorKind, Error as Diese
 ///
 /// Diesel's errors are classified here, by kind, so callers match on the domain, not on SQL:
 /// "not found" becomes [`StoreError::NotFound`], a unique violation [`StoreError::Conflict`]
-/// naming the column, SQLite's busy and locked states [`StoreError::Busy`], and a foreign-key
+/// naming the column, a busy database (SQLite's busy and locked states, PostgreSQL's lock
+/// timeout, serialization failures and closed connections) [`StoreError::Busy`], and a foreign-key
 /// violation, in a statement that knows its one target, `NotFound` or (where the caller named
 /// the target) [`StoreError::Rejected`].
 #[derive(Debug, thiserror::Error)]
@@ -62,8 +63,8 @@ pub enum StoreError {
         /// The JSON error.
         source: serde_json::Error,
     },
-    /// SQLite stayed busy (another connection held the lock past the busy timeout) or found a
-    /// table locked; retrying later may succeed.
+    /// Another writer held the write lock past the busy timeout, a table was locked, or the
+    /// connection was lost; retrying later may succeed.
     #[error("the database is busy: {0}")]
     Busy(DieselError),
     /// Any other database error.
@@ -137,25 +138,35 @@ impl StoreError {
     }
 }
 
-/// Whether SQLite gave up waiting for a lock (`SQLITE_BUSY`) or found a table or the schema
-/// locked (`SQLITE_LOCKED`).
+/// Whether the database gave up waiting for a lock, or could not be reached, so that a retry
+/// later may succeed.
 ///
-/// This is the one place that reads an error's text, because it is all there is to read:
-/// Diesel 2.3's SQLite backend looks at `sqlite3_extended_errcode` only to pick a
-/// `DatabaseErrorKind` for constraint violations, turns every other code into an undocumented
-/// `Unknown` kind, and keeps nothing but `sqlite3_errmsg` (as a `String`, whose
-/// `DatabaseErrorInformation` has no code, table or column); the connection is not reachable
-/// from here to ask again, and later statements overwrite the code anyway. The texts matched are
-/// SQLite's fixed messages for these codes (`sqlite3ErrStr` and the schema-lock message), which
-/// depend neither on the statement nor on a locale. The kind is not matched, so that this keeps
-/// working if Diesel gives busy errors a kind of their own.
+/// - SQLite: `SQLITE_BUSY` (the busy timeout passed) or `SQLITE_LOCKED` (a table or the schema
+///   locked). Diesel 2.3's SQLite backend looks at `sqlite3_extended_errcode` only to pick a
+///   `DatabaseErrorKind` for constraint violations, turns every other code into an undocumented
+///   `Unknown` kind, and keeps nothing but `sqlite3_errmsg`, so the fixed texts of these codes
+///   (`sqlite3ErrStr` and the schema-lock message), which depend neither on the statement nor on
+///   a locale, are all there is to read.
+/// - PostgreSQL: the lock timeout passed while waiting for the write lock (SQLSTATE 55P03, which
+///   Diesel also reports only as text: the server's English message, as the connections do not
+///   set `lc_messages`), a serialization failure or deadlock, or a connection the server closed
+///   (a restart or failover).
+///
+/// The kind is not matched for the texts, so that this keeps working if Diesel gives busy errors
+/// a kind of their own.
 fn is_busy(error: &DieselError) -> bool {
-    const BUSY_MESSAGES: [&str; 3] = [
+    const BUSY_MESSAGES: [&str; 5] = [
         "database is locked",
         "database table is locked",
         "database schema is locked",
+        "canceling statement due to lock timeout",
+        "deadlock detected",
     ];
     match error {
+        DieselError::DatabaseError(
+            DatabaseErrorKind::SerializationFailure | DatabaseErrorKind::ClosedConnection,
+            _,
+        ) => true,
         DieselError::DatabaseError(_, info) => {
             let message = info.message();
             BUSY_MESSAGES.iter().any(|busy| message.starts_with(busy))
@@ -176,10 +187,26 @@ fn is_busy(error: &DieselError) -> bool {
 fn unique_target(info: &(dyn DatabaseErrorInformation + Send + Sync)) -> (&'static str, &str) {
     let (table, column) = match (info.table_name(), info.column_name(), info.constraint_name()) {
         (Some(table), Some(column), _) => (table, column),
-        (Some(table), None, Some(constraint)) => (table, constraint_column(table, constraint)),
+        (Some(table), None, Some(constraint)) => (
+            table,
+            info.details()
+                .and_then(details_column)
+                .unwrap_or_else(|| constraint_column(table, constraint)),
+        ),
         _ => message_target(info.message()),
     };
     (entity_of(table), column)
+}
+
+/// The first column in PostgreSQL's detail line, `Key (name)=(beta) already exists.`: the one
+/// place a primary key's column is named (its constraint is `<table>_pkey`).
+fn details_column(details: &str) -> Option<&str> {
+    let columns = details.strip_prefix("Key (")?.split(")=(").next()?;
+    columns
+        .split(',')
+        .next()
+        .map(str::trim)
+        .filter(|column| !column.is_empty())
 }
 
 /// The column in a PostgreSQL default constraint name: `email` in `users_email_key`.
@@ -399,7 +426,13 @@ mod tests {
         })?;
         let mut holder = db.store.connection()?;
         let mut writer = db.store.connection()?;
-        holder.batch_execute("BEGIN IMMEDIATE")?;
+        match holder.backend() {
+            crate::Backend::Sqlite => holder.batch_execute("BEGIN IMMEDIATE")?,
+            crate::Backend::Postgres => holder.batch_execute(&format!(
+                "BEGIN; SELECT pg_advisory_xact_lock({})",
+                crate::connection::WRITE_LOCK
+            ))?,
+        }
         let field = tenant_field("[]");
         let error = queries::context_fields::create(&mut writer, &field, "test").err();
         holder.batch_execute("ROLLBACK")?;

@@ -50,7 +50,7 @@ pub struct StrategyParameter {
 
 /// A project.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = projects, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = projects, check_for_backend(crate::connection::MultiBackend))]
 pub struct ProjectRow {
     /// Project id, used in paths.
     pub id: String,
@@ -64,7 +64,7 @@ pub struct ProjectRow {
 
 /// A global environment.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = environments, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = environments, check_for_backend(crate::connection::MultiBackend))]
 pub struct EnvironmentRow {
     /// Environment name.
     pub name: String,
@@ -80,7 +80,7 @@ pub struct EnvironmentRow {
 
 /// A feature flag.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = features, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = features, check_for_backend(crate::connection::MultiBackend))]
 pub struct FeatureRow {
     /// Unique name.
     pub name: String,
@@ -102,7 +102,7 @@ pub struct FeatureRow {
 
 /// A feature's state in one environment.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = feature_environments, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = feature_environments, check_for_backend(crate::connection::MultiBackend))]
 pub struct FeatureEnvironmentRow {
     /// The feature.
     pub feature_name: String,
@@ -128,7 +128,7 @@ impl FeatureEnvironmentRow {
 
 /// A registered strategy type.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = strategy_types, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = strategy_types, check_for_backend(crate::connection::MultiBackend))]
 pub struct StrategyTypeRow {
     /// Name used by strategies.
     pub name: String,
@@ -153,7 +153,7 @@ impl StrategyTypeRow {
 
 /// A strategy of a feature in an environment.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable, AsChangeset)]
-#[diesel(table_name = feature_strategies, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = feature_strategies, check_for_backend(crate::connection::MultiBackend))]
 pub struct StrategyRow {
     /// Strategy id (a UUID).
     pub id: String,
@@ -197,8 +197,8 @@ impl StrategyRow {
 }
 
 /// A segment.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
-#[diesel(table_name = segments, check_for_backend(diesel::sqlite::Sqlite))]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = segments, check_for_backend(crate::connection::MultiBackend))]
 pub struct SegmentRow {
     /// Segment id.
     pub id: i32,
@@ -243,7 +243,7 @@ pub struct NewSegment {
 
 /// A child's dependency on its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = feature_dependencies, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = feature_dependencies, check_for_backend(crate::connection::MultiBackend))]
 pub struct DependencyRow {
     /// The dependent feature.
     pub child: String,
@@ -264,7 +264,7 @@ impl DependencyRow {
 
 /// A context field definition.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = context_fields, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = context_fields, check_for_backend(crate::connection::MultiBackend))]
 pub struct ContextFieldRow {
     /// Field name.
     pub name: String,
@@ -288,8 +288,8 @@ impl ContextFieldRow {
 }
 
 /// A role.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
-#[diesel(table_name = roles, check_for_backend(diesel::sqlite::Sqlite))]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = roles, check_for_backend(crate::connection::MultiBackend))]
 pub struct RoleRow {
     /// Role id: Admin 1, Editor 2, Viewer 3, Owner 4, Member 5.
     pub id: i32,
@@ -302,8 +302,8 @@ pub struct RoleRow {
 }
 
 /// A user.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
-#[diesel(table_name = users, check_for_backend(diesel::sqlite::Sqlite))]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = users, check_for_backend(crate::connection::MultiBackend))]
 pub struct UserRow {
     /// User id.
     pub id: i32,
@@ -357,7 +357,7 @@ pub struct NewUser {
 
 /// A public signup token.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = public_signup_tokens, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = public_signup_tokens, check_for_backend(crate::connection::MultiBackend))]
 pub struct SignupTokenRow {
     /// The secret, part of the invite link.
     pub secret: String,
@@ -378,8 +378,8 @@ pub struct SignupTokenRow {
 }
 
 /// An API token: only a SHA-256 verifier of its secret is stored.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
-#[diesel(table_name = api_tokens, check_for_backend(diesel::sqlite::Sqlite))]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = api_tokens, check_for_backend(crate::connection::MultiBackend))]
 pub struct ApiTokenRow {
     /// Token id.
     pub id: i32,
@@ -430,7 +430,7 @@ pub struct NewApiToken {
 
 /// A login session: only a hash of its cookie value is stored.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
-#[diesel(table_name = login_sessions, check_for_backend(diesel::sqlite::Sqlite))]
+#[diesel(table_name = login_sessions, check_for_backend(crate::connection::MultiBackend))]
 pub struct SessionRow {
     /// Hex SHA-256 of the session secret.
     pub token_hash: String,
@@ -443,8 +443,8 @@ pub struct SessionRow {
 }
 
 /// An audit event.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
-#[diesel(table_name = events, check_for_backend(diesel::sqlite::Sqlite))]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = events, check_for_backend(crate::connection::MultiBackend))]
 pub struct EventRow {
     /// Sequence number.
     pub id: i32,
@@ -561,13 +561,13 @@ impl EventType {
     }
 }
 
-impl diesel::serialize::ToSql<diesel::sql_types::Text, diesel::sqlite::Sqlite> for EventType {
-    fn to_sql<'b>(
-        &'b self,
-        out: &mut diesel::serialize::Output<'b, '_, diesel::sqlite::Sqlite>,
-    ) -> diesel::serialize::Result {
-        out.set_value(self.as_str());
-        Ok(diesel::serialize::IsNull::No)
+impl<DB> diesel::serialize::ToSql<diesel::sql_types::Text, DB> for EventType
+where
+    DB: diesel::backend::Backend,
+    str: diesel::serialize::ToSql<diesel::sql_types::Text, DB>,
+{
+    fn to_sql<'b>(&'b self, out: &mut diesel::serialize::Output<'b, '_, DB>) -> diesel::serialize::Result {
+        self.as_str().to_sql(out)
     }
 }
 
@@ -617,7 +617,7 @@ mod tests {
     use serde_json::Value;
 
     use super::*;
-    use crate::SqliteConnection;
+    use crate::DbConnection;
     use crate::queries::evaluation::ProjectScope;
     use crate::queries::strategies::StrategyInput;
     use crate::queries::{self, api_tokens, dependencies, evaluation, features, segments, strategies};
@@ -648,20 +648,26 @@ mod tests {
     /// Overwrites one JSON column of the rows `filter` selects with raw SQL, as a bad migration or
     /// a hand edit would.
     fn overwrite(
-        conn: &mut SqliteConnection,
+        conn: &mut DbConnection,
         table: &str,
         column: &str,
         filter: &str,
         text: &str,
     ) -> QueryResult<usize> {
-        diesel::sql_query(format!("UPDATE {table} SET {column} = ? WHERE {filter}"))
-            .bind::<Text, _>(text)
-            .execute(conn)
+        let placeholder = match conn.backend() {
+            crate::Backend::Sqlite => "?",
+            crate::Backend::Postgres => "$1",
+        };
+        diesel::sql_query(format!(
+            "UPDATE {table} SET {column} = {placeholder} WHERE {filter}"
+        ))
+        .bind::<Text, _>(text)
+        .execute(conn)
     }
 
     const GARBAGE: &str = "{not json";
 
-    fn feature(conn: &mut SqliteConnection, name: &str) -> Result<FeatureRow, StoreError> {
+    fn feature(conn: &mut DbConnection, name: &str) -> Result<FeatureRow, StoreError> {
         features::create(
             conn,
             &FeatureRow {
@@ -724,10 +730,9 @@ mod tests {
             },
             "test",
         )?;
-        let client_features = |conn: &mut SqliteConnection| {
-            evaluation::client_features(conn, &ProjectScope::All, "development")
-        };
-        let strategy_row = |conn: &mut SqliteConnection| -> QueryResult<StrategyRow> {
+        let client_features =
+            |conn: &mut DbConnection| evaluation::client_features(conn, &ProjectScope::All, "development");
+        let strategy_row = |conn: &mut DbConnection| -> QueryResult<StrategyRow> {
             feature_strategies::table
                 .find(&strategy_id)
                 .select(StrategyRow::as_select())

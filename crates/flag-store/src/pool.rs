@@ -1,26 +1,229 @@
 //! The connection pool: the one place connections are opened and configured.
 
-use std::path::PathBuf;
+use std::fmt;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use diesel::connection::SimpleConnection;
-use diesel::r2d2::{ConnectionManager, CustomizeConnection, Pool, PooledConnection};
+use diesel::pg::PgConnection;
+use diesel::r2d2::{ManageConnection, Pool, PooledConnection, R2D2Connection};
 use diesel::sqlite::SqliteConnection;
 
+use crate::connection::{Backend, DbConnection};
 use crate::error::StoreError;
 
-/// A pooled SQLite connection.
-pub type Connection = PooledConnection<ConnectionManager<SqliteConnection>>;
+/// A pooled connection.
+pub type Connection = PooledConnection<Manager>;
+
+/// Which database to use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Database {
+    /// An SQLite file; created with its directory when missing.
+    Sqlite(PathBuf),
+    /// A PostgreSQL database.
+    Postgres(Postgres),
+}
+
+/// A PostgreSQL database and the settings of its connections.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Postgres {
+    /// Where it is: a `postgres://` URL or a libpq `key=value` string.
+    pub connection: ConnectionString,
+    /// The schema to keep the tables in, created when missing; `public` when `None`.
+    pub schema: Option<String>,
+    /// The name the server shows for these connections (`pg_stat_activity`).
+    pub application_name: String,
+}
+
+/// A libpq connection string. It may hold a password, so `Debug` and `Display` show it with the
+/// password replaced by `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct ConnectionString(String);
+
+impl ConnectionString {
+    /// Wraps a connection string.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self(text.into())
+    }
+
+    /// The string as libpq takes it, password included: for opening connections, never for logs.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// The string with any password, in the URL's user part or as a `password` parameter,
+    /// replaced by `***`.
+    pub fn redacted(&self) -> String {
+        redact(&self.0)
+    }
+}
+
+impl fmt::Debug for ConnectionString {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "ConnectionString({})", self.redacted())
+    }
+}
+
+impl fmt::Display for ConnectionString {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter.write_str(&self.redacted())
+    }
+}
+
+/// Replaces the password in `scheme://user:password@host/...` and in `password=...` parameters
+/// (URL query or `key=value` form, quoted or not).
+fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let rest = match text.split_once("://") {
+        Some((scheme, rest)) => {
+            out.push_str(scheme);
+            out.push_str("://");
+            let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
+            let (authority, tail) = rest.split_at(authority_end);
+            match authority.rsplit_once('@') {
+                Some((user_info, host)) => {
+                    match user_info.split_once(':') {
+                        Some((user, _)) => {
+                            out.push_str(user);
+                            out.push_str(":***");
+                        }
+                        None => out.push_str(user_info),
+                    }
+                    out.push('@');
+                    out.push_str(host);
+                }
+                None => out.push_str(authority),
+            }
+            tail
+        }
+        None => text,
+    };
+    // `password=` as a parameter: up to the next `&` in a URL, or the end of a (possibly
+    // quoted) value in key=value form.
+    let mut remaining = rest;
+    while let Some(index) = remaining.find("password=") {
+        let boundary_ok = index == 0 || matches!(remaining.as_bytes()[index - 1], b'?' | b'&' | b' ' | b'\t');
+        let value_start = index + "password=".len();
+        out.push_str(&remaining[..value_start]);
+        remaining = &remaining[value_start..];
+        if !boundary_ok {
+            continue;
+        }
+        let value_end = if let Some(quoted) = remaining.strip_prefix('\'') {
+            let mut escaped = false;
+            let close = quoted.char_indices().find_map(|(at, character)| {
+                let found = !escaped && character == '\'';
+                escaped = !escaped && character == '\\';
+                found.then_some(at)
+            });
+            close.map_or(remaining.len(), |at| at + 2)
+        } else {
+            remaining.find(['&', ' ', '\t']).unwrap_or(remaining.len())
+        };
+        out.push_str("***");
+        remaining = &remaining[value_end..];
+    }
+    out.push_str(remaining);
+    out
+}
+
+/// Why a database location was refused.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "unsupported database URL scheme `{scheme}`: use postgres://... or postgresql://... for PostgreSQL, \
+     or a file path or sqlite://<path> for SQLite"
+)]
+pub struct UnsupportedDatabase {
+    /// The scheme that was given.
+    pub scheme: String,
+}
+
+impl Database {
+    /// Reads `DATABASE_URL`'s forms: `postgres://` or `postgresql://` selects PostgreSQL; a file
+    /// path, `sqlite://<path>` or `sqlite:<path>` selects SQLite. Any other `scheme://` is refused.
+    pub fn from_url(url: &str) -> Result<Self, UnsupportedDatabase> {
+        let url = url.trim();
+        if let Some((scheme, _)) = url.split_once("://") {
+            if scheme.eq_ignore_ascii_case("postgres") || scheme.eq_ignore_ascii_case("postgresql") {
+                return Ok(Self::Postgres(Postgres {
+                    connection: ConnectionString::new(url),
+                    schema: None,
+                    application_name: "flagd".into(),
+                }));
+            }
+            if scheme.eq_ignore_ascii_case("sqlite") || scheme.eq_ignore_ascii_case("file") {
+                return Ok(Self::Sqlite(PathBuf::from(&url[scheme.len() + 3..])));
+            }
+            return Err(UnsupportedDatabase {
+                scheme: scheme.to_owned(),
+            });
+        }
+        let path = url.strip_prefix("sqlite:").unwrap_or(url);
+        Ok(Self::Sqlite(PathBuf::from(path)))
+    }
+
+    /// The backend.
+    pub fn backend(&self) -> Backend {
+        match self {
+            Self::Sqlite(_) => Backend::Sqlite,
+            Self::Postgres(_) => Backend::Postgres,
+        }
+    }
+
+    /// Where the database is, for logs: the file, or the connection string without its password.
+    pub fn describe(&self) -> String {
+        match self {
+            Self::Sqlite(path) => path.display().to_string(),
+            Self::Postgres(postgres) => match &postgres.schema {
+                Some(schema) => format!("{} (schema {schema})", postgres.connection),
+                None => postgres.connection.redacted(),
+            },
+        }
+    }
+
+    /// Where local files such as the generated admin token go: the SQLite file's directory, or
+    /// `./data` for PostgreSQL.
+    pub fn local_directory(&self) -> PathBuf {
+        match self {
+            Self::Sqlite(path) => path
+                .parent()
+                .filter(|parent| !parent.as_os_str().is_empty())
+                .map_or_else(|| PathBuf::from("."), Path::to_path_buf),
+            Self::Postgres(_) => PathBuf::from("./data"),
+        }
+    }
+}
+
+impl From<PathBuf> for Database {
+    fn from(path: PathBuf) -> Self {
+        Self::Sqlite(path)
+    }
+}
+
+impl From<&Path> for Database {
+    fn from(path: &Path) -> Self {
+        Self::Sqlite(path.to_path_buf())
+    }
+}
+
+impl From<Postgres> for Database {
+    fn from(postgres: Postgres) -> Self {
+        Self::Postgres(postgres)
+    }
+}
 
 /// Where the database is and how connections behave. The store reads no environment; the
 /// server builds this from its own configuration.
 #[derive(Debug, Clone)]
 pub struct StoreConfig {
-    /// The SQLite database file; created with its directory when missing.
-    pub path: PathBuf,
-    /// Connections kept in the pool.
+    /// The database.
+    pub database: Database,
+    /// Most connections kept in the pool.
     pub pool_size: u32,
-    /// How long a statement waits for another writer before failing with "database is locked".
+    /// Fewest idle connections kept open; `None` keeps as many as the pool size.
+    pub min_idle: Option<u32>,
+    /// How long a write waits for another writer before failing as busy: SQLite's busy timeout,
+    /// PostgreSQL's lock timeout.
     pub busy_timeout: Duration,
     /// How long a caller waits for a free connection. Longer than `busy_timeout`, so a busy
     /// database surfaces as a busy error and a saturated pool as [`StoreError::Pool`].
@@ -28,72 +231,212 @@ pub struct StoreConfig {
 }
 
 impl StoreConfig {
-    /// Defaults for a database at `path`.
-    pub fn new(path: impl Into<PathBuf>) -> Self {
+    /// Defaults for `database` (a path is an SQLite file).
+    pub fn new(database: impl Into<Database>) -> Self {
         Self {
-            path: path.into(),
+            database: database.into(),
             pool_size: 8,
+            min_idle: Some(1),
             busy_timeout: Duration::from_secs(5),
             checkout_timeout: Duration::from_secs(10),
         }
     }
 }
 
-/// Applies the connection settings every connection needs, in the order that matters:
-/// `busy_timeout` first (so the following statements already wait instead of failing), then WAL,
-/// then `synchronous = NORMAL` (durable across process crashes in WAL mode), then foreign keys.
-#[derive(Debug, Clone, Copy)]
-struct Pragmas {
-    busy_timeout_ms: u128,
+/// Opens connections for the pool, each configured for its backend:
+///
+/// - SQLite: `busy_timeout` first (so the following statements already wait instead of
+///   failing), then WAL, then `synchronous = NORMAL` (durable across process crashes in WAL
+///   mode), then foreign keys.
+/// - PostgreSQL: the schema as `search_path`, the busy timeout as `lock_timeout`, and the
+///   application name.
+#[derive(Debug, Clone)]
+pub struct Manager {
+    database: Database,
+    busy_timeout: Duration,
 }
 
-impl CustomizeConnection<SqliteConnection, diesel::r2d2::Error> for Pragmas {
-    fn on_acquire(&self, connection: &mut SqliteConnection) -> Result<(), diesel::r2d2::Error> {
-        connection
-            .batch_execute(&format!(
-                "PRAGMA busy_timeout = {};
-                 PRAGMA journal_mode = WAL;
-                 PRAGMA synchronous = NORMAL;
-                 PRAGMA foreign_keys = ON;",
-                self.busy_timeout_ms
-            ))
-            .map_err(diesel::r2d2::Error::QueryError)
-    }
-}
-
-/// Builds the pool. Connections are opened lazily but one is opened now, so a bad path fails here.
-pub(crate) fn build(config: &StoreConfig) -> Result<Pool<ConnectionManager<SqliteConnection>>, StoreError> {
-    if let Some(parent) = config
-        .path
-        .parent()
-        .filter(|parent| !parent.as_os_str().is_empty())
-    {
-        std::fs::create_dir_all(parent).map_err(|error| {
-            StoreError::Connection(diesel::ConnectionError::BadConnection(format!(
-                "cannot create {}: {error}",
-                parent.display()
-            )))
-        })?;
-    }
-    let url = config.path.to_string_lossy().into_owned();
-    // WAL is a property of the database file. Switch it once, on one connection, before the pool
-    // opens several: connections racing to switch it would fail with "database is locked".
-    {
-        use diesel::Connection;
-        let mut first = SqliteConnection::establish(&url)?;
-        Pragmas {
-            busy_timeout_ms: config.busy_timeout.as_millis(),
+impl Manager {
+    fn open(&self) -> Result<DbConnection, diesel::r2d2::Error> {
+        use diesel::Connection as _;
+        let busy_ms = self.busy_timeout.as_millis();
+        match &self.database {
+            Database::Sqlite(path) => {
+                let mut connection = SqliteConnection::establish(&path.to_string_lossy())
+                    .map_err(diesel::r2d2::Error::ConnectionError)?;
+                connection
+                    .batch_execute(&format!(
+                        "PRAGMA busy_timeout = {busy_ms};
+                         PRAGMA journal_mode = WAL;
+                         PRAGMA synchronous = NORMAL;
+                         PRAGMA foreign_keys = ON;"
+                    ))
+                    .map_err(diesel::r2d2::Error::QueryError)?;
+                Ok(DbConnection::Sqlite(connection))
+            }
+            Database::Postgres(postgres) => {
+                let mut connection = PgConnection::establish(postgres.connection.expose())
+                    .map_err(diesel::r2d2::Error::ConnectionError)?;
+                let search_path = postgres.schema.as_deref().map_or_else(
+                    || "public".to_owned(),
+                    |schema| format!("{}, public", quote_identifier(schema)),
+                );
+                connection
+                    .batch_execute(&format!(
+                        "SET search_path TO {search_path};
+                         SET lock_timeout = {busy_ms};
+                         SET application_name = {};",
+                        quote_literal(&postgres.application_name)
+                    ))
+                    .map_err(diesel::r2d2::Error::QueryError)?;
+                Ok(DbConnection::Postgres(connection))
+            }
         }
-        .on_acquire(&mut first)
-        .map_err(|error| StoreError::Connection(diesel::ConnectionError::BadConnection(error.to_string())))?;
     }
+}
+
+impl ManageConnection for Manager {
+    type Connection = DbConnection;
+    type Error = diesel::r2d2::Error;
+
+    fn connect(&self) -> Result<DbConnection, Self::Error> {
+        self.open()
+    }
+
+    fn is_valid(&self, connection: &mut DbConnection) -> Result<(), Self::Error> {
+        connection.ping().map_err(diesel::r2d2::Error::QueryError)
+    }
+
+    fn has_broken(&self, connection: &mut DbConnection) -> bool {
+        std::thread::panicking() || connection.is_broken()
+    }
+}
+
+/// `"name"`, with inner quotes doubled: an identifier PostgreSQL reads as written.
+pub(crate) fn quote_identifier(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// `'text'`, with inner quotes doubled.
+fn quote_literal(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "''"))
+}
+
+/// Builds the pool. One connection is opened now, so a bad path or an unreachable server fails
+/// here with the backend's own message.
+pub(crate) fn build(config: &StoreConfig) -> Result<Pool<Manager>, StoreError> {
+    let manager = Manager {
+        database: config.database.clone(),
+        busy_timeout: config.busy_timeout,
+    };
+    match &config.database {
+        Database::Sqlite(path) => {
+            if let Some(parent) = path.parent().filter(|parent| !parent.as_os_str().is_empty()) {
+                std::fs::create_dir_all(parent).map_err(|error| {
+                    StoreError::Connection(diesel::ConnectionError::BadConnection(format!(
+                        "cannot create {}: {error}",
+                        parent.display()
+                    )))
+                })?;
+            }
+        }
+        Database::Postgres(postgres) => {
+            // The schema must exist before any connection makes it its search path.
+            if let Some(schema) = &postgres.schema {
+                use diesel::Connection as _;
+                let mut first = PgConnection::establish(postgres.connection.expose())?;
+                first
+                    .batch_execute(&format!(
+                        "CREATE SCHEMA IF NOT EXISTS {}",
+                        quote_identifier(schema)
+                    ))
+                    .map_err(StoreError::from)?;
+            }
+        }
+    }
+    // SQLite's WAL is a property of the file. Switch it once, on one connection, before the pool
+    // opens several: connections racing to switch it would fail with "database is locked". The
+    // same first connection surfaces a PostgreSQL server's refusal with its own message.
+    manager.open().map_err(|error| match error {
+        diesel::r2d2::Error::ConnectionError(error) => StoreError::Connection(error),
+        diesel::r2d2::Error::QueryError(error) => StoreError::from(error),
+    })?;
+    let pool_size = config.pool_size.max(1);
     let pool = Pool::builder()
-        .max_size(config.pool_size.max(1))
-        .min_idle(Some(1))
+        .max_size(pool_size)
+        .min_idle(Some(config.min_idle.unwrap_or(pool_size).min(pool_size)))
         .connection_timeout(config.checkout_timeout)
-        .connection_customizer(Box::new(Pragmas {
-            busy_timeout_ms: config.busy_timeout.as_millis(),
-        }))
-        .build(ConnectionManager::<SqliteConnection>::new(url))?;
+        .build(manager)?;
     Ok(pool)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_choose_the_backend_and_other_schemes_are_refused() {
+        assert!(matches!(
+            Database::from_url("postgres://flagd@db/unleash"),
+            Ok(Database::Postgres(_))
+        ));
+        assert!(matches!(
+            Database::from_url("postgresql://flagd@db/unleash?sslmode=require"),
+            Ok(Database::Postgres(_))
+        ));
+        assert_eq!(
+            Database::from_url("sqlite:///var/lib/flags.db"),
+            Ok(Database::Sqlite("/var/lib/flags.db".into()))
+        );
+        assert_eq!(
+            Database::from_url("sqlite:data/flags.db"),
+            Ok(Database::Sqlite("data/flags.db".into()))
+        );
+        assert_eq!(
+            Database::from_url("./data/flags.db"),
+            Ok(Database::Sqlite("./data/flags.db".into()))
+        );
+        let refused = Database::from_url("mysql://root@db/unleash");
+        assert_eq!(
+            refused,
+            Err(UnsupportedDatabase {
+                scheme: "mysql".into()
+            })
+        );
+        let message = refused.err().map(|error| error.to_string()).unwrap_or_default();
+        assert!(
+            message.contains("postgres://") && message.contains("sqlite://"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn passwords_never_show() {
+        for (text, shown) in [
+            (
+                "postgres://flagd:s3cret@db:5432/unleash?sslmode=require",
+                "postgres://flagd:***@db:5432/unleash?sslmode=require",
+            ),
+            ("postgres://flagd@db/unleash", "postgres://flagd@db/unleash"),
+            (
+                "postgresql://db/unleash?user=flagd&password=s3cret&sslmode=require",
+                "postgresql://db/unleash?user=flagd&password=***&sslmode=require",
+            ),
+            (
+                "host=db user=flagd password='s3cret words' dbname=unleash",
+                "host=db user=flagd password=*** dbname=unleash",
+            ),
+            (
+                r"host=db password='a\'b s3cret' dbname=unleash",
+                "host=db password=*** dbname=unleash",
+            ),
+            ("host=db password=s3cret", "host=db password=***"),
+            ("host=db oldpassword=x", "host=db oldpassword=x"),
+        ] {
+            let connection = ConnectionString::new(text);
+            assert_eq!(connection.redacted(), shown, "{text}");
+            assert!(!format!("{connection:?}").contains("s3cret"));
+            assert!(!connection.to_string().contains("s3cret"));
+        }
+    }
 }

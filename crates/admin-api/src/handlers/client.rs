@@ -78,12 +78,15 @@ pub async fn features(
     let scope_projects = echo.project.clone();
     let scope_environment = echo.environment.clone();
     let (document, revision) = crate::db::run(&state.store, move |conn| {
-        let revision = queries::events::latest_id(conn)?;
-        let scope = scope_projects.map_or(ProjectScope::All, ProjectScope::Only);
-        Ok((
-            queries::evaluation::client_features(conn, &scope, &scope_environment)?,
-            revision,
-        ))
+        // One snapshot: the ETag's revision is the one the document reflects.
+        queries::snapshot(conn, |conn| {
+            let revision = queries::events::latest_id(conn)?;
+            let scope = scope_projects.map_or(ProjectScope::All, ProjectScope::Only);
+            Ok((
+                queries::evaluation::client_features(conn, &scope, &scope_environment)?,
+                revision,
+            ))
+        })
     })
     .await?;
     let etag = format!("\"{query_hash}:{revision}:v1\"");

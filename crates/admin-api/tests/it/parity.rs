@@ -559,9 +559,9 @@ async fn removing_or_disabling_the_last_active_strategy_switches_the_feature_off
 #[test]
 fn unleash_init_token_variables_seed_every_token_type() -> Result<(), Box<dyn std::error::Error>> {
     use crate::common::process::{Running, exchange, start_server_with};
-    let dir = tempfile::tempdir()?;
+    let scratch = flag_store::scratch::Scratch::new()?;
     let (child, port) = start_server_with(
-        dir.path(),
+        &scratch,
         &[],
         &[
             ("INIT_ADMIN_API_TOKENS", "*:*.init-admin"),

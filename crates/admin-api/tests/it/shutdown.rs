@@ -9,8 +9,8 @@ use crate::common::process::{Running, assert_envelope, exchange, start_server};
 
 #[test]
 fn errors_from_the_http_parser_carry_the_envelope() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let (server, port) = start_server(dir.path())?;
+    let scratch = flag_store::scratch::Scratch::new()?;
+    let (server, port) = start_server(&scratch)?;
     let _server = Running(server);
 
     // http::Uri refuses a URI over 65,534 bytes, so actix-http answers 400 before the router.
@@ -63,10 +63,14 @@ fn errors_from_the_http_parser_carry_the_envelope() -> Result<(), Box<dyn std::e
 
 #[test]
 fn first_start_writes_a_private_token_and_sigterm_stops_cleanly() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let (mut server, _) = start_server(dir.path())?;
+    let scratch = flag_store::scratch::Scratch::new()?;
+    let (mut server, _) = start_server(&scratch)?;
 
-    let token_file = dir.path().join("admin-token");
+    // Next to an SQLite file; in ./data, under the server's working directory, on PostgreSQL.
+    let token_file = scratch
+        .directory()
+        .join(scratch.config.database.local_directory())
+        .join("admin-token");
     let token = std::fs::read_to_string(&token_file)?;
     assert!(token.starts_with("*:*."), "{token}");
     #[cfg(unix)]

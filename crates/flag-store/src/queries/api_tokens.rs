@@ -2,7 +2,8 @@
 //! constant-time comparison are the caller's.
 
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
+
+use crate::connection::{DbConnection, MultiBackend};
 
 use crate::error::StoreError;
 use crate::models::{ApiTokenRow, EventType, NewApiToken, NewEvent};
@@ -10,15 +11,11 @@ use crate::queries::{events, to_json};
 use crate::schema::api_tokens;
 
 /// Stores a token.
-pub fn create(
-    conn: &mut SqliteConnection,
-    token: &NewApiToken,
-    actor: &str,
-) -> Result<ApiTokenRow, StoreError> {
+pub fn create(conn: &mut DbConnection, token: &NewApiToken, actor: &str) -> Result<ApiTokenRow, StoreError> {
     crate::queries::write(conn, |conn| {
         let row: ApiTokenRow = diesel::insert_into(api_tokens::table)
             .values(token)
-            .returning(ApiTokenRow::as_returning())
+            .returning(<ApiTokenRow as Selectable<MultiBackend>>::construct_selection())
             .get_result(conn)?;
         events::record(
             conn,
@@ -35,11 +32,43 @@ pub fn create(
     })
 }
 
+/// Stores a token unless one with the same secret is stored already; says whether it stored it.
+/// The check and the write happen under the write lock, so replicas seeding the same
+/// configured tokens at the same moment store each once.
+pub fn create_unless_stored(
+    conn: &mut DbConnection,
+    token: &NewApiToken,
+    actor: &str,
+) -> Result<bool, StoreError> {
+    crate::queries::write(conn, |conn| {
+        if find_by_hash(conn, &token.secret_hash)?.is_some() {
+            return Ok(false);
+        }
+        create(conn, token, actor).map(|_| true)
+    })
+}
+
+/// Stores a token only when no token of its type exists; says whether it stored it. The first
+/// start's generated admin token is made once, however many replicas start together.
+pub fn create_if_none_of_type(
+    conn: &mut DbConnection,
+    token: &NewApiToken,
+    actor: &str,
+) -> Result<bool, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let existing: i64 = api_tokens::table
+            .filter(api_tokens::token_type.eq(&token.token_type))
+            .count()
+            .get_result(conn)?;
+        if existing > 0 {
+            return Ok(false);
+        }
+        create(conn, token, actor).map(|_| true)
+    })
+}
+
 /// The token whose secret hashes to `secret_hash`.
-pub fn find_by_hash(
-    conn: &mut SqliteConnection,
-    secret_hash: &str,
-) -> Result<Option<ApiTokenRow>, StoreError> {
+pub fn find_by_hash(conn: &mut DbConnection, secret_hash: &str) -> Result<Option<ApiTokenRow>, StoreError> {
     Ok(api_tokens::table
         .filter(api_tokens::secret_hash.eq(secret_hash))
         .select(ApiTokenRow::as_select())
@@ -48,7 +77,7 @@ pub fn find_by_hash(
 }
 
 /// All tokens, by id.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ApiTokenRow>, StoreError> {
+pub fn list(conn: &mut DbConnection) -> Result<Vec<ApiTokenRow>, StoreError> {
     Ok(api_tokens::table
         .order(api_tokens::id.asc())
         .select(ApiTokenRow::as_select())
@@ -57,7 +86,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ApiTokenRow>, StoreError>
 
 /// Deletes a token.
 pub fn delete(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     id: i32,
     actor: &str,
     now: chrono::NaiveDateTime,

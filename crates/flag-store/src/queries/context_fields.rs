@@ -1,7 +1,7 @@
 //! Context field definitions.
 
+use crate::connection::DbConnection;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 use flag_eval::{Constraint, Operator};
 
 use crate::error::StoreError;
@@ -10,7 +10,7 @@ use crate::queries::{events, refuse_unreadable, to_json};
 use crate::schema::context_fields;
 
 /// All fields, by sort order then name.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ContextFieldRow>, StoreError> {
+pub fn list(conn: &mut DbConnection) -> Result<Vec<ContextFieldRow>, StoreError> {
     Ok(context_fields::table
         .order((context_fields::sort_order.asc(), context_fields::name.asc()))
         .select(ContextFieldRow::as_select())
@@ -20,7 +20,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ContextFieldRow>, StoreEr
 /// Creates a field; a taken name is a conflict, and legal values that
 /// [`ContextFieldRow::legal_values`] cannot read are [`StoreError::Rejected`].
 pub fn create(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     row: &ContextFieldRow,
     actor: &str,
 ) -> Result<ContextFieldRow, StoreError> {
@@ -45,7 +45,7 @@ pub fn create(
 /// value of a number, date or version operator, must be one of them. A constraint on a field
 /// without legal values, or on an unknown field, passes. A value outside them is
 /// [`StoreError::Rejected`], naming the constraint, the value and the field.
-pub fn check_legal_values(conn: &mut SqliteConnection, constraints: &[Constraint]) -> Result<(), StoreError> {
+pub fn check_legal_values(conn: &mut DbConnection, constraints: &[Constraint]) -> Result<(), StoreError> {
     for (index, constraint) in constraints.iter().enumerate() {
         let field = context_fields::table
             .find(&constraint.context_name)

@@ -1,8 +1,8 @@
 //! Feature dependencies: one parent per child, in the same project, without chains.
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{DependencyRow, EventType, FeatureRow, NewEvent};
@@ -15,7 +15,7 @@ use crate::schema::{feature_dependencies, features as features_table};
     reason = "the dependency's keys plus who and when"
 )]
 pub fn set(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     child: &str,
     parent: &str,
@@ -82,7 +82,7 @@ pub fn set(
 
 /// Removes `child`'s dependency; removing one that does not exist is not an error.
 pub fn remove(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     child: &str,
     actor: &str,
@@ -103,7 +103,7 @@ pub fn remove(
 }
 
 /// `child`'s dependency, if it has one.
-pub fn of(conn: &mut SqliteConnection, child: &str) -> Result<Option<DependencyRow>, StoreError> {
+pub fn of(conn: &mut DbConnection, child: &str) -> Result<Option<DependencyRow>, StoreError> {
     Ok(feature_dependencies::table
         .find(child)
         .select(DependencyRow::as_select())

@@ -1,8 +1,8 @@
 //! Global environments.
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{EnvironmentRow, EventType, NewEvent};
@@ -10,7 +10,7 @@ use crate::queries::{events, to_json};
 use crate::schema::environments;
 
 /// All environments, by sort order then name.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<EnvironmentRow>, StoreError> {
+pub fn list(conn: &mut DbConnection) -> Result<Vec<EnvironmentRow>, StoreError> {
     Ok(environments::table
         .order((environments::sort_order.asc(), environments::name.asc()))
         .select(EnvironmentRow::as_select())
@@ -18,7 +18,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<EnvironmentRow>, StoreErr
 }
 
 /// One environment.
-pub fn get(conn: &mut SqliteConnection, name: &str) -> Result<EnvironmentRow, StoreError> {
+pub fn get(conn: &mut DbConnection, name: &str) -> Result<EnvironmentRow, StoreError> {
     environments::table
         .find(name)
         .select(EnvironmentRow::as_select())
@@ -28,7 +28,7 @@ pub fn get(conn: &mut SqliteConnection, name: &str) -> Result<EnvironmentRow, St
 
 /// Creates an environment; a taken name is a conflict.
 pub fn create(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     row: &EnvironmentRow,
     actor: &str,
 ) -> Result<EnvironmentRow, StoreError> {
@@ -53,7 +53,7 @@ pub fn create(
 
 /// Turns an environment on or off globally.
 pub fn set_enabled(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     name: &str,
     enabled: bool,
     actor: &str,

@@ -4,8 +4,8 @@
 
 use std::collections::HashMap;
 
+use crate::connection::DbConnection;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 use flag_eval::{ClientFeatures, Dependency, Feature};
 
 use crate::error::StoreError;
@@ -31,7 +31,7 @@ pub enum ProjectScope {
 /// all the same), strategies in evaluation order, disabled ones included, dependencies, and all
 /// segments.
 pub fn playground_input(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     scope: &ProjectScope,
     environment: &str,
 ) -> Result<ClientFeatures, StoreError> {
@@ -41,7 +41,7 @@ pub fn playground_input(
 /// The document SDKs poll (`GET /api/client/features`): as [`playground_input`], without
 /// disabled strategies.
 pub fn client_features(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     scope: &ProjectScope,
     environment: &str,
 ) -> Result<ClientFeatures, StoreError> {
@@ -49,7 +49,7 @@ pub fn client_features(
 }
 
 fn load(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     scope: &ProjectScope,
     environment: &str,
     with_disabled: bool,

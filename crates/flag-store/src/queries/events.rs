@@ -1,21 +1,21 @@
 //! The audit log.
 
+use crate::connection::DbConnection;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{EventRow, NewEvent};
 use crate::schema::events;
 
 /// Appends an event. Call it inside the transaction of the write it records.
-pub fn record(conn: &mut SqliteConnection, event: &NewEvent) -> Result<(), StoreError> {
+pub fn record(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreError> {
     diesel::insert_into(events::table).values(event).execute(conn)?;
     Ok(())
 }
 
 /// Events about one feature in one environment, oldest first.
 pub fn for_feature(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     feature: &str,
     environment: &str,
 ) -> Result<Vec<EventRow>, StoreError> {
@@ -28,7 +28,7 @@ pub fn for_feature(
 }
 
 /// Every event of one type, oldest first.
-pub fn of_type(conn: &mut SqliteConnection, event_type: &str) -> Result<Vec<EventRow>, StoreError> {
+pub fn of_type(conn: &mut DbConnection, event_type: &str) -> Result<Vec<EventRow>, StoreError> {
     Ok(events::table
         .filter(events::event_type.eq(event_type))
         .order(events::id.asc())
@@ -37,7 +37,7 @@ pub fn of_type(conn: &mut SqliteConnection, event_type: &str) -> Result<Vec<Even
 }
 
 /// The newest event's id, 0 when there is none: a revision that changes with every write.
-pub fn latest_id(conn: &mut SqliteConnection) -> Result<i32, StoreError> {
+pub fn latest_id(conn: &mut DbConnection) -> Result<i32, StoreError> {
     use diesel::dsl::max;
     Ok(events::table
         .select(max(events::id))

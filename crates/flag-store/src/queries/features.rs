@@ -1,8 +1,8 @@
 //! Features and their per-environment switch.
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{EventType, FeatureEnvironmentRow, FeatureRow, NewEvent};
@@ -11,7 +11,7 @@ use crate::schema::{feature_environments, features};
 
 /// Creates a feature with a disabled row in each environment of its project. Names are unique
 /// across projects and archived features.
-pub fn create(conn: &mut SqliteConnection, row: &FeatureRow, actor: &str) -> Result<FeatureRow, StoreError> {
+pub fn create(conn: &mut DbConnection, row: &FeatureRow, actor: &str) -> Result<FeatureRow, StoreError> {
     crate::queries::write(conn, |conn| {
         projects::get(conn, &row.project_id)?;
         diesel::insert_into(features::table).values(row).execute(conn)?;
@@ -24,9 +24,7 @@ pub fn create(conn: &mut SqliteConnection, row: &FeatureRow, actor: &str) -> Res
                 variants: "[]".into(),
             })
             .collect();
-        diesel::insert_into(feature_environments::table)
-            .values(&rows)
-            .execute(conn)?;
+        crate::connection::insert_rows!(conn, feature_environments::table, &rows)?;
         events::record(
             conn,
             &NewEvent {
@@ -44,7 +42,7 @@ pub fn create(conn: &mut SqliteConnection, row: &FeatureRow, actor: &str) -> Res
 }
 
 /// The non-archived features of a project, by name.
-pub fn list(conn: &mut SqliteConnection, project: &str) -> Result<Vec<FeatureRow>, StoreError> {
+pub fn list(conn: &mut DbConnection, project: &str) -> Result<Vec<FeatureRow>, StoreError> {
     Ok(features::table
         .filter(features::project_id.eq(project))
         .filter(features::archived_at.is_null())
@@ -54,7 +52,7 @@ pub fn list(conn: &mut SqliteConnection, project: &str) -> Result<Vec<FeatureRow
 }
 
 /// A feature, which must belong to `project`.
-pub fn get(conn: &mut SqliteConnection, project: &str, name: &str) -> Result<FeatureRow, StoreError> {
+pub fn get(conn: &mut DbConnection, project: &str, name: &str) -> Result<FeatureRow, StoreError> {
     features::table
         .find(name)
         .filter(features::project_id.eq(project))
@@ -65,7 +63,7 @@ pub fn get(conn: &mut SqliteConnection, project: &str, name: &str) -> Result<Fea
 
 /// A feature's rows for every environment of its project.
 pub fn environments_of(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     name: &str,
 ) -> Result<Vec<FeatureEnvironmentRow>, StoreError> {
     Ok(feature_environments::table
@@ -77,7 +75,7 @@ pub fn environments_of(
 
 /// A feature's row in one environment.
 pub fn environment(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     name: &str,
     environment: &str,
 ) -> Result<FeatureEnvironmentRow, StoreError> {
@@ -94,7 +92,7 @@ pub fn environment(
 /// Turns a feature on or off in one environment, as Unleash does: switching on a feature with no
 /// active strategy there first adds the default one ([`strategies::default_for`]).
 pub fn set_enabled(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     name: &str,
     environment_name: &str,
@@ -124,7 +122,7 @@ pub fn set_enabled(
 /// Sets a feature's switch in one environment and nothing else: an import reproduces its
 /// document as it is, without the default strategy [`set_enabled`] adds.
 pub(crate) fn write_enabled(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     name: &str,
     environment_name: &str,
@@ -141,7 +139,7 @@ pub(crate) fn write_enabled(
 
 /// Writes the switch of the checked row `before` and its audit event.
 fn store_switch(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     before: &FeatureEnvironmentRow,
     enabled: bool,
@@ -178,7 +176,7 @@ fn store_switch(
 
 /// Archives a feature: SDKs and the playground no longer see it; its name stays taken.
 pub fn archive(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     name: &str,
     actor: &str,

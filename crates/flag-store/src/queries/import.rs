@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 use flag_eval::ClientFeatures;
 
 use crate::error::StoreError;
@@ -29,7 +29,7 @@ pub struct ImportReport {
 /// those in `environment`), variants and dependency there. Segments are matched by name and
 /// created when missing; unknown strategy types are registered as custom. One transaction.
 pub fn client_features(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     environment: &str,
     document: &ClientFeatures,
@@ -163,7 +163,7 @@ pub fn client_features(
     })
 }
 
-fn register_type(conn: &mut SqliteConnection, name: &str, now: NaiveDateTime) -> Result<(), StoreError> {
+fn register_type(conn: &mut DbConnection, name: &str, now: NaiveDateTime) -> Result<(), StoreError> {
     let known: i64 = strategy_types::table
         .filter(strategy_types::name.eq(name))
         .count()

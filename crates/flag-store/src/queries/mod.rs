@@ -1,5 +1,6 @@
-//! Queries, one module per entity. Each is a free function over `&mut SqliteConnection`
-//! returning `Result<_, StoreError>`; multi-step writes run in one immediate transaction.
+//! Queries, one module per entity. Each is a free function over `&mut DbConnection`
+//! returning `Result<_, StoreError>`; multi-step writes run in one write transaction
+//! ([`crate::connection`]).
 //!
 //! Writes take `actor` (who writes, for the audit log) and `now` (UTC), so callers decide the
 //! clock and tests are deterministic.
@@ -28,20 +29,15 @@ use serde::de::DeserializeOwned;
 
 use crate::error::StoreError;
 
-/// Runs a write: in an immediate transaction (holding SQLite's write lock from the first
-/// statement), or in a savepoint when the caller already opened a transaction, so writes compose.
-pub(crate) fn write<T>(
-    conn: &mut diesel::sqlite::SqliteConnection,
-    work: impl FnOnce(&mut diesel::sqlite::SqliteConnection) -> Result<T, StoreError>,
+pub(crate) use crate::connection::write;
+
+/// Runs reads that must agree with each other (a revision and the document it describes, several
+/// environments' documents) in one snapshot of the database; see [`crate::connection`].
+pub fn snapshot<T>(
+    conn: &mut crate::connection::DbConnection,
+    work: impl FnOnce(&mut crate::connection::DbConnection) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
-    use diesel::Connection;
-    use diesel::connection::{AnsiTransactionManager, TransactionManager};
-    let depth = AnsiTransactionManager::transaction_manager_status_mut(conn).transaction_depth()?;
-    if depth.is_some() {
-        conn.transaction(work)
-    } else {
-        conn.immediate_transaction(work)
-    }
+    crate::connection::read(conn, work)
 }
 
 /// Serialises a value for a JSON column.

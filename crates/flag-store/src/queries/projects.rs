@@ -1,8 +1,8 @@
 //! Projects and the environments enabled in each.
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{EventType, FeatureEnvironmentRow, NewEvent, ProjectRow};
@@ -12,7 +12,7 @@ use crate::schema::{
 };
 
 /// All projects, by id.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ProjectRow>, StoreError> {
+pub fn list(conn: &mut DbConnection) -> Result<Vec<ProjectRow>, StoreError> {
     Ok(projects::table
         .order(projects::id.asc())
         .select(ProjectRow::as_select())
@@ -20,7 +20,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<ProjectRow>, StoreError> 
 }
 
 /// One project.
-pub fn get(conn: &mut SqliteConnection, id: &str) -> Result<ProjectRow, StoreError> {
+pub fn get(conn: &mut DbConnection, id: &str) -> Result<ProjectRow, StoreError> {
     projects::table
         .find(id)
         .select(ProjectRow::as_select())
@@ -29,7 +29,7 @@ pub fn get(conn: &mut SqliteConnection, id: &str) -> Result<ProjectRow, StoreErr
 }
 
 /// The environments enabled in a project, by environment sort order.
-pub fn environments_of(conn: &mut SqliteConnection, project: &str) -> Result<Vec<String>, StoreError> {
+pub fn environments_of(conn: &mut DbConnection, project: &str) -> Result<Vec<String>, StoreError> {
     Ok(project_environments::table
         .inner_join(environments::table)
         .filter(project_environments::project_id.eq(project))
@@ -40,7 +40,7 @@ pub fn environments_of(conn: &mut SqliteConnection, project: &str) -> Result<Vec
 
 /// Creates a project with the given environments, or every enabled environment when `None`.
 pub fn create(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     row: &ProjectRow,
     environment_names: Option<&[String]>,
     actor: &str,
@@ -73,7 +73,7 @@ pub fn create(
     })
 }
 
-fn link_environment(conn: &mut SqliteConnection, project: &str, environment: &str) -> Result<(), StoreError> {
+fn link_environment(conn: &mut DbConnection, project: &str, environment: &str) -> Result<(), StoreError> {
     let exists: i64 = environments::table
         .filter(environments::name.eq(environment))
         .count()
@@ -101,15 +101,13 @@ fn link_environment(conn: &mut SqliteConnection, project: &str, environment: &st
             variants: "[]".into(),
         })
         .collect();
-    diesel::insert_into(feature_environments::table)
-        .values(&rows)
-        .execute(conn)?;
+    crate::connection::insert_rows!(conn, feature_environments::table, &rows)?;
     Ok(())
 }
 
 /// Enables an environment in a project; enabling it twice is a conflict.
 pub fn enable_environment(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     environment: &str,
     actor: &str,
@@ -131,7 +129,7 @@ pub fn enable_environment(
 
 /// Disables an environment in a project, dropping its features' state there.
 pub fn disable_environment(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     environment: &str,
     actor: &str,

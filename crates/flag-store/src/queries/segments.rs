@@ -1,7 +1,8 @@
 //! Segments.
 
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
+
+use crate::connection::{DbConnection, MultiBackend};
 
 use crate::error::StoreError;
 use crate::models::{EventType, NewEvent, NewSegment, SegmentRow};
@@ -11,11 +12,7 @@ use crate::schema::segments;
 /// Creates a segment; a taken name is a conflict, and a project that does not exist is
 /// [`StoreError::Rejected`], like a missing parent in [`crate::queries::dependencies::set`]: the
 /// caller named it in what it asked to write.
-pub fn create(
-    conn: &mut SqliteConnection,
-    segment: &NewSegment,
-    actor: &str,
-) -> Result<SegmentRow, StoreError> {
+pub fn create(conn: &mut DbConnection, segment: &NewSegment, actor: &str) -> Result<SegmentRow, StoreError> {
     let constraints: Vec<flag_eval::Constraint> =
         crate::queries::from_json("segment", &segment.name, "constraints", &segment.constraints)
             .map_err(refuse_unreadable)?;
@@ -25,7 +22,7 @@ pub fn create(
         // only mean that it does not exist.
         let row: SegmentRow = diesel::insert_into(segments::table)
             .values(segment)
-            .returning(SegmentRow::as_returning())
+            .returning(<SegmentRow as Selectable<MultiBackend>>::construct_selection())
             .get_result(conn)
             .map_err(StoreError::on_missing_reference(|| StoreError::Rejected {
                 message: format!(
@@ -49,7 +46,7 @@ pub fn create(
 }
 
 /// All segments, by id.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<SegmentRow>, StoreError> {
+pub fn list(conn: &mut DbConnection) -> Result<Vec<SegmentRow>, StoreError> {
     Ok(segments::table
         .order(segments::id.asc())
         .select(SegmentRow::as_select())
@@ -57,7 +54,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<SegmentRow>, StoreError> 
 }
 
 /// One segment.
-pub fn get(conn: &mut SqliteConnection, id: i32) -> Result<SegmentRow, StoreError> {
+pub fn get(conn: &mut DbConnection, id: i32) -> Result<SegmentRow, StoreError> {
     segments::table
         .find(id)
         .select(SegmentRow::as_select())

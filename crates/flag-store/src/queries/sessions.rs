@@ -1,8 +1,8 @@
 //! Login sessions. Only a hash of the cookie's secret is stored.
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{SessionRow, UserRow};
@@ -10,7 +10,7 @@ use crate::schema::{login_sessions, users};
 
 /// Stores a session; a user that does not exist (deleted since logging in) is
 /// [`StoreError::NotFound`].
-pub fn create(conn: &mut SqliteConnection, session: &SessionRow) -> Result<(), StoreError> {
+pub fn create(conn: &mut DbConnection, session: &SessionRow) -> Result<(), StoreError> {
     // The user is the sessions table's only foreign key, so a foreign-key violation can only
     // mean that it does not exist.
     diesel::insert_into(login_sessions::table)
@@ -24,7 +24,7 @@ pub fn create(conn: &mut SqliteConnection, session: &SessionRow) -> Result<(), S
 
 /// The user of an unexpired session.
 pub fn find_user(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     token_hash: &str,
     now: NaiveDateTime,
 ) -> Result<Option<UserRow>, StoreError> {
@@ -38,7 +38,7 @@ pub fn find_user(
 }
 
 /// Ends a session; ending one that does not exist is not an error.
-pub fn delete(conn: &mut SqliteConnection, token_hash: &str) -> Result<(), StoreError> {
+pub fn delete(conn: &mut DbConnection, token_hash: &str) -> Result<(), StoreError> {
     diesel::delete(login_sessions::table.find(token_hash)).execute(conn)?;
     Ok(())
 }

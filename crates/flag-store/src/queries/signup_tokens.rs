@@ -2,9 +2,9 @@
 
 use std::collections::HashMap;
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 
 use crate::error::StoreError;
 use crate::models::{EventType, NewEvent, NewUser, RoleRow, SignupTokenRow, UserRow};
@@ -33,11 +33,7 @@ impl SignupToken {
 }
 
 /// Creates a token.
-pub fn create(
-    conn: &mut SqliteConnection,
-    row: &SignupTokenRow,
-    actor: &str,
-) -> Result<SignupToken, StoreError> {
+pub fn create(conn: &mut DbConnection, row: &SignupTokenRow, actor: &str) -> Result<SignupToken, StoreError> {
     crate::queries::write(conn, |conn| {
         // The role is the signup tokens table's only foreign key, so a foreign-key violation can
         // only mean that it does not exist.
@@ -62,7 +58,7 @@ pub fn create(
 }
 
 /// Every token, oldest first, with roles and users, in three queries.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<SignupToken>, StoreError> {
+pub fn list(conn: &mut DbConnection) -> Result<Vec<SignupToken>, StoreError> {
     let tokens: Vec<SignupTokenRow> = public_signup_tokens::table
         .order((
             public_signup_tokens::created_at.asc(),
@@ -74,7 +70,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<SignupToken>, StoreError>
 }
 
 /// One token.
-pub fn get(conn: &mut SqliteConnection, secret: &str) -> Result<SignupToken, StoreError> {
+pub fn get(conn: &mut DbConnection, secret: &str) -> Result<SignupToken, StoreError> {
     let token: SignupTokenRow = public_signup_tokens::table
         .find(secret)
         .select(SignupTokenRow::as_select())
@@ -85,10 +81,7 @@ pub fn get(conn: &mut SqliteConnection, secret: &str) -> Result<SignupToken, Sto
         .ok_or_else(|| StoreError::not_found("signup token", "(secret)"))
 }
 
-fn assemble(
-    conn: &mut SqliteConnection,
-    tokens: Vec<SignupTokenRow>,
-) -> Result<Vec<SignupToken>, StoreError> {
+fn assemble(conn: &mut DbConnection, tokens: Vec<SignupTokenRow>) -> Result<Vec<SignupToken>, StoreError> {
     let roles: HashMap<i32, RoleRow> = roles::table
         .select(RoleRow::as_select())
         .load(conn)?
@@ -121,7 +114,7 @@ fn assemble(
 
 /// Changes a token's expiry and/or switch; at least one must be given.
 pub fn update(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     secret: &str,
     expires_at: Option<NaiveDateTime>,
     enabled: Option<bool>,
@@ -166,7 +159,7 @@ pub fn update(
 }
 
 /// Whether `secret` names a usable token at `now`.
-pub fn validate(conn: &mut SqliteConnection, secret: &str, now: NaiveDateTime) -> Result<(), StoreError> {
+pub fn validate(conn: &mut DbConnection, secret: &str, now: NaiveDateTime) -> Result<(), StoreError> {
     let usable = public_signup_tokens::table
         .find(secret)
         .select(SignupTokenRow::as_select())
@@ -186,7 +179,7 @@ pub fn validate(conn: &mut SqliteConnection, secret: &str, now: NaiveDateTime) -
 /// disabled or expired before this commits creates no user. The email is lower-cased; a taken
 /// email or username is [`StoreError::Conflict`].
 pub fn sign_up(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     secret: &str,
     user: &NewUser,
     now: NaiveDateTime,

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 use flag_eval::{Constraint, Variant};
 
 use crate::error::StoreError;
@@ -37,7 +37,7 @@ pub struct StrategyInput {
 
 /// Adds a strategy with a new UUID id and returns it as flag-eval reads it.
 pub fn add(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     feature: &str,
     environment: &str,
@@ -101,7 +101,7 @@ pub fn default_for(feature: &str) -> StrategyInput {
 }
 
 /// Whether a feature has a strategy that is not disabled in an environment.
-pub fn has_active(conn: &mut SqliteConnection, feature: &str, environment: &str) -> Result<bool, StoreError> {
+pub fn has_active(conn: &mut DbConnection, feature: &str, environment: &str) -> Result<bool, StoreError> {
     let active: i64 = feature_strategies::table
         .filter(feature_strategies::feature_name.eq(feature))
         .filter(feature_strategies::environment_name.eq(environment))
@@ -114,7 +114,7 @@ pub fn has_active(conn: &mut SqliteConnection, feature: &str, environment: &str)
 /// As Unleash does after a strategy is removed or disabled: a feature left with no active strategy
 /// in an environment where it is on is switched off there.
 fn switch_off_without_active(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     feature: &str,
     environment: &str,
@@ -141,7 +141,7 @@ fn switch_off_without_active(
     reason = "the path's four keys plus what, who and when"
 )]
 pub fn update(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     feature: &str,
     environment: &str,
@@ -197,7 +197,7 @@ pub fn update(
 
 /// Deletes a strategy.
 pub fn delete(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     feature: &str,
     environment: &str,
@@ -226,7 +226,7 @@ pub fn delete(
 
 /// One strategy of a feature in an environment.
 pub fn get(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     feature: &str,
     environment: &str,
     id: &str,
@@ -248,7 +248,7 @@ pub fn get(
 
 /// A feature's strategies in an environment, in evaluation order.
 pub fn list(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     feature: &str,
     environment: &str,
 ) -> Result<Vec<flag_eval::Strategy>, StoreError> {
@@ -295,7 +295,7 @@ pub fn to_model(row: &StrategyRow, segment_ids: &[i32]) -> Result<flag_eval::Str
 }
 
 fn check_target(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     feature: &str,
     environment: &str,
@@ -350,7 +350,7 @@ fn row_from(
     })
 }
 
-fn link_segments(conn: &mut SqliteConnection, strategy: &str, segment_ids: &[i32]) -> Result<(), StoreError> {
+fn link_segments(conn: &mut DbConnection, strategy: &str, segment_ids: &[i32]) -> Result<(), StoreError> {
     let mut unique = segment_ids.to_vec();
     unique.sort_unstable();
     unique.dedup();
@@ -363,9 +363,7 @@ fn link_segments(conn: &mut SqliteConnection, strategy: &str, segment_ids: &[i32
             )
         })
         .collect();
-    diesel::insert_into(feature_strategy_segments::table)
-        .values(&rows)
-        .execute(conn)?;
+    crate::connection::insert_rows!(conn, feature_strategy_segments::table, &rows)?;
     Ok(())
 }
 
@@ -374,7 +372,7 @@ fn link_segments(conn: &mut SqliteConnection, strategy: &str, segment_ids: &[i32
     reason = "an audit record names every key of the change"
 )]
 fn record(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     event_type: EventType,
     project: &str,
     feature: &str,
@@ -400,7 +398,7 @@ fn record(
 }
 
 /// All strategy types, built-in first, then by name.
-pub fn list_types(conn: &mut SqliteConnection) -> Result<Vec<StrategyTypeRow>, StoreError> {
+pub fn list_types(conn: &mut DbConnection) -> Result<Vec<StrategyTypeRow>, StoreError> {
     Ok(strategy_types::table
         .order((strategy_types::built_in.desc(), strategy_types::name.asc()))
         .select(StrategyTypeRow::as_select())
@@ -410,7 +408,7 @@ pub fn list_types(conn: &mut SqliteConnection) -> Result<Vec<StrategyTypeRow>, S
 /// Registers a custom strategy type; a taken name is a conflict, and parameters that
 /// [`StrategyTypeRow::parameters`] cannot read are [`StoreError::Rejected`].
 pub fn register_type(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     row: &StrategyTypeRow,
     actor: &str,
 ) -> Result<StrategyTypeRow, StoreError> {

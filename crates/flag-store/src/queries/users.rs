@@ -2,7 +2,8 @@
 
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
+
+use crate::connection::{DbConnection, MultiBackend};
 
 use crate::error::StoreError;
 use crate::models::{EventType, NewEvent, NewUser, RoleRow, UserChanges, UserRow};
@@ -11,23 +12,19 @@ use crate::schema::{roles, users};
 
 /// Inserts a user, lower-casing the email. The unique indexes decide: a taken email (in any
 /// letter case) or username is [`StoreError::Conflict`], even when two signups race.
-pub fn create(conn: &mut SqliteConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
+pub fn create(conn: &mut DbConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
     let mut user = user.clone();
     user.email = user.email.map(|email| flag_eval::fold_case(&email));
     crate::queries::write(conn, |conn| insert(conn, &user, actor))
 }
 
 /// The insert and its event, for callers already in a transaction.
-pub(crate) fn insert(
-    conn: &mut SqliteConnection,
-    user: &NewUser,
-    actor: &str,
-) -> Result<UserRow, StoreError> {
+pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
     // The root role is the users table's only foreign key, so a foreign-key violation can only
     // mean that it does not exist.
     let row: UserRow = diesel::insert_into(users::table)
         .values(user)
-        .returning(UserRow::as_returning())
+        .returning(<UserRow as Selectable<MultiBackend>>::construct_selection())
         .get_result(conn)
         .map_err(StoreError::on_missing_reference(|| {
             StoreError::not_found("role", user.root_role.to_string())
@@ -46,7 +43,7 @@ pub(crate) fn insert(
 }
 
 /// One user.
-pub fn get(conn: &mut SqliteConnection, id: i32) -> Result<UserRow, StoreError> {
+pub fn get(conn: &mut DbConnection, id: i32) -> Result<UserRow, StoreError> {
     users::table
         .find(id)
         .select(UserRow::as_select())
@@ -57,7 +54,7 @@ pub fn get(conn: &mut SqliteConnection, id: i32) -> Result<UserRow, StoreError> 
 /// The user who logs in as `login`: the user with that email (any letter case) if there is one,
 /// otherwise the user with that username, as Unleash resolves it. A username that equals someone
 /// else's email can never take over that person's login.
-pub fn find_by_login(conn: &mut SqliteConnection, login: &str) -> Result<Option<UserRow>, StoreError> {
+pub fn find_by_login(conn: &mut DbConnection, login: &str) -> Result<Option<UserRow>, StoreError> {
     let by_email = users::table
         .filter(users::email.eq(flag_eval::fold_case(login)))
         .select(UserRow::as_select())
@@ -74,7 +71,7 @@ pub fn find_by_login(conn: &mut SqliteConnection, login: &str) -> Result<Option<
 }
 
 /// All users, by id.
-pub fn list(conn: &mut SqliteConnection) -> Result<Vec<UserRow>, StoreError> {
+pub fn list(conn: &mut DbConnection) -> Result<Vec<UserRow>, StoreError> {
     Ok(users::table
         .order(users::id.asc())
         .select(UserRow::as_select())
@@ -83,7 +80,7 @@ pub fn list(conn: &mut SqliteConnection) -> Result<Vec<UserRow>, StoreError> {
 
 /// Records a login attempt: success resets the failure count and sets `seen_at`.
 pub fn record_login(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     id: i32,
     success: bool,
     now: NaiveDateTime,
@@ -102,7 +99,7 @@ pub fn record_login(
 }
 
 /// One role.
-pub fn role(conn: &mut SqliteConnection, id: i32) -> Result<RoleRow, StoreError> {
+pub fn role(conn: &mut DbConnection, id: i32) -> Result<RoleRow, StoreError> {
     roles::table
         .find(id)
         .select(RoleRow::as_select())
@@ -113,7 +110,7 @@ pub fn role(conn: &mut SqliteConnection, id: i32) -> Result<RoleRow, StoreError>
 /// Changes a user's name, email or root role (Admin 1, Editor 2, Viewer 3). The email is
 /// lower-cased, and one another user has (in any letter case) is [`StoreError::Conflict`].
 pub fn update(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     id: i32,
     changes: &UserChanges,
     actor: &str,
@@ -151,12 +148,7 @@ pub fn update(
 }
 
 /// Deletes a user, their sessions and their signup-token links.
-pub fn delete(
-    conn: &mut SqliteConnection,
-    id: i32,
-    actor: &str,
-    now: NaiveDateTime,
-) -> Result<(), StoreError> {
+pub fn delete(conn: &mut DbConnection, id: i32, actor: &str, now: NaiveDateTime) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
         let before = get(conn, id)?;
         diesel::delete(users::table.find(id)).execute(conn)?;

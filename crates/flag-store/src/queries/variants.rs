@@ -2,9 +2,9 @@
 
 use std::collections::BTreeSet;
 
+use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
-use diesel::sqlite::SqliteConnection;
 use flag_eval::Variant;
 
 use crate::error::StoreError;
@@ -20,7 +20,7 @@ use crate::schema::feature_environments;
 /// list are written in one immediate transaction, so concurrent writers never interleave and the
 /// audit chain has no gap. Returns the stored list, sorted by name as Unleash stores it.
 pub fn set_variants_batch(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     feature: &str,
     environments: &[String],
@@ -62,7 +62,7 @@ pub fn set_variants_batch(
 
 /// A feature's variants in one environment, sorted by name. The feature must belong to `project`.
 pub fn get(
-    conn: &mut SqliteConnection,
+    conn: &mut DbConnection,
     project: &str,
     feature: &str,
     environment: &str,

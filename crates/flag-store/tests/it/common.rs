@@ -1,15 +1,16 @@
-//! The test fixture: a fresh database file in its own temporary directory, opened with the real
-//! pool settings and migrations. Nothing is shared between tests.
+//! The test fixture: a fresh database on the backend under test (`FLAGD_TEST_DATABASE`, see
+//! `flag_store::scratch`), opened with the real pool settings and migrations. Nothing is shared
+//! between tests.
 
 use chrono::NaiveDateTime;
 use flag_store::models::FeatureRow;
-use flag_store::{Store, StoreConfig, StoreError, queries};
-use tempfile::TempDir;
+use flag_store::scratch::Scratch;
+use flag_store::{DbConnection, Store, StoreConfig, StoreError, queries};
 
 pub struct TestDb {
     pub store: Store,
     pub config: StoreConfig,
-    _dir: TempDir,
+    _scratch: Scratch,
 }
 
 impl TestDb {
@@ -18,13 +19,12 @@ impl TestDb {
     }
 
     pub fn with_pool_size(pool_size: u32) -> Result<Self, StoreError> {
-        let dir = tempfile::tempdir().map_err(|error| StoreError::Migration(error.to_string()))?;
-        let mut config = StoreConfig::new(dir.path().join("flags.db"));
-        config.pool_size = pool_size;
+        let mut scratch = Scratch::new()?;
+        scratch.config.pool_size = pool_size;
         Ok(Self {
-            store: Store::open(&config)?,
-            config,
-            _dir: dir,
+            store: scratch.open()?,
+            config: scratch.config.clone(),
+            _scratch: scratch,
         })
     }
 }
@@ -34,7 +34,7 @@ pub fn now() -> NaiveDateTime {
 }
 
 /// Creates a feature in project `default`, which has `development` and `production`.
-pub fn feature(conn: &mut diesel::SqliteConnection, name: &str) -> Result<FeatureRow, StoreError> {
+pub fn feature(conn: &mut DbConnection, name: &str) -> Result<FeatureRow, StoreError> {
     queries::features::create(
         conn,
         &FeatureRow {

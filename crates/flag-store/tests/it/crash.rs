@@ -1,8 +1,8 @@
 //! Crash safety: a writer killed with SIGKILL at a random moment loses no reported write, leaves
-//! no half-written variants-batch, and leaves a database that passes `PRAGMA integrity_check`.
+//! no half-written variants-batch, and leaves a database that passes `PRAGMA integrity_check`
+//! (on SQLite; PostgreSQL's server outlives the writer and rolls its open transaction back).
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, SystemTime};
 
@@ -10,11 +10,35 @@ use diesel::prelude::*;
 use diesel::sql_types::Text;
 use flag_eval::Variant;
 use flag_store::queries::variants::set_variants_batch;
-use flag_store::{Store, StoreConfig, StoreError, queries};
+use flag_store::{Backend, Database, Store, StoreConfig, StoreError, queries};
 
 use crate::common;
 
+/// The database the child writes to: a file path or a PostgreSQL URL.
 const CHILD_ENV: &str = "FLAG_STORE_CRASH_WRITER_DB";
+/// The PostgreSQL schema the child writes in, when there is one.
+const CHILD_SCHEMA_ENV: &str = "FLAG_STORE_CRASH_WRITER_SCHEMA";
+
+/// The child's environment for `database`.
+fn child_environment(database: &Database) -> Vec<(&'static str, String)> {
+    match database {
+        Database::Sqlite(path) => vec![(CHILD_ENV, path.display().to_string())],
+        Database::Postgres(postgres) => {
+            let mut variables = vec![(CHILD_ENV, postgres.connection.expose().to_owned())];
+            variables.extend(postgres.schema.clone().map(|schema| (CHILD_SCHEMA_ENV, schema)));
+            variables
+        }
+    }
+}
+
+/// The database the parent named in the child's environment.
+fn child_database(location: &str) -> Result<Database, Box<dyn std::error::Error>> {
+    let mut database = Database::from_url(location)?;
+    if let Database::Postgres(postgres) = &mut database {
+        postgres.schema = std::env::var(CHILD_SCHEMA_ENV).ok();
+    }
+    Ok(database)
+}
 const ENVIRONMENTS: [&str; 2] = ["development", "production"];
 
 fn payload(write: u64) -> Vec<Variant> {
@@ -26,8 +50,8 @@ fn payload(write: u64) -> Vec<Variant> {
 }
 
 /// Writes batches forever (as the child) or `limit` of them, reporting each commit on stdout.
-fn write_batches(path: &Path, limit: Option<u64>) -> Result<u64, StoreError> {
-    let store = Store::open(&StoreConfig::new(path))?;
+fn write_batches(database: &Database, limit: Option<u64>) -> Result<u64, StoreError> {
+    let store = Store::open(&StoreConfig::new(database.clone()))?;
     let mut conn = store.connection()?;
     let environments: Vec<String> = ENVIRONMENTS.iter().map(|name| (*name).to_owned()).collect();
     let mut stdout = std::io::stdout().lock();
@@ -64,13 +88,13 @@ fn crash_writer_test_name() -> String {
 /// The child's entry point when `CHILD_ENV` is set; otherwise a bounded run of the same loop.
 #[test]
 fn crash_writer() -> Result<(), Box<dyn std::error::Error>> {
-    if let Some(path) = std::env::var_os(CHILD_ENV) {
-        write_batches(Path::new(&path), None)?;
+    if let Ok(location) = std::env::var(CHILD_ENV) {
+        write_batches(&child_database(&location)?, None)?;
         return Ok(());
     }
     let db = common::TestDb::new()?;
     common::feature(&mut *db.store.connection()?, "crashy")?;
-    assert_eq!(write_batches(&db.config.path, Some(20))?, 20);
+    assert_eq!(write_batches(&db.config.database, Some(20))?, 20);
     let stored = queries::variants::get(&mut *db.store.connection()?, "default", "crashy", "production")?;
     assert_eq!(stored, payload(19));
     Ok(())
@@ -86,13 +110,13 @@ struct Check {
 fn sigkill_during_writes_loses_nothing_that_was_reported() -> Result<(), Box<dyn std::error::Error>> {
     let db = common::TestDb::new()?;
     common::feature(&mut *db.store.connection()?, "crashy")?;
-    let path = db.config.path.clone();
+    let database = db.config.database.clone();
     let writer = crash_writer_test_name();
 
     for round in 0..3 {
         let mut child = Command::new(std::env::current_exe()?)
             .args(["--exact", &writer, "--nocapture", "--test-threads=1"])
-            .env(CHILD_ENV, &path)
+            .envs(child_environment(&database))
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()?;
@@ -126,10 +150,12 @@ fn sigkill_during_writes_loses_nothing_that_was_reported() -> Result<(), Box<dyn
         reader.join().map_err(|_| "reader panicked")?;
         let last_reported = reported.try_iter().last().or(first.ok()).ok_or("no report")?;
 
-        let store = Store::open(&StoreConfig::new(&path))?;
+        let store = Store::open(&StoreConfig::new(database.clone()))?;
         let mut conn = store.connection()?;
-        let check: Check = diesel::sql_query("PRAGMA integrity_check").get_result(&mut conn)?;
-        assert_eq!(check.integrity_check, "ok");
+        if store.backend() == Backend::Sqlite {
+            let check: Check = diesel::sql_query("PRAGMA integrity_check").get_result(&mut conn)?;
+            assert_eq!(check.integrity_check, "ok");
+        }
         let development = queries::variants::get(&mut conn, "default", "crashy", "development")?;
         let production = queries::variants::get(&mut conn, "default", "crashy", "production")?;
         assert_eq!(development, production, "round {round}: a half-written batch");

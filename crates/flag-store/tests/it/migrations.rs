@@ -3,7 +3,7 @@
 use diesel::connection::SimpleConnection;
 use diesel::prelude::*;
 use diesel::sql_types::Text;
-use flag_store::{StoreError, queries};
+use flag_store::{Backend, DbConnection, StoreError, queries};
 
 use crate::common;
 
@@ -13,15 +13,23 @@ struct Name {
     name: String,
 }
 
-fn tables(conn: &mut SqliteConnection) -> QueryResult<Vec<String>> {
-    Ok(diesel::sql_query(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
-         AND name != '__diesel_schema_migrations' ORDER BY name",
-    )
-    .load::<Name>(conn)?
-    .into_iter()
-    .map(|row| row.name)
-    .collect())
+fn tables(conn: &mut DbConnection) -> QueryResult<Vec<String>> {
+    let query = match conn.backend() {
+        Backend::Sqlite => {
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' \
+             AND name != '__diesel_schema_migrations' ORDER BY name"
+        }
+        Backend::Postgres => {
+            "SELECT table_name::text AS name FROM information_schema.tables \
+             WHERE table_schema = current_schema() AND table_type = 'BASE TABLE' \
+             AND table_name != '__diesel_schema_migrations' ORDER BY name"
+        }
+    };
+    Ok(diesel::sql_query(query)
+        .load::<Name>(conn)?
+        .into_iter()
+        .map(|row| row.name)
+        .collect())
 }
 
 #[test]
@@ -40,17 +48,32 @@ fn migrations_run_up_down_and_up_again() -> Result<(), Box<dyn std::error::Error
     Ok(())
 }
 
+/// SQLite connections use WAL; PostgreSQL connections wait for the write lock as long as SQLite
+/// waits for a busy database, in the scratch schema.
 #[test]
-fn connections_use_wal_and_foreign_keys() -> Result<(), Box<dyn std::error::Error>> {
+fn connections_are_configured_for_their_backend() -> Result<(), Box<dyn std::error::Error>> {
     #[derive(QueryableByName)]
-    struct Mode {
+    struct Setting {
         #[diesel(sql_type = Text)]
-        journal_mode: String,
+        value: String,
     }
     let db = common::TestDb::new()?;
     let mut conn = db.store.connection()?;
-    let mode: Mode = diesel::sql_query("PRAGMA journal_mode").get_result(&mut conn)?;
-    assert_eq!(mode.journal_mode, "wal");
+    match conn.backend() {
+        Backend::Sqlite => {
+            let mode: Setting = diesel::sql_query("SELECT journal_mode AS value FROM pragma_journal_mode()")
+                .get_result(&mut conn)?;
+            assert_eq!(mode.value, "wal");
+        }
+        Backend::Postgres => {
+            let timeout: Setting =
+                diesel::sql_query("SELECT current_setting('lock_timeout') AS value").get_result(&mut conn)?;
+            assert_eq!(timeout.value, "5s");
+            let schema: Setting =
+                diesel::sql_query("SELECT current_schema()::text AS value").get_result(&mut conn)?;
+            assert!(schema.value.starts_with("scratch_"), "{}", schema.value);
+        }
+    }
     Ok(())
 }
 
@@ -63,7 +86,10 @@ fn a_foreign_key_violation_fails() -> Result<(), Box<dyn std::error::Error>> {
          VALUES ('orphan', 'no-such-project', 'release', '2026-01-01 00:00:00')",
     );
     let message = result.err().map(|error| error.to_string()).unwrap_or_default();
-    assert!(message.contains("FOREIGN KEY"), "{message}");
+    assert!(
+        message.contains("FOREIGN KEY") || message.contains("violates foreign key constraint"),
+        "{message}"
+    );
     // Through the query API the same mistake is a typed not-found error.
     let mut row = common::feature(&mut conn, "ok")?;
     row.name = "orphan".into();
@@ -103,11 +129,10 @@ fn duplicate_names_are_typed_conflicts() -> Result<(), Box<dyn std::error::Error
 
 #[test]
 fn pool_checkout_times_out_with_a_typed_error() -> Result<(), Box<dyn std::error::Error>> {
-    let dir = tempfile::tempdir()?;
-    let mut config = flag_store::StoreConfig::new(dir.path().join("small.db"));
-    config.pool_size = 1;
-    config.checkout_timeout = std::time::Duration::from_millis(200);
-    let store = flag_store::Store::open(&config)?;
+    let mut scratch = flag_store::scratch::Scratch::new()?;
+    scratch.config.pool_size = 1;
+    scratch.config.checkout_timeout = std::time::Duration::from_millis(200);
+    let store = scratch.open()?;
     let _held = store.connection()?;
     let error = store.connection().err();
     assert!(
@@ -117,7 +142,7 @@ fn pool_checkout_times_out_with_a_typed_error() -> Result<(), Box<dyn std::error
     Ok(())
 }
 
-/// One column as SQLite reports it.
+/// One column as the database reports it.
 #[derive(QueryableByName)]
 struct Column {
     #[diesel(sql_type = Text)]
@@ -169,13 +194,34 @@ fn diesel_type(column: &Column) -> String {
         "TEXT" => "Text",
         "INTEGER" => "Integer",
         "BOOLEAN" => "Bool",
-        "TIMESTAMP" => "Timestamp",
+        "TIMESTAMP" | "TIMESTAMP WITHOUT TIME ZONE" => "Timestamp",
         other => return format!("unknown {other}"),
     };
     if column.notnull == 0 && column.pk == 0 {
         format!("Nullable<{base}>")
     } else {
         base.to_owned()
+    }
+}
+
+/// Each column of `table` as (name, type, notnull, position in the primary key or 0).
+fn columns_query(backend: Backend, table: &str) -> String {
+    match backend {
+        Backend::Sqlite => format!("SELECT name, type, \"notnull\", pk FROM pragma_table_info('{table}')"),
+        Backend::Postgres => format!(
+            "SELECT c.column_name::text AS name, c.data_type::text AS type, \
+                    CASE WHEN c.is_nullable = 'NO' THEN 1 ELSE 0 END AS notnull, \
+                    COALESCE((SELECT k.ordinal_position::integer \
+                              FROM information_schema.table_constraints t \
+                              JOIN information_schema.key_column_usage k \
+                                ON k.constraint_name = t.constraint_name AND k.table_schema = t.table_schema \
+                               AND k.table_name = t.table_name \
+                              WHERE t.constraint_type = 'PRIMARY KEY' AND t.table_schema = c.table_schema \
+                                AND t.table_name = c.table_name AND k.column_name = c.column_name), 0) AS pk \
+             FROM information_schema.columns c \
+             WHERE c.table_schema = current_schema() AND c.table_name = '{table}' \
+             ORDER BY c.ordinal_position"
+        ),
     }
 }
 
@@ -189,8 +235,7 @@ fn schema_rs_matches_the_migrations() -> Result<(), Box<dyn std::error::Error>> 
     let actual_tables = tables(&mut conn)?;
     assert_eq!(declared.keys().cloned().collect::<Vec<_>>(), actual_tables);
     for table in &actual_tables {
-        let columns: Vec<Column> =
-            diesel::sql_query(format!("PRAGMA table_info({table})")).load(&mut conn)?;
+        let columns: Vec<Column> = diesel::sql_query(columns_query(conn.backend(), table)).load(&mut conn)?;
         let DeclaredTable {
             keys,
             columns: declared_columns,

@@ -1,5 +1,5 @@
-//! The test application: the real app from `build_app` on its own temporary database, with an
-//! admin token.
+//! The test application: the real app from `build_app` on its own scratch database of the
+//! backend under test (`FLAGD_TEST_DATABASE`, see `flag_store::scratch`), with an admin token.
 
 #![allow(dead_code, reason = "the hostile suite uses only the process helpers")]
 
@@ -11,9 +11,8 @@ use actix_web::http::StatusCode;
 use actix_web::{test, web};
 use admin_api::config::Secret;
 use admin_api::{AppState, Settings, build_app, seed_admin_tokens};
-use flag_store::{Store, StoreConfig};
+use flag_store::scratch::Scratch;
 use serde_json::{Value, json};
-use tempfile::TempDir;
 
 pub const ADMIN: &str = "*:*.test-admin-secret-0123456789";
 pub const PRODUCTION_ADMIN: &str = "*:production.production-only-secret";
@@ -23,7 +22,7 @@ pub const SDK: &str = "*:development.sdk-secret";
 
 pub struct TestApp {
     pub state: web::Data<AppState>,
-    _dir: TempDir,
+    pub scratch: Scratch,
 }
 
 impl TestApp {
@@ -37,14 +36,13 @@ impl TestApp {
     }
 
     pub fn with_settings(settings: Settings) -> Self {
-        let dir = tempfile::tempdir().unwrap_or_else(|error| panic!("tempdir: {error}"));
-        let store = Store::open(&StoreConfig::new(dir.path().join("flags.db")))
-            .unwrap_or_else(|error| panic!("{error}"));
+        let scratch = Scratch::new().unwrap_or_else(|error| panic!("{error}"));
+        let store = scratch.open().unwrap_or_else(|error| panic!("{error}"));
         seed_admin_tokens(&store, &[Secret(ADMIN.into()), Secret(PRODUCTION_ADMIN.into())])
             .unwrap_or_else(|error| panic!("{error}"));
         let app = Self {
             state: web::Data::new(AppState::new(store, settings).unwrap_or_else(|error| panic!("{error}"))),
-            _dir: dir,
+            scratch,
         };
         app.store_token(SDK, "backend", "development", &["*"])
             .unwrap_or_else(|error| panic!("{error}"));

@@ -1,8 +1,8 @@
 //! The real binary, started on a free port: raw exchanges for what only a real socket shows.
 
+use flag_store::scratch::Scratch;
 use std::io::Read;
 use std::net::TcpListener;
-use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -25,23 +25,40 @@ pub fn get_status(port: u16, path: &str) -> Option<String> {
     response.lines().next().map(str::to_owned)
 }
 
-/// Starts the binary on a free port with a database in `dir` and waits until it is ready.
-pub fn start_server(dir: &Path) -> Result<(Child, u16), Box<dyn std::error::Error>> {
-    start_server_with(dir, &["--log-format", "json"], &[])
+/// Starts the binary on a free port on the scratch database and waits until it is ready.
+pub fn start_server(scratch: &Scratch) -> Result<(Child, u16), Box<dyn std::error::Error>> {
+    start_server_with(scratch, &["--log-format", "json"], &[])
+}
+
+/// The binary as the tests run it: on the scratch database, in the scratch directory (where it
+/// writes local files such as the generated admin token), with no `DATABASE_*` or `INIT_*`
+/// variables of the caller's.
+pub fn server_command(scratch: &Scratch) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_admin-api"));
+    for (name, _) in std::env::vars_os() {
+        if name
+            .to_str()
+            .is_some_and(|name| name.starts_with("DATABASE_") || name.starts_with("INIT_"))
+        {
+            command.env_remove(name);
+        }
+    }
+    command
+        .current_dir(scratch.directory())
+        .envs(scratch.server_environment());
+    command
 }
 
 /// As [`start_server`], with more options and environment variables.
 pub fn start_server_with(
-    dir: &Path,
+    scratch: &Scratch,
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Result<(Child, u16), Box<dyn std::error::Error>> {
     let port = free_port()?;
-    let server = Command::new(env!("CARGO_BIN_EXE_admin-api"))
+    let server = server_command(scratch)
         .args(["--port", &port.to_string()])
         .args(args)
-        .env("DATABASE_URL", dir.join("flags.db"))
-        .env_remove("INIT_ADMIN_API_TOKENS")
         .envs(env.iter().copied())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())

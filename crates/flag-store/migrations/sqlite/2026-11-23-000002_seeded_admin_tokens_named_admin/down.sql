@@ -1,0 +1,2 @@
+-- The numbers are not kept: the names stay `admin`.
+SELECT 1;

@@ -1,0 +1,214 @@
+//! Copying a whole database to another, of either backend: how an installation outgrows SQLite
+//! (`admin-api copy-database --from flags.db --to postgres://...`).
+//!
+//! Every table is copied row for row, ids included, so API token verifiers, login sessions,
+//! signup links and the audit log keep working and keep their history. The copy runs in one
+//! transaction on the target and is checked table by table against the source's row counts
+//! before it commits; a target that already holds data is refused.
+
+use diesel::prelude::*;
+
+use crate::connection::{DbConnection, insert_rows};
+use crate::error::StoreError;
+use crate::models::{
+    ApiTokenRow, ContextFieldRow, DependencyRow, EnvironmentRow, EventRow, FeatureEnvironmentRow, FeatureRow,
+    ProjectRow, RoleRow, SegmentRow, SessionRow, SignupTokenRow, StrategyRow, StrategyTypeRow, UserRow,
+};
+use crate::schema::{
+    api_tokens, context_fields, environments, events, feature_dependencies, feature_environments,
+    feature_strategies, feature_strategy_segments, features, login_sessions, project_environments, projects,
+    public_signup_token_users, public_signup_tokens, roles, segments, strategy_types, users,
+};
+use crate::{Backend, Store};
+
+/// Rows per INSERT: well under PostgreSQL's 65,535 parameters and SQLite's 32,766 at 11 columns.
+const CHUNK: usize = 500;
+
+/// A project's environment.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = project_environments)]
+struct ProjectEnvironmentRow {
+    project_id: String,
+    environment_name: String,
+}
+
+/// A strategy's segment.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = feature_strategy_segments)]
+struct StrategySegmentRow {
+    strategy_id: String,
+    segment_id: i32,
+}
+
+/// A user who signed up through a link.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = public_signup_token_users)]
+struct SignupTokenUserRow {
+    secret: String,
+    user_id: i32,
+    created_at: chrono::NaiveDateTime,
+}
+
+/// The tables the migrations fill with a fresh installation's rows (roles, the two environments,
+/// the default project, built-in strategy types and context fields). A target that holds only
+/// these, and no audit event, has never been written to.
+const SEEDED: [&str; 6] = [
+    "roles",
+    "environments",
+    "projects",
+    "project_environments",
+    "strategy_types",
+    "context_fields",
+];
+
+/// Rows copied, by table, in the order they were copied (parents before children).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CopyReport {
+    /// `(table, rows)`.
+    pub tables: Vec<(&'static str, i64)>,
+}
+
+/// Applies `$body` to every table in an order that satisfies foreign keys: `$body` is a macro
+/// taking the table module and its row type.
+macro_rules! for_each_table {
+    ($apply:ident) => {
+        $apply!(roles, RoleRow, roles::id);
+        $apply!(projects, ProjectRow, projects::id);
+        $apply!(environments, EnvironmentRow, environments::name);
+        $apply!(
+            project_environments,
+            ProjectEnvironmentRow,
+            (
+                project_environments::project_id,
+                project_environments::environment_name
+            )
+        );
+        $apply!(features, FeatureRow, features::name);
+        $apply!(
+            feature_environments,
+            FeatureEnvironmentRow,
+            (
+                feature_environments::feature_name,
+                feature_environments::environment_name
+            )
+        );
+        $apply!(strategy_types, StrategyTypeRow, strategy_types::name);
+        $apply!(feature_strategies, StrategyRow, feature_strategies::id);
+        $apply!(segments, SegmentRow, segments::id);
+        $apply!(
+            feature_strategy_segments,
+            StrategySegmentRow,
+            (
+                feature_strategy_segments::strategy_id,
+                feature_strategy_segments::segment_id
+            )
+        );
+        $apply!(
+            feature_dependencies,
+            DependencyRow,
+            feature_dependencies::child
+        );
+        $apply!(context_fields, ContextFieldRow, context_fields::name);
+        $apply!(users, UserRow, users::id);
+        $apply!(
+            public_signup_tokens,
+            SignupTokenRow,
+            public_signup_tokens::secret
+        );
+        $apply!(
+            public_signup_token_users,
+            SignupTokenUserRow,
+            (
+                public_signup_token_users::secret,
+                public_signup_token_users::user_id
+            )
+        );
+        $apply!(api_tokens, ApiTokenRow, api_tokens::id);
+        $apply!(login_sessions, SessionRow, login_sessions::token_hash);
+        $apply!(events, EventRow, events::id);
+    };
+}
+
+/// Row counts of every table, by table name.
+fn counts(conn: &mut DbConnection) -> Result<Vec<(&'static str, i64)>, StoreError> {
+    let mut counts = Vec::new();
+    macro_rules! count {
+        ($table:ident, $row:ty, $order:expr) => {
+            counts.push((
+                stringify!($table),
+                $table::table.count().get_result::<i64>(conn)?,
+            ));
+        };
+    }
+    for_each_table!(count);
+    Ok(counts)
+}
+
+/// Copies everything in `source` into `target`, both already opened (and so migrated to the
+/// same version). Refuses a target that has been written to.
+pub fn copy_database(source: &Store, target: &Store) -> Result<CopyReport, StoreError> {
+    let mut from = source.connection()?;
+    let mut to = target.connection()?;
+    let occupied: Vec<String> = counts(&mut to)?
+        .into_iter()
+        .filter(|(table, rows)| *rows > 0 && !SEEDED.contains(table))
+        .map(|(table, rows)| format!("{table} ({rows} rows)"))
+        .collect();
+    if !occupied.is_empty() {
+        return Err(StoreError::Rejected {
+            message: format!(
+                "the target database is not empty: {}; copy into a new, empty database",
+                occupied.join(", ")
+            ),
+        });
+    }
+    crate::connection::read(&mut from, |from| {
+        let expected = counts(from)?;
+        crate::connection::write(&mut to, |to| {
+            // The target's own seed rows give way to the source's, which may have changed them.
+            for table in SEEDED.iter().rev() {
+                diesel::sql_query(format!("DELETE FROM {table}")).execute(to)?;
+            }
+            macro_rules! copy {
+                ($table:ident, $row:ty, $order:expr) => {
+                    let rows: Vec<$row> = $table::table
+                        .select(<$row as Selectable<crate::connection::MultiBackend>>::construct_selection())
+                        .order($order)
+                        .load(from)?;
+                    for chunk in rows.chunks(CHUNK) {
+                        insert_rows!(&mut *to, $table::table, chunk)?;
+                    }
+                };
+            }
+            for_each_table!(copy);
+            if to.backend() == Backend::Postgres {
+                // Identity columns continue after the copied ids.
+                for table in ["roles", "segments", "users", "api_tokens", "events"] {
+                    diesel::sql_query(format!(
+                        "SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) \
+                         FROM {table}"
+                    ))
+                    .execute(to)?;
+                }
+            }
+            let copied = counts(to)?;
+            if copied != expected {
+                let differences: Vec<String> = expected
+                    .iter()
+                    .zip(&copied)
+                    .filter(|(source, target)| source != target)
+                    .map(|((table, source), (_, target))| {
+                        format!("{table}: {source} in the source, {target} copied")
+                    })
+                    .collect();
+                return Err(StoreError::Rejected {
+                    message: format!(
+                        "row counts differ after copying, nothing kept: {}",
+                        differences.join("; ")
+                    ),
+                });
+            }
+            Ok(CopyReport { tables: copied })
+        })
+    })
+}
