@@ -202,7 +202,7 @@ fn app_state(request: &HttpRequest) -> Result<&web::Data<AppState>, ApiError> {
 }
 
 async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, ApiError> {
-    let now = chrono::Utc::now().naive_utc();
+    let now = crate::now();
     if let Some(token) = bearer(request) {
         let hash = secrets::verifier(&token);
         let row = crate::db::run(&state.store, move |conn| {

@@ -29,6 +29,13 @@ pub mod server;
 
 pub use seeding::{ensure_admin_token, seed_admin_tokens, seed_tokens};
 
+/// The current time in UTC, to the microsecond: the precision PostgreSQL keeps, so a time reads
+/// back exactly as it was written on either backend.
+pub fn now() -> chrono::NaiveDateTime {
+    use chrono::SubsecRound as _;
+    chrono::Utc::now().naive_utc().trunc_subsecs(6)
+}
+
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
 use actix_web::{App, web};

@@ -37,7 +37,7 @@ async fn main() -> anyhow::Result<()> {
         for warning in &warnings {
             tracing::warn!("{warning}");
         }
-        let now = chrono::Utc::now().naive_utc();
+        let now = admin_api::now();
         let report = flag_store::queries::import::client_features(
             &mut *store.connection()?,
             project,

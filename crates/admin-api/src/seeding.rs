@@ -24,7 +24,7 @@ pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreEr
 /// configuration store each token once.
 pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[Secret]) -> Result<(), StoreError> {
     let mut conn = store.connection()?;
-    let now = chrono::Utc::now().naive_utc();
+    let now = crate::now();
     for Secret(token) in tokens {
         if token.is_empty() {
             continue;
@@ -63,7 +63,7 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> anyhow::Result<Opt
         return Ok(None);
     }
     let token = format!("*:*.{}", secrets::random_hex(28)?);
-    let row = new_token(&token, TokenType::Admin, chrono::Utc::now().naive_utc());
+    let row = new_token(&token, TokenType::Admin, crate::now());
     // Written before the token is stored, so a stored token is never one nobody can read.
     let path = directory.join("admin-token");
     let pending = directory.join(format!("admin-token.{}", std::process::id()));

@@ -106,16 +106,23 @@ impl Store {
     }
 }
 
-/// Applies every pending migration. On PostgreSQL it holds a session advisory lock meanwhile,
-/// so several replicas starting at once migrate one after the other, and the later ones find
-/// nothing left to do.
+/// Applies every pending migration, holding a lock meanwhile (SQLite's write lock, or on
+/// PostgreSQL a session advisory lock of its own), so several replicas starting at once migrate
+/// one after the other, and the later ones find nothing left to do.
 pub fn migrate(connection: &mut DbConnection) -> Result<(), StoreError> {
     let failed = |error: Box<dyn std::error::Error + Send + Sync>| StoreError::Migration(error.to_string());
     match connection {
-        DbConnection::Sqlite(sqlite) => sqlite
-            .run_pending_migrations(SQLITE_MIGRATIONS)
-            .map(drop)
-            .map_err(failed),
+        DbConnection::Sqlite(sqlite) => {
+            use diesel::connection::{AnsiTransactionManager, TransactionManager};
+            AnsiTransactionManager::begin_transaction_sql(sqlite, "BEGIN IMMEDIATE")?;
+            match sqlite.run_pending_migrations(SQLITE_MIGRATIONS) {
+                Ok(_) => Ok(AnsiTransactionManager::commit_transaction(sqlite)?),
+                Err(error) => {
+                    let _ = AnsiTransactionManager::rollback_transaction(sqlite);
+                    Err(failed(error))
+                }
+            }
+        }
         DbConnection::Postgres(postgres) => {
             postgres.batch_execute(&format!(
                 "SELECT pg_advisory_lock({})",

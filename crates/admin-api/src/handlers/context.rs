@@ -1,7 +1,6 @@
 //! Context fields: list and create.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::ContextFieldRow;
 use flag_store::queries;
 
@@ -68,7 +67,7 @@ pub async fn create(
         sort_order: request.sort_order.unwrap_or(10),
         legal_values: serde_json::to_string(&request.legal_values)
             .map_err(|error| ApiError::Internal(error.to_string()))?,
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let actor = principal.actor().to_owned();
     let row = crate::db::run(&state.store, move |conn| {

@@ -1,7 +1,6 @@
 //! A feature's dependency on a parent feature.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::queries;
 
 use crate::AppState;
@@ -45,7 +44,7 @@ pub async fn add(
     principal.require_write(Permission::UpdateFeatureDependency, None)?;
     let (project, child) = path.into_inner();
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::dependencies::set(
             conn,
@@ -87,7 +86,7 @@ pub async fn remove(
     principal.require_write(Permission::UpdateFeatureDependency, None)?;
     let (project, child) = path.into_inner();
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::dependencies::remove(conn, &project, &child, &actor, now)
     })

@@ -1,7 +1,6 @@
 //! Environments: list, create, switch on and off.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::EnvironmentRow;
 use flag_store::queries;
 
@@ -65,7 +64,7 @@ pub async fn create(
         environment_type: request.environment_type,
         sort_order: request.sort_order.unwrap_or(1000),
         enabled: request.enabled.unwrap_or(true),
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let actor = principal.actor().to_owned();
     let row = crate::db::run(&state.store, move |conn| {
@@ -127,7 +126,7 @@ async fn switch(
 ) -> Result<NoContent, ApiError> {
     principal.require_admin()?;
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::environments::set_enabled(conn, &name, enabled, &actor, now)
     })

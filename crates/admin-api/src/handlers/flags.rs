@@ -1,7 +1,6 @@
 //! Features: create, list, switch on and off in an environment.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::FeatureRow;
 use flag_store::queries;
 
@@ -50,7 +49,7 @@ pub async fn create(
         impression_data: request.impression_data,
         stale: false,
         archived_at: None,
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let actor = principal.actor().to_owned();
     let row = crate::db::run(&state.store, move |conn| {
@@ -197,7 +196,7 @@ async fn switch(
 ) -> Result<Done, ApiError> {
     principal.require_write(Permission::UpdateFeatureEnvironment, Some(&environment))?;
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::features::set_enabled(conn, &project, &feature, &environment, enabled, &actor, now)
     })

@@ -42,10 +42,7 @@ pub async fn list(
 ) -> Result<web::Json<SignupTokensResponse>, ApiError> {
     principal.require_admin_read()?;
     let tokens = crate::db::run(&state.store, queries::signup_tokens::list).await?;
-    Ok(web::Json(SignupTokensResponse::new(
-        tokens,
-        Utc::now().naive_utc(),
-    )))
+    Ok(web::Json(SignupTokensResponse::new(tokens, crate::now())))
 }
 
 /// One public signup token.
@@ -73,7 +70,7 @@ pub async fn get(
         queries::signup_tokens::get(conn, &secret)
     })
     .await?;
-    Ok(web::Json(SignupTokenResponse::new(token, Utc::now().naive_utc())))
+    Ok(web::Json(SignupTokenResponse::new(token, crate::now())))
 }
 
 /// Create a public signup token.
@@ -160,7 +157,7 @@ pub async fn update(
     }
     let secret = path.into_inner();
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     let token = crate::db::run(&state.store, move |conn| {
         queries::signup_tokens::update(
             conn,
@@ -191,7 +188,7 @@ pub async fn update(
 )]
 pub async fn validate(state: web::Data<AppState>, path: web::Path<String>) -> Result<Done, ApiError> {
     let secret = path.into_inner();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::signup_tokens::validate(conn, &secret, now)
     })
@@ -241,7 +238,7 @@ pub async fn sign_up(
     state.signup_limiter.admit(&http)?;
     check_signup(&request)?;
     let secret = path.into_inner();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     // Check the token first so an unusable one never pays for a hash; the signup transaction
     // checks it again.
     let token = secret.clone();

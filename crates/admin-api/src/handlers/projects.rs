@@ -1,7 +1,6 @@
 //! Projects: list, create, read, and which environments each uses.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::ProjectRow;
 use flag_store::queries;
 
@@ -85,7 +84,7 @@ pub async fn create(
         id: id.into_string(),
         name,
         description: request.description,
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let environments: Option<Vec<String>> = request
         .environments
@@ -172,7 +171,7 @@ pub async fn enable_environment(
     let project = path.into_inner();
     let environment = request.environment.into_string();
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::projects::enable_environment(conn, &project, &environment, &actor, now)
     })
@@ -205,7 +204,7 @@ pub async fn disable_environment(
     principal.require_admin()?;
     let (project, environment) = path.into_inner();
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::projects::disable_environment(conn, &project, &environment, &actor, now)
     })

@@ -1,7 +1,6 @@
 //! Segments: list and create.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::NewSegment;
 use flag_store::queries;
 
@@ -73,7 +72,7 @@ pub async fn create(
         constraints: serde_json::to_string(&request.constraints)
             .map_err(|error| ApiError::Internal(error.to_string()))?,
         created_by: Some(principal.actor().to_owned()),
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let actor = principal.actor().to_owned();
     let row = crate::db::run(&state.store, move |conn| {

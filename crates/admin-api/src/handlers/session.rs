@@ -2,7 +2,7 @@
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, web};
-use chrono::{Duration, Utc};
+use chrono::Duration;
 use flag_store::models::SessionRow;
 use flag_store::queries;
 
@@ -66,7 +66,7 @@ pub async fn login(
     let Some(user) = user else {
         return Err(ApiError::AuthenticationRequired);
     };
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     let id = user.id;
     crate::db::run(&state.store, move |conn| {
         queries::users::record_login(conn, id, valid, now)

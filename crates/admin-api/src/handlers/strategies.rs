@@ -1,7 +1,6 @@
 //! A feature's strategies in an environment: add, change, remove.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::queries;
 
 use crate::AppState;
@@ -48,7 +47,7 @@ pub async fn add(
     principal.require_write(Permission::CreateFeatureStrategy, Some(&environment))?;
     let input = request.into_input(&feature)?;
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     let strategy = crate::db::run(&state.store, move |conn| {
         queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now)
     })
@@ -87,7 +86,7 @@ pub async fn update(
     principal.require_write(Permission::UpdateFeatureStrategy, Some(&environment))?;
     let input = request.into_input(&feature)?;
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     let strategy = crate::db::run(&state.store, move |conn| {
         queries::strategies::update(conn, &project, &feature, &environment, &id, &input, &actor, now)
     })
@@ -122,7 +121,7 @@ pub async fn delete(
     let (project, feature, environment, id) = path.into_inner();
     principal.require_write(Permission::DeleteFeatureStrategy, Some(&environment))?;
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::strategies::delete(conn, &project, &feature, &environment, &id, &actor, now)
     })

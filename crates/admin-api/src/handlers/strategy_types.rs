@@ -1,7 +1,6 @@
 //! Strategy types: list and register.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::StrategyTypeRow;
 use flag_store::queries;
 
@@ -71,7 +70,7 @@ pub async fn create(
         parameters: serde_json::to_string(&request.parameters)
             .map_err(|error| ApiError::Internal(error.to_string()))?,
         built_in: false,
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let actor = principal.actor().to_owned();
     let row = crate::db::run(&state.store, move |conn| {

@@ -1,7 +1,6 @@
 //! API tokens: list, create, delete. Only their SHA-256 verifiers are stored.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::NewApiToken;
 use flag_store::queries;
 
@@ -90,7 +89,7 @@ pub async fn create(
         environment: environment.clone(),
         projects: serde_json::to_string(&projects).map_err(|error| ApiError::Internal(error.to_string()))?,
         expires_at: request.expires_at.map(|at| at.0.naive_utc()),
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let actor = principal.actor().to_owned();
     let row = crate::db::run(&state.store, move |conn| {
@@ -141,7 +140,7 @@ pub async fn delete(
     principal.require_admin()?;
     let hash = secrets::verifier(&path.into_inner());
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         let token = queries::api_tokens::find_by_hash(conn, &hash)?
             .ok_or_else(|| flag_store::StoreError::not_found("api token", "(secret)"))?;

@@ -1,7 +1,6 @@
 //! `/api/admin/user-admin`: users and their root roles, for administrators.
 
 use actix_web::web;
-use chrono::Utc;
 use flag_store::models::{NewUser, UserChanges};
 use flag_store::queries;
 
@@ -97,7 +96,7 @@ pub async fn create(
         email,
         password_hash: hash,
         root_role: request.root_role.id(),
-        created_at: Utc::now().naive_utc(),
+        created_at: crate::now(),
     };
     let actor = principal.actor().to_owned();
     let row = crate::db::run(&state.store, move |conn| {
@@ -143,7 +142,7 @@ pub async fn update(
     };
     let id = path.into_inner();
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     let row = crate::db::run(&state.store, move |conn| {
         queries::users::update(conn, id, &changes, &actor, now)
     })
@@ -174,7 +173,7 @@ pub async fn delete(
     principal.require_admin()?;
     let id = path.into_inner();
     let actor = principal.actor().to_owned();
-    let now = Utc::now().naive_utc();
+    let now = crate::now();
     crate::db::run(&state.store, move |conn| {
         queries::users::delete(conn, id, &actor, now)
     })

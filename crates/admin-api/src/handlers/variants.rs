@@ -52,7 +52,7 @@ pub async fn variants_batch(
     push.normalise()?;
 
     let actor = principal.actor().to_owned();
-    let now = chrono::Utc::now().naive_utc();
+    let now = crate::now();
     let environments = push.environments().to_vec();
     let stored = push.variants().to_vec();
     crate::db::run(&state.store, move |conn| {

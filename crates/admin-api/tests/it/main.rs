@@ -12,6 +12,7 @@ mod invite;
 mod logging;
 mod openapi;
 mod parity;
+mod replicas;
 mod shutdown;
 mod snapshots;
 mod token_scope;

@@ -111,3 +111,54 @@ fn first_start_writes_a_private_token_and_sigterm_stops_cleanly() -> Result<(), 
     assert!(logs.contains("shutting down"), "{logs}");
     Ok(())
 }
+
+/// A `DATABASE_URL` naming neither backend stops the start with the accepted forms, instead of
+/// becoming an SQLite file; an unreachable PostgreSQL stops it with libpq's reason, and the
+/// password appears nowhere in what the server prints.
+#[test]
+fn bad_database_urls_stop_the_start_with_a_clear_message_and_no_password()
+-> Result<(), Box<dyn std::error::Error>> {
+    let scratch = flag_store::scratch::Scratch::new()?;
+    let run = |url: &str| {
+        crate::common::process::server_command(&scratch)
+            .env("DATABASE_URL", url)
+            .env_remove("DATABASE_SCHEMA")
+            .args(["--port", "1"])
+            .output()
+    };
+    let refused = run("mysql://root:hunter2-secret@db/unleash")?;
+    assert!(!refused.status.success());
+    let message = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        message.contains("unsupported database URL scheme `mysql`")
+            && message.contains("postgres://")
+            && message.contains("sqlite://"),
+        "{message}"
+    );
+    assert!(
+        !scratch.directory().join("mysql:").exists(),
+        "a file database was made from the URL"
+    );
+
+    let unreachable = run("postgres://flagd:hunter2-secret@127.0.0.1:1/unleash?connect_timeout=5")?;
+    assert!(!unreachable.status.success());
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&unreachable.stdout),
+        String::from_utf8_lossy(&unreachable.stderr)
+    );
+    assert!(
+        printed.contains("postgres://flagd:***@127.0.0.1:1/unleash"),
+        "{printed}"
+    );
+    assert!(printed.contains("Connection refused"), "{printed}");
+    for output in [&refused, &unreachable] {
+        let all = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(!all.contains("hunter2"), "the password was printed: {all}");
+    }
+    Ok(())
+}

@@ -63,12 +63,18 @@ pub fn start_server_with(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()?;
+    let mut server = server;
     let started = Instant::now();
     while get_status(port, "/ready").is_none_or(|status| !status.contains("200")) {
-        assert!(
-            started.elapsed() < Duration::from_secs(30),
-            "the server did not become ready"
-        );
+        let exited = server.try_wait()?;
+        if exited.is_some() || started.elapsed() > Duration::from_secs(30) {
+            let _ = server.kill();
+            let mut errors = String::new();
+            if let Some(mut stderr) = server.stderr.take() {
+                let _ = stderr.read_to_string(&mut errors);
+            }
+            return Err(format!("the server did not become ready ({exited:?}): {errors}").into());
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
     Ok((server, port))
