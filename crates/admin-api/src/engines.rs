@@ -89,6 +89,20 @@ pub async fn compile(
     let requested = environments.to_vec();
     let cache = Arc::clone(&state.engines);
     let (revision, order, found) = crate::db::run(&state.store, move |conn| {
+        // The usual case, every environment cached at the current revision, asks the database
+        // one question.
+        let revision = queries::events::latest_id(conn)?;
+        let hits: Option<Vec<Found>> = requested
+            .iter()
+            .map(|environment| {
+                cache
+                    .get(&(environment.clone(), projects.clone()), revision)
+                    .map(Found::Cached)
+            })
+            .collect();
+        if let Some(hits) = hits {
+            return Ok((revision, (0..hits.len()).collect(), hits));
+        }
         queries::snapshot(conn, |conn| {
             // One snapshot: every compiled entry reflects exactly the revision it is stored under.
             let revision = queries::events::latest_id(conn)?;

@@ -89,11 +89,21 @@ pub enum Tagged<T> {
 impl<T> Tagged<T> {
     /// Whether the request's `If-None-Match` names `etag`, so that 304 is the answer.
     pub fn is_current(request: &HttpRequest, etag: &str) -> bool {
+        Self::names(Self::if_none_match(request).as_deref(), etag)
+    }
+
+    /// The request's `If-None-Match`, to check with [`Tagged::names`] away from the request.
+    pub fn if_none_match(request: &HttpRequest) -> Option<String> {
         request
             .headers()
             .get(IF_NONE_MATCH)
             .and_then(|value| value.to_str().ok())
-            .is_some_and(|value| value.split(',').any(|tag| tag.trim() == etag))
+            .map(str::to_owned)
+    }
+
+    /// Whether an `If-None-Match` value names `etag`.
+    pub fn names(if_none_match: Option<&str>, etag: &str) -> bool {
+        if_none_match.is_some_and(|value| value.split(',').any(|tag| tag.trim() == etag))
     }
 }
 
