@@ -1,7 +1,9 @@
 //! The compiled-engine cache: each environment's flags compiled once per store revision.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use flag_eval::{ClientFeatures, CompileOptions, Engine};
 use flag_store::queries::{self, evaluation::ProjectScope};
@@ -71,6 +73,70 @@ impl EngineCache {
     }
 }
 
+/// The store's revision (its newest audit event id) as this replica last read it.
+///
+/// Caches keyed by revision ask [`RevisionWatch::fresh`] first: it gives the revision without
+/// asking the database while the last reading is younger than [`RevisionWatch::POLL`] and this
+/// process has committed no write since (`flag_store::connection::local_commits`). So a replica
+/// sees its own writes on the next request and other replicas' writes within `POLL`, and while
+/// nothing changes, a cached answer needs no database work at all.
+#[derive(Debug)]
+pub struct RevisionWatch {
+    revision: AtomicI32,
+    /// `local_commits()` when the revision was read.
+    commits: AtomicU64,
+    /// When it was read, in milliseconds since `epoch`; 0 before the first reading.
+    read_at: AtomicU64,
+    epoch: Instant,
+}
+
+impl Default for RevisionWatch {
+    fn default() -> Self {
+        Self {
+            revision: AtomicI32::new(0),
+            commits: AtomicU64::new(0),
+            read_at: AtomicU64::new(0),
+            epoch: Instant::now(),
+        }
+    }
+}
+
+impl RevisionWatch {
+    /// How long a reading stands for other replicas' writes.
+    pub const POLL: Duration = Duration::from_millis(250);
+
+    fn millis(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_millis())
+            .unwrap_or(u64::MAX)
+            .max(1)
+    }
+
+    /// The revision, when the last reading still stands.
+    pub fn fresh(&self) -> Option<i32> {
+        let read_at = self.read_at.load(Ordering::Acquire);
+        let young = read_at != 0
+            && self.millis().saturating_sub(read_at)
+                < u64::try_from(Self::POLL.as_millis()).unwrap_or(u64::MAX);
+        (young && self.commits.load(Ordering::Acquire) == flag_store::connection::local_commits())
+            .then(|| self.revision.load(Ordering::Acquire))
+    }
+
+    /// Records a reading of `revision`, taken when `local_commits()` was `commits`.
+    pub fn observe(&self, revision: i32, commits: u64) {
+        self.revision.store(revision, Ordering::Release);
+        self.commits.store(commits, Ordering::Release);
+        self.read_at.store(self.millis(), Ordering::Release);
+    }
+
+    /// Reads the revision from the database and records it.
+    pub fn read(&self, conn: &mut flag_store::DbConnection) -> Result<i32, flag_store::StoreError> {
+        let commits = flag_store::connection::local_commits();
+        let revision = queries::events::latest_id(conn)?;
+        self.observe(revision, commits);
+        Ok(revision)
+    }
+}
+
 /// A compiled environment found in the cache, or the document to compile for it.
 enum Found {
     Cached(Arc<Compiled>),
@@ -88,10 +154,24 @@ pub async fn compile(
     let projects = projects.clone();
     let requested = environments.to_vec();
     let cache = Arc::clone(&state.engines);
+    // The usual case, every environment cached at the current revision, needs no database work
+    // while the revision reading stands, and one question when it does not.
+    let hits = |revision: i32| -> Option<Vec<Arc<Compiled>>> {
+        environments
+            .iter()
+            .map(|environment| {
+                state
+                    .engines
+                    .get(&(environment.clone(), projects.clone()), revision)
+            })
+            .collect()
+    };
+    if let Some(compiled) = state.revision.fresh().and_then(hits) {
+        return Ok(compiled);
+    }
+    let watch = Arc::clone(&state.revision);
     let (revision, order, found) = crate::db::run(&state.store, move |conn| {
-        // The usual case, every environment cached at the current revision, asks the database
-        // one question.
-        let revision = queries::events::latest_id(conn)?;
+        let revision = watch.read(conn)?;
         let hits: Option<Vec<Found>> = requested
             .iter()
             .map(|environment| {

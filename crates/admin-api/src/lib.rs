@@ -94,6 +94,8 @@ pub struct AppState {
     pub login_limiter: RateLimiter,
     /// Compiled environments for the playground.
     pub engines: std::sync::Arc<engines::EngineCache>,
+    /// The store's revision as last read, which the caches are checked against.
+    pub revision: std::sync::Arc<engines::RevisionWatch>,
     /// Where CPU-heavy work runs: evaluation and password hashing.
     pub cpu: CpuPool,
     /// Set when shutdown begins, so `/ready` answers 503 while requests drain.
@@ -110,6 +112,7 @@ impl AppState {
             signup_limiter: RateLimiter::new(settings.signups_per_minute),
             login_limiter: RateLimiter::new(settings.logins_per_minute),
             engines: std::sync::Arc::default(),
+            revision: std::sync::Arc::default(),
             cpu: CpuPool::new(settings.cpu_threads)?,
             settings,
             shutting_down: std::sync::atomic::AtomicBool::new(false),

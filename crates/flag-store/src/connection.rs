@@ -63,6 +63,16 @@ pub(crate) const WRITE_LOCK: i64 = 0x666c_6167_6477;
 /// migrate once, one after the other.
 pub(crate) const MIGRATION_LOCK: i64 = 0x666c_6167_6d69;
 
+/// Write transactions this process has committed, on any store.
+static LOCAL_COMMITS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// How many write transactions this process has committed so far. A cache that polls the
+/// database for other processes' writes reads this to see its own at once: when it has not
+/// moved since the last poll, nothing this process wrote is missing from what was read then.
+pub fn local_commits() -> u64 {
+    LOCAL_COMMITS.load(std::sync::atomic::Ordering::Acquire)
+}
+
 impl DbConnection {
     /// Which backend this connection speaks to.
     pub fn backend(&self) -> Backend {
@@ -108,7 +118,9 @@ pub(crate) fn write<T>(
             }
         }
     }
-    finish(conn, work)
+    let written = finish(conn, work)?;
+    LOCAL_COMMITS.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
+    Ok(written)
 }
 
 /// Runs reads that must agree with each other (a document assembled from several tables, and
