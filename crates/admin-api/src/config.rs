@@ -48,7 +48,7 @@ pub struct Config {
     /// other libpq parameters in the query), a file path or `sqlite://<path>` for SQLite. When
     /// neither this nor `DATABASE_HOST` is set, SQLite at `./data/flags.db`.
     #[arg(long, env = "DATABASE_URL", hide_env_values = true, global = true)]
-    pub database_url: Option<String>,
+    pub database_url: Option<Secret>,
     /// PostgreSQL server, when `DATABASE_URL` is not set (Unleash's split variables).
     #[arg(long, env = "DATABASE_HOST", global = true)]
     pub database_host: Option<String>,
@@ -180,8 +180,8 @@ pub enum Command {
         from: String,
         /// The database to copy into: a `postgres://` URL (`DATABASE_SCHEMA` applies) or an
         /// SQLite path.
-        #[arg(long, hide_env_values = true)]
-        to: String,
+        #[arg(long)]
+        to: Secret,
     },
     /// Load a client-features document (what `GET /api/client/features` returns) into a project
     /// and environment.
@@ -247,7 +247,7 @@ impl Config {
     /// `DATABASE_*` variables; SQLite at `./data/flags.db` when neither names a database.
     pub fn store_config(&self) -> Result<StoreConfig, DatabaseConfigError> {
         let database = match (&self.database_url, &self.database_host) {
-            (Some(url), _) => self.with_postgres_settings(Database::from_url(url)?, Some(url))?,
+            (Some(Secret(url)), _) => self.with_postgres_settings(Database::from_url(url)?, Some(url))?,
             (None, Some(host)) => {
                 let mut connection = vec![
                     format!("host={}", libpq_value(host)),
@@ -419,6 +419,13 @@ mod tests {
             (None, "flagd")
         );
         assert_eq!((url.pool_size, url.min_idle), (12, Some(0)));
+        assert!(!format!("{url:?}").contains("s3cret"), "{url:?}");
+        let config = Config::parse_from([
+            "admin-api",
+            "--database-url",
+            "postgres://flagd:s3cret@db/unleash",
+        ]);
+        assert!(!format!("{config:?}").contains("s3cret"), "{config:?}");
 
         let split = database(&[
             "--database-host",

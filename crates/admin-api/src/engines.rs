@@ -1,7 +1,6 @@
 //! The compiled-engine cache: each environment's flags compiled once per store revision.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::atomic::{AtomicI32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -80,52 +79,47 @@ impl EngineCache {
 /// process has committed no write since (`flag_store::connection::local_commits`). So a replica
 /// sees its own writes on the next request and other replicas' writes within `POLL`, and while
 /// nothing changes, a cached answer needs no database work at all.
-#[derive(Debug)]
+#[derive(Debug, Default)]
 pub struct RevisionWatch {
-    revision: AtomicI32,
-    /// `local_commits()` when the revision was read.
-    commits: AtomicU64,
-    /// When it was read, in milliseconds since `epoch`; 0 before the first reading.
-    read_at: AtomicU64,
-    epoch: Instant,
+    /// The last reading: the revision, `local_commits()` before it was read, and when.
+    reading: Mutex<Option<Reading>>,
 }
 
-impl Default for RevisionWatch {
-    fn default() -> Self {
-        Self {
-            revision: AtomicI32::new(0),
-            commits: AtomicU64::new(0),
-            read_at: AtomicU64::new(0),
-            epoch: Instant::now(),
-        }
-    }
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    revision: i32,
+    commits: u64,
+    at: Instant,
 }
 
 impl RevisionWatch {
     /// How long a reading stands for other replicas' writes.
     pub const POLL: Duration = Duration::from_millis(250);
 
-    fn millis(&self) -> u64 {
-        u64::try_from(self.epoch.elapsed().as_millis())
-            .unwrap_or(u64::MAX)
-            .max(1)
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Reading>> {
+        self.reading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// The revision, when the last reading still stands.
     pub fn fresh(&self) -> Option<i32> {
-        let read_at = self.read_at.load(Ordering::Acquire);
-        let young = read_at != 0
-            && self.millis().saturating_sub(read_at)
-                < u64::try_from(Self::POLL.as_millis()).unwrap_or(u64::MAX);
-        (young && self.commits.load(Ordering::Acquire) == flag_store::connection::local_commits())
-            .then(|| self.revision.load(Ordering::Acquire))
+        let reading = (*self.lock())?;
+        (reading.at.elapsed() < Self::POLL && reading.commits == flag_store::connection::local_commits())
+            .then_some(reading.revision)
     }
 
-    /// Records a reading of `revision`, taken when `local_commits()` was `commits`.
+    /// Records a reading of `revision`, taken when `local_commits()` was `commits`, unless a
+    /// reading taken after more commits is already recorded.
     pub fn observe(&self, revision: i32, commits: u64) {
-        self.revision.store(revision, Ordering::Release);
-        self.commits.store(commits, Ordering::Release);
-        self.read_at.store(self.millis(), Ordering::Release);
+        let mut reading = self.lock();
+        if reading.is_none_or(|last| last.commits <= commits) {
+            *reading = Some(Reading {
+                revision,
+                commits,
+                at: Instant::now(),
+            });
+        }
     }
 
     /// Reads the revision from the database and records it.

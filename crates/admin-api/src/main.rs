@@ -19,7 +19,7 @@ async fn main() -> anyhow::Result<()> {
     let store_config = config.store_config()?;
     let database = store_config.database.describe();
     if let Some(Command::CopyDatabase { from, to }) = &config.command {
-        return copy_database(&config, from, to);
+        return copy_database(&config, from, &to.0);
     }
     let store = Store::open(&store_config).with_context(|| format!("opening the database at {database}"))?;
     tracing::info!(database = %database, backend = store.backend().as_str(), "database ready at {database}");
@@ -60,9 +60,7 @@ async fn main() -> anyhow::Result<()> {
     for (token_type, tokens) in config.initial_tokens() {
         seed_tokens(&store, token_type, tokens)?;
     }
-    let directory = store_config.database.local_directory();
-    std::fs::create_dir_all(&directory).with_context(|| format!("creating {}", directory.display()))?;
-    if let Some(path) = ensure_admin_token(&store, &directory)? {
+    if let Some(path) = ensure_admin_token(&store, &store_config.database.local_directory())? {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
     }
 
@@ -88,7 +86,7 @@ fn copy_database(config: &Config, from: &str, to: &str) -> anyhow::Result<()> {
     }
     // The target takes the same `DATABASE_*` settings as the server would (schema, TLS, pool).
     let mut target_config = Config {
-        database_url: Some(to.to_owned()),
+        database_url: Some(admin_api::config::Secret(to.to_owned())),
         ..config.clone()
     }
     .store_config()?;

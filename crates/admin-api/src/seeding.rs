@@ -65,6 +65,7 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> anyhow::Result<Opt
     let token = format!("*:*.{}", secrets::random_hex(28)?);
     let row = new_token(&token, TokenType::Admin, crate::now());
     // Written before the token is stored, so a stored token is never one nobody can read.
+    std::fs::create_dir_all(directory)?;
     let path = directory.join("admin-token");
     let pending = directory.join(format!("admin-token.{}", std::process::id()));
     write_private(&pending, &format!("{token}\n"))?;

@@ -110,8 +110,10 @@ pub(crate) fn write<T>(
         DbConnection::Sqlite(sqlite) => {
             AnsiTransactionManager::begin_transaction_sql(sqlite, "BEGIN IMMEDIATE")?;
         }
-        DbConnection::Postgres(_) => {
-            <DbConnection as Connection>::TransactionManager::begin_transaction(conn)?;
+        DbConnection::Postgres(postgres) => {
+            // Named, not inherited: under a stricter `default_transaction_isolation` the snapshot
+            // would be taken before the lock is granted.
+            AnsiTransactionManager::begin_transaction_sql(postgres, "BEGIN ISOLATION LEVEL READ COMMITTED")?;
             if let Err(error) = conn.batch_execute(&format!("SELECT pg_advisory_xact_lock({WRITE_LOCK})")) {
                 rollback(conn);
                 return Err(error.into());

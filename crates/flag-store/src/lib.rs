@@ -124,8 +124,11 @@ pub fn migrate(connection: &mut DbConnection) -> Result<(), StoreError> {
             }
         }
         DbConnection::Postgres(postgres) => {
+            // Waits as long as another replica migrates: the connection's lock timeout, meant for
+            // writers, is lifted meanwhile.
             postgres.batch_execute(&format!(
-                "SELECT pg_advisory_lock({})",
+                "SELECT set_config('flagd.lock_timeout', current_setting('lock_timeout'), false); \
+                 SET lock_timeout = 0; SELECT pg_advisory_lock({})",
                 connection::MIGRATION_LOCK
             ))?;
             let result = postgres
@@ -133,7 +136,8 @@ pub fn migrate(connection: &mut DbConnection) -> Result<(), StoreError> {
                 .map(drop)
                 .map_err(failed);
             postgres.batch_execute(&format!(
-                "SELECT pg_advisory_unlock({})",
+                "SELECT pg_advisory_unlock({}); \
+                 SELECT set_config('lock_timeout', current_setting('flagd.lock_timeout'), false)",
                 connection::MIGRATION_LOCK
             ))?;
             result

@@ -70,18 +70,18 @@ impl fmt::Display for ConnectionString {
     }
 }
 
-/// Replaces the password in `scheme://user:password@host/...` and in `password=...` parameters
-/// (URL query or `key=value` form, quoted or not).
+/// Replaces the password in `scheme://user:password@host/...` (libpq ends the user part at the
+/// last `@` before the first `/`) and in `password` parameters (URL query or `key = value` form,
+/// quoted or not).
 fn redact(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let rest = match text.split_once("://") {
         Some((scheme, rest)) => {
             out.push_str(scheme);
             out.push_str("://");
-            let authority_end = rest.find(['/', '?']).unwrap_or(rest.len());
-            let (authority, tail) = rest.split_at(authority_end);
-            match authority.rsplit_once('@') {
-                Some((user_info, host)) => {
+            let authority_end = rest.find('/').unwrap_or(rest.len());
+            match rest[..authority_end].rsplit_once('@') {
+                Some((user_info, _)) => {
                     match user_info.split_once(':') {
                         Some((user, _)) => {
                             out.push_str(user);
@@ -90,48 +90,99 @@ fn redact(text: &str) -> String {
                         None => out.push_str(user_info),
                     }
                     out.push('@');
-                    out.push_str(host);
+                    &rest[user_info.len() + 1..]
                 }
-                None => out.push_str(authority),
+                None => rest,
             }
-            tail
         }
         None => text,
     };
-    // `password=` as a parameter: up to the next `&` in a URL, or the end of a (possibly
-    // quoted) value in key=value form.
     let mut remaining = rest;
-    while let Some(index) = remaining.find("password=") {
-        let boundary_ok = index == 0 || matches!(remaining.as_bytes()[index - 1], b'?' | b'&' | b' ' | b'\t');
-        let value_start = index + "password=".len();
-        out.push_str(&remaining[..value_start]);
-        remaining = &remaining[value_start..];
-        if !boundary_ok {
+    while let Some(index) = remaining.find("password") {
+        let boundary = index == 0
+            || matches!(remaining.as_bytes()[index - 1], b'?' | b'&')
+            || remaining.as_bytes()[index - 1].is_ascii_whitespace();
+        let after_key = &remaining[index + "password".len()..];
+        let after_equals = after_key
+            .trim_start()
+            .strip_prefix('=')
+            .map(str::trim_start)
+            .filter(|_| boundary);
+        let Some(value) = after_equals else {
+            out.push_str(&remaining[..index + "password".len()]);
+            remaining = after_key;
             continue;
-        }
-        let value_end = if let Some(quoted) = remaining.strip_prefix('\'') {
-            let mut escaped = false;
-            let close = quoted.char_indices().find_map(|(at, character)| {
-                let found = !escaped && character == '\'';
-                escaped = !escaped && character == '\\';
-                found.then_some(at)
-            });
-            close.map_or(remaining.len(), |at| at + 2)
-        } else {
-            remaining.find(['&', ' ', '\t']).unwrap_or(remaining.len())
         };
-        out.push_str("***");
-        remaining = &remaining[value_end..];
+        out.push_str(&remaining[..index]);
+        out.push_str("password=***");
+        let value_end = if let Some(quoted) = value.strip_prefix('\'') {
+            closing_quote(quoted).map_or(value.len(), |at| at + 2)
+        } else {
+            value
+                .find(|character: char| character == '&' || character.is_ascii_whitespace())
+                .unwrap_or(value.len())
+        };
+        remaining = &value[value_end..];
     }
     out.push_str(remaining);
     out
 }
 
+/// The password as it is written in a connection string, when there is one: libpq quotes parts
+/// of the string in its own errors, so those are searched for it too.
+fn written_password(text: &str) -> Option<&str> {
+    if let Some((_, rest)) = text.split_once("://") {
+        let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+        if let Some((user_info, _)) = authority.rsplit_once('@')
+            && let Some((_, password)) = user_info.split_once(':')
+            && !password.is_empty()
+        {
+            return Some(password);
+        }
+    }
+    let index = text.find("password")?;
+    let value = text[index + "password".len()..]
+        .trim_start()
+        .strip_prefix('=')?
+        .trim_start();
+    let value = match value.strip_prefix('\'') {
+        Some(quoted) => &quoted[..closing_quote(quoted).unwrap_or(quoted.len())],
+        None => value
+            .split(|character: char| character == '&' || character.is_ascii_whitespace())
+            .next()?,
+    };
+    (!value.is_empty()).then_some(value)
+}
+
+/// Where the single quote that closes a libpq value is (`\'` and `\\` are escapes).
+fn closing_quote(quoted: &str) -> Option<usize> {
+    let mut escaped = false;
+    quoted.char_indices().find_map(|(at, character)| {
+        let found = !escaped && character == '\'';
+        escaped = !escaped && character == '\\';
+        found.then_some(at)
+    })
+}
+
+/// An error from opening a connection, with the connection string's password, should libpq
+/// have quoted it, replaced by `***`.
+fn scrub(connection: &ConnectionString, error: diesel::ConnectionError) -> diesel::ConnectionError {
+    let Some(password) = written_password(connection.expose()) else {
+        return error;
+    };
+    let message = error.to_string();
+    if message.contains(password) {
+        diesel::ConnectionError::BadConnection(message.replace(password, "***"))
+    } else {
+        error
+    }
+}
+
 /// Why a database location was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unsupported database URL scheme `{scheme}`: use postgres://... or postgresql://... for PostgreSQL, \
-     or a file path or sqlite://<path> for SQLite"
+    "unsupported database URL scheme `{scheme}`: use postgres://... or postgresql://... for PostgreSQL \
+     (or the DATABASE_HOST, DATABASE_USERNAME... variables), or a file path or sqlite://<path> for SQLite"
 )]
 pub struct UnsupportedDatabase {
     /// The scheme that was given.
@@ -156,6 +207,15 @@ impl Database {
             }
             return Err(UnsupportedDatabase {
                 scheme: scheme.to_owned(),
+            });
+        }
+        // libpq's `host=db user=flagd ...` form is not a file name.
+        let first = url.split_whitespace().next().unwrap_or_default();
+        if first.split_once('=').is_some_and(|(key, _)| {
+            !key.is_empty() && key.bytes().all(|byte| byte.is_ascii_lowercase() || byte == b'_')
+        }) {
+            return Err(UnsupportedDatabase {
+                scheme: "key=value".into(),
             });
         }
         let path = url.strip_prefix("sqlite:").unwrap_or(url);
@@ -275,8 +335,10 @@ impl Manager {
                 Ok(DbConnection::Sqlite(connection))
             }
             Database::Postgres(postgres) => {
-                let mut connection = PgConnection::establish(postgres.connection.expose())
-                    .map_err(diesel::r2d2::Error::ConnectionError)?;
+                let mut connection =
+                    PgConnection::establish(postgres.connection.expose()).map_err(|error| {
+                        diesel::r2d2::Error::ConnectionError(scrub(&postgres.connection, error))
+                    })?;
                 let search_path = postgres.schema.as_deref().map_or_else(
                     || "public".to_owned(),
                     |schema| format!("{}, public", quote_identifier(schema)),
@@ -344,7 +406,8 @@ pub(crate) fn build(config: &StoreConfig) -> Result<Pool<Manager>, StoreError> {
             // The schema must exist before any connection makes it its search path.
             if let Some(schema) = &postgres.schema {
                 use diesel::Connection as _;
-                let mut first = PgConnection::establish(postgres.connection.expose())?;
+                let mut first = PgConnection::establish(postgres.connection.expose())
+                    .map_err(|error| scrub(&postgres.connection, error))?;
                 first
                     .batch_execute(&format!(
                         "CREATE SCHEMA IF NOT EXISTS {}",
@@ -396,6 +459,7 @@ mod tests {
             Database::from_url("./data/flags.db"),
             Ok(Database::Sqlite("./data/flags.db".into()))
         );
+        assert!(Database::from_url("host=db user=flagd password=s3cret").is_err());
         let refused = Database::from_url("mysql://root@db/unleash");
         assert_eq!(
             refused,
@@ -431,10 +495,26 @@ mod tests {
                 "host=db password=*** dbname=unleash",
             ),
             ("host=db password=s3cret", "host=db password=***"),
+            ("host=db password = s3cret user=x", "host=db password=*** user=x"),
+            (
+                "host=db\npassword=s3cret\nuser=x",
+                "host=db\npassword=***\nuser=x",
+            ),
+            ("postgres://u:pa?s3cret@db/x", "postgres://u:***@db/x"),
+            (
+                "postgres://u:s3cret@db?sslmode=require",
+                "postgres://u:***@db?sslmode=require",
+            ),
             ("host=db oldpassword=x", "host=db oldpassword=x"),
         ] {
             let connection = ConnectionString::new(text);
             assert_eq!(connection.redacted(), shown, "{text}");
+            if text.contains("s3cret") {
+                assert!(
+                    written_password(text).is_some_and(|password| password.contains("s3cret")),
+                    "{text}"
+                );
+            }
             assert!(!format!("{connection:?}").contains("s3cret"));
             assert!(!connection.to_string().contains("s3cret"));
         }

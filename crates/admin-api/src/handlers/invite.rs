@@ -2,7 +2,7 @@
 //! (`/invite/{token}/...`).
 
 use actix_web::{HttpRequest, web};
-use chrono::{Months, Utc};
+use chrono::Months;
 use flag_store::models::{NewUser, SignupTokenRow};
 use flag_store::queries;
 
@@ -99,7 +99,7 @@ pub async fn create(
     if request.name.trim().is_empty() {
         return Err(ApiError::invalid("/name", "/name must not be empty"));
     }
-    let now = Utc::now();
+    let now = crate::now().and_utc();
     let cap = now.checked_add_months(Months::new(1)).unwrap_or(now);
     let secret = secrets::random_hex(16).map_err(|error| ApiError::Internal(error.to_string()))?;
     let row = SignupTokenRow {
