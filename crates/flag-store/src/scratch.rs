@@ -59,7 +59,7 @@ impl Scratch {
             Backend::Postgres => {
                 let url = std::env::var(POSTGRES_URL_VARIABLE).map_err(|_| {
                     setup_error(format!(
-                        "{BACKEND_VARIABLE}=postgres needs {POSTGRES_URL_VARIABLE}, the URL of a PostgreSQL \
+                        "a PostgreSQL test database needs {POSTGRES_URL_VARIABLE}, the URL of a PostgreSQL \
                          database to create scratch schemas in: run ./scripts/test, which starts a \
                          throwaway cluster"
                     ))

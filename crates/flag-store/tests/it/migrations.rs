@@ -250,3 +250,27 @@ fn schema_rs_matches_the_migrations() -> Result<(), Box<dyn std::error::Error>> 
     }
     Ok(())
 }
+
+/// The libpq built into the binary speaks TLS: `sslmode=require` in the URL gives an encrypted
+/// connection (the test cluster has a self-signed certificate). PostgreSQL only, on every run:
+/// without `FLAGD_TEST_POSTGRES_URL` it fails, saying so.
+#[test]
+fn postgres_connections_use_tls_when_the_url_requires_it() -> Result<(), Box<dyn std::error::Error>> {
+    #[derive(QueryableByName)]
+    struct Encrypted {
+        #[diesel(sql_type = diesel::sql_types::Bool)]
+        ssl: bool,
+    }
+    let mut scratch = flag_store::scratch::Scratch::on(Backend::Postgres)?;
+    if let flag_store::Database::Postgres(postgres) = &mut scratch.config.database {
+        let url = postgres.connection.expose();
+        let separator = if url.contains('?') { '&' } else { '?' };
+        postgres.connection = flag_store::ConnectionString::new(format!("{url}{separator}sslmode=require"));
+    }
+    let store = scratch.open()?;
+    let mut conn = store.connection()?;
+    let encrypted: Encrypted = diesel::sql_query("SELECT ssl FROM pg_stat_ssl WHERE pid = pg_backend_pid()")
+        .get_result(&mut conn)?;
+    assert!(encrypted.ssl, "the connection is not encrypted");
+    Ok(())
+}
