@@ -100,10 +100,7 @@ pub(crate) fn write<T>(
     work: impl FnOnce(&mut DbConnection) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
     use diesel::Connection;
-    if DbConnection::transaction_manager_status_mut(conn)
-        .transaction_depth()?
-        .is_some()
-    {
+    if in_transaction(conn)? {
         return conn.transaction(work);
     }
     match conn {
@@ -132,10 +129,7 @@ pub(crate) fn read<T>(
     conn: &mut DbConnection,
     work: impl FnOnce(&mut DbConnection) -> Result<T, StoreError>,
 ) -> Result<T, StoreError> {
-    if DbConnection::transaction_manager_status_mut(conn)
-        .transaction_depth()?
-        .is_some()
-    {
+    if in_transaction(conn)? {
         return work(conn);
     }
     match conn {
@@ -146,6 +140,13 @@ pub(crate) fn read<T>(
         )?,
     }
     finish(conn, work)
+}
+
+/// Whether a transaction is open on `conn`.
+fn in_transaction(conn: &mut DbConnection) -> Result<bool, StoreError> {
+    Ok(DbConnection::transaction_manager_status_mut(conn)
+        .transaction_depth()?
+        .is_some())
 }
 
 /// Commits after `work` succeeds, rolls back after it fails; as Diesel's `transaction`.

@@ -144,6 +144,37 @@ fn client_features(
     Ok((response.status().as_u16(), etag, names))
 }
 
+/// Logs in on `replica` with the test password; returns the `Cookie` header value.
+fn log_in(
+    agent: &ureq::Agent,
+    replica: &Replica,
+    username: &str,
+) -> Result<String, Box<dyn std::error::Error>> {
+    let login = agent
+        .post(replica.url("/auth/simple/login"))
+        .send_json(json!({"username": username, "password": PASSWORD}))?;
+    assert_eq!(login.status().as_u16(), 200, "login as {username}");
+    Ok(login
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .filter_map(|value| value.to_str().ok())
+        .find(|value| value.starts_with(admin_api::auth::SESSION_COOKIE))
+        .and_then(|value| value.split(';').next())
+        .ok_or("no session cookie")?
+        .to_owned())
+}
+
+/// The `DATABASE_URL` a server on `scratch` is given.
+fn database_url(scratch: &Scratch) -> Result<String, Box<dyn std::error::Error>> {
+    Ok(scratch
+        .server_environment()
+        .into_iter()
+        .find(|(name, _)| *name == "DATABASE_URL")
+        .map(|(_, value)| value)
+        .ok_or("no DATABASE_URL")?)
+}
+
 /// Polls `check` until it holds, for at most one second.
 fn within_a_second(
     mut check: impl FnMut() -> Result<bool, Box<dyn std::error::Error>>,
@@ -271,19 +302,7 @@ fn a_signup_race_split_over_two_replicas_makes_one_user_whose_session_works_on_b
     assert_eq!(racers_stored, 1, "{users}");
 
     // A session made on one replica is a session on the other.
-    let login = agent
-        .post(replicas[0].url("/auth/simple/login"))
-        .send_json(json!({"username": "race@example.com", "password": PASSWORD}))?;
-    assert_eq!(login.status().as_u16(), 200);
-    let cookie = login
-        .headers()
-        .get_all("set-cookie")
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .find(|value| value.starts_with(admin_api::auth::SESSION_COOKIE))
-        .and_then(|value| value.split(';').next())
-        .ok_or("no session cookie")?
-        .to_owned();
+    let cookie = log_in(&agent, &replicas[0], "race@example.com")?;
     let played = agent
         .post(replicas[1].url("/api/admin/playground"))
         .header("Cookie", &cookie)
@@ -493,18 +512,7 @@ fn copy_database_moves_everything_and_refuses_a_written_target() -> TestResult {
             .post(replica.url(&format!("/invite/{secret}/signup")))
             .send_json(json!({"email": "moved@example.com", "name": "Moved", "password": PASSWORD}))?;
         assert_eq!(signup.status().as_u16(), 200);
-        let login = agent
-            .post(replica.url("/auth/simple/login"))
-            .send_json(json!({"username": "moved@example.com", "password": PASSWORD}))?;
-        let cookie = login
-            .headers()
-            .get_all("set-cookie")
-            .iter()
-            .filter_map(|value| value.to_str().ok())
-            .find(|value| value.starts_with(admin_api::auth::SESSION_COOKIE))
-            .and_then(|value| value.split(';').next())
-            .ok_or("no session cookie")?
-            .to_owned();
+        let cookie = log_in(&agent, &replica, "moved@example.com")?;
         let store = source.open()?;
         let events =
             queries::events::of_type(&mut *store.connection()?, "feature-environment-variants-updated")?;
@@ -512,18 +520,7 @@ fn copy_database_moves_everything_and_refuses_a_written_target() -> TestResult {
     };
 
     let target = Scratch::new()?;
-    let to = target
-        .server_environment()
-        .into_iter()
-        .find(|(name, _)| *name == "DATABASE_URL")
-        .map(|(_, value)| value)
-        .ok_or("no target url")?;
-    let from = source
-        .server_environment()
-        .into_iter()
-        .find(|(name, _)| *name == "DATABASE_URL")
-        .map(|(_, value)| value)
-        .ok_or("no source url")?;
+    let (from, to) = (database_url(&source)?, database_url(&target)?);
     let copy = || {
         crate::common::process::server_command(&target)
             .args([
