@@ -47,6 +47,20 @@ impl EngineCache {
             .map(Arc::clone)
     }
 
+    /// The entries of every environment in `environments` (by its own name), when all reflect
+    /// `revision`.
+    fn all(
+        &self,
+        environments: &[String],
+        projects: &ProjectScope,
+        revision: i32,
+    ) -> Option<Vec<Arc<Compiled>>> {
+        environments
+            .iter()
+            .map(|environment| self.get(&(environment.clone(), projects.clone()), revision))
+            .collect()
+    }
+
     fn insert(&self, key: (String, ProjectScope), compiled: Arc<Compiled>) {
         let mut entries = self.lock();
         if entries.len() >= Self::CAPACITY {
@@ -150,32 +164,22 @@ pub async fn compile(
     let cache = Arc::clone(&state.engines);
     // The usual case, every environment cached at the current revision, needs no database work
     // while the revision reading stands, and one question when it does not.
-    let hits = |revision: i32| -> Option<Vec<Arc<Compiled>>> {
-        environments
-            .iter()
-            .map(|environment| {
-                state
-                    .engines
-                    .get(&(environment.clone(), projects.clone()), revision)
-            })
-            .collect()
-    };
-    if let Some(compiled) = state.revision.fresh().and_then(hits) {
+    if let Some(compiled) = state
+        .revision
+        .fresh()
+        .and_then(|revision| state.engines.all(environments, &projects, revision))
+    {
         return Ok(compiled);
     }
     let watch = Arc::clone(&state.revision);
     let (revision, order, found) = crate::db::run(&state.store, move |conn| {
         let revision = watch.read(conn)?;
-        let hits: Option<Vec<Found>> = requested
-            .iter()
-            .map(|environment| {
-                cache
-                    .get(&(environment.clone(), projects.clone()), revision)
-                    .map(Found::Cached)
-            })
-            .collect();
-        if let Some(hits) = hits {
-            return Ok((revision, (0..hits.len()).collect(), hits));
+        if let Some(hits) = cache.all(&requested, &projects, revision) {
+            return Ok((
+                revision,
+                (0..hits.len()).collect(),
+                hits.into_iter().map(Found::Cached).collect(),
+            ));
         }
         queries::snapshot(conn, |conn| {
             // One snapshot: every compiled entry reflects exactly the revision it is stored under.

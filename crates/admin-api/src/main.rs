@@ -85,12 +85,11 @@ fn copy_database(config: &Config, from: &str, to: &str) -> anyhow::Result<()> {
         );
     }
     // The target takes the same `DATABASE_*` settings as the server would (schema, TLS, pool).
-    let mut target_config = Config {
+    let target_config = Config {
         database_url: Some(admin_api::config::Secret(to.to_owned())),
         ..config.clone()
     }
     .store_config()?;
-    target_config.pool_size = target_config.pool_size.max(1);
     let target_name = target_config.database.describe();
     let source = Store::open(&StoreConfig::new(source)).context("opening the source database")?;
     let target = Store::open(&target_config)

@@ -154,7 +154,7 @@ impl StoreError {
 ///
 /// The kind is not matched for the texts, so that this keeps working if Diesel gives busy errors
 /// a kind of their own.
-fn is_busy(error: &DieselError) -> bool {
+pub(crate) fn is_busy(error: &DieselError) -> bool {
     const BUSY_MESSAGES: [&str; 5] = [
         "database is locked",
         "database table is locked",

@@ -1,6 +1,7 @@
 //! The connection pool: the one place connections are opened and configured.
 
 use std::fmt;
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -70,88 +71,62 @@ impl fmt::Display for ConnectionString {
     }
 }
 
-/// Replaces the password in `scheme://user:password@host/...` (libpq ends the user part at the
-/// last `@` before the first `/`) and in `password` parameters (URL query or `key = value` form,
-/// quoted or not).
-fn redact(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let rest = match text.split_once("://") {
-        Some((scheme, rest)) => {
-            out.push_str(scheme);
-            out.push_str("://");
-            let authority_end = rest.find('/').unwrap_or(rest.len());
-            match rest[..authority_end].rsplit_once('@') {
-                Some((user_info, _)) => {
-                    match user_info.split_once(':') {
-                        Some((user, _)) => {
-                            out.push_str(user);
-                            out.push_str(":***");
-                        }
-                        None => out.push_str(user_info),
-                    }
-                    out.push('@');
-                    &rest[user_info.len() + 1..]
-                }
-                None => rest,
+/// Where the passwords are written in a connection string, as byte ranges: the password of a
+/// URL's user part (libpq ends the user part at the last `@` before the first `/`) and the value
+/// of every `password` parameter (URL query or `key = value` form; inside the quotes when
+/// quoted).
+fn password_spans(text: &str) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    let mut at = 0;
+    if let Some(scheme_end) = text.find("://") {
+        let start = scheme_end + "://".len();
+        let rest = &text[start..];
+        let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
+        if let Some((user_info, _)) = authority.rsplit_once('@') {
+            if let Some(colon) = user_info.find(':') {
+                spans.push(start + colon + 1..start + user_info.len());
             }
+            at = start + user_info.len() + 1;
         }
-        None => text,
-    };
-    let mut remaining = rest;
-    while let Some(index) = remaining.find("password") {
-        let boundary = index == 0
-            || matches!(remaining.as_bytes()[index - 1], b'?' | b'&')
-            || remaining.as_bytes()[index - 1].is_ascii_whitespace();
-        let after_key = &remaining[index + "password".len()..];
-        let after_equals = after_key
-            .trim_start()
-            .strip_prefix('=')
-            .map(str::trim_start)
-            .filter(|_| boundary);
-        let Some(value) = after_equals else {
-            out.push_str(&remaining[..index + "password".len()]);
-            remaining = after_key;
+    }
+    let bytes = text.as_bytes();
+    while let Some(found) = text[at..].find("password") {
+        let index = at + found;
+        at = index + "password".len();
+        let boundary =
+            index == 0 || matches!(bytes[index - 1], b'?' | b'&') || bytes[index - 1].is_ascii_whitespace();
+        let Some(value) = text[at..].trim_start().strip_prefix('=').filter(|_| boundary) else {
             continue;
         };
-        out.push_str(&remaining[..index]);
-        out.push_str("password=***");
-        let value_end = if let Some(quoted) = value.strip_prefix('\'') {
-            closing_quote(quoted).map_or(value.len(), |at| at + 2)
-        } else {
-            value
-                .find(|character: char| character == '&' || character.is_ascii_whitespace())
-                .unwrap_or(value.len())
+        let value = value.trim_start();
+        let value_start = text.len() - value.len();
+        let span = match value.strip_prefix('\'') {
+            Some(quoted) => value_start + 1..value_start + 1 + closing_quote(quoted).unwrap_or(quoted.len()),
+            None => {
+                let length = value
+                    .find(|character: char| character == '&' || character.is_ascii_whitespace())
+                    .unwrap_or(value.len());
+                value_start..value_start + length
+            }
         };
-        remaining = &value[value_end..];
+        at = span.end;
+        spans.push(span);
     }
-    out.push_str(remaining);
-    out
+    spans.retain(|span| !span.is_empty());
+    spans
 }
 
-/// The password as it is written in a connection string, when there is one: libpq quotes parts
-/// of the string in its own errors, so those are searched for it too.
-fn written_password(text: &str) -> Option<&str> {
-    if let Some((_, rest)) = text.split_once("://") {
-        let authority = &rest[..rest.find('/').unwrap_or(rest.len())];
-        if let Some((user_info, _)) = authority.rsplit_once('@')
-            && let Some((_, password)) = user_info.split_once(':')
-            && !password.is_empty()
-        {
-            return Some(password);
-        }
+/// `text` with every password replaced by `***`.
+fn redact(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut copied = 0;
+    for span in password_spans(text) {
+        out.push_str(&text[copied..span.start]);
+        out.push_str("***");
+        copied = span.end;
     }
-    let index = text.find("password")?;
-    let value = text[index + "password".len()..]
-        .trim_start()
-        .strip_prefix('=')?
-        .trim_start();
-    let value = match value.strip_prefix('\'') {
-        Some(quoted) => &quoted[..closing_quote(quoted).unwrap_or(quoted.len())],
-        None => value
-            .split(|character: char| character == '&' || character.is_ascii_whitespace())
-            .next()?,
-    };
-    (!value.is_empty()).then_some(value)
+    out.push_str(&text[copied..]);
+    out
 }
 
 /// Where the single quote that closes a libpq value is (`\'` and `\\` are escapes).
@@ -164,15 +139,21 @@ fn closing_quote(quoted: &str) -> Option<usize> {
     })
 }
 
-/// An error from opening a connection, with the connection string's password, should libpq
-/// have quoted it, replaced by `***`.
+/// An error from opening a connection, with the connection string's passwords replaced by
+/// `***` should libpq have quoted them: its messages quote parts of the string it could not read.
 fn scrub(connection: &ConnectionString, error: diesel::ConnectionError) -> diesel::ConnectionError {
-    let Some(password) = written_password(connection.expose()) else {
-        return error;
-    };
-    let message = error.to_string();
-    if message.contains(password) {
-        diesel::ConnectionError::BadConnection(message.replace(password, "***"))
+    let text = connection.expose();
+    let mut message = error.to_string();
+    let mut changed = false;
+    for span in password_spans(text) {
+        let password = &text[span];
+        if message.contains(password) {
+            message = message.replace(password, "***");
+            changed = true;
+        }
+    }
+    if changed {
+        diesel::ConnectionError::BadConnection(message)
     } else {
         error
     }
@@ -306,8 +287,8 @@ impl StoreConfig {
 /// Opens connections for the pool, each configured for its backend:
 ///
 /// - SQLite: `busy_timeout` first (so the following statements already wait instead of
-///   failing), then WAL, then `synchronous = NORMAL` (durable across process crashes in WAL
-///   mode), then foreign keys.
+///   failing), then WAL (retried up to the busy timeout), then `synchronous = NORMAL` (durable
+///   across process crashes in WAL mode), then foreign keys.
 /// - PostgreSQL: the schema as `search_path`, the busy timeout as `lock_timeout`, and the
 ///   application name.
 #[derive(Debug, Clone)]
@@ -325,12 +306,20 @@ impl Manager {
                 let mut connection = SqliteConnection::establish(&path.to_string_lossy())
                     .map_err(diesel::r2d2::Error::ConnectionError)?;
                 connection
-                    .batch_execute(&format!(
-                        "PRAGMA busy_timeout = {busy_ms};
-                         PRAGMA journal_mode = WAL;
-                         PRAGMA synchronous = NORMAL;
-                         PRAGMA foreign_keys = ON;"
-                    ))
+                    .batch_execute(&format!("PRAGMA busy_timeout = {busy_ms}"))
+                    .map_err(diesel::r2d2::Error::QueryError)?;
+                // Switching a new file to WAL needs its exclusive lock, and SQLite answers "busy"
+                // at once, without its busy handler, while another process holds any lock on it
+                // (two replicas starting on a new file), so the switch waits here instead.
+                let started = std::time::Instant::now();
+                while let Err(error) = connection.batch_execute("PRAGMA journal_mode = WAL") {
+                    if started.elapsed() >= self.busy_timeout || !crate::error::is_busy(&error) {
+                        return Err(diesel::r2d2::Error::QueryError(error));
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                connection
+                    .batch_execute("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON;")
                     .map_err(diesel::r2d2::Error::QueryError)?;
                 Ok(DbConnection::Sqlite(connection))
             }
@@ -488,14 +477,17 @@ mod tests {
             ),
             (
                 "host=db user=flagd password='s3cret words' dbname=unleash",
-                "host=db user=flagd password=*** dbname=unleash",
+                "host=db user=flagd password='***' dbname=unleash",
             ),
             (
                 r"host=db password='a\'b s3cret' dbname=unleash",
-                "host=db password=*** dbname=unleash",
+                "host=db password='***' dbname=unleash",
             ),
             ("host=db password=s3cret", "host=db password=***"),
-            ("host=db password = s3cret user=x", "host=db password=*** user=x"),
+            (
+                "host=db password = s3cret user=x",
+                "host=db password = *** user=x",
+            ),
             (
                 "host=db\npassword=s3cret\nuser=x",
                 "host=db\npassword=***\nuser=x",
@@ -509,12 +501,12 @@ mod tests {
         ] {
             let connection = ConnectionString::new(text);
             assert_eq!(connection.redacted(), shown, "{text}");
-            if text.contains("s3cret") {
-                assert!(
-                    written_password(text).is_some_and(|password| password.contains("s3cret")),
-                    "{text}"
-                );
-            }
+            // libpq's messages quote the parts of the string it cannot read.
+            let error = scrub(
+                &connection,
+                diesel::ConnectionError::BadConnection(format!("invalid token: \"{text}\"")),
+            );
+            assert!(!error.to_string().contains("s3cret"), "{text}: {error}");
             assert!(!format!("{connection:?}").contains("s3cret"));
             assert!(!connection.to_string().contains("s3cret"));
         }

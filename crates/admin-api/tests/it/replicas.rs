@@ -586,6 +586,16 @@ fn copy_database_moves_everything_and_refuses_a_written_target() -> TestResult {
     )?;
     assert_eq!(status, 201, "{body}");
 
+    let missing = crate::common::process::server_command(&target)
+        .args(["copy-database", "--from", "/nonexistent/flags.db", "--to", &to])
+        .output()?;
+    assert!(!missing.status.success(), "a copy from a missing file succeeded");
+    let message = String::from_utf8_lossy(&missing.stderr);
+    assert!(
+        message.contains("--from must name an existing SQLite database file"),
+        "{message}"
+    );
+
     let again = copy()?;
     assert!(
         !again.status.success(),
