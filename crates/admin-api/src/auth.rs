@@ -4,8 +4,10 @@
 //! session cookie set by `POST /auth/simple/login`. API tokens are looked up by their SHA-256
 //! verifier and compared in constant time; the secret itself is never stored or logged.
 
+use std::collections::HashMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::{Arc, Mutex};
 
 use actix_web::dev::Payload;
 use actix_web::http::header::AUTHORIZATION;
@@ -176,7 +178,7 @@ pub fn bearer(request: &HttpRequest) -> Option<String> {
 enum Credential {
     Admin(Principal),
     Client(ClientAccess),
-    Frontend,
+    Frontend(FrontendAccess),
     Unknown,
 }
 
@@ -195,48 +197,158 @@ pub struct ClientAccess {
     pub projects: Option<Vec<String>>,
 }
 
+/// A caller of the frontend API (`/api/frontend`): a frontend token, always bound to one
+/// environment (`development` for a token made for every environment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontendAccess {
+    /// The environment the token evaluates in.
+    pub environment: String,
+    /// The token's projects, when it is limited to some.
+    pub projects: Option<Vec<String>>,
+}
+
 fn app_state(request: &HttpRequest) -> Result<&web::Data<AppState>, ApiError> {
     request
         .app_data::<web::Data<AppState>>()
         .ok_or_else(|| ApiError::Internal("application state missing".into()))
 }
 
-async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, ApiError> {
-    let now = crate::now();
-    if let Some(token) = bearer(request) {
-        let hash = secrets::verifier(&token);
-        let row = crate::db::run(&state.store, move |conn| {
-            queries::api_tokens::find_by_hash(conn, &hash)
+/// One stored API token, as requests are checked against it.
+#[derive(Debug)]
+struct TokenGrant {
+    id: i32,
+    name: String,
+    secret_hash: String,
+    kind: Option<TokenType>,
+    environment: String,
+    projects: Result<Vec<String>, String>,
+    expires_at: Option<chrono::NaiveDateTime>,
+}
+
+/// Every API token by its verifier, as of one store revision.
+#[derive(Debug)]
+struct TokenMap {
+    revision: i32,
+    by_hash: HashMap<String, TokenGrant>,
+}
+
+/// The API tokens in memory, so that checking a token needs no database round trip.
+///
+/// Creating or deleting a token records an audit event, which moves the store's revision; the
+/// map is read again, whole, by the first request that sees a newer revision (see
+/// [`crate::engines::RevisionWatch`]). Expiry is checked against the clock on every request.
+#[derive(Debug, Default)]
+pub struct TokenCache {
+    map: Mutex<Option<Arc<TokenMap>>>,
+}
+
+impl TokenCache {
+    fn cached(&self, revision: i32) -> Option<Arc<TokenMap>> {
+        self.map
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .as_ref()
+            .filter(|map| map.revision == revision)
+            .map(Arc::clone)
+    }
+
+    fn store(&self, map: Arc<TokenMap>) {
+        let mut slot = self.map.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if slot.as_ref().is_none_or(|held| held.revision <= map.revision) {
+            *slot = Some(map);
+        }
+    }
+
+    /// The tokens at the store's current revision: from memory while the revision reading
+    /// stands, else after one question (and one read of the table when the revision moved).
+    async fn current(state: &AppState) -> Result<Arc<TokenMap>, ApiError> {
+        if let Some(map) = state
+            .revision
+            .fresh()
+            .and_then(|revision| state.tokens.cached(revision))
+        {
+            return Ok(map);
+        }
+        let watch = Arc::clone(&state.revision);
+        let cache = Arc::clone(&state.tokens);
+        let (map, loaded) = crate::db::run(&state.store, move |conn| {
+            let revision = watch.read(conn)?;
+            if let Some(map) = cache.cached(revision) {
+                return Ok((map, false));
+            }
+            queries::snapshot(conn, |conn| {
+                let revision = queries::events::latest_id(conn)?;
+                let by_hash = queries::api_tokens::list(conn)?
+                    .into_iter()
+                    .map(|row| {
+                        let projects = row.projects().map_err(|error| error.to_string());
+                        let grant = TokenGrant {
+                            id: row.id,
+                            kind: TokenType::parse(&row.token_type),
+                            name: row.token_name,
+                            environment: row.environment,
+                            projects,
+                            expires_at: row.expires_at,
+                            secret_hash: row.secret_hash,
+                        };
+                        (grant.secret_hash.clone(), grant)
+                    })
+                    .collect();
+                Ok((Arc::new(TokenMap { revision, by_hash }), true))
+            })
         })
         .await?;
-        return Ok(match row {
-            Some(row)
-                if secrets::matches(&token, &row.secret_hash) && row.expires_at.is_none_or(|at| at > now) =>
-            {
-                match TokenType::parse(&row.token_type) {
-                    Some(TokenType::Admin) => Credential::Admin(Principal::AdminToken {
-                        name: row.token_name,
-                        environments: (row.environment != "*").then(|| vec![row.environment]),
-                    }),
-                    Some(TokenType::Client | TokenType::Backend) => {
-                        let projects = row.projects()?;
-                        Credential::Client(ClientAccess {
-                            environment: (row.environment != "*").then_some(row.environment),
-                            projects: (!projects.iter().any(|project| project == "*")).then_some(projects),
-                        })
-                    }
-                    Some(TokenType::Frontend) => Credential::Frontend,
-                    None => {
-                        return Err(ApiError::Internal(format!(
-                            "api token {} has the unknown type {:?}",
-                            row.id, row.token_type
-                        )));
-                    }
-                }
-            }
-            _ => Credential::Unknown,
-        });
+        if loaded {
+            state.tokens.store(Arc::clone(&map));
+        }
+        Ok(map)
     }
+}
+
+/// What `token` grants, checked against the tokens in memory.
+async fn token_credential(state: &AppState, token: &str) -> Result<Credential, ApiError> {
+    let now = crate::now();
+    let map = TokenCache::current(state).await?;
+    let Some(grant) = map.by_hash.get(&secrets::verifier(token)).filter(|grant| {
+        secrets::matches(token, &grant.secret_hash) && grant.expires_at.is_none_or(|at| at > now)
+    }) else {
+        return Ok(Credential::Unknown);
+    };
+    let environment = (grant.environment != "*").then(|| grant.environment.clone());
+    let projects = || -> Result<Option<Vec<String>>, ApiError> {
+        let projects = grant
+            .projects
+            .as_ref()
+            .map_err(|error| ApiError::Internal(error.clone()))?;
+        Ok((!projects.iter().any(|project| project == "*")).then(|| projects.clone()))
+    };
+    Ok(match grant.kind {
+        Some(TokenType::Admin) => Credential::Admin(Principal::AdminToken {
+            name: grant.name.clone(),
+            environments: environment.map(|environment| vec![environment]),
+        }),
+        Some(TokenType::Client | TokenType::Backend) => Credential::Client(ClientAccess {
+            environment,
+            projects: projects()?,
+        }),
+        Some(TokenType::Frontend) => Credential::Frontend(FrontendAccess {
+            environment: environment.unwrap_or_else(|| "development".into()),
+            projects: projects()?,
+        }),
+        None => {
+            return Err(ApiError::Internal(format!(
+                "api token {} has an unknown type",
+                grant.id
+            )));
+        }
+    })
+}
+
+async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, ApiError> {
+    if let Some(token) = bearer(request) {
+        return token_credential(state, &token).await;
+    }
+    let now = crate::now();
     if let Some(cookie) = request.cookie(SESSION_COOKIE) {
         let hash = secrets::verifier(cookie.value());
         let user = crate::db::run(&state.store, move |conn| {
@@ -269,7 +381,7 @@ impl FromRequest for Principal {
             let state = app_state(&request)?;
             match resolve(state, &request).await? {
                 Credential::Admin(principal) => Ok(principal),
-                Credential::Client(_) | Credential::Frontend => Err(wrong_token_type()),
+                Credential::Client(_) | Credential::Frontend(_) => Err(wrong_token_type()),
                 Credential::Unknown => Err(ApiError::AuthenticationRequired),
             }
         })
@@ -289,12 +401,32 @@ impl FromRequest for ClientAccess {
             }
             match resolve(state, &request).await? {
                 Credential::Client(access) => Ok(access),
-                Credential::Admin(Principal::AdminToken { .. }) | Credential::Frontend => {
+                Credential::Admin(Principal::AdminToken { .. }) | Credential::Frontend(_) => {
                     Err(wrong_token_type())
                 }
                 Credential::Admin(Principal::User { .. }) | Credential::Unknown => {
                     Err(ApiError::AuthenticationRequired)
                 }
+            }
+        })
+    }
+}
+
+impl FromRequest for FrontendAccess {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(request: &HttpRequest, _payload: &mut Payload) -> Self::Future {
+        let request = request.clone();
+        Box::pin(async move {
+            let state = app_state(&request)?;
+            let Some(token) = bearer(&request) else {
+                return Err(ApiError::AuthenticationRequired);
+            };
+            match token_credential(state, &token).await? {
+                Credential::Frontend(access) => Ok(access),
+                Credential::Admin(_) | Credential::Client(_) => Err(wrong_token_type()),
+                Credential::Unknown => Err(ApiError::AuthenticationRequired),
             }
         })
     }

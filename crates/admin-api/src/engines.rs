@@ -136,6 +136,15 @@ impl RevisionWatch {
         }
     }
 
+    /// The revision: the standing reading, else one read on the blocking pool.
+    pub async fn current(self: &Arc<Self>, store: &flag_store::Store) -> Result<i32, ApiError> {
+        if let Some(revision) = self.fresh() {
+            return Ok(revision);
+        }
+        let watch = Arc::clone(self);
+        crate::db::run(store, move |conn| watch.read(conn)).await
+    }
+
     /// Reads the revision from the database and records it.
     pub fn read(&self, conn: &mut flag_store::DbConnection) -> Result<i32, flag_store::StoreError> {
         let commits = flag_store::connection::local_commits();

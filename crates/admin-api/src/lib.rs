@@ -7,6 +7,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod auth;
+pub mod client_cache;
 pub mod config;
 pub mod cpu_pool;
 pub mod db;
@@ -94,6 +95,10 @@ pub struct AppState {
     pub login_limiter: RateLimiter,
     /// Compiled environments for the playground.
     pub engines: std::sync::Arc<engines::EngineCache>,
+    /// The API tokens, as of the store's revision.
+    pub tokens: std::sync::Arc<auth::TokenCache>,
+    /// Serialised client-API answers, as of the store's revision.
+    pub answers: std::sync::Arc<client_cache::AnswerCache>,
     /// The store's revision as last read, which the caches are checked against.
     pub revision: std::sync::Arc<engines::RevisionWatch>,
     /// Where CPU-heavy work runs: evaluation and password hashing.
@@ -112,6 +117,8 @@ impl AppState {
             signup_limiter: RateLimiter::new(settings.signups_per_minute),
             login_limiter: RateLimiter::new(settings.logins_per_minute),
             engines: std::sync::Arc::default(),
+            tokens: std::sync::Arc::default(),
+            answers: std::sync::Arc::default(),
             revision: std::sync::Arc::default(),
             cpu: CpuPool::new(settings.cpu_threads)?,
             settings,
@@ -135,6 +142,7 @@ pub fn build_app(
 > {
     let limit = state.settings.body_limit;
     App::new()
+        .wrap(actix_web::middleware::Compress::default())
         .wrap(actix_web::middleware::from_fn(request_log::log_request))
         .app_data(state)
         .app_data(web::Data::new(BodyLimit(limit)))

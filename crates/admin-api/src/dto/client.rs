@@ -36,7 +36,7 @@ pub struct FeatureQuery {
 }
 
 /// What the document was made for, as the answer repeats it and its `ETag` hashes it.
-#[derive(Debug, Clone, Serialize, ToSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientFeaturesQuery {
     /// The token's environment, else the query's, else `development`.

@@ -1,10 +1,14 @@
 //! `GET /api/client/features` and `/api/client/features/{name}`: what Unleash SDKs poll.
 
+use std::sync::Arc;
+
 use actix_web::{HttpRequest, web};
 use flag_store::queries::{self, evaluation::ProjectScope};
+use sha2::{Digest as _, Sha256};
 
 use crate::AppState;
 use crate::auth::ClientAccess;
+use crate::client_cache::{Answer, Cached, Precompressed};
 use crate::dto::client::{
     ClientFeatureResponse, ClientFeaturesMeta, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery,
     FeatureQuery,
@@ -58,10 +62,10 @@ pub async fn features(
     access: ClientAccess,
     request: HttpRequest,
     query: web::Query<ClientQuery>,
-) -> Result<Tagged<ClientFeaturesResponse>, ApiError> {
+) -> Result<Cached, ApiError> {
     let query = query.into_inner();
     let separate = separate_segments(&request)?;
-    let echo = ClientFeaturesQuery {
+    let question = ClientFeaturesQuery {
         environment: access
             .environment
             .clone()
@@ -74,57 +78,72 @@ pub async fn features(
         name_prefix: query.name_prefix,
         inline_segment_constraints: !separate,
     };
-    let query_hash = echo.hash()?;
-    let scope_projects = echo.project.clone();
-    let scope_environment = echo.environment.clone();
-    let if_none_match = Tagged::<ClientFeaturesResponse>::if_none_match(&request);
-    let tag = |query_hash: &str, revision: i32| format!("\"{query_hash}:{revision}:v1\"");
-    // An SDK whose document is current gets 304 without database work while the revision
-    // reading stands, and after one question when it does not.
-    if let Some(revision) = state.revision.fresh() {
-        let etag = tag(&query_hash, revision);
-        if Tagged::<ClientFeaturesResponse>::names(if_none_match.as_deref(), &etag) {
-            return Ok(Tagged::NotModified { etag });
-        }
+    let query_hash = question.hash()?;
+    let tag = move |revision: i32| format!("\"{query_hash}:{revision}:v1\"");
+    let revision = state.revision.current(&state.store).await?;
+    // An SDK whose document is current gets 304 before any answer is looked at.
+    let etag = tag(revision);
+    if Tagged::<()>::is_current(&request, &etag) {
+        return Ok(Cached::not_modified(etag));
     }
-    let hash = query_hash.clone();
-    let watch = std::sync::Arc::clone(&state.revision);
+    let answer = state
+        .answers
+        .get_or_build(&question, revision, |previous| {
+            build_answer(&state, question.clone(), previous, tag)
+        })
+        .await?;
+    Ok(Cached::Answer(answer))
+}
+
+/// Reads the document for `question` in one snapshot with the revision it reflects, then
+/// serialises and compresses it on the CPU pool; or keeps `previous` when the document is
+/// the same, so that a write elsewhere does not change this answer's `ETag`.
+async fn build_answer(
+    state: &AppState,
+    question: ClientFeaturesQuery,
+    previous: Option<Arc<Answer>>,
+    tag: impl Fn(i32) -> String + Send + 'static,
+) -> Result<Arc<Answer>, ApiError> {
+    let scope = question
+        .project
+        .clone()
+        .map_or(ProjectScope::All, ProjectScope::Only);
+    let environment = question.environment.clone();
     let (document, revision) = crate::db::run(&state.store, move |conn| {
-        let revision = watch.read(conn)?;
-        if Tagged::<ClientFeaturesResponse>::names(if_none_match.as_deref(), &tag(&hash, revision)) {
-            return Ok((None, revision));
-        }
-        // One snapshot: the ETag's revision is the one the document reflects.
         queries::snapshot(conn, |conn| {
             let revision = queries::events::latest_id(conn)?;
-            let scope = scope_projects.map_or(ProjectScope::All, ProjectScope::Only);
             Ok((
-                Some(queries::evaluation::client_features(
-                    conn,
-                    &scope,
-                    &scope_environment,
-                )?),
+                queries::evaluation::client_features(conn, &scope, &environment)?,
                 revision,
             ))
         })
     })
     .await?;
-    let etag = tag(&query_hash, revision);
-    let Some(document) = document else {
-        return Ok(Tagged::NotModified { etag });
-    };
-    if Tagged::<ClientFeaturesResponse>::is_current(&request, &etag) {
-        return Ok(Tagged::NotModified { etag });
-    }
-    let meta = ClientFeaturesMeta {
-        revision_id: revision,
-        etag: etag.clone(),
-        query_hash,
-    };
-    Ok(Tagged::Fresh {
-        etag,
-        body: ClientFeaturesResponse::new(document, echo, meta),
-    })
+    state
+        .cpu
+        .run(move || {
+            let digest: [u8; 32] =
+                Sha256::digest(serde_json::to_vec(&document).map_err(|error| {
+                    ApiError::Internal(format!("cannot serialise client features: {error}"))
+                })?)
+                .into();
+            if let Some(previous) = previous.filter(|previous| previous.digest == digest) {
+                return Ok(previous);
+            }
+            let query_hash = question.hash()?;
+            let etag = tag(revision);
+            let meta = ClientFeaturesMeta {
+                revision_id: revision,
+                etag: etag.clone(),
+                query_hash,
+            };
+            let json = serde_json::to_vec(&ClientFeaturesResponse::new(document, question, meta))
+                .map_err(|error| ApiError::Internal(format!("cannot serialise client features: {error}")))?;
+            let body = Precompressed::new(json)
+                .map_err(|error| ApiError::Internal(format!("cannot compress client features: {error}")))?;
+            Ok(Arc::new(Answer { etag, digest, body }))
+        })
+        .await?
 }
 
 /// One feature as SDKs see it.

@@ -5,6 +5,7 @@
 mod admin;
 mod api;
 mod client;
+mod client_cache;
 mod common;
 mod contract;
 mod hardening;
