@@ -14,6 +14,7 @@ pub mod segments;
 pub mod strategies;
 pub mod strategy_types;
 pub mod tokens;
+pub mod usage;
 
 use std::collections::BTreeMap;
 

@@ -27,6 +27,7 @@ pub mod routes;
 pub mod secrets;
 pub mod seeding;
 pub mod server;
+pub mod usage;
 
 pub use seeding::{ensure_admin_token, seed_admin_tokens, seed_tokens};
 
@@ -107,6 +108,8 @@ pub struct AppState {
     pub shutting_down: std::sync::atomic::AtomicBool,
     /// Request metrics.
     pub metrics: metrics::Metrics,
+    /// What SDKs registered and reported, waiting to be written.
+    pub usage: usage::Usage,
 }
 
 impl AppState {
@@ -124,6 +127,7 @@ impl AppState {
             settings,
             shutting_down: std::sync::atomic::AtomicBool::new(false),
             metrics: metrics::Metrics::default(),
+            usage: usage::Usage::default(),
         })
     }
 }

@@ -165,3 +165,15 @@ impl<R: Responder> Responder for WithCookie<R> {
         }
     }
 }
+
+/// 202 Accepted with an empty body, as Unleash answers SDK reports.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Accepted;
+
+impl Responder for Accepted {
+    type Body = BoxBody;
+
+    fn respond_to(self, _request: &HttpRequest) -> HttpResponse {
+        HttpResponse::Accepted().finish()
+    }
+}

@@ -6,8 +6,8 @@ use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
 use crate::handlers::{
-    self, client, context, dependencies, environments, flags, invite, playground, projects, segments,
-    session, strategies, strategy_types, tokens, users, variants,
+    self, applications, client, context, dependencies, environments, flags, invite, playground, projects,
+    segments, session, strategies, strategy_types, tokens, usage, users, variants,
 };
 
 /// One operation: a method on a path (OpenAPI's `{parameter}` syntax, which actix reads too),
@@ -151,6 +151,35 @@ pub fn operations() -> Vec<Operation> {
         ),
         get("/api/client/features", || web::to(client::features)),
         get("/api/client/features/{featureName}", || web::to(client::feature)),
+        post("/api/client/register", || web::to(usage::register)),
+        post("/api/client/metrics", || web::to(usage::metrics)),
+        post("/api/client/metrics/bulk", || web::to(usage::bulk)),
+        post("/api/frontend/client/register", || {
+            web::to(usage::frontend_register)
+        }),
+        post("/api/frontend/client/metrics", || {
+            web::to(usage::frontend_metrics)
+        }),
+        get("/api/admin/metrics/applications", || web::to(applications::list)),
+        get("/api/admin/metrics/applications/{appName}", || {
+            web::to(applications::get)
+        }),
+        get("/api/admin/metrics/applications/{appName}/overview", || {
+            web::to(applications::overview)
+        }),
+        get(
+            "/api/admin/metrics/instances/{appName}/environment/{environment}",
+            || web::to(applications::instances),
+        ),
+        get("/api/admin/client-metrics/features/{name}", || {
+            web::to(applications::feature_usage)
+        }),
+        get("/api/admin/client-metrics/features/{name}/raw", || {
+            web::to(applications::raw_usage)
+        }),
+        get("/api/admin/metrics/unknown-flags", || {
+            web::to(applications::unknown_flags)
+        }),
     ]
 }
 

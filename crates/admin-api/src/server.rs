@@ -82,8 +82,15 @@ pub fn start(state: web::Data<AppState>, address: impl ToSocketAddrs) -> io::Res
 /// Runs `server` until SIGTERM or SIGINT, then lets the requests in flight finish.
 pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
     let handle = server.handle();
-    actix_web::rt::spawn(stop_on_signal(handle, state));
-    server.await
+    actix_web::rt::spawn(stop_on_signal(handle, state.clone()));
+    let flusher = actix_web::rt::spawn(crate::usage::flush_periodically(state.clone()));
+    let stopped = server.await;
+    flusher.abort();
+    // What SDKs reported since the last flush is written before the process ends.
+    if let Err(error) = state.usage.flush(&state.store).await {
+        tracing::error!(%error, "writing SDK usage at shutdown failed");
+    }
+    stopped
 }
 
 async fn stop_on_signal(handle: ServerHandle, state: web::Data<AppState>) {

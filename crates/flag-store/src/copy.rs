@@ -11,13 +11,15 @@ use diesel::prelude::*;
 use crate::connection::{DbConnection, insert_rows};
 use crate::error::StoreError;
 use crate::models::{
-    ApiTokenRow, ContextFieldRow, DependencyRow, EnvironmentRow, EventRow, FeatureEnvironmentRow, FeatureRow,
-    ProjectRow, RoleRow, SegmentRow, SessionRow, SignupTokenRow, StrategyRow, StrategyTypeRow, UserRow,
+    ApiTokenRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow, EnvironmentRow,
+    EventRow, FeatureEnvironmentRow, FeatureRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow,
+    SignupTokenRow, StrategyRow, StrategyTypeRow, UnknownFlagRow, UsageRow, UserRow,
 };
 use crate::schema::{
-    api_tokens, context_fields, environments, events, feature_dependencies, feature_environments,
-    feature_strategies, feature_strategy_segments, features, login_sessions, project_environments, projects,
-    public_signup_token_users, public_signup_tokens, roles, segments, strategy_types, users,
+    api_tokens, client_applications, client_instances, client_usage, context_fields, environments, events,
+    feature_dependencies, feature_environments, feature_strategies, feature_strategy_segments, features,
+    login_sessions, project_environments, projects, public_signup_token_users, public_signup_tokens, roles,
+    segments, settings, strategy_types, unknown_flags, users,
 };
 use crate::{Backend, Store};
 
@@ -126,6 +128,40 @@ macro_rules! for_each_table {
         $apply!(api_tokens, ApiTokenRow, api_tokens::id);
         $apply!(login_sessions, SessionRow, login_sessions::token_hash);
         $apply!(events, EventRow, events::id);
+        $apply!(settings, SettingRow, settings::name);
+        $apply!(
+            client_applications,
+            ClientApplicationRow,
+            client_applications::app_name
+        );
+        $apply!(
+            client_instances,
+            ClientInstanceRow,
+            (
+                client_instances::app_name,
+                client_instances::instance_id,
+                client_instances::environment
+            )
+        );
+        $apply!(
+            client_usage,
+            UsageRow,
+            (
+                client_usage::feature_name,
+                client_usage::app_name,
+                client_usage::environment,
+                client_usage::hour
+            )
+        );
+        $apply!(
+            unknown_flags,
+            UnknownFlagRow,
+            (
+                unknown_flags::name,
+                unknown_flags::app_name,
+                unknown_flags::environment
+            )
+        );
     };
 }
 

@@ -112,6 +112,8 @@ pub struct FeatureEnvironmentRow {
     pub enabled: bool,
     /// Variants: a JSON list sorted by name.
     pub variants: String,
+    /// When an SDK last reported using the feature here.
+    pub last_seen_at: Option<NaiveDateTime>,
 }
 
 impl FeatureEnvironmentRow {
@@ -516,6 +518,8 @@ pub enum EventType {
     PublicSignupTokenUserAdded,
     /// `segment-created`.
     SegmentCreated,
+    /// `setting-updated`.
+    SettingUpdated,
     /// `strategy-created`.
     StrategyCreated,
     /// `user-created`.
@@ -553,6 +557,7 @@ impl EventType {
             Self::PublicSignupTokenUpdated => "public-signup-token-updated",
             Self::PublicSignupTokenUserAdded => "public-signup-token-user-added",
             Self::SegmentCreated => "segment-created",
+            Self::SettingUpdated => "setting-updated",
             Self::StrategyCreated => "strategy-created",
             Self::UserCreated => "user-created",
             Self::UserDeleted => "user-deleted",
@@ -922,4 +927,137 @@ mod tests {
         );
         Ok(())
     }
+}
+
+/// An application SDKs registered or reported metrics for.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = client_applications, check_for_backend(crate::connection::MultiBackend))]
+pub struct ClientApplicationRow {
+    /// The SDKs' `appName`.
+    pub app_name: String,
+    /// The strategies its first registration named, a JSON list.
+    pub strategies: String,
+    /// A description.
+    pub description: Option<String>,
+    /// A link.
+    pub url: Option<String>,
+    /// A colour.
+    pub color: Option<String>,
+    /// An icon name.
+    pub icon: Option<String>,
+    /// First report, UTC.
+    pub created_at: NaiveDateTime,
+    /// Latest report, UTC.
+    pub seen_at: NaiveDateTime,
+}
+
+impl ClientApplicationRow {
+    /// The strategies, decoded from `strategies`.
+    pub fn strategies(&self) -> Result<Vec<String>, StoreError> {
+        from_json(
+            "client application",
+            &self.app_name,
+            "strategies",
+            &self.strategies,
+        )
+    }
+}
+
+/// One SDK instance of an application in one environment.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = client_instances, check_for_backend(crate::connection::MultiBackend))]
+pub struct ClientInstanceRow {
+    /// The application.
+    pub app_name: String,
+    /// The SDK's `instanceId`.
+    pub instance_id: String,
+    /// The environment of the token it reported with.
+    pub environment: String,
+    /// `unleash-node-sdk:6.12.1` and the like.
+    pub sdk_version: Option<String>,
+    /// `backend` or `frontend`.
+    pub sdk_type: String,
+    /// The address it reported from.
+    pub client_ip: Option<String>,
+    /// The projects of its token, a JSON list; `["*"]` for all.
+    pub projects: String,
+    /// When the SDK says it started.
+    pub started: Option<NaiveDateTime>,
+    /// Its poll interval, in milliseconds.
+    pub interval_ms: Option<i64>,
+    /// First report, UTC.
+    pub created_at: NaiveDateTime,
+    /// Latest report, UTC.
+    pub last_seen: NaiveDateTime,
+}
+
+impl ClientInstanceRow {
+    /// The projects, decoded from `projects`.
+    pub fn projects(&self) -> Result<Vec<String>, StoreError> {
+        from_json(
+            "client instance",
+            format_args!("{} of {}", self.instance_id, self.app_name),
+            "projects",
+            &self.projects,
+        )
+    }
+}
+
+/// Evaluations of a flag by an application in an environment during one hour.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = client_usage, check_for_backend(crate::connection::MultiBackend))]
+pub struct UsageRow {
+    /// The flag.
+    pub feature_name: String,
+    /// The application.
+    pub app_name: String,
+    /// The environment.
+    pub environment: String,
+    /// The start of the hour, UTC.
+    pub hour: NaiveDateTime,
+    /// Evaluations that were on.
+    pub yes: i64,
+    /// Evaluations that were off.
+    pub no: i64,
+    /// Counts by variant name, a JSON object.
+    pub variants: String,
+}
+
+impl UsageRow {
+    /// The variant counts, decoded from `variants`.
+    pub fn variants(&self) -> Result<BTreeMap<String, i64>, StoreError> {
+        from_json(
+            "client usage",
+            format_args!(
+                "{} by {} in {}",
+                self.feature_name, self.app_name, self.environment
+            ),
+            "variants",
+            &self.variants,
+        )
+    }
+}
+
+/// A flag name an SDK asked for that no flag has.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = unknown_flags, check_for_backend(crate::connection::MultiBackend))]
+pub struct UnknownFlagRow {
+    /// The name asked for.
+    pub name: String,
+    /// The application that asked.
+    pub app_name: String,
+    /// The environment it asked in.
+    pub environment: String,
+    /// When it last asked, UTC.
+    pub seen_at: NaiveDateTime,
+}
+
+/// A server-wide setting.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = settings, check_for_backend(crate::connection::MultiBackend))]
+pub struct SettingRow {
+    /// Its name.
+    pub name: String,
+    /// Its value, a JSON document.
+    pub content: String,
 }

@@ -15,6 +15,47 @@ diesel::table! {
 }
 
 diesel::table! {
+    client_applications (app_name) {
+        app_name -> Text,
+        strategies -> Text,
+        description -> Nullable<Text>,
+        url -> Nullable<Text>,
+        color -> Nullable<Text>,
+        icon -> Nullable<Text>,
+        created_at -> Timestamp,
+        seen_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    client_instances (app_name, instance_id, environment) {
+        app_name -> Text,
+        instance_id -> Text,
+        environment -> Text,
+        sdk_version -> Nullable<Text>,
+        sdk_type -> Text,
+        client_ip -> Nullable<Text>,
+        projects -> Text,
+        started -> Nullable<Timestamp>,
+        interval_ms -> Nullable<BigInt>,
+        created_at -> Timestamp,
+        last_seen -> Timestamp,
+    }
+}
+
+diesel::table! {
+    client_usage (feature_name, app_name, environment, hour) {
+        feature_name -> Text,
+        app_name -> Text,
+        environment -> Text,
+        hour -> Timestamp,
+        yes -> BigInt,
+        no -> BigInt,
+        variants -> Text,
+    }
+}
+
+diesel::table! {
     context_fields (name) {
         name -> Text,
         description -> Nullable<Text>,
@@ -64,6 +105,7 @@ diesel::table! {
         environment_name -> Text,
         enabled -> Bool,
         variants -> Text,
+        last_seen_at -> Nullable<Timestamp>,
     }
 }
 
@@ -171,6 +213,13 @@ diesel::table! {
 }
 
 diesel::table! {
+    settings (name) {
+        name -> Text,
+        content -> Text,
+    }
+}
+
+diesel::table! {
     strategy_types (name) {
         name -> Text,
         title -> Nullable<Text>,
@@ -178,6 +227,15 @@ diesel::table! {
         parameters -> Text,
         built_in -> Bool,
         created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    unknown_flags (name, app_name, environment) {
+        name -> Text,
+        app_name -> Text,
+        environment -> Text,
+        seen_at -> Timestamp,
     }
 }
 
@@ -214,6 +272,9 @@ diesel::joinable!(users -> roles (root_role));
 
 diesel::allow_tables_to_appear_in_same_query!(
     api_tokens,
+    client_applications,
+    client_instances,
+    client_usage,
     context_fields,
     environments,
     events,
@@ -229,6 +290,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     public_signup_tokens,
     roles,
     segments,
+    settings,
     strategy_types,
+    unknown_flags,
     users,
 );

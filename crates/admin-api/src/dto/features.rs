@@ -86,6 +86,9 @@ pub struct FeatureEnvironmentOut {
     /// Its variants there.
     #[schema(value_type = Vec<VariantSchema>)]
     pub variants: Vec<Variant>,
+    /// When an SDK last reported evaluating it there.
+    #[serde(rename = "lastSeenAt")]
+    pub last_seen_at: Option<String>,
 }
 
 /// `GET /api/admin/projects/{projectId}/features/{featureName}`.

@@ -122,6 +122,7 @@ pub async fn get(
             environments.push(FeatureEnvironmentOut {
                 strategies: queries::strategies::list(conn, &name, &state.environment_name)?,
                 variants: state.variants()?,
+                last_seen_at: state.last_seen_at.map(crate::dto::iso),
                 name: state.environment_name,
                 enabled: state.enabled,
             });

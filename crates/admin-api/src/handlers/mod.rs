@@ -1,5 +1,6 @@
 //! Request handlers, one module per resource.
 
+pub mod applications;
 pub mod client;
 pub mod context;
 pub mod dependencies;
@@ -13,6 +14,7 @@ pub mod session;
 pub mod strategies;
 pub mod strategy_types;
 pub mod tokens;
+pub mod usage;
 pub mod users;
 pub mod variants;
 

@@ -43,8 +43,8 @@ struct ApiDoc;
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
     use crate::handlers::{
-        self, client, context, dependencies, environments, flags, invite, playground, projects, segments,
-        session, strategies, strategy_types, tokens, users, variants,
+        self, applications, client, context, dependencies, environments, flags, invite, playground, projects,
+        segments, session, strategies, strategy_types, tokens, usage, users, variants,
     };
     vec![
         handlers::Api::openapi(),
@@ -63,6 +63,8 @@ fn parts() -> Vec<Document> {
         variants::Api::openapi(),
         strategies::Api::openapi(),
         client::Api::openapi(),
+        usage::Api::openapi(),
+        applications::Api::openapi(),
     ]
 }
 

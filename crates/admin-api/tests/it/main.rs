@@ -17,3 +17,4 @@ mod replicas;
 mod shutdown;
 mod snapshots;
 mod token_scope;
+mod usage;

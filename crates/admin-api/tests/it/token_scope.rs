@@ -36,6 +36,25 @@ fn scope_of(method: &str, path: &str) -> Option<(Scope, Value)> {
         ("post", "/invite/{token}/signup") => (Public, Value::Null),
         // The client API's token rules belong to the SDK side of the API.
         ("get", "/api/client/features" | "/api/client/features/{featureName}") => (SdkOnly, Value::Null),
+        (
+            "post",
+            "/api/client/register"
+            | "/api/client/metrics"
+            | "/api/client/metrics/bulk"
+            | "/api/frontend/client/register"
+            | "/api/frontend/client/metrics",
+        ) => (SdkOnly, Value::Null),
+        // What SDKs reported is read by every administrator, as Unleash shows it.
+        (
+            "get",
+            "/api/admin/metrics/applications"
+            | "/api/admin/metrics/applications/{appName}"
+            | "/api/admin/metrics/applications/{appName}/overview"
+            | "/api/admin/metrics/instances/{appName}/environment/{environment}"
+            | "/api/admin/client-metrics/features/{name}"
+            | "/api/admin/client-metrics/features/{name}/raw"
+            | "/api/admin/metrics/unknown-flags",
+        ) => (Read, Value::Null),
         ("post", "/api/admin/playground") => (
             Development,
             json!({"environment": "development", "context": {"appName": "a"}}),

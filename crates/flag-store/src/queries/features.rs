@@ -22,6 +22,7 @@ pub fn create(conn: &mut DbConnection, row: &FeatureRow, actor: &str) -> Result<
                 environment_name,
                 enabled: false,
                 variants: "[]".into(),
+                last_seen_at: None,
             })
             .collect();
         crate::connection::insert_rows!(conn, feature_environments::table, &rows)?;

@@ -6,6 +6,7 @@
 //! clock and tests are deterministic.
 
 pub mod api_tokens;
+pub mod client_metrics;
 pub mod context_fields;
 pub mod dependencies;
 pub mod environments;
@@ -16,6 +17,7 @@ pub mod import;
 pub mod projects;
 pub mod segments;
 pub mod sessions;
+pub mod settings;
 pub mod signup_tokens;
 pub mod strategies;
 pub mod users;

@@ -99,6 +99,7 @@ fn link_environment(conn: &mut DbConnection, project: &str, environment: &str) -
             environment_name: environment.into(),
             enabled: false,
             variants: "[]".into(),
+            last_seen_at: None,
         })
         .collect();
     crate::connection::insert_rows!(conn, feature_environments::table, &rows)?;

@@ -37,7 +37,7 @@ fn migrations_run_up_down_and_up_again() -> Result<(), Box<dyn std::error::Error
     let db = common::TestDb::new()?;
     let mut conn = db.store.connection()?;
     let created = tables(&mut conn)?;
-    assert_eq!(created.len(), 18, "{created:?}");
+    assert_eq!(created.len(), 23, "{created:?}");
     flag_store::revert_all(&mut conn)?;
     assert!(tables(&mut conn)?.is_empty());
     flag_store::migrate(&mut conn)?;
@@ -193,6 +193,7 @@ fn diesel_type(column: &Column) -> String {
     let base = match column.r#type.to_ascii_uppercase().as_str() {
         "TEXT" => "Text",
         "INTEGER" => "Integer",
+        "BIGINT" => "BigInt",
         "BOOLEAN" => "Bool",
         "TIMESTAMP" | "TIMESTAMP WITHOUT TIME ZONE" => "Timestamp",
         other => return format!("unknown {other}"),

@@ -1,0 +1,506 @@
+//! What SDKs register and report (`/api/client/register`, `/api/client/metrics`, Edge's
+//! `/api/client/metrics/bulk`, the frontend SDKs' `/api/frontend/client/*`), and the admin
+//! views of it (`/api/admin/metrics/*`, `/api/admin/client-metrics/*`).
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use serde::{Deserialize, Deserializer, Serialize, de};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::error::{ApiError, Detail};
+
+/// A time as SDKs send it: an RFC 3339 string or milliseconds since the epoch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
+#[schema(value_type = String, format = DateTime)]
+pub struct SdkTime(pub NaiveDateTime);
+
+impl<'de> Deserialize<'de> for SdkTime {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Text(String),
+            Millis(i64),
+        }
+        let time = match Raw::deserialize(deserializer)? {
+            Raw::Text(text) => flag_eval::parse_time_strict(&text).ok_or_else(|| {
+                de::Error::custom(format!("{text:?} is not an RFC 3339 date-time with a time zone"))
+            })?,
+            Raw::Millis(millis) => DateTime::<Utc>::from_timestamp_millis(millis)
+                .ok_or_else(|| de::Error::custom(format!("{millis} is not a time in milliseconds")))?,
+        };
+        Ok(Self(time.naive_utc()))
+    }
+}
+
+/// `POST /api/client/register` (Unleash's `clientApplicationSchema`); fields Unleash does not
+/// store are accepted and ignored.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct Registration {
+    /// The application.
+    pub app_name: String,
+    /// The instance; `default` when absent or empty.
+    #[serde(default)]
+    pub instance_id: Option<String>,
+    /// `unleash-node-sdk:6.12.1` and the like.
+    #[serde(default)]
+    pub sdk_version: Option<String>,
+    /// The strategies the SDK implements.
+    pub strategies: Vec<String>,
+    /// When the SDK started.
+    pub started: SdkTime,
+    /// The SDK's poll interval in milliseconds.
+    pub interval: f64,
+}
+
+impl Registration {
+    /// 400 unless `appName` is set and `interval` is a duration.
+    pub fn check(&self) -> Result<(), ApiError> {
+        let mut details = Vec::new();
+        if self.app_name.trim().is_empty() {
+            details.push(Detail::at("/appName", "/appName must not be empty"));
+        }
+        if !(self.interval.is_finite() && self.interval >= 0.0) {
+            details.push(Detail::at(
+                "/interval",
+                "/interval must be a number of milliseconds, 0 or more",
+            ));
+        }
+        ApiError::check(details)
+    }
+}
+
+/// One flag's counts in a metrics bucket.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct ToggleCounts {
+    /// Evaluations that were on.
+    #[serde(default)]
+    pub yes: u32,
+    /// Evaluations that were off.
+    #[serde(default)]
+    pub no: u32,
+    /// Counts by variant name.
+    #[serde(default)]
+    pub variants: Option<BTreeMap<String, u32>>,
+}
+
+/// The window a report covers and its counts.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Bucket {
+    /// Its start.
+    pub start: SdkTime,
+    /// Its end; the counts are filed under the hour it falls in.
+    pub stop: SdkTime,
+    /// Counts by flag name.
+    pub toggles: BTreeMap<String, ToggleCounts>,
+}
+
+/// `POST /api/client/metrics` (Unleash's `clientMetricsSchema`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct MetricsReport {
+    /// The application.
+    pub app_name: String,
+    /// The instance; `default` when absent or empty.
+    #[serde(default)]
+    pub instance_id: Option<String>,
+    /// The counts; a report without them only marks the instance as seen.
+    #[serde(default)]
+    pub bucket: Option<Bucket>,
+}
+
+impl MetricsReport {
+    /// 400 unless `appName` is set.
+    pub fn check(&self) -> Result<(), ApiError> {
+        if self.app_name.trim().is_empty() {
+            return Err(ApiError::invalid("/appName", "/appName must not be empty"));
+        }
+        Ok(())
+    }
+}
+
+/// An application in Edge's bulk report (Unleash's `bulkRegistrationSchema`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkApplication {
+    /// The application.
+    pub app_name: String,
+    /// The instance.
+    pub instance_id: String,
+    /// The environment it runs in.
+    pub environment: String,
+    /// `unleash-node-sdk:6.12.1` and the like.
+    #[serde(default)]
+    pub sdk_version: Option<String>,
+    /// `backend` or `frontend`.
+    #[serde(default)]
+    pub sdk_type: Option<String>,
+    /// The strategies it implements.
+    #[serde(default)]
+    pub strategies: Vec<String>,
+    /// When it started.
+    #[serde(default)]
+    pub started: Option<SdkTime>,
+    /// Its poll interval.
+    #[serde(default)]
+    pub interval: Option<f64>,
+}
+
+/// A flag's counts in Edge's bulk report (Unleash's `clientMetricsEnvSchema`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkMetric {
+    /// The flag.
+    pub feature_name: String,
+    /// The application.
+    pub app_name: String,
+    /// The environment; counts for another environment than the token's are dropped.
+    pub environment: String,
+    /// The start of the hour they belong to.
+    pub timestamp: SdkTime,
+    /// Evaluations that were on.
+    #[serde(default)]
+    pub yes: u32,
+    /// Evaluations that were off.
+    #[serde(default)]
+    pub no: u32,
+    /// Counts by variant name.
+    #[serde(default)]
+    pub variants: Option<BTreeMap<String, u32>>,
+}
+
+/// `POST /api/client/metrics/bulk` (Unleash's `bulkMetricsSchema`).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct BulkReport {
+    /// Applications Edge has seen.
+    pub applications: Vec<BulkApplication>,
+    /// Their counts.
+    pub metrics: Vec<BulkMetric>,
+}
+
+/// Query string of `GET /api/admin/metrics/applications`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ApplicationsQuery {
+    /// Comma-separated terms; an application matches when its name contains one.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Applications to skip; 0 when absent or not a number.
+    #[serde(default)]
+    pub offset: Option<String>,
+    /// Most applications to list, 1 to 1,000; 1,000 when absent or out of range.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// Accepted and ignored, as Unleash ignores it: applications are sorted by name.
+    #[serde(default)]
+    pub sort_by: Option<String>,
+    /// `asc` (the default) or `desc`.
+    #[serde(default)]
+    pub sort_order: Option<String>,
+}
+
+/// Query string of `GET /api/admin/client-metrics/features/{name}/raw`.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct RawQuery {
+    /// Hours to cover, 1 to 48; 24 when absent or out of range.
+    #[serde(default)]
+    pub hours_back: Option<String>,
+}
+
+/// Where an application is used.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplicationUsage {
+    /// A project its tokens could see, `*` for all.
+    pub project: String,
+    /// Environments it reported from.
+    pub environments: Vec<String>,
+}
+
+/// An application in the list (Unleash's `applicationSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationItem {
+    /// Its name.
+    pub app_name: String,
+    /// The SDK of its latest instance.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sdk_version: Option<String>,
+    /// The strategies its first registration named.
+    pub strategies: Vec<String>,
+    /// A description.
+    pub description: Option<String>,
+    /// A link.
+    pub url: Option<String>,
+    /// A colour.
+    pub color: Option<String>,
+    /// An icon.
+    pub icon: Option<String>,
+    /// First report.
+    pub created_at: String,
+    /// Where it is used.
+    pub usage: Vec<ApplicationUsage>,
+}
+
+/// `GET /api/admin/metrics/applications` (Unleash's `applicationsSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplicationsOut {
+    /// The applications matching, this page of them.
+    pub applications: Vec<ApplicationItem>,
+    /// How many match.
+    pub total: i64,
+}
+
+/// A strategy an application registered, and whether the server knows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationStrategy {
+    /// Its name.
+    pub name: String,
+    /// Present and true when no strategy type has this name.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_found: bool,
+}
+
+/// An SDK instance of an application.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct InstanceOut {
+    /// The application.
+    pub app_name: String,
+    /// The instance.
+    pub instance_id: String,
+    /// Its SDK.
+    pub sdk_version: Option<String>,
+    /// `backend` or `frontend`.
+    pub sdk_type: String,
+    /// Its address.
+    pub client_ip: Option<String>,
+    /// Latest report.
+    pub last_seen: String,
+    /// First report.
+    pub created_at: String,
+    /// The environment of its token.
+    pub environment: String,
+}
+
+/// A flag an application reported, and whether it still exists.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct SeenToggle {
+    /// The flag.
+    pub name: String,
+    /// Its project, when it exists.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    /// Present and true when no flag has this name any more.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub not_found: bool,
+}
+
+/// Links of an application.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ApplicationLinks {
+    /// This application.
+    #[serde(rename = "self")]
+    pub this: String,
+}
+
+/// `GET /api/admin/metrics/applications/{appName}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationOut {
+    /// Its name.
+    pub app_name: String,
+    /// First report.
+    pub created_at: String,
+    /// A description.
+    pub description: Option<String>,
+    /// A link.
+    pub url: Option<String>,
+    /// A colour.
+    pub color: Option<String>,
+    /// An icon.
+    pub icon: Option<String>,
+    /// The strategies its first registration named.
+    pub strategies: Vec<ApplicationStrategy>,
+    /// Its instances in every environment, newest report first.
+    pub instances: Vec<InstanceOut>,
+    /// Flags it reported in the last 24 hours.
+    pub seen_toggles: Vec<SeenToggle>,
+    /// Links.
+    pub links: ApplicationLinks,
+}
+
+/// Problems in one environment of an application.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentIssues {
+    /// Flags it reported that no longer exist.
+    pub missing_features: Vec<String>,
+    /// SDK versions below those Unleash supports.
+    pub outdated_sdks: Vec<String>,
+}
+
+/// One environment of an application's overview.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverviewEnvironment {
+    /// The environment.
+    pub name: String,
+    /// Instances seen there in the last 24 hours.
+    pub instance_count: usize,
+    /// Their SDKs, sorted.
+    pub sdks: Vec<String>,
+    /// Those of frontend SDKs.
+    pub frontend_sdks: Vec<String>,
+    /// Those of backend SDKs.
+    pub backend_sdks: Vec<String>,
+    /// The latest report there.
+    pub last_seen: Option<String>,
+    /// Problems.
+    pub issues: EnvironmentIssues,
+}
+
+/// Problems of an application as a whole.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverviewIssues {
+    /// Strategies it registered that the server does not know.
+    pub missing_strategies: Vec<String>,
+}
+
+/// `GET /api/admin/metrics/applications/{appName}/overview` (Unleash's
+/// `applicationOverviewSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OverviewOut {
+    /// Projects of the flags it reported.
+    pub projects: Vec<String>,
+    /// Distinct existing flags it reported.
+    pub feature_count: usize,
+    /// Environments it reported from.
+    pub environments: Vec<OverviewEnvironment>,
+    /// Problems.
+    pub issues: OverviewIssues,
+}
+
+/// An instance in `GET /api/admin/metrics/instances/{appName}/environment/{environment}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentInstance {
+    /// The instance.
+    pub instance_id: String,
+    /// Its SDK.
+    pub sdk_version: Option<String>,
+    /// Its address.
+    pub client_ip: Option<String>,
+    /// Latest report.
+    pub last_seen: String,
+}
+
+/// Unleash's `applicationEnvironmentInstancesSchema`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct InstancesOut {
+    /// Instances seen in the last 24 hours, newest first, at most 1,000.
+    pub instances: Vec<EnvironmentInstance>,
+}
+
+/// Usage of a flag in one environment, or by one application in one hour (Unleash's
+/// `featureEnvironmentMetricsSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UsageOut {
+    /// The flag, in raw rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub feature_name: Option<String>,
+    /// The application, in raw rows.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub app_name: Option<String>,
+    /// The environment.
+    pub environment: String,
+    /// The start of the hour.
+    pub timestamp: String,
+    /// Evaluations that were on.
+    pub yes: i64,
+    /// Evaluations that were off.
+    pub no: i64,
+    /// Counts by variant; absent in hours without reports.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub variants: Option<BTreeMap<String, i64>>,
+}
+
+/// `GET /api/admin/client-metrics/features/{name}` (Unleash's `featureUsageSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureUsageOut {
+    /// Always 1.
+    pub version: u32,
+    /// Always `stable`.
+    pub maturity: &'static str,
+    /// The flag.
+    pub feature_name: String,
+    /// Counts of the last hour, per environment.
+    pub last_hour_usage: Vec<UsageOut>,
+    /// Applications that reported it in the last 24 hours, sorted.
+    pub seen_applications: Vec<String>,
+}
+
+/// `GET /api/admin/client-metrics/features/{name}/raw` (Unleash's `featureMetricsSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct RawUsageOut {
+    /// Always 1.
+    pub version: u32,
+    /// Always `stable`.
+    pub maturity: &'static str,
+    /// One row per hour for every (environment, application) seen, oldest first; hours
+    /// without reports are zero.
+    pub data: Vec<UsageOut>,
+}
+
+/// Where an unknown flag was asked for.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnknownFlagEnvironment {
+    /// The environment.
+    pub environment: String,
+    /// When, by the SDK's clock.
+    pub seen_at: String,
+}
+
+/// An application that asked for an unknown flag.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnknownFlagReport {
+    /// The application.
+    pub app_name: String,
+    /// Where it asked.
+    pub environments: Vec<UnknownFlagEnvironment>,
+}
+
+/// A flag name SDKs asked for that no flag has (Unleash's `unknownFlagSchema`).
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnknownFlagOut {
+    /// The name.
+    pub name: String,
+    /// The latest time any SDK asked.
+    pub last_seen_at: String,
+    /// The latest audit event about a flag of this name; none here, since none exists.
+    pub last_event_at: Option<String>,
+    /// Who asked, and where.
+    pub reports: Vec<UnknownFlagReport>,
+}
+
+/// `GET /api/admin/metrics/unknown-flags`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UnknownFlagsOut {
+    /// Names asked for in the last 24 hours, by name, at most 1,000.
+    pub unknown_flags: Vec<UnknownFlagOut>,
+}

@@ -1,0 +1,515 @@
+//! The admin views of what SDKs reported: applications, their instances and overview, flag
+//! usage, and unknown flag names. Each view first writes what this replica has aggregated, so
+//! it shows every report the replica has taken.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use actix_web::web;
+use chrono::{DurationRound as _, NaiveDateTime, TimeDelta};
+use flag_store::queries::{self, client_metrics};
+
+use crate::AppState;
+use crate::auth::Principal;
+use crate::dto::iso;
+use crate::dto::usage::{
+    ApplicationItem, ApplicationLinks, ApplicationOut, ApplicationStrategy, ApplicationUsage,
+    ApplicationsOut, ApplicationsQuery, EnvironmentInstance, EnvironmentIssues, FeatureUsageOut, InstanceOut,
+    InstancesOut, OverviewEnvironment, OverviewIssues, OverviewOut, RawQuery, RawUsageOut, SeenToggle,
+    UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport, UnknownFlagsOut, UsageOut,
+};
+use crate::error::{ApiError, ErrorBody};
+
+/// The usage views' operations.
+#[derive(Debug, utoipa::OpenApi)]
+#[openapi(paths(list, get, overview, instances, feature_usage, raw_usage, unknown_flags))]
+pub struct Api;
+
+/// Writes what this replica aggregated, so the view that follows includes it.
+async fn flushed(state: &AppState) -> Result<(), ApiError> {
+    state.usage.flush(&state.store).await.map(drop)
+}
+
+fn hour_of(time: NaiveDateTime) -> NaiveDateTime {
+    time.duration_trunc(TimeDelta::hours(1)).unwrap_or(time)
+}
+
+/// Applications that registered or reported usage.
+#[utoipa::path(
+    get,
+    path = "/api/admin/metrics/applications",
+    tag = "Metrics",
+    operation_id = "getApplications",
+    params(ApplicationsQuery),
+    responses(
+        (status = 200, description = "The applications matching, sorted by name", body = ApplicationsOut),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn list(
+    state: web::Data<AppState>,
+    _principal: Principal,
+    query: web::Query<ApplicationsQuery>,
+) -> Result<web::Json<ApplicationsOut>, ApiError> {
+    flushed(&state).await?;
+    let query = query.into_inner();
+    let terms: Vec<String> = query
+        .query
+        .unwrap_or_default()
+        .split(',')
+        .map(str::trim)
+        .filter(|term| !term.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let offset = query
+        .offset
+        .and_then(|offset| offset.parse().ok())
+        .filter(|&offset| offset >= 0)
+        .unwrap_or(0);
+    let limit = query
+        .limit
+        .and_then(|limit| limit.parse().ok())
+        .filter(|limit| (1..=1000).contains(limit))
+        .unwrap_or(1000);
+    let descending = query.sort_order.as_deref() == Some("desc");
+    let ((rows, total), instances) = crate::db::run(&state.store, move |conn| {
+        Ok((
+            client_metrics::applications(conn, &terms, offset, limit, descending)?,
+            client_metrics::all_instances(conn)?,
+        ))
+    })
+    .await?;
+    let mut applications = Vec::with_capacity(rows.len());
+    for row in rows {
+        let mut usage: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        let mut latest: Option<&flag_store::models::ClientInstanceRow> = None;
+        for instance in instances
+            .iter()
+            .filter(|instance| instance.app_name == row.app_name)
+        {
+            for project in instance.projects()? {
+                usage
+                    .entry(project)
+                    .or_default()
+                    .insert(instance.environment.clone());
+            }
+            if latest.is_none_or(|latest| latest.last_seen < instance.last_seen) {
+                latest = Some(instance);
+            }
+        }
+        applications.push(ApplicationItem {
+            strategies: row.strategies()?,
+            sdk_version: latest.and_then(|instance| instance.sdk_version.clone()),
+            app_name: row.app_name,
+            description: row.description,
+            url: row.url,
+            color: row.color,
+            icon: row.icon,
+            created_at: iso(row.created_at),
+            usage: usage
+                .into_iter()
+                .map(|(project, environments)| ApplicationUsage {
+                    project,
+                    environments: environments.into_iter().collect(),
+                })
+                .collect(),
+        });
+    }
+    Ok(web::Json(ApplicationsOut { applications, total }))
+}
+
+/// One application: its instances and the flags it reported in the last 24 hours.
+#[utoipa::path(
+    get,
+    path = "/api/admin/metrics/applications/{appName}",
+    tag = "Metrics",
+    operation_id = "getApplication",
+    params(("appName" = String, Path, description = "The application")),
+    responses(
+        (status = 200, description = "The application", body = ApplicationOut),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+        (status = 404, description = "No SDK reported this application", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn get(
+    state: web::Data<AppState>,
+    _principal: Principal,
+    path: web::Path<String>,
+) -> Result<web::Json<ApplicationOut>, ApiError> {
+    flushed(&state).await?;
+    let app_name = path.into_inner();
+    let now = crate::now();
+    let name = app_name.clone();
+    let (row, instances, usage, known_strategies, projects) = crate::db::run(&state.store, move |conn| {
+        let Some(row) = client_metrics::application(conn, &name)? else {
+            return Ok((None, Vec::new(), Vec::new(), BTreeSet::new(), Default::default()));
+        };
+        let instances = client_metrics::instances(conn, &name, None, None)?;
+        let usage = client_metrics::usage_of_application(conn, &name, now - TimeDelta::hours(24))?;
+        let names: Vec<String> = usage.iter().map(|row| row.feature_name.clone()).collect();
+        let projects = client_metrics::projects_of(conn, &names)?;
+        let known = queries::strategies::list_types(conn)?
+            .into_iter()
+            .map(|row| row.name)
+            .collect();
+        Ok((Some(row), instances, usage, known, projects))
+    })
+    .await?;
+    let row = row.ok_or_else(|| ApiError::NotFound(format!("could not find appName={app_name}")))?;
+    let seen: BTreeSet<String> = usage.into_iter().map(|row| row.feature_name).collect();
+    Ok(web::Json(ApplicationOut {
+        strategies: row
+            .strategies()?
+            .into_iter()
+            .map(|name| ApplicationStrategy {
+                not_found: !known_strategies.contains(&name),
+                name,
+            })
+            .collect(),
+        instances: instances
+            .into_iter()
+            .map(|instance| InstanceOut {
+                app_name: instance.app_name,
+                instance_id: instance.instance_id,
+                sdk_version: instance.sdk_version,
+                sdk_type: instance.sdk_type,
+                client_ip: instance.client_ip,
+                last_seen: iso(instance.last_seen),
+                created_at: iso(instance.created_at),
+                environment: instance.environment,
+            })
+            .collect(),
+        seen_toggles: seen
+            .into_iter()
+            .map(|name| SeenToggle {
+                project: projects.get(&name).cloned(),
+                not_found: !projects.contains_key(&name),
+                name,
+            })
+            .collect(),
+        links: ApplicationLinks {
+            this: format!("/api/applications/{}", row.app_name),
+        },
+        app_name: row.app_name,
+        created_at: iso(row.created_at),
+        description: row.description,
+        url: row.url,
+        color: row.color,
+        icon: row.icon,
+    }))
+}
+
+/// An application at a glance: where it runs, with which SDKs, and what may be wrong.
+#[utoipa::path(
+    get,
+    path = "/api/admin/metrics/applications/{appName}/overview",
+    tag = "Metrics",
+    operation_id = "getApplicationOverview",
+    params(("appName" = String, Path, description = "The application")),
+    responses(
+        (status = 200, description = "The overview", body = OverviewOut),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+        (status = 404, description = "No SDK reported this application", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn overview(
+    state: web::Data<AppState>,
+    _principal: Principal,
+    path: web::Path<String>,
+) -> Result<web::Json<OverviewOut>, ApiError> {
+    flushed(&state).await?;
+    let app_name = path.into_inner();
+    let now = crate::now();
+    let name = app_name.clone();
+    let (row, instances, usage, known_strategies, projects) = crate::db::run(&state.store, move |conn| {
+        let Some(row) = client_metrics::application(conn, &name)? else {
+            return Ok((None, Vec::new(), Vec::new(), BTreeSet::new(), Default::default()));
+        };
+        let instances = client_metrics::instances(conn, &name, None, Some(now - TimeDelta::hours(24)))?;
+        let usage = client_metrics::usage_of_application(conn, &name, now - client_metrics::USAGE_RETENTION)?;
+        let names: Vec<String> = usage.iter().map(|row| row.feature_name.clone()).collect();
+        let projects = client_metrics::projects_of(conn, &names)?;
+        let known: BTreeSet<String> = queries::strategies::list_types(conn)?
+            .into_iter()
+            .map(|row| row.name)
+            .collect();
+        Ok((Some(row), instances, usage, known, projects))
+    })
+    .await?;
+    let row = row.ok_or_else(|| ApiError::NotFound(format!("could not find appName={app_name}")))?;
+    let mut by_environment: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for usage in &usage {
+        by_environment
+            .entry(usage.environment.clone())
+            .or_default()
+            .insert(usage.feature_name.clone());
+    }
+    let environments = by_environment
+        .into_iter()
+        .map(|(environment, features)| {
+            let here: Vec<_> = instances
+                .iter()
+                .filter(|instance| instance.environment == environment)
+                .collect();
+            let sdks = |kind: Option<&str>| -> Vec<String> {
+                here.iter()
+                    .filter(|instance| kind.is_none_or(|kind| instance.sdk_type == kind))
+                    .filter_map(|instance| instance.sdk_version.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect()
+            };
+            let instance_ids: BTreeSet<&str> = here
+                .iter()
+                .map(|instance| instance.instance_id.as_str())
+                .collect();
+            OverviewEnvironment {
+                instance_count: instance_ids.len(),
+                sdks: sdks(None),
+                frontend_sdks: sdks(Some("frontend")),
+                backend_sdks: sdks(Some("backend")),
+                last_seen: here.iter().map(|instance| instance.last_seen).max().map(iso),
+                issues: EnvironmentIssues {
+                    missing_features: features
+                        .into_iter()
+                        .filter(|name| !projects.contains_key(name))
+                        .collect(),
+                    outdated_sdks: Vec::new(),
+                },
+                name: environment,
+            }
+        })
+        .collect();
+    let used: BTreeSet<&String> = usage
+        .iter()
+        .map(|row| &row.feature_name)
+        .filter(|name| projects.contains_key(*name))
+        .collect();
+    Ok(web::Json(OverviewOut {
+        projects: projects
+            .iter()
+            .filter(|(name, _)| used.contains(name))
+            .map(|(_, project)| project.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect(),
+        feature_count: used.len(),
+        environments,
+        issues: OverviewIssues {
+            missing_strategies: row
+                .strategies()?
+                .into_iter()
+                .filter(|name| !known_strategies.contains(name))
+                .collect(),
+        },
+    }))
+}
+
+/// The instances of an application seen in one environment in the last 24 hours.
+#[utoipa::path(
+    get,
+    path = "/api/admin/metrics/instances/{appName}/environment/{environment}",
+    tag = "Metrics",
+    operation_id = "getApplicationEnvironmentInstances",
+    params(
+        ("appName" = String, Path, description = "The application"),
+        ("environment" = String, Path, description = "The environment"),
+    ),
+    responses(
+        (status = 200, description = "The instances, newest report first; empty for an unknown application", body = InstancesOut),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn instances(
+    state: web::Data<AppState>,
+    _principal: Principal,
+    path: web::Path<(String, String)>,
+) -> Result<web::Json<InstancesOut>, ApiError> {
+    flushed(&state).await?;
+    let (app_name, environment) = path.into_inner();
+    let since = crate::now() - TimeDelta::hours(24);
+    let rows = crate::db::run(&state.store, move |conn| {
+        client_metrics::instances(conn, &app_name, Some(&environment), Some(since))
+    })
+    .await?;
+    Ok(web::Json(InstancesOut {
+        instances: rows
+            .into_iter()
+            .map(|row| EnvironmentInstance {
+                instance_id: row.instance_id,
+                sdk_version: row.sdk_version,
+                client_ip: row.client_ip,
+                last_seen: iso(row.last_seen),
+            })
+            .collect(),
+    }))
+}
+
+/// A flag's usage in the last hour per environment, and the applications that used it.
+#[utoipa::path(
+    get,
+    path = "/api/admin/client-metrics/features/{name}",
+    tag = "Metrics",
+    operation_id = "getFeatureUsageSummary",
+    params(("name" = String, Path, description = "The flag")),
+    responses(
+        (status = 200, description = "Its usage; empty for a flag no SDK reported", body = FeatureUsageOut),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn feature_usage(
+    state: web::Data<AppState>,
+    _principal: Principal,
+    path: web::Path<String>,
+) -> Result<web::Json<FeatureUsageOut>, ApiError> {
+    flushed(&state).await?;
+    let name = path.into_inner();
+    let now = crate::now();
+    let feature = name.clone();
+    let rows = crate::db::run(&state.store, move |conn| {
+        client_metrics::usage_of_feature(conn, &feature, now - TimeDelta::hours(24))
+    })
+    .await?;
+    let last_hour = now - TimeDelta::hours(1);
+    let mut by_environment: BTreeMap<&str, UsageOut> = BTreeMap::new();
+    for row in rows.iter().filter(|row| row.hour >= hour_of(last_hour)) {
+        let total = by_environment
+            .entry(&row.environment)
+            .or_insert_with(|| UsageOut {
+                feature_name: None,
+                app_name: None,
+                environment: row.environment.clone(),
+                timestamp: iso(row.hour),
+                yes: 0,
+                no: 0,
+                variants: None,
+            });
+        total.yes += row.yes;
+        total.no += row.no;
+    }
+    let seen: BTreeSet<&str> = rows.iter().map(|row| row.app_name.as_str()).collect();
+    Ok(web::Json(FeatureUsageOut {
+        version: 1,
+        maturity: "stable",
+        last_hour_usage: by_environment.into_values().collect(),
+        seen_applications: seen.into_iter().map(str::to_owned).collect(),
+        feature_name: name,
+    }))
+}
+
+/// A flag's hourly usage per application and environment, zero in hours without reports.
+#[utoipa::path(
+    get,
+    path = "/api/admin/client-metrics/features/{name}/raw",
+    tag = "Metrics",
+    operation_id = "getRawFeatureMetrics",
+    params(("name" = String, Path, description = "The flag"), RawQuery),
+    responses(
+        (status = 200, description = "Hourly usage, oldest first; empty for a flag no SDK reported", body = RawUsageOut),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn raw_usage(
+    state: web::Data<AppState>,
+    _principal: Principal,
+    path: web::Path<String>,
+    query: web::Query<RawQuery>,
+) -> Result<web::Json<RawUsageOut>, ApiError> {
+    flushed(&state).await?;
+    let name = path.into_inner();
+    let hours: i64 = query
+        .into_inner()
+        .hours_back
+        .and_then(|hours| hours.parse().ok())
+        .filter(|hours| (1..=48).contains(hours))
+        .unwrap_or(24);
+    let newest = hour_of(crate::now());
+    let oldest = newest - TimeDelta::hours(hours - 1);
+    let feature = name.clone();
+    let rows = crate::db::run(&state.store, move |conn| {
+        client_metrics::usage_of_feature(conn, &feature, oldest)
+    })
+    .await?;
+    let pairs: BTreeSet<(&str, &str)> = rows
+        .iter()
+        .map(|row| (row.environment.as_str(), row.app_name.as_str()))
+        .collect();
+    let mut data = Vec::new();
+    for step in 0..hours {
+        let hour = oldest + TimeDelta::hours(step);
+        for &(environment, app_name) in &pairs {
+            let found = rows
+                .iter()
+                .find(|row| row.hour == hour && row.environment == environment && row.app_name == app_name);
+            data.push(UsageOut {
+                feature_name: Some(name.clone()),
+                app_name: Some(app_name.to_owned()),
+                environment: environment.to_owned(),
+                timestamp: iso(hour),
+                yes: found.map_or(0, |row| row.yes),
+                no: found.map_or(0, |row| row.no),
+                variants: found.map(flag_store::models::UsageRow::variants).transpose()?,
+            });
+        }
+    }
+    Ok(web::Json(RawUsageOut {
+        version: 1,
+        maturity: "stable",
+        data,
+    }))
+}
+
+/// Flag names SDKs asked for in the last 24 hours that no flag has.
+#[utoipa::path(
+    get,
+    path = "/api/admin/metrics/unknown-flags",
+    tag = "Metrics",
+    operation_id = "getUnknownFlags",
+    responses(
+        (status = 200, description = "The names, sorted", body = UnknownFlagsOut),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+    ),
+    security(("apiKey" = []), ("session" = []))
+)]
+pub async fn unknown_flags(
+    state: web::Data<AppState>,
+    _principal: Principal,
+) -> Result<web::Json<UnknownFlagsOut>, ApiError> {
+    flushed(&state).await?;
+    let rows = crate::db::run(&state.store, client_metrics::unknown).await?;
+    let mut flags: Vec<UnknownFlagOut> = Vec::new();
+    for row in rows {
+        if flags.last().is_none_or(|flag| flag.name != row.name) {
+            flags.push(UnknownFlagOut {
+                name: row.name.clone(),
+                last_seen_at: iso(row.seen_at),
+                last_event_at: None,
+                reports: Vec::new(),
+            });
+        }
+        let Some(flag) = flags.last_mut() else { continue };
+        flag.last_seen_at = flag.last_seen_at.clone().max(iso(row.seen_at));
+        if flag
+            .reports
+            .last()
+            .is_none_or(|report| report.app_name != row.app_name)
+        {
+            flag.reports.push(UnknownFlagReport {
+                app_name: row.app_name.clone(),
+                environments: Vec::new(),
+            });
+        }
+        if let Some(report) = flag.reports.last_mut() {
+            report.environments.push(UnknownFlagEnvironment {
+                environment: row.environment,
+                seen_at: iso(row.seen_at),
+            });
+        }
+    }
+    Ok(web::Json(UnknownFlagsOut { unknown_flags: flags }))
+}

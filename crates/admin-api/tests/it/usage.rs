@@ -1,0 +1,260 @@
+//! What SDKs register and report, and the admin views of it.
+
+use crate::common::{ADMIN, SDK, TestApp, assert_error, get, post, seed_feature, send};
+use actix_web::http::StatusCode;
+use serde_json::{Value, json};
+
+const SHOP_ONLY: &str = "shop:development.shop-only-secret";
+const FRONTEND: &str = "*:development.frontend-secret";
+
+fn registration(app: &str, instance: &str) -> Value {
+    json!({
+        "appName": app, "instanceId": instance, "sdkVersion": "unleash-node-sdk:6.12.1",
+        "strategies": ["default", "flexibleRollout", "myCustom"], "started": "2026-11-24T10:00:00.000Z",
+        "interval": 15000, "platformName": "node", "yggdrasilVersion": null, "specVersion": "5.2.0"
+    })
+}
+
+fn report(app: &str, toggles: Value) -> Value {
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    json!({"appName": app, "instanceId": "i-1", "bucket": {"start": now, "stop": now, "toggles": toggles}})
+}
+
+#[actix_web::test]
+async fn reports_are_taken_with_unleash_statuses() {
+    let app = TestApp::new();
+    app.store_token(FRONTEND, "frontend", "development", &["*"])
+        .unwrap_or_else(|error| panic!("{error}"));
+    let service = app.service().await;
+    for path in ["/api/client/register", "/api/client/metrics"] {
+        let body = if path.ends_with("register") {
+            registration("web", "i-1")
+        } else {
+            report("web", json!({}))
+        };
+        let (status, answer) = send(&service, post(path, SDK, body.clone())).await;
+        assert_eq!((status, answer), (StatusCode::ACCEPTED, Value::Null), "{path}");
+        let (status, answer) = send(&service, post(path, "nope", body.clone())).await;
+        assert_error(status, &answer, 401, "AuthenticationRequired");
+        let (status, answer) = send(&service, post(path, ADMIN, body.clone())).await;
+        assert_error(status, &answer, 403, "NoAccessError");
+        let (status, answer) = send(&service, post(path, FRONTEND, body)).await;
+        assert_error(status, &answer, 403, "NoAccessError");
+        let (status, answer) = send(&service, post(path, SDK, json!({"appName": ""}))).await;
+        assert_error(status, &answer, 400, "ValidationError");
+    }
+    // Registration needs its strategies, start and interval.
+    let (status, answer) = send(
+        &service,
+        post("/api/client/register", SDK, json!({"appName": "web"})),
+    )
+    .await;
+    assert_error(status, &answer, 400, "ValidationError");
+    let mut negative = registration("web", "i-1");
+    negative["interval"] = json!(-1);
+    let (status, answer) = send(&service, post("/api/client/register", SDK, negative)).await;
+    assert_error(status, &answer, 400, "ValidationError");
+    let mut bad_count = report("web", json!({"f": {"yes": -1, "no": 0}}));
+    bad_count["instanceId"] = json!(null);
+    let (status, answer) = send(&service, post("/api/client/metrics", SDK, bad_count)).await;
+    assert_error(status, &answer, 400, "ValidationError");
+
+    // The frontend SDKs' paths answer 200 `OK`, for frontend tokens only.
+    for path in ["/api/frontend/client/register", "/api/frontend/client/metrics"] {
+        let body = if path.ends_with("register") {
+            registration("web", "i-1")
+        } else {
+            report("web", json!({}))
+        };
+        let (status, answer) = send(&service, post(path, FRONTEND, body.clone())).await;
+        assert_eq!((status, answer), (StatusCode::OK, json!("OK")), "{path}");
+        let (status, answer) = send(&service, post(path, SDK, body)).await;
+        assert_error(status, &answer, 403, "NoAccessError");
+        let (status, answer) = send(&service, post(path, FRONTEND, json!({}))).await;
+        assert_error(status, &answer, 400, "ValidationError");
+    }
+    // Edge's bulk report.
+    let bulk = json!({"applications": [], "metrics": []});
+    let (status, _) = send(&service, post("/api/client/metrics/bulk", SDK, bulk.clone())).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (status, answer) = send(&service, post("/api/client/metrics/bulk", FRONTEND, bulk)).await;
+    assert_error(status, &answer, 403, "NoAccessError");
+    let (status, answer) = send(
+        &service,
+        post("/api/client/metrics/bulk", SDK, json!({"metrics": []})),
+    )
+    .await;
+    assert_error(status, &answer, 400, "ValidationError");
+}
+
+#[actix_web::test]
+async fn usage_shows_exactly_what_sdks_reported() {
+    let app = TestApp::new();
+    app.store_token(SHOP_ONLY, "backend", "development", &["shop"])
+        .unwrap_or_else(|error| panic!("{error}"));
+    let service = app.service().await;
+    seed_feature(&service, "checkout").await;
+
+    let (status, _) = send(
+        &service,
+        post("/api/client/register", SDK, registration("web", "i-1")),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    for _ in 0..2 {
+        let toggles = json!({
+            "checkout": {"yes": 3, "no": 1, "variants": {"blue": 2, "disabled": 1}},
+            "no-such-flag": {"yes": 0, "no": 4},
+            "never-used": {"yes": 0, "no": 0}
+        });
+        let (status, _) = send(&service, post("/api/client/metrics", SDK, report("web", toggles))).await;
+        assert_eq!(status, StatusCode::ACCEPTED);
+    }
+    // A token for another project reports `checkout`: those counts are not its to give.
+    let toggles = json!({"checkout": {"yes": 100, "no": 100}});
+    let (status, _) = send(
+        &service,
+        post("/api/client/metrics", SHOP_ONLY, report("web", toggles)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+
+    let (status, usage) = send(
+        &service,
+        get("/api/admin/client-metrics/features/checkout", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{usage}");
+    assert_eq!(usage["lastHourUsage"][0]["yes"], 6, "{usage}");
+    assert_eq!(usage["lastHourUsage"][0]["no"], 2, "{usage}");
+    assert_eq!(usage["lastHourUsage"][0]["environment"], "development");
+    assert_eq!(usage["seenApplications"], json!(["web"]));
+
+    let (status, raw) = send(
+        &service,
+        get(
+            "/api/admin/client-metrics/features/checkout/raw?hoursBack=3",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let data = raw["data"].as_array().cloned().unwrap_or_default();
+    assert_eq!(data.len(), 3, "{raw}");
+    assert_eq!(
+        (data[0]["yes"].clone(), data[0].get("variants")),
+        (json!(0), None)
+    );
+    assert_eq!(data[2]["variants"], json!({"blue": 4, "disabled": 2}), "{raw}");
+
+    let (_, unknown) = send(&service, get("/api/admin/metrics/unknown-flags", ADMIN)).await;
+    let names: Vec<&str> = unknown["unknownFlags"]
+        .as_array()
+        .map(|flags| flags.iter().filter_map(|flag| flag["name"].as_str()).collect())
+        .unwrap_or_default();
+    assert_eq!(names, vec!["no-such-flag"], "{unknown}");
+    assert_eq!(unknown["unknownFlags"][0]["reports"][0]["appName"], "web");
+
+    let (status, list) = send(&service, get("/api/admin/metrics/applications", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(list["total"], 1);
+    assert_eq!(list["applications"][0]["appName"], "web");
+    assert_eq!(
+        list["applications"][0]["strategies"],
+        json!(["default", "flexibleRollout", "myCustom"])
+    );
+    let (_, none) = send(&service, get("/api/admin/metrics/applications?query=zzz", ADMIN)).await;
+    assert_eq!(
+        (none["total"].clone(), none["applications"].clone()),
+        (json!(0), json!([]))
+    );
+
+    let (status, detail) = send(&service, get("/api/admin/metrics/applications/web", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(detail["instances"][0]["instanceId"], "i-1");
+    assert_eq!(detail["instances"][0]["sdkVersion"], "unleash-node-sdk:6.12.1");
+    assert_eq!(detail["instances"][0]["environment"], "development");
+    assert_eq!(
+        detail["strategies"][2],
+        json!({"name": "myCustom", "notFound": true})
+    );
+    let (status, answer) = send(&service, get("/api/admin/metrics/applications/nobody", ADMIN)).await;
+    assert_error(status, &answer, 404, "NotFoundError");
+
+    let (status, overview) = send(
+        &service,
+        get("/api/admin/metrics/applications/web/overview", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(overview["featureCount"], 1, "{overview}");
+    assert_eq!(overview["projects"], json!(["default"]));
+    assert_eq!(overview["environments"][0]["instanceCount"], 1, "{overview}");
+    assert_eq!(
+        overview["environments"][0]["sdks"],
+        json!(["unleash-node-sdk:6.12.1"])
+    );
+    assert_eq!(overview["issues"]["missingStrategies"], json!(["myCustom"]));
+
+    let (_, instances) = send(
+        &service,
+        get("/api/admin/metrics/instances/web/environment/development", ADMIN),
+    )
+    .await;
+    assert_eq!(
+        instances["instances"].as_array().map(Vec::len),
+        Some(1),
+        "{instances}"
+    );
+    let (_, instances) = send(
+        &service,
+        get("/api/admin/metrics/instances/web/environment/production", ADMIN),
+    )
+    .await;
+    assert_eq!(instances, json!({"instances": []}));
+
+    // The flag was last seen in development, and never in production.
+    let (_, feature) = send(
+        &service,
+        get("/api/admin/projects/default/features/checkout", ADMIN),
+    )
+    .await;
+    let environments = feature["environments"].as_array().cloned().unwrap_or_default();
+    let seen = |name: &str| {
+        environments
+            .iter()
+            .find(|environment| environment["name"] == name)
+            .map(|environment| environment["lastSeenAt"].clone())
+    };
+    assert!(seen("development").is_some_and(|at| at.is_string()), "{feature}");
+    assert_eq!(seen("production"), Some(Value::Null));
+}
+
+#[actix_web::test]
+async fn edge_reports_count_in_the_tokens_environment_only() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "checkout").await;
+    let now = chrono::Utc::now().to_rfc3339();
+    let bulk = json!({
+        "applications": [{"appName": "edge-app", "instanceId": "e-1", "environment": "development",
+                          "sdkVersion": "unleash-edge:20.1.0", "started": now, "interval": 15000, "strategies": []}],
+        "metrics": [
+            {"featureName": "checkout", "appName": "edge-app", "environment": "development", "timestamp": now, "yes": 5, "no": 1},
+            {"featureName": "checkout", "appName": "edge-app", "environment": "production", "timestamp": now, "yes": 50, "no": 10}
+        ]
+    });
+    let (status, _) = send(&service, post("/api/client/metrics/bulk", SDK, bulk)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (_, usage) = send(
+        &service,
+        get("/api/admin/client-metrics/features/checkout", ADMIN),
+    )
+    .await;
+    assert_eq!(
+        usage["lastHourUsage"],
+        json!([{"environment": "development", "timestamp": usage["lastHourUsage"][0]["timestamp"], "yes": 5, "no": 1}])
+    );
+    let (_, detail) = send(&service, get("/api/admin/metrics/applications/edge-app", ADMIN)).await;
+    assert_eq!(detail["instances"][0]["sdkVersion"], "unleash-edge:20.1.0");
+}
