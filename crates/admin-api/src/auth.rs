@@ -225,11 +225,26 @@ struct TokenGrant {
     expires_at: Option<chrono::NaiveDateTime>,
 }
 
-/// Every API token by its verifier, as of one store revision.
+/// Every API token by its verifier, and the origins the frontend API answers, as of one
+/// store revision.
 #[derive(Debug)]
 struct TokenMap {
     revision: i32,
     by_hash: HashMap<String, TokenGrant>,
+    origins: Arc<[String]>,
+}
+
+/// The setting that holds the frontend API's allowed origins.
+pub const FRONTEND_ORIGINS: &str = "frontendApiOrigins";
+
+/// The origins the frontend API answers when none were set: every origin, as in Unleash.
+fn default_origins() -> Arc<[String]> {
+    Arc::from(vec!["*".to_owned()])
+}
+
+/// The origins the frontend API answers (`*` for all), as of the store's current revision.
+pub async fn frontend_origins(state: &AppState) -> Result<Arc<[String]>, ApiError> {
+    Ok(Arc::clone(&TokenCache::current(state).await?.origins))
 }
 
 /// The API tokens in memory, so that checking a token needs no database round trip.
@@ -294,7 +309,19 @@ impl TokenCache {
                         (grant.secret_hash.clone(), grant)
                     })
                     .collect();
-                Ok((Arc::new(TokenMap { revision, by_hash }), true))
+                let origins = match queries::settings::get(conn, FRONTEND_ORIGINS)? {
+                    Some(json) => serde_json::from_str::<Vec<String>>(&json)
+                        .map_or_else(|_| default_origins(), Arc::from),
+                    None => default_origins(),
+                };
+                Ok((
+                    Arc::new(TokenMap {
+                        revision,
+                        by_hash,
+                        origins,
+                    }),
+                    true,
+                ))
             })
         })
         .await?;

@@ -8,6 +8,7 @@ pub mod context;
 pub mod dependencies;
 pub mod environments;
 pub mod features;
+pub mod frontend;
 pub mod model;
 pub mod projects;
 pub mod segments;

@@ -9,6 +9,7 @@
 pub mod auth;
 pub mod client_cache;
 pub mod config;
+pub mod cors;
 pub mod cpu_pool;
 pub mod db;
 pub mod domain;
@@ -147,6 +148,7 @@ pub fn build_app(
     let limit = state.settings.body_limit;
     App::new()
         .wrap(actix_web::middleware::Compress::default())
+        .wrap(actix_web::middleware::from_fn(cors::cors))
         .wrap(actix_web::middleware::from_fn(request_log::log_request))
         .app_data(state)
         .app_data(web::Data::new(BodyLimit(limit)))

@@ -6,6 +6,7 @@ pub mod context;
 pub mod dependencies;
 pub mod environments;
 pub mod flags;
+pub mod frontend;
 pub mod invite;
 pub mod playground;
 pub mod projects;

@@ -8,6 +8,7 @@ mod client;
 mod client_cache;
 mod common;
 mod contract;
+mod frontend;
 mod hardening;
 mod invite;
 mod logging;

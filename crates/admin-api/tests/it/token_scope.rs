@@ -42,8 +42,12 @@ fn scope_of(method: &str, path: &str) -> Option<(Scope, Value)> {
             | "/api/client/metrics"
             | "/api/client/metrics/bulk"
             | "/api/frontend/client/register"
-            | "/api/frontend/client/metrics",
+            | "/api/frontend/client/metrics"
+            | "/api/frontend",
         ) => (SdkOnly, Value::Null),
+        ("get", "/api/frontend") => (SdkOnly, Value::Null),
+        ("get", "/api/admin/ui-config") => (Read, Value::Null),
+        ("post", "/api/admin/ui-config/cors") => (Everywhere, json!({"frontendApiOrigins": ["*"]})),
         // What SDKs reported is read by every administrator, as Unleash shows it.
         (
             "get",
