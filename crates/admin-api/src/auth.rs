@@ -332,6 +332,42 @@ impl TokenCache {
     }
 }
 
+/// What Unleash Edge learns of a token it validates (Edge's `EdgeToken`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ValidToken {
+    /// The token, as sent.
+    pub token: String,
+    /// `client`, `backend`, `frontend` or `admin`.
+    #[serde(rename = "type")]
+    pub token_type: &'static str,
+    /// Its environment; `*` for every environment.
+    pub environment: String,
+    /// Its projects; `["*"]` for all.
+    pub projects: Vec<String>,
+}
+
+/// The tokens among `tokens` that are valid now, checked against the tokens in memory; the
+/// others are left out, as Unleash leaves them out.
+pub async fn validate_tokens(state: &AppState, tokens: Vec<String>) -> Result<Vec<ValidToken>, ApiError> {
+    let now = crate::now();
+    let map = TokenCache::current(state).await?;
+    Ok(tokens
+        .into_iter()
+        .filter_map(|token| {
+            let grant = map
+                .by_hash
+                .get(&secrets::verifier(&token))
+                .filter(|grant| grant.expires_at.is_none_or(|at| at > now))?;
+            Some(ValidToken {
+                token_type: grant.kind?.as_str(),
+                environment: grant.environment.clone(),
+                projects: grant.projects.clone().ok()?,
+                token,
+            })
+        })
+        .collect())
+}
+
 /// What `token` grants, checked against the tokens in memory.
 async fn token_credential(state: &AppState, token: &str) -> Result<Credential, ApiError> {
     let now = crate::now();

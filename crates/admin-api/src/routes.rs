@@ -6,8 +6,8 @@ use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
 use crate::handlers::{
-    self, applications, client, context, dependencies, environments, flags, frontend, invite, playground,
-    projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
+    self, applications, client, context, dependencies, edge, environments, flags, frontend, invite,
+    playground, projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
 };
 
 /// One operation: a method on a path (OpenAPI's `{parameter}` syntax, which actix reads too),
@@ -154,6 +154,8 @@ pub fn operations() -> Vec<Operation> {
         post("/api/client/register", || web::to(usage::register)),
         post("/api/client/metrics", || web::to(usage::metrics)),
         post("/api/client/metrics/bulk", || web::to(usage::bulk)),
+        post("/api/client/metrics/edge", || web::to(edge::instance_data)),
+        post("/edge/validate", || web::to(edge::validate)),
         get("/api/frontend", || web::to(frontend::get_features)),
         post("/api/frontend", || web::to(frontend::post_features)),
         get("/api/admin/ui-config", || web::to(frontend::ui_config)),

@@ -4,6 +4,7 @@ pub mod applications;
 pub mod client;
 pub mod context;
 pub mod dependencies;
+pub mod edge;
 pub mod environments;
 pub mod flags;
 pub mod frontend;

@@ -43,8 +43,8 @@ struct ApiDoc;
 /// Each handler module's operations.
 fn parts() -> Vec<Document> {
     use crate::handlers::{
-        self, applications, client, context, dependencies, environments, flags, frontend, invite, playground,
-        projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
+        self, applications, client, context, dependencies, edge, environments, flags, frontend, invite,
+        playground, projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
     };
     vec![
         handlers::Api::openapi(),
@@ -65,6 +65,7 @@ fn parts() -> Vec<Document> {
         client::Api::openapi(),
         usage::Api::openapi(),
         frontend::Api::openapi(),
+        edge::Api::openapi(),
         applications::Api::openapi(),
     ]
 }

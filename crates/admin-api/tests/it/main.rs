@@ -8,6 +8,7 @@ mod client;
 mod client_cache;
 mod common;
 mod contract;
+mod edge;
 mod frontend;
 mod hardening;
 mod invite;
