@@ -16,6 +16,7 @@ mod logging;
 mod openapi;
 mod parity;
 mod replicas;
+mod sdks;
 mod shutdown;
 mod snapshots;
 mod token_scope;

@@ -1,0 +1,330 @@
+//! The official SDKs against the real server: Unleash's Node SDK (`unleash-client`) in its
+//! default configuration, and the browser SDK (`unleash-proxy-client`) run in Node. Both are
+//! pinned in `tests/sdk/package.json` and installed from the npm registry on first use.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use flag_store::scratch::Scratch;
+use serde_json::{Value, json};
+
+use crate::common::process::{Running, start_server_with};
+
+const ADMIN: &str = "*:*.sdk-test-admin-secret";
+const BACKEND: &str = "*:development.sdk-test-backend-secret";
+const FRONTEND: &str = "*:development.sdk-test-frontend-secret";
+const FLAGS: [&str; 4] = ["everyone", "pro-only", "switched-off", "no-such-flag"];
+
+/// Serialises the first `npm ci` between tests.
+static INSTALL: Mutex<()> = Mutex::new(());
+
+/// The SDK directory, with its packages installed.
+fn sdk_directory() -> Result<PathBuf, Box<dyn std::error::Error>> {
+    let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk");
+    let _guard = INSTALL.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if !directory.join("node_modules/unleash-client").exists()
+        || !directory.join("node_modules/unleash-proxy-client").exists()
+    {
+        let status = Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund"])
+            .current_dir(&directory)
+            .status()
+            .map_err(|error| {
+                format!("the SDK tests need Node.js and npm (scripts/test installs them): npm: {error}")
+            })?;
+        if !status.success() {
+            return Err(format!("npm ci in {} failed: {status}", directory.display()).into());
+        }
+    }
+    Ok(directory)
+}
+
+/// Runs `script` with Node and the given environment; returns its JSON line.
+fn run_node(script: &str, env: &[(&str, String)]) -> Result<Value, Box<dyn std::error::Error>> {
+    let directory = sdk_directory()?;
+    let output = Command::new("node")
+        .arg(script)
+        .current_dir(&directory)
+        .envs(env.iter().map(|(name, value)| (*name, value.as_str())))
+        .output()
+        .map_err(|error| format!("the SDK tests need Node.js (scripts/test installs it): node: {error}"))?;
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if !output.status.success() {
+        return Err(format!("node {script} failed ({}): {stderr}{stdout}", output.status).into());
+    }
+    let line = stdout
+        .lines()
+        .last()
+        .ok_or_else(|| format!("node {script} printed nothing: {stderr}"))?;
+    Ok(serde_json::from_str(line)?)
+}
+
+struct Server {
+    base: String,
+    agent: ureq::Agent,
+    _running: Running,
+    _scratch: Scratch,
+}
+
+impl Server {
+    fn start() -> Result<Self, Box<dyn std::error::Error>> {
+        let scratch = Scratch::new()?;
+        let (child, port) = start_server_with(
+            &scratch,
+            &["--log-format", "json"],
+            &[
+                ("INIT_ADMIN_API_TOKENS", ADMIN),
+                ("INIT_BACKEND_API_TOKENS", BACKEND),
+                ("INIT_FRONTEND_API_TOKENS", FRONTEND),
+            ],
+        )?;
+        let agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .timeout_global(Some(Duration::from_secs(30)))
+            .build()
+            .into();
+        Ok(Self {
+            base: format!("http://127.0.0.1:{port}"),
+            agent,
+            _running: Running(child),
+            _scratch: scratch,
+        })
+    }
+
+    fn call(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<(u16, Value), Box<dyn std::error::Error>> {
+        let url = format!("{}{path}", self.base);
+        let mut response = match body {
+            None => self.agent.get(&url).header("Authorization", ADMIN).call()?,
+            Some(body) if method == "PUT" => self
+                .agent
+                .put(&url)
+                .header("Authorization", ADMIN)
+                .send_json(&body)?,
+            Some(body) => self
+                .agent
+                .post(&url)
+                .header("Authorization", ADMIN)
+                .send_json(&body)?,
+        };
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string()?;
+        Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
+    }
+
+    fn expect(
+        &self,
+        method: &str,
+        path: &str,
+        body: Option<Value>,
+        status: u16,
+    ) -> Result<Value, Box<dyn std::error::Error>> {
+        let (got, answer) = self.call(method, path, body)?;
+        if got != status {
+            return Err(format!("{method} {path}: {got} {answer}").into());
+        }
+        Ok(answer)
+    }
+
+    /// `everyone` on for all, `pro-only` on for `plan=pro` with the variant `gold`, and
+    /// `switched-off` off, in development.
+    fn demo_flags(&self) -> Result<(), Box<dyn std::error::Error>> {
+        let base = "/api/admin/projects/default/features";
+        for name in ["everyone", "pro-only", "switched-off"] {
+            self.expect("POST", base, Some(json!({"name": name})), 201)?;
+        }
+        let environment = |name: &str| format!("{base}/{name}/environments/development");
+        self.expect(
+            "POST",
+            &format!("{}/strategies", environment("everyone")),
+            Some(json!({"name": "default"})),
+            200,
+        )?;
+        let pro = json!({"name": "flexibleRollout", "parameters": {"rollout": "100", "stickiness": "default", "groupId": "pro-only"},
+            "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}],
+            "variants": [{"name": "gold", "weight": 1000, "weightType": "variable", "stickiness": "default",
+                          "payload": {"type": "json", "value": "{\"tier\":1}"}}]});
+        self.expect(
+            "POST",
+            &format!("{}/strategies", environment("pro-only")),
+            Some(pro),
+            200,
+        )?;
+        self.expect(
+            "POST",
+            &format!("{}/strategies", environment("switched-off")),
+            Some(json!({"name": "default"})),
+            200,
+        )?;
+        for name in ["everyone", "pro-only"] {
+            self.expect("POST", &format!("{}/on", environment(name)), Some(json!({})), 200)?;
+        }
+        Ok(())
+    }
+
+    /// What the playground says of `flag` for `context` in development: (enabled, variant).
+    fn played(&self, flag: &str, context: &Value) -> Result<(bool, String), Box<dyn std::error::Error>> {
+        let answer = self.expect(
+            "POST",
+            "/api/admin/playground",
+            Some(json!({"environment": "development", "context": context})),
+            200,
+        )?;
+        let feature = answer["features"]
+            .as_array()
+            .and_then(|features| features.iter().find(|feature| feature["name"] == flag))
+            .cloned()
+            .unwrap_or(Value::Null);
+        Ok((
+            feature["isEnabled"].as_bool().unwrap_or(false),
+            feature["variant"]["name"]
+                .as_str()
+                .unwrap_or("disabled")
+                .to_owned(),
+        ))
+    }
+}
+
+#[test]
+fn the_node_sdk_runs_clean_and_its_counts_show_exactly() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::start()?;
+    server.demo_flags()?;
+    let result = run_node(
+        "node-sdk.mjs",
+        &[
+            ("FLAGD_URL", server.base.clone()),
+            ("FLAGD_TOKEN", BACKEND.to_owned()),
+            ("FLAGD_FLAGS", FLAGS.join(",")),
+            // Two polls after the first, each answered 304.
+            ("FLAGD_SECONDS", "31".to_owned()),
+        ],
+    )?;
+    assert_eq!(result["events"], json!([]), "no warn or error event: {result}");
+    assert_eq!(result["registered"], true, "{result}");
+    assert!(result["unchanged"].as_u64().is_some_and(|n| n >= 2), "{result}");
+
+    // Every evaluation agrees with the playground.
+    for (key, outcome) in result["evaluated"].as_object().cloned().unwrap_or_default() {
+        let mut parts = key.split('/');
+        let (Some(flag), Some(user), Some(plan)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("bad key {key}").into());
+        };
+        let context = json!({"appName": "node-sdk-test", "userId": user, "properties": {"plan": plan}});
+        let (enabled, variant) = server.played(flag, &context)?;
+        assert_eq!(outcome, json!({"enabled": enabled, "variant": variant}), "{key}");
+    }
+
+    // The views show exactly what the SDK counted.
+    let counted = result["counted"].as_object().cloned().unwrap_or_default();
+    for flag in ["everyone", "pro-only", "switched-off"] {
+        let usage = server.expect(
+            "GET",
+            &format!("/api/admin/client-metrics/features/{flag}"),
+            None,
+            200,
+        )?;
+        let (yes, no) = usage["lastHourUsage"]
+            .as_array()
+            .map(|rows| {
+                rows.iter().fold((0, 0), |(yes, no), row| {
+                    (
+                        yes + row["yes"].as_i64().unwrap_or(0),
+                        no + row["no"].as_i64().unwrap_or(0),
+                    )
+                })
+            })
+            .unwrap_or_default();
+        assert_eq!(
+            json!({"yes": yes, "no": no}),
+            json!({"yes": counted[flag]["yes"], "no": counted[flag]["no"]}),
+            "{flag}: {usage}"
+        );
+        assert_eq!(usage["seenApplications"], json!(["node-sdk-test"]), "{flag}");
+        let raw = server.expect(
+            "GET",
+            &format!("/api/admin/client-metrics/features/{flag}/raw?hoursBack=2"),
+            None,
+            200,
+        )?;
+        let mut variants = serde_json::Map::new();
+        for row in raw["data"].as_array().cloned().unwrap_or_default() {
+            for (name, n) in row["variants"].as_object().cloned().unwrap_or_default() {
+                let total =
+                    variants.get(&name).and_then(Value::as_i64).unwrap_or(0) + n.as_i64().unwrap_or(0);
+                variants.insert(name, json!(total));
+            }
+        }
+        assert_eq!(
+            Value::Object(variants),
+            counted[flag]["variants"],
+            "{flag}: {raw}"
+        );
+    }
+    let unknown = server.expect("GET", "/api/admin/metrics/unknown-flags", None, 200)?;
+    assert_eq!(unknown["unknownFlags"][0]["name"], "no-such-flag", "{unknown}");
+
+    let application = server.expect("GET", "/api/admin/metrics/applications/node-sdk-test", None, 200)?;
+    assert_eq!(
+        application["instances"][0]["sdkVersion"], "unleash-node-sdk:6.12.1",
+        "{application}"
+    );
+    assert_eq!(application["instances"][0]["environment"], "development");
+    let overview = server.expect(
+        "GET",
+        "/api/admin/metrics/applications/node-sdk-test/overview",
+        None,
+        200,
+    )?;
+    assert_eq!(overview["featureCount"], 3, "{overview}");
+    assert_eq!(overview["environments"][0]["instanceCount"], 1, "{overview}");
+    Ok(())
+}
+
+#[test]
+fn the_browser_sdk_gets_what_the_playground_says() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::start()?;
+    server.demo_flags()?;
+    for context in [
+        json!({"userId": "7", "properties": {"plan": "pro"}}),
+        json!({"userId": "8"}),
+    ] {
+        let result = run_node(
+            "proxy-client.mjs",
+            &[
+                ("FLAGD_URL", server.base.clone()),
+                ("FLAGD_TOKEN", FRONTEND.to_owned()),
+                ("FLAGD_FLAGS", FLAGS.join(",")),
+                ("FLAGD_CONTEXT", context.to_string()),
+            ],
+        )?;
+        assert_eq!(result["errors"], json!([]), "{result}");
+        let mut played_context = context.clone();
+        played_context["appName"] = json!("proxy-client-test");
+        for flag in FLAGS {
+            let (enabled, variant) = server.played(flag, &played_context)?;
+            let evaluated = &result["evaluated"][flag];
+            assert_eq!(
+                (evaluated["enabled"].as_bool(), evaluated["variant"].as_str()),
+                (Some(enabled), Some(variant.as_str())),
+                "{flag} for {context}: {result}"
+            );
+        }
+        if context["properties"]["plan"] == "pro" {
+            assert_eq!(
+                result["evaluated"]["pro-only"]["payload"],
+                json!({"type": "json", "value": "{\"tier\":1}"})
+            );
+        }
+    }
+    // Its metrics arrived through the frontend API.
+    let usage = server.expect("GET", "/api/admin/client-metrics/features/everyone", None, 200)?;
+    assert_eq!(usage["seenApplications"], json!(["proxy-client-test"]), "{usage}");
+    Ok(())
+}
