@@ -483,7 +483,17 @@ impl FromRequest for FrontendAccess {
         let request = request.clone();
         Box::pin(async move {
             let state = app_state(&request)?;
-            let Some(token) = bearer(&request) else {
+            // OpenFeature's providers may send the token as `X-API-Key`, as OFREP allows.
+            let api_key = || {
+                request
+                    .path()
+                    .starts_with("/ofrep/")
+                    .then(|| request.headers().get("X-API-Key")?.to_str().ok())
+                    .flatten()
+                    .map(|key| key.trim().to_owned())
+                    .filter(|key| !key.is_empty())
+            };
+            let Some(token) = bearer(&request).or_else(api_key) else {
                 return Err(ApiError::AuthenticationRequired);
             };
             match token_credential(state, &token).await? {

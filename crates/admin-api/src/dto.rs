@@ -10,6 +10,7 @@ pub mod environments;
 pub mod features;
 pub mod frontend;
 pub mod model;
+pub mod ofrep;
 pub mod projects;
 pub mod segments;
 pub mod strategies;

@@ -6,7 +6,7 @@ use actix_web::http::Method;
 use actix_web::{Route, guard, web};
 
 use crate::handlers::{
-    self, applications, client, context, dependencies, edge, environments, flags, frontend, invite,
+    self, applications, client, context, dependencies, edge, environments, flags, frontend, invite, ofrep,
     playground, projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
 };
 
@@ -159,6 +159,8 @@ pub fn operations() -> Vec<Operation> {
         get("/api/frontend", || web::to(frontend::get_features)),
         post("/api/frontend", || web::to(frontend::post_features)),
         get("/api/admin/ui-config", || web::to(frontend::ui_config)),
+        post("/ofrep/v1/evaluate/flags/{key}", || web::to(ofrep::evaluate_flag)),
+        post("/ofrep/v1/evaluate/flags", || web::to(ofrep::evaluate_flags)),
         post("/api/admin/ui-config/cors", || web::to(frontend::set_cors)),
         post("/api/frontend/client/register", || {
             web::to(usage::frontend_register)

@@ -9,6 +9,7 @@ pub mod environments;
 pub mod flags;
 pub mod frontend;
 pub mod invite;
+pub mod ofrep;
 pub mod playground;
 pub mod projects;
 pub mod segments;

@@ -44,7 +44,8 @@ struct ApiDoc;
 fn parts() -> Vec<Document> {
     use crate::handlers::{
         self, applications, client, context, dependencies, edge, environments, flags, frontend, invite,
-        playground, projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
+        ofrep, playground, projects, segments, session, strategies, strategy_types, tokens, usage, users,
+        variants,
     };
     vec![
         handlers::Api::openapi(),
@@ -66,6 +67,7 @@ fn parts() -> Vec<Document> {
         usage::Api::openapi(),
         frontend::Api::openapi(),
         edge::Api::openapi(),
+        ofrep::Api::openapi(),
         applications::Api::openapi(),
     ]
 }

@@ -13,6 +13,7 @@ mod frontend;
 mod hardening;
 mod invite;
 mod logging;
+mod ofrep;
 mod openapi;
 mod parity;
 mod replicas;

@@ -48,6 +48,7 @@ fn scope_of(method: &str, path: &str) -> Option<(Scope, Value)> {
             | "/api/frontend",
         ) => (SdkOnly, Value::Null),
         ("get", "/api/frontend") => (SdkOnly, Value::Null),
+        ("post", "/ofrep/v1/evaluate/flags" | "/ofrep/v1/evaluate/flags/{key}") => (SdkOnly, Value::Null),
         ("get", "/api/admin/ui-config") => (Read, Value::Null),
         ("post", "/api/admin/ui-config/cors") => (Everywhere, json!({"frontendApiOrigins": ["*"]})),
         // What SDKs reported is read by every administrator, as Unleash shows it.

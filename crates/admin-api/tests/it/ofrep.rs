@@ -1,0 +1,344 @@
+//! OpenFeature's Remote Evaluation Protocol: each status of both operations, and OpenFeature's
+//! own Rust SDK with its OFREP provider against the real server.
+
+use crate::common::{ADMIN, SDK, TestApp, assert_error, get, post, send};
+use actix_web::http::StatusCode;
+use actix_web::test as actix_test;
+use serde_json::{Value, json};
+
+const FRONTEND: &str = "*:development.ofrep-frontend-secret";
+
+/// `everyone` on, `pro-only` on for `plan=pro` with the variant `gold` (a JSON payload), and
+/// `switched-off` off, in development, through the admin API of `service`.
+async fn demo_flags<S, B>(service: &S)
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    let base = "/api/admin/projects/default/features";
+    for name in ["everyone", "pro-only", "switched-off"] {
+        let (status, body) = send(service, post(base, ADMIN, json!({"name": name}))).await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let strategies = |name: &str| format!("{base}/{name}/environments/development/strategies");
+    let pro = json!({"name": "default", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}],
+        "variants": [{"name": "gold", "weight": 1000, "weightType": "variable", "stickiness": "default",
+                      "payload": {"type": "json", "value": "{\"tier\":1}"}}]});
+    for (name, strategy) in [
+        ("everyone", json!({"name": "default"})),
+        ("pro-only", pro),
+        ("switched-off", json!({"name": "default"})),
+    ] {
+        let (status, body) = send(service, post(&strategies(name), ADMIN, strategy)).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+    }
+    for name in ["everyone", "pro-only"] {
+        let on = format!("{base}/{name}/environments/development/on");
+        let (status, _) = send(service, post(&on, ADMIN, json!({}))).await;
+        assert_eq!(status, StatusCode::OK);
+    }
+}
+
+fn evaluate(key: &str, body: Value) -> actix_test::TestRequest {
+    post(&format!("/ofrep/v1/evaluate/flags/{key}"), FRONTEND, body)
+}
+
+#[actix_web::test]
+async fn one_flag_is_evaluated_with_ofrep_reasons_and_errors() {
+    let app = TestApp::new();
+    app.store_token(FRONTEND, "frontend", "development", &["*"])
+        .unwrap_or_else(|error| panic!("{error}"));
+    let service = app.service().await;
+    demo_flags(&service).await;
+
+    let (status, body) = send(
+        &service,
+        evaluate("everyone", json!({"context": {"targetingKey": "u1"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({"key": "everyone", "value": true, "reason": "TARGETING_MATCH", "variant": "enabled", "metadata": {"featureEnabled": true}})
+    );
+    let (_, body) = send(
+        &service,
+        evaluate("switched-off", json!({"context": {"targetingKey": "u1"}})),
+    )
+    .await;
+    assert_eq!(
+        body,
+        json!({"key": "switched-off", "value": false, "reason": "DISABLED", "variant": "disabled", "metadata": {"featureEnabled": false}})
+    );
+    let (_, body) = send(
+        &service,
+        evaluate(
+            "pro-only",
+            json!({"context": {"targetingKey": "u1", "plan": "pro"}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        body,
+        json!({"key": "pro-only", "value": {"tier": 1}, "reason": "SPLIT", "variant": "gold", "metadata": {"featureEnabled": true}})
+    );
+    let (_, body) = send(
+        &service,
+        evaluate(
+            "pro-only",
+            json!({"context": {"targetingKey": "u1", "plan": "free"}}),
+        ),
+    )
+    .await;
+    assert_eq!(
+        (body["value"].clone(), body["reason"].clone()),
+        (json!(false), json!("TARGETING_MATCH"))
+    );
+
+    let (status, body) = send(
+        &service,
+        evaluate("missing", json!({"context": {"targetingKey": "u1"}})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    assert_eq!(
+        (body["key"].clone(), body["errorCode"].clone()),
+        (json!("missing"), json!("FLAG_NOT_FOUND"))
+    );
+    let (status, body) = send(
+        &service,
+        evaluate("everyone", json!({"context": {"plan": "pro"}})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["errorCode"].clone()),
+        (StatusCode::BAD_REQUEST, json!("TARGETING_KEY_MISSING"))
+    );
+    let (status, body) = send(
+        &service,
+        evaluate("everyone", json!({"context": {"targetingKey": "u", "plan": [1]}})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["errorCode"].clone()),
+        (StatusCode::BAD_REQUEST, json!("INVALID_CONTEXT"))
+    );
+    let (status, body) = send(
+        &service,
+        actix_test::TestRequest::post()
+            .uri("/ofrep/v1/evaluate/flags/everyone")
+            .insert_header(("Authorization", FRONTEND))
+            .set_payload("{not json"),
+    )
+    .await;
+    assert_eq!(
+        (status, body["errorCode"].clone()),
+        (StatusCode::BAD_REQUEST, json!("PARSE_ERROR"))
+    );
+
+    // The frontend API's token rules, with `Bearer` or `X-API-Key`.
+    let bearer = format!("Bearer {FRONTEND}");
+    let (status, _) = send(
+        &service,
+        post(
+            "/ofrep/v1/evaluate/flags/everyone",
+            &bearer,
+            json!({"context": {"targetingKey": "u"}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let with_key = actix_test::TestRequest::post()
+        .uri("/ofrep/v1/evaluate/flags/everyone")
+        .insert_header(("X-API-Key", FRONTEND))
+        .set_json(json!({"context": {"targetingKey": "u"}}));
+    let (status, _) = send(&service, with_key).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = send(
+        &service,
+        post(
+            "/ofrep/v1/evaluate/flags/everyone",
+            SDK,
+            json!({"context": {"targetingKey": "u"}}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 403, "NoAccessError");
+    let (status, body) = send(
+        &service,
+        actix_test::TestRequest::post()
+            .uri("/ofrep/v1/evaluate/flags/everyone")
+            .set_json(json!({"context": {"targetingKey": "u"}})),
+    )
+    .await;
+    assert_error(status, &body, 401, "AuthenticationRequired");
+}
+
+#[actix_web::test]
+async fn every_flag_is_evaluated_in_bulk_with_an_etag() {
+    let app = TestApp::new();
+    app.store_token(FRONTEND, "frontend", "development", &["*"])
+        .unwrap_or_else(|error| panic!("{error}"));
+    let service = app.service().await;
+    demo_flags(&service).await;
+    let bulk = |context: Value| post("/ofrep/v1/evaluate/flags", FRONTEND, json!({"context": context}));
+    let response = actix_test::call_service(
+        &service,
+        bulk(json!({"targetingKey": "u1", "plan": "pro"})).to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let etag = response
+        .headers()
+        .get("ETag")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let body: Value = actix_test::read_body_json(response).await;
+    let values: Vec<(Value, Value)> = body["flags"]
+        .as_array()
+        .map(|flags| {
+            flags
+                .iter()
+                .map(|flag| (flag["key"].clone(), flag["value"].clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(
+        values,
+        vec![
+            (json!("everyone"), json!(true)),
+            (json!("pro-only"), json!({"tier": 1})),
+            (json!("switched-off"), json!(false))
+        ]
+    );
+    let (status, body) = send(
+        &service,
+        bulk(json!({"targetingKey": "u1", "plan": "pro"})).insert_header(("If-None-Match", etag.as_str())),
+    )
+    .await;
+    assert_eq!((status, body), (StatusCode::NOT_MODIFIED, Value::Null));
+    let (status, _) = send(
+        &service,
+        bulk(json!({"targetingKey": "u1", "plan": "free"})).insert_header(("If-None-Match", etag.as_str())),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, body) = send(&service, bulk(json!({}))).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(
+        body,
+        json!({"errorCode": "TARGETING_KEY_MISSING", "errorDetails": "the context needs a `targetingKey`"})
+    );
+    let (status, body) = send(&service, get("/api/admin/ui-config", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[test]
+fn openfeatures_own_provider_evaluates_through_the_real_server() -> Result<(), Box<dyn std::error::Error>> {
+    use open_feature::{EvaluationContext, EvaluationErrorCode, OpenFeature};
+    use open_feature_ofrep::{OfrepOptions, OfrepProvider};
+
+    let scratch = flag_store::scratch::Scratch::new()?;
+    let (child, port) = crate::common::process::start_server_with(
+        &scratch,
+        &["--log-format", "json"],
+        &[
+            ("INIT_ADMIN_API_TOKENS", ADMIN),
+            ("INIT_FRONTEND_API_TOKENS", FRONTEND),
+        ],
+    )?;
+    let _running = crate::common::process::Running(child);
+    let base = format!("http://127.0.0.1:{port}");
+    // The flags, through the admin API of the running server.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let admin = |path: &str, body: Value| -> Result<u16, ureq::Error> {
+        Ok(agent
+            .post(&format!("{base}{path}"))
+            .header("Authorization", ADMIN)
+            .send_json(&body)?
+            .status()
+            .as_u16())
+    };
+    let features = "/api/admin/projects/default/features";
+    assert_eq!(admin(features, json!({"name": "everyone"}))?, 201);
+    assert_eq!(admin(features, json!({"name": "pro-only"}))?, 201);
+    assert_eq!(
+        admin(
+            &format!("{features}/everyone/environments/development/strategies"),
+            json!({"name": "default"})
+        )?,
+        200
+    );
+    let pro = json!({"name": "default", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}],
+        "variants": [{"name": "gold", "weight": 1000, "weightType": "variable", "stickiness": "default",
+                      "payload": {"type": "string", "value": "gold-tier"}}]});
+    assert_eq!(
+        admin(
+            &format!("{features}/pro-only/environments/development/strategies"),
+            pro
+        )?,
+        200
+    );
+    for name in ["everyone", "pro-only"] {
+        assert_eq!(
+            admin(
+                &format!("{features}/{name}/environments/development/on"),
+                json!({})
+            )?,
+            200
+        );
+    }
+
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let mut options = OfrepOptions {
+            base_url: base.clone(),
+            ..OfrepOptions::default()
+        };
+        options
+            .headers
+            .insert("Authorization", format!("Bearer {FRONTEND}").parse()?);
+        let provider = OfrepProvider::new(options).await?;
+        let mut api = OpenFeature::singleton_mut().await;
+        api.set_provider(provider).await;
+        let client = api.create_client();
+        drop(api);
+        let user = EvaluationContext::default().with_targeting_key("user-1");
+        let pro_user = user.clone().with_custom_field("plan", "pro");
+        assert!(
+            client
+                .get_bool_value("everyone", Some(&user), None)
+                .await
+                .map_err(|error| format!("{error:?}"))?
+        );
+        assert_eq!(
+            client
+                .get_string_value("pro-only", Some(&pro_user), None)
+                .await
+                .map_err(|error| format!("{error:?}"))?,
+            "gold-tier"
+        );
+        assert!(
+            !client
+                .get_bool_value("pro-only", Some(&user), None)
+                .await
+                .map_err(|error| format!("{error:?}"))?
+        );
+        let missing = client.get_bool_value("no-such-flag", Some(&user), None).await;
+        assert!(
+            missing
+                .as_ref()
+                .is_err_and(|error| error.code == EvaluationErrorCode::FlagNotFound),
+            "{missing:?}"
+        );
+        Ok::<(), Box<dyn std::error::Error>>(())
+    })
+}
