@@ -255,6 +255,8 @@ pub async fn frontend_origins(state: &AppState) -> Result<Arc<[String]>, ApiErro
 #[derive(Debug, Default)]
 pub struct TokenCache {
     map: Mutex<Option<Arc<TokenMap>>>,
+    /// Held while the map is read, so requests that find it stale together read it once.
+    loading: tokio::sync::Mutex<()>,
 }
 
 impl TokenCache {
@@ -263,7 +265,7 @@ impl TokenCache {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .as_ref()
-            .filter(|map| map.revision == revision)
+            .filter(|map| map.revision >= revision)
             .map(Arc::clone)
     }
 
@@ -277,6 +279,15 @@ impl TokenCache {
     /// The tokens at the store's current revision: from memory while the revision reading
     /// stands, else after one question (and one read of the table when the revision moved).
     async fn current(state: &AppState) -> Result<Arc<TokenMap>, ApiError> {
+        if let Some(map) = state
+            .revision
+            .fresh()
+            .and_then(|revision| state.tokens.cached(revision))
+        {
+            return Ok(map);
+        }
+        let _loading = state.tokens.loading.lock().await;
+        // Another request may have read it while this one waited.
         if let Some(map) = state
             .revision
             .fresh()
@@ -383,7 +394,13 @@ async fn token_credential(state: &AppState, token: &str) -> Result<Credential, A
             .projects
             .as_ref()
             .map_err(|error| ApiError::Internal(error.clone()))?;
-        Ok((!projects.iter().any(|project| project == "*")).then(|| projects.clone()))
+        // Sorted, so that tokens for the same projects share cached answers.
+        Ok((!projects.iter().any(|project| project == "*")).then(|| {
+            let mut projects = projects.clone();
+            projects.sort_unstable();
+            projects.dedup();
+            projects
+        }))
     };
     Ok(match grant.kind {
         Some(TokenType::Admin) => Credential::Admin(Principal::AdminToken {

@@ -11,6 +11,7 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use actix_web::body::BoxBody;
@@ -91,16 +92,20 @@ struct Slot {
     answer: OnceCell<Arc<Answer>>,
     /// The answer of the slot this one replaced, if it was built.
     previous: Option<Arc<Answer>>,
+    /// When it was last asked for, on the cache's clock.
+    used: AtomicU64,
 }
 
 /// The client-API answers by question, each for the latest revision it was asked at.
 ///
 /// At most [`AnswerCache::CAPACITY`] questions are kept. A new question past that first drops
-/// the answers of older revisions, and when every kept answer is current, starts over; a
-/// dropped answer is rebuilt by its next request.
+/// the answers of older revisions, then the answer asked for least recently; a dropped answer
+/// is rebuilt by its next request.
 #[derive(Debug, Default)]
 pub struct AnswerCache {
     slots: Mutex<HashMap<ClientFeaturesQuery, Arc<Slot>>>,
+    /// Counts requests, to know which answer was asked for least recently.
+    clock: AtomicU64,
 }
 
 impl AnswerCache {
@@ -108,17 +113,25 @@ impl AnswerCache {
     pub const CAPACITY: usize = 64;
 
     fn slot(&self, question: &ClientFeaturesQuery, revision: i32) -> Arc<Slot> {
+        let now = self.clock.fetch_add(1, Ordering::Relaxed);
         let mut slots = self
             .slots
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(slot) = slots.get(question).filter(|slot| slot.revision >= revision) {
+            slot.used.store(now, Ordering::Relaxed);
             return Arc::clone(slot);
         }
         if slots.len() >= Self::CAPACITY && !slots.contains_key(question) {
             slots.retain(|_, slot| slot.revision >= revision);
             if slots.len() >= Self::CAPACITY {
-                slots.clear();
+                let oldest = slots
+                    .iter()
+                    .min_by_key(|(_, slot)| slot.used.load(Ordering::Relaxed))
+                    .map(|(question, _)| question.clone());
+                if let Some(oldest) = oldest {
+                    slots.remove(&oldest);
+                }
             }
         }
         let previous = slots
@@ -129,6 +142,7 @@ impl AnswerCache {
             revision,
             answer: OnceCell::new(),
             previous,
+            used: AtomicU64::new(now),
         });
         slots.insert(question.clone(), Arc::clone(&slot));
         slot
@@ -171,30 +185,13 @@ impl AnswerCache {
 /// 200 with a cached answer in the encoding the client prefers, or 304 when `If-None-Match`
 /// names its `ETag`.
 #[derive(Debug)]
-pub enum Cached {
-    /// The answer, or 304 when the request names its `ETag`.
-    Answer(Arc<Answer>),
-    /// 304 with this `ETag`, known before any answer was looked at.
-    NotModified(String),
-}
-
-impl Cached {
-    /// 304 with `etag`.
-    pub fn not_modified(etag: String) -> Self {
-        Self::NotModified(etag)
-    }
-}
+pub struct Cached(pub Arc<Answer>);
 
 impl Responder for Cached {
     type Body = BoxBody;
 
     fn respond_to(self, request: &HttpRequest) -> HttpResponse {
-        let answer = match self {
-            Self::NotModified(etag) => {
-                return HttpResponse::NotModified().insert_header((ETAG, etag)).finish();
-            }
-            Self::Answer(answer) => answer,
-        };
+        let answer = self.0;
         if crate::respond::Tagged::<()>::is_current(request, &answer.etag) {
             return HttpResponse::NotModified()
                 .insert_header((ETAG, answer.etag.as_str()))

@@ -10,6 +10,9 @@ use flag_store::queries::{self, evaluation::ProjectScope};
 use crate::AppState;
 use crate::error::ApiError;
 
+/// Compiled environments by environment and projects, each with when it was last used.
+type Entries = HashMap<(String, ProjectScope), (Arc<Compiled>, u64)>;
+
 /// A compiled environment: the document, its engine, and the store revision it reflects.
 #[derive(Debug)]
 pub struct Compiled {
@@ -27,24 +30,32 @@ pub struct Compiled {
 /// Every environment that does not exist evaluates alike (every flag off, no strategies), so all
 /// of them share one entry: requests naming many unknown environments neither compile each one
 /// nor push known environments out of the cache.
+///
+/// At most [`EngineCache::CAPACITY`] entries are kept; a new one past that first drops entries
+/// of older revisions, then the one used least recently.
 #[derive(Debug, Default)]
 pub struct EngineCache {
-    entries: Mutex<HashMap<(String, ProjectScope), Arc<Compiled>>>,
+    entries: Mutex<Entries>,
+    /// Counts look-ups, to know which entry was used least recently.
+    clock: std::sync::atomic::AtomicU64,
 }
 
 impl EngineCache {
-    /// Most entries kept; past this the cache starts over.
-    const CAPACITY: usize = 64;
+    /// Most entries kept.
+    pub const CAPACITY: usize = 64;
 
     /// The key all unknown environments share; no environment can be named with an empty string.
     const UNKNOWN: &'static str = "";
 
     /// The entry for `key`, when it reflects `revision`.
     fn get(&self, key: &(String, ProjectScope), revision: i32) -> Option<Arc<Compiled>> {
-        self.lock()
-            .get(key)
-            .filter(|compiled| compiled.revision == revision)
-            .map(Arc::clone)
+        let now = self.clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut entries = self.lock();
+        let (compiled, used) = entries
+            .get_mut(key)
+            .filter(|(compiled, _)| compiled.revision == revision)?;
+        *used = now;
+        Some(Arc::clone(compiled))
     }
 
     /// The entries of every environment in `environments` (by its own name), when all reflect
@@ -62,11 +73,21 @@ impl EngineCache {
     }
 
     fn insert(&self, key: (String, ProjectScope), compiled: Arc<Compiled>) {
+        let now = self.clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let mut entries = self.lock();
-        if entries.len() >= Self::CAPACITY {
-            entries.clear();
+        if entries.len() >= Self::CAPACITY && !entries.contains_key(&key) {
+            entries.retain(|_, (held, _)| held.revision >= compiled.revision);
+            if entries.len() >= Self::CAPACITY {
+                let oldest = entries
+                    .iter()
+                    .min_by_key(|(_, (_, used))| *used)
+                    .map(|(key, _)| key.clone());
+                if let Some(oldest) = oldest {
+                    entries.remove(&oldest);
+                }
+            }
         }
-        entries.insert(key, compiled);
+        entries.insert(key, (compiled, now));
     }
 
     /// How many compiled environments are kept.
@@ -79,7 +100,7 @@ impl EngineCache {
         self.lock().is_empty()
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<(String, ProjectScope), Arc<Compiled>>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
         self.entries
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

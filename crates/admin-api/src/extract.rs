@@ -29,6 +29,22 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
 
     fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = JsonBytes::from_request(request, payload);
+        Box::pin(async move { parse(&bytes.await?.0).map(Body) })
+    }
+}
+
+/// The bytes of a JSON request body, unparsed, for handlers that parse it their own way
+/// (OFREP's own error shapes, an empty body taken as `{}`). Rejects other content types with
+/// 415 and bodies over the limit with 413.
+#[derive(Debug)]
+pub struct JsonBytes(pub web::Bytes);
+
+impl FromRequest for JsonBytes {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
         let limit = request
             .app_data::<web::Data<BodyLimit>>()
             .map_or(DEFAULT_BODY_LIMIT, |limit| limit.0);
@@ -53,13 +69,13 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
                     content_type
                 }));
             }
-            let body = bytes
+            bytes
                 .await
+                .map(JsonBytes)
                 .map_err(|error| match error.as_error::<PayloadError>() {
                     Some(PayloadError::Overflow) => ApiError::PayloadTooLarge { limit },
                     _ => ApiError::bad_request(format!("cannot read the body: {error}")),
-                })?;
-            parse(&body).map(Body)
+                })
         })
     }
 }

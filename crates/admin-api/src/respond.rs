@@ -101,9 +101,19 @@ impl<T> Tagged<T> {
             .map(str::to_owned)
     }
 
-    /// Whether an `If-None-Match` value names `etag`.
+    /// Whether an `If-None-Match` value names `etag`, compared weakly as RFC 9110 asks (a
+    /// proxy that compresses may have marked the tag weak), or is `*`.
     pub fn names(if_none_match: Option<&str>, etag: &str) -> bool {
-        if_none_match.is_some_and(|value| value.split(',').any(|tag| tag.trim() == etag))
+        let opaque = |tag: &str| {
+            let tag = tag.trim();
+            tag.strip_prefix("W/").unwrap_or(tag).to_owned()
+        };
+        let wanted = opaque(etag);
+        if_none_match.is_some_and(|value| {
+            value
+                .split(',')
+                .any(|tag| tag.trim() == "*" || opaque(tag) == wanted)
+        })
     }
 }
 

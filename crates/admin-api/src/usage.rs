@@ -3,12 +3,15 @@
 //!
 //! Ingest handlers only add to [`Usage`]'s pending aggregate, under a mutex, with no database
 //! work. [`Usage::flush`] swaps the aggregate out and writes it in one transaction
-//! (`flag_store::queries::client_metrics::record`); the server flushes every
-//! [`Usage::FLUSH_INTERVAL`], before each admin usage view (so a view shows every report this
-//! replica has taken), and once more when it stops. A batch that fails to write is merged back
-//! and retried by the next flush. The aggregate is bounded ([`Usage::MAX_COUNTS`],
-//! [`Usage::MAX_INSTANCES`], [`Usage::MAX_VARIANTS`]); reports past a bound are dropped and
-//! counted, never allowed to grow memory without limit.
+//! (`flag_store::queries::client_metrics::record`, which also applies retention); the server
+//! flushes every [`Usage::FLUSH_INTERVAL`], before each admin usage view, and once more when
+//! it stops. One flush runs at a time, so a view waits for a flush already under way and then
+//! shows every report this replica has taken. A batch that fails to write (nothing of it is
+//! written) is merged back and retried by the next flush, up to [`Usage::ATTEMPTS`] times,
+//! then dropped and counted. The aggregate is bounded ([`Usage::MAX_COUNTS`],
+//! [`Usage::MAX_INSTANCES`], [`Usage::MAX_APPLICATIONS`], [`Usage::MAX_VARIANTS`]), merged-back
+//! batches included; reports past a bound are dropped and counted, never allowed to grow
+//! memory without limit.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -45,6 +48,8 @@ struct Pending {
     applications: HashMap<String, SeenApplication>,
     instances: HashMap<(String, String, String), ClientInstanceRow>,
     counts: HashMap<CountKey, Counts>,
+    /// Failed attempts to write the oldest part of this aggregate.
+    attempts: u32,
 }
 
 impl Pending {
@@ -95,7 +100,11 @@ pub struct FlagCount {
 #[derive(Debug, Default)]
 pub struct Usage {
     pending: Mutex<Pending>,
+    /// Held by the flush under way.
+    flushing: tokio::sync::Mutex<()>,
     dropped: AtomicU64,
+    /// `dropped` as last logged.
+    logged: AtomicU64,
 }
 
 impl Usage {
@@ -105,8 +114,12 @@ impl Usage {
     pub const MAX_COUNTS: usize = 100_000;
     /// Most instances held between flushes.
     pub const MAX_INSTANCES: usize = 20_000;
+    /// Most applications held between flushes.
+    pub const MAX_APPLICATIONS: usize = 10_000;
     /// Most variant names counted per flag and hour.
     pub const MAX_VARIANTS: usize = 64;
+    /// Writes a batch is given before it is dropped.
+    pub const ATTEMPTS: u32 = 3;
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending
@@ -123,49 +136,92 @@ impl Usage {
     pub fn instance(&self, report: InstanceReport, now: NaiveDateTime) -> Result<(), ApiError> {
         let projects = serde_json::to_string(report.projects.as_deref().unwrap_or(&["*".to_owned()]))
             .map_err(|error| ApiError::Internal(error.to_string()))?;
-        let mut pending = self.lock();
-        let application = pending
-            .applications
-            .entry(report.app_name.clone())
-            .or_insert_with(|| SeenApplication {
-                app_name: report.app_name.clone(),
-                strategies: Vec::new(),
-                seen_at: now,
-            });
-        application.seen_at = now;
-        if application.strategies.is_empty() {
-            application.strategies.clone_from(&report.strategies);
-        }
-        let key = (
-            report.app_name.clone(),
-            report.instance_id.clone(),
-            report.environment.clone(),
-        );
-        if !pending.instances.contains_key(&key) && pending.instances.len() >= Self::MAX_INSTANCES {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return Ok(());
-        }
-        let instance = pending.instances.entry(key).or_insert_with(|| ClientInstanceRow {
-            app_name: report.app_name,
+        let row = ClientInstanceRow {
+            app_name: report.app_name.clone(),
             instance_id: report.instance_id,
             environment: report.environment,
-            sdk_version: None,
+            sdk_version: report.sdk_version,
             sdk_type: report.sdk_type.into(),
-            client_ip: None,
-            projects: projects.clone(),
-            started: None,
-            interval_ms: None,
+            client_ip: report.client_ip,
+            projects,
+            started: report.started,
+            interval_ms: report.interval_ms,
             created_at: now,
             last_seen: now,
-        });
-        instance.last_seen = now;
-        instance.sdk_type = report.sdk_type.into();
-        instance.projects = projects;
-        instance.sdk_version = report.sdk_version.or(instance.sdk_version.take());
-        instance.client_ip = report.client_ip.or(instance.client_ip.take());
-        instance.started = report.started.or(instance.started);
-        instance.interval_ms = report.interval_ms.or(instance.interval_ms);
+        };
+        let application = SeenApplication {
+            app_name: report.app_name,
+            strategies: report.strategies,
+            seen_at: now,
+        };
+        let mut pending = self.lock();
+        self.add_application(&mut pending, application);
+        self.add_instance(&mut pending, row);
         Ok(())
+    }
+
+    fn add_application(&self, pending: &mut Pending, application: SeenApplication) {
+        if let Some(held) = pending.applications.get_mut(&application.app_name) {
+            held.seen_at = held.seen_at.max(application.seen_at);
+            if held.strategies.is_empty() {
+                held.strategies = application.strategies;
+            }
+        } else if pending.applications.len() < Self::MAX_APPLICATIONS {
+            pending
+                .applications
+                .insert(application.app_name.clone(), application);
+        } else {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+        }
+    }
+
+    /// Adds what `row` says of an instance: newer facts win, facts it does not give are kept.
+    fn add_instance(&self, pending: &mut Pending, row: ClientInstanceRow) {
+        let key = (
+            row.app_name.clone(),
+            row.instance_id.clone(),
+            row.environment.clone(),
+        );
+        let Some(held) = pending.instances.get_mut(&key) else {
+            if pending.instances.len() < Self::MAX_INSTANCES {
+                pending.instances.insert(key, row);
+            } else {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+            }
+            return;
+        };
+        let (newer, older) = if row.last_seen >= held.last_seen {
+            (row, held.clone())
+        } else {
+            (held.clone(), row)
+        };
+        *held = ClientInstanceRow {
+            sdk_version: newer.sdk_version.or(older.sdk_version),
+            client_ip: newer.client_ip.or(older.client_ip),
+            started: newer.started.or(older.started),
+            interval_ms: newer.interval_ms.or(older.interval_ms),
+            created_at: newer.created_at.min(older.created_at),
+            ..newer
+        };
+    }
+
+    fn add_count(&self, pending: &mut Pending, key: CountKey, counts: Counts) {
+        if !pending.counts.contains_key(&key) && pending.counts.len() >= Self::MAX_COUNTS {
+            self.dropped.fetch_add(1, Ordering::Relaxed);
+            return;
+        }
+        let held = pending.counts.entry(key).or_default();
+        held.yes = held.yes.saturating_add(counts.yes);
+        held.no = held.no.saturating_add(counts.no);
+        held.reported_at = held.reported_at.max(counts.reported_at);
+        for (variant, n) in counts.variants {
+            if held.variants.len() >= Self::MAX_VARIANTS && !held.variants.contains_key(&variant) {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                continue;
+            }
+            let total = held.variants.entry(variant).or_default();
+            *total = total.saturating_add(n);
+        }
     }
 
     /// Adds one report's counts, for the hour `reported_at` falls in. Counts of zero are
@@ -193,27 +249,22 @@ impl Usage {
                 hour,
                 projects: projects.map(<[String]>::to_vec),
             };
-            if !pending.counts.contains_key(&key) && pending.counts.len() >= Self::MAX_COUNTS {
-                self.dropped.fetch_add(1, Ordering::Relaxed);
-                continue;
-            }
-            let held = pending.counts.entry(key).or_default();
-            held.yes = held.yes.saturating_add(count.yes);
-            held.no = held.no.saturating_add(count.no);
-            held.reported_at = held.reported_at.max(reported_at);
-            for (variant, n) in count.variants {
-                if held.variants.len() >= Self::MAX_VARIANTS && !held.variants.contains_key(&variant) {
-                    self.dropped.fetch_add(1, Ordering::Relaxed);
-                    continue;
-                }
-                let total = held.variants.entry(variant).or_default();
-                *total = total.saturating_add(n);
-            }
+            let counts = Counts {
+                yes: count.yes,
+                no: count.no,
+                variants: count.variants,
+                reported_at,
+            };
+            self.add_count(&mut pending, key, counts);
         }
     }
 
-    /// Writes everything pending in one transaction; on failure, keeps it for the next flush.
+    /// Writes everything pending in one transaction. One flush runs at a time: a flush that
+    /// finds another under way waits for it, then writes what arrived since. On failure
+    /// nothing is written and the batch is kept for the next flush, up to [`Usage::ATTEMPTS`]
+    /// attempts.
     pub async fn flush(&self, store: &Store) -> Result<Recorded, ApiError> {
+        let _flushing = self.flushing.lock().await;
         let pending = std::mem::take(&mut *self.lock());
         if pending.is_empty() {
             return Ok(Recorded::default());
@@ -238,39 +289,38 @@ impl Usage {
                 .collect(),
         };
         let now = crate::now();
-        match crate::db::run(store, move |conn| {
-            let recorded = client_metrics::record(conn, &batch, now)?;
-            client_metrics::prune(conn, now)?;
-            Ok(recorded)
-        })
-        .await
-        {
-            Ok(recorded) => Ok(recorded),
-            Err(error) => {
+        let written = crate::db::run(store, move |conn| client_metrics::record(conn, &batch, now)).await;
+        if let Err(error) = &written {
+            if pending.attempts + 1 >= Self::ATTEMPTS {
+                let lost = pending.counts.len() + pending.instances.len() + pending.applications.len();
+                self.dropped.fetch_add(lost as u64, Ordering::Relaxed);
+                tracing::error!(%error, lost, "SDK usage could not be written in {} attempts; dropped", Self::ATTEMPTS);
+            } else {
                 self.merge_back(pending);
-                Err(error)
             }
         }
+        let dropped = self.dropped();
+        if self.logged.swap(dropped, Ordering::Relaxed) != dropped {
+            tracing::warn!(
+                dropped,
+                "SDK reports dropped since the start, over the in-memory bounds or unwritable"
+            );
+        }
+        written
     }
 
-    /// Returns a batch that failed to write to the pending aggregate.
+    /// Returns a batch that failed to write to the pending aggregate, within its bounds.
     fn merge_back(&self, batch: Pending) {
         let mut pending = self.lock();
-        for (name, application) in batch.applications {
-            pending.applications.entry(name).or_insert(application);
+        pending.attempts = pending.attempts.max(batch.attempts + 1);
+        for (_, application) in batch.applications {
+            self.add_application(&mut pending, application);
         }
-        for (key, instance) in batch.instances {
-            pending.instances.entry(key).or_insert(instance);
+        for (_, instance) in batch.instances {
+            self.add_instance(&mut pending, instance);
         }
         for (key, counts) in batch.counts {
-            let held = pending.counts.entry(key).or_default();
-            held.yes = held.yes.saturating_add(counts.yes);
-            held.no = held.no.saturating_add(counts.no);
-            held.reported_at = held.reported_at.max(counts.reported_at);
-            for (variant, n) in counts.variants {
-                let total = held.variants.entry(variant).or_default();
-                *total = total.saturating_add(n);
-            }
+            self.add_count(&mut pending, key, counts);
         }
     }
 }
@@ -283,5 +333,132 @@ pub async fn flush_periodically(state: actix_web::web::Data<crate::AppState>) {
         if let Err(error) = state.usage.flush(&state.store).await {
             tracing::warn!(%error, "writing SDK usage failed; it is kept for the next flush");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(hour: u32) -> NaiveDateTime {
+        chrono::NaiveDate::from_ymd_opt(2026, 11, 24)
+            .and_then(|day| day.and_hms_opt(hour, 30, 0))
+            .unwrap_or_default()
+    }
+
+    fn count(name: &str, variants: &[(&str, i64)]) -> FlagCount {
+        FlagCount {
+            feature_name: name.into(),
+            yes: 1,
+            no: 2,
+            variants: variants.iter().map(|(name, n)| ((*name).into(), *n)).collect(),
+        }
+    }
+
+    fn report(app: &str, instance: &str, sdk: Option<&str>, strategies: &[&str]) -> InstanceReport {
+        InstanceReport {
+            app_name: app.into(),
+            instance_id: instance.into(),
+            environment: "development".into(),
+            projects: None,
+            sdk_type: "backend",
+            sdk_version: sdk.map(str::to_owned),
+            client_ip: None,
+            strategies: strategies.iter().map(|name| (*name).to_owned()).collect(),
+            started: None,
+            interval_ms: Some(15_000),
+        }
+    }
+
+    #[test]
+    fn counts_add_up_per_flag_application_environment_and_hour() {
+        let usage = Usage::default();
+        usage.count("web", "development", None, at(10), [count("f", &[("blue", 1)])]);
+        usage.count(
+            "web",
+            "development",
+            None,
+            at(10),
+            [count("f", &[("blue", 2), ("red", 1)])],
+        );
+        usage.count("web", "development", None, at(11), [count("f", &[])]);
+        usage.count(
+            "web",
+            "development",
+            None,
+            at(11),
+            [FlagCount {
+                yes: 0,
+                no: 0,
+                ..count("zero", &[])
+            }],
+        );
+        let pending = usage.lock();
+        assert_eq!(
+            pending.counts.len(),
+            2,
+            "one count per hour; zero counts are skipped"
+        );
+        let ten = pending
+            .counts
+            .iter()
+            .find(|(key, _)| key.hour.format("%H").to_string() == "10")
+            .map(|(_, counts)| (counts.yes, counts.no, counts.variants.clone()));
+        assert_eq!(ten, Some((2, 4, [("blue".into(), 3), ("red".into(), 1)].into())));
+    }
+
+    #[test]
+    fn the_aggregate_is_bounded() {
+        let usage = Usage::default();
+        let variants: Vec<(String, i64)> = (0..Usage::MAX_VARIANTS + 5)
+            .map(|n| (format!("v{n}"), 1))
+            .collect();
+        let borrowed: Vec<(&str, i64)> = variants.iter().map(|(name, n)| (name.as_str(), *n)).collect();
+        usage.count("web", "development", None, at(10), [count("f", &borrowed)]);
+        assert_eq!(usage.dropped(), 5);
+        usage.count(
+            "web",
+            "development",
+            None,
+            at(10),
+            (0..Usage::MAX_COUNTS + 10).map(|n| count(&format!("flag-{n}"), &[])),
+        );
+        assert_eq!(usage.lock().counts.len(), Usage::MAX_COUNTS);
+        assert_eq!(usage.dropped(), 5 + 11);
+        for n in 0..Usage::MAX_APPLICATIONS + 3 {
+            usage
+                .instance(report(&format!("app-{n}"), "i", None, &[]), at(10))
+                .unwrap_or_default();
+        }
+        assert_eq!(usage.lock().applications.len(), Usage::MAX_APPLICATIONS);
+        assert!(usage.lock().instances.len() <= Usage::MAX_INSTANCES);
+    }
+
+    #[test]
+    fn a_merged_back_batch_keeps_what_the_registration_said() {
+        let usage = Usage::default();
+        usage
+            .instance(
+                report("web", "i-1", Some("unleash-node-sdk:6.12.1"), &["default"]),
+                at(10),
+            )
+            .unwrap_or_default();
+        let batch = std::mem::take(&mut *usage.lock());
+        // A metrics report arrives while the batch is being written, and the write fails.
+        let mut metrics_only = report("web", "i-1", None, &[]);
+        metrics_only.interval_ms = None;
+        usage.instance(metrics_only, at(11)).unwrap_or_default();
+        usage.merge_back(batch);
+        let pending = usage.lock();
+        let instance = pending.instances.values().next().cloned();
+        assert_eq!(
+            instance.map(|row| (row.sdk_version, row.interval_ms, row.last_seen)),
+            Some((Some("unleash-node-sdk:6.12.1".into()), Some(15_000), at(11)))
+        );
+        assert_eq!(
+            pending.applications.get("web").map(|app| app.strategies.clone()),
+            Some(vec!["default".into()])
+        );
+        assert_eq!(pending.attempts, 1);
     }
 }

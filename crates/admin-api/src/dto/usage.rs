@@ -8,7 +8,30 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, de};
 use utoipa::{IntoParams, ToSchema};
 
+use crate::dto::text_problem;
 use crate::error::{ApiError, Detail};
+
+/// The problems of names a report gives: each at most 255 characters, without control
+/// characters, and not empty.
+fn name_problems<'a>(names: impl IntoIterator<Item = (String, &'a str)>) -> Vec<Detail> {
+    names
+        .into_iter()
+        .filter_map(|(path, name)| text_problem(&path, name))
+        .collect()
+}
+
+/// The problems of a bucket's flag and variant names.
+fn toggle_problems(toggles: &BTreeMap<String, ToggleCounts>, at: &str) -> Vec<Detail> {
+    let mut details = Vec::new();
+    for (name, counts) in toggles {
+        let path = format!("{at}/{name}");
+        details.extend(text_problem(&path, name));
+        for variant in counts.variants.iter().flat_map(BTreeMap::keys) {
+            details.extend(text_problem(&format!("{path}/variants/{variant}"), variant));
+        }
+    }
+    details
+}
 
 /// A time as SDKs send it: an RFC 3339 string or milliseconds since the epoch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ToSchema)]
@@ -30,6 +53,12 @@ impl<'de> Deserialize<'de> for SdkTime {
             Raw::Millis(millis) => DateTime::<Utc>::from_timestamp_millis(millis)
                 .ok_or_else(|| de::Error::custom(format!("{millis} is not a time in milliseconds")))?,
         };
+        // Years both backends store, and JavaScript's dates reach.
+        if !(1..=9999).contains(&chrono::Datelike::year(&time)) {
+            return Err(de::Error::custom(format!(
+                "{time} is outside the years 1 to 9999"
+            )));
+        }
         Ok(Self(time.naive_utc()))
     }
 }
@@ -58,10 +87,27 @@ pub struct Registration {
 impl Registration {
     /// 400 unless `appName` is set and `interval` is a duration.
     pub fn check(&self) -> Result<(), ApiError> {
-        let mut details = Vec::new();
-        if self.app_name.trim().is_empty() {
-            details.push(Detail::at("/appName", "/appName must not be empty"));
-        }
+        let mut details = name_problems(
+            [("/appName".to_owned(), self.app_name.as_str())]
+                .into_iter()
+                .chain(
+                    self.instance_id
+                        .as_deref()
+                        .filter(|id| !id.is_empty())
+                        .map(|id| ("/instanceId".to_owned(), id)),
+                )
+                .chain(
+                    self.sdk_version
+                        .as_deref()
+                        .map(|version| ("/sdkVersion".to_owned(), version)),
+                )
+                .chain(
+                    self.strategies
+                        .iter()
+                        .enumerate()
+                        .map(|(index, name)| (format!("/strategies/{index}"), name.as_str())),
+                ),
+        );
         if !(self.interval.is_finite() && self.interval >= 0.0) {
             details.push(Detail::at(
                 "/interval",
@@ -112,12 +158,22 @@ pub struct MetricsReport {
 }
 
 impl MetricsReport {
-    /// 400 unless `appName` is set.
+    /// 400 unless `appName` is set and every name is text of at most 255 characters.
     pub fn check(&self) -> Result<(), ApiError> {
-        if self.app_name.trim().is_empty() {
-            return Err(ApiError::invalid("/appName", "/appName must not be empty"));
+        let mut details = name_problems(
+            [("/appName".to_owned(), self.app_name.as_str())]
+                .into_iter()
+                .chain(
+                    self.instance_id
+                        .as_deref()
+                        .filter(|id| !id.is_empty())
+                        .map(|id| ("/instanceId".to_owned(), id)),
+                ),
+        );
+        if let Some(bucket) = &self.bucket {
+            details.extend(toggle_problems(&bucket.toggles, "/bucket/toggles"));
         }
-        Ok(())
+        ApiError::check(details)
     }
 }
 
@@ -179,6 +235,35 @@ pub struct BulkReport {
     pub applications: Vec<BulkApplication>,
     /// Their counts.
     pub metrics: Vec<BulkMetric>,
+}
+
+impl BulkReport {
+    /// 400 unless every name is text of at most 255 characters.
+    pub fn check(&self) -> Result<(), ApiError> {
+        let mut names = Vec::new();
+        for (index, application) in self.applications.iter().enumerate() {
+            let at = format!("/applications/{index}");
+            names.push((format!("{at}/appName"), application.app_name.as_str()));
+            names.push((format!("{at}/instanceId"), application.instance_id.as_str()));
+            names.push((format!("{at}/environment"), application.environment.as_str()));
+            if let Some(version) = &application.sdk_version {
+                names.push((format!("{at}/sdkVersion"), version.as_str()));
+            }
+            for (position, strategy) in application.strategies.iter().enumerate() {
+                names.push((format!("{at}/strategies/{position}"), strategy.as_str()));
+            }
+        }
+        for (index, metric) in self.metrics.iter().enumerate() {
+            let at = format!("/metrics/{index}");
+            names.push((format!("{at}/featureName"), metric.feature_name.as_str()));
+            names.push((format!("{at}/appName"), metric.app_name.as_str()));
+            names.push((format!("{at}/environment"), metric.environment.as_str()));
+            for variant in metric.variants.iter().flat_map(BTreeMap::keys) {
+                names.push((format!("{at}/variants/{variant}"), variant.as_str()));
+            }
+        }
+        ApiError::check(name_problems(names))
+    }
 }
 
 /// Query string of `GET /api/admin/metrics/applications`.

@@ -2,7 +2,7 @@
 //! usage, and unknown flag names. Each view first writes what this replica has aggregated, so
 //! it shows every report the replica has taken.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use actix_web::web;
 use chrono::{DurationRound as _, NaiveDateTime, TimeDelta};
@@ -24,9 +24,13 @@ use crate::error::{ApiError, ErrorBody};
 #[openapi(paths(list, get, overview, instances, feature_usage, raw_usage, unknown_flags))]
 pub struct Api;
 
-/// Writes what this replica aggregated, so the view that follows includes it.
+/// Writes what this replica aggregated, so the view that follows includes it. A failed write
+/// is logged and kept for the next flush; the view shows what is stored.
 async fn flushed(state: &AppState) -> Result<(), ApiError> {
-    state.usage.flush(&state.store).await.map(drop)
+    if let Err(error) = state.usage.flush(&state.store).await {
+        tracing::warn!(%error, "writing SDK usage before a view failed; it is kept for the next flush");
+    }
+    Ok(())
 }
 
 fn hour_of(time: NaiveDateTime) -> NaiveDateTime {
@@ -79,14 +83,18 @@ pub async fn list(
         ))
     })
     .await?;
+    let mut by_application: HashMap<&str, Vec<&flag_store::models::ClientInstanceRow>> = HashMap::new();
+    for instance in &instances {
+        by_application
+            .entry(&instance.app_name)
+            .or_default()
+            .push(instance);
+    }
     let mut applications = Vec::with_capacity(rows.len());
     for row in rows {
         let mut usage: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
         let mut latest: Option<&flag_store::models::ClientInstanceRow> = None;
-        for instance in instances
-            .iter()
-            .filter(|instance| instance.app_name == row.app_name)
-        {
+        for &instance in by_application.get(row.app_name.as_str()).into_iter().flatten() {
             for project in instance.projects()? {
                 usage
                     .entry(project)
@@ -374,9 +382,10 @@ pub async fn feature_usage(
         client_metrics::usage_of_feature(conn, &feature, now - TimeDelta::hours(24))
     })
     .await?;
+    // The hours that started in the last hour, as Unleash counts them.
     let last_hour = now - TimeDelta::hours(1);
     let mut by_environment: BTreeMap<&str, UsageOut> = BTreeMap::new();
-    for row in rows.iter().filter(|row| row.hour >= hour_of(last_hour)) {
+    for row in rows.iter().filter(|row| row.hour >= last_hour) {
         let total = by_environment
             .entry(&row.environment)
             .or_insert_with(|| UsageOut {
@@ -435,17 +444,23 @@ pub async fn raw_usage(
         client_metrics::usage_of_feature(conn, &feature, oldest)
     })
     .await?;
-    let pairs: BTreeSet<(&str, &str)> = rows
+    // At most 100 applications, as Unleash shows.
+    let applications: BTreeSet<&str> = rows.iter().map(|row| row.app_name.as_str()).collect();
+    let applications: BTreeSet<&str> = applications.into_iter().take(100).collect();
+    let by_key: HashMap<(NaiveDateTime, &str, &str), &flag_store::models::UsageRow> = rows
         .iter()
-        .map(|row| (row.environment.as_str(), row.app_name.as_str()))
+        .filter(|row| applications.contains(row.app_name.as_str()))
+        .map(|row| ((row.hour, row.environment.as_str(), row.app_name.as_str()), row))
         .collect();
-    let mut data = Vec::new();
+    let pairs: BTreeSet<(&str, &str)> = by_key
+        .keys()
+        .map(|&(_, environment, app_name)| (environment, app_name))
+        .collect();
+    let mut data = Vec::with_capacity(pairs.len() * usize::try_from(hours).unwrap_or(0));
     for step in 0..hours {
         let hour = oldest + TimeDelta::hours(step);
         for &(environment, app_name) in &pairs {
-            let found = rows
-                .iter()
-                .find(|row| row.hour == hour && row.environment == environment && row.app_name == app_name);
+            let found = by_key.get(&(hour, environment, app_name));
             data.push(UsageOut {
                 feature_name: Some(name.clone()),
                 app_name: Some(app_name.to_owned()),
@@ -453,7 +468,7 @@ pub async fn raw_usage(
                 timestamp: iso(hour),
                 yes: found.map_or(0, |row| row.yes),
                 no: found.map_or(0, |row| row.no),
-                variants: found.map(flag_store::models::UsageRow::variants).transpose()?,
+                variants: found.map(|row| row.variants()).transpose()?,
             });
         }
     }

@@ -14,7 +14,6 @@ use crate::dto::client::{
     FeatureQuery,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::respond::Tagged;
 
 /// The client API's operations.
 #[derive(Debug, utoipa::OpenApi)]
@@ -48,7 +47,7 @@ fn separate_segments(request: &HttpRequest) -> Result<bool, ApiError> {
     ),
     responses(
         (status = 200, description = "The features of the token's environment and projects", body = ClientFeaturesResponse,
-            headers(("ETag" = String, description = "Changes with the query and with every write"))),
+            headers(("ETag" = String, description = "`\"<query hash>:<document digest>:v1\"`: changes with the query and with the answer, the same on every replica"))),
         (status = 304, description = "Nothing changed since the `ETag` in `If-None-Match`",
             headers(("ETag" = String, description = "The same `ETag`"))),
         (status = 400, description = "`Unleash-Client-Spec` is not a semantic version, or the query string is malformed", body = ErrorBody),
@@ -78,31 +77,27 @@ pub async fn features(
         name_prefix: query.name_prefix,
         inline_segment_constraints: !separate,
     };
-    let query_hash = question.hash()?;
-    let tag = move |revision: i32| format!("\"{query_hash}:{revision}:v1\"");
     let revision = state.revision.current(&state.store).await?;
-    // An SDK whose document is current gets 304 before any answer is looked at.
-    let etag = tag(revision);
-    if Tagged::<()>::is_current(&request, &etag) {
-        return Ok(Cached::not_modified(etag));
-    }
     let answer = state
         .answers
         .get_or_build(&question, revision, |previous| {
-            build_answer(&state, question.clone(), previous, tag)
+            build_answer(&state, question.clone(), previous)
         })
         .await?;
-    Ok(Cached::Answer(answer))
+    Ok(Cached(answer))
 }
 
 /// Reads the document for `question` in one snapshot with the revision it reflects, then
 /// serialises and compresses it on the CPU pool; or keeps `previous` when the document is
-/// the same, so that a write elsewhere does not change this answer's `ETag`.
+/// the same.
+///
+/// The `ETag` is `"<query hash>:<digest>:v1"`, Unleash's form with a digest of the document in
+/// place of the revision: it changes exactly when the answer does, and every replica gives the
+/// same answer the same tag, however its caches came to hold it.
 async fn build_answer(
     state: &AppState,
     question: ClientFeaturesQuery,
     previous: Option<Arc<Answer>>,
-    tag: impl Fn(i32) -> String + Send + 'static,
 ) -> Result<Arc<Answer>, ApiError> {
     let scope = question
         .project
@@ -131,7 +126,7 @@ async fn build_answer(
                 return Ok(previous);
             }
             let query_hash = question.hash()?;
-            let etag = tag(revision);
+            let etag = format!("\"{query_hash}:{}:v1\"", hex::encode(&digest[..8]));
             let meta = ClientFeaturesMeta {
                 revision_id: revision,
                 etag: etag.clone(),

@@ -14,7 +14,7 @@ use crate::dto::frontend::{
     FrontendFeatures, FrontendRequest, FrontendToggle, FrontendVariant, SetCors, UiConfig, VersionInfo,
 };
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, JsonBytes};
 use crate::respond::{NoContent, Tagged};
 
 /// The frontend API's operations.
@@ -167,7 +167,6 @@ fn answer(request: &HttpRequest, etag: String, body: Vec<u8>, conditional: bool)
         (status = 200, description = "The enabled flags", body = FrontendFeatures,
             headers(("ETag" = String, description = "Weak; changes with the answer"))),
         (status = 304, description = "The answer has the `ETag` in `If-None-Match`"),
-        (status = 400, description = "The query string is malformed", body = ErrorBody),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),
@@ -197,6 +196,8 @@ pub async fn get_features(
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "Not a frontend token", body = ErrorBody),
+        (status = 413, description = "The body is larger than the limit", body = ErrorBody),
+        (status = 415, description = "The body is not JSON", body = ErrorBody),
     ),
     security(("apiKey" = []))
 )]
@@ -204,7 +205,7 @@ pub async fn post_features(
     state: web::Data<AppState>,
     access: FrontendAccess,
     request: HttpRequest,
-    body: web::Bytes,
+    JsonBytes(body): JsonBytes,
 ) -> Result<HttpResponse, ApiError> {
     // An empty body is an empty context, as in Unleash.
     let request_body: FrontendRequest = if body.iter().all(u8::is_ascii_whitespace) {
@@ -261,12 +262,20 @@ fn valid_origin(origin: &str) -> bool {
     let Some((scheme, rest)) = origin.split_once("://") else {
         return false;
     };
+    // As a browser sends it: lower case, without the scheme's default port.
+    let default_port = match scheme {
+        "https" => Some(":443"),
+        "http" => Some(":80"),
+        _ => None,
+    };
     !scheme.is_empty()
         && scheme
             .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
         && !rest.is_empty()
         && !rest.contains(['/', '*', '?', '#', '@', ' '])
+        && !rest.chars().any(|c| c.is_ascii_uppercase())
+        && default_port.is_none_or(|port| !rest.ends_with(port))
 }
 
 /// Sets the origins the frontend API answers; every replica applies it on its next request.
@@ -326,6 +335,9 @@ mod tests {
             "https://app.example.com/",
             "https://*.example.com",
             "https://",
+            "HTTPS://app.example.com",
+            "https://App.example.com",
+            "https://app.example.com:443",
         ] {
             assert!(!valid_origin(bad), "{bad}");
         }

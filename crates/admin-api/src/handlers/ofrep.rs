@@ -15,6 +15,7 @@ use crate::dto::ofrep::{
     OfrepBulkEvaluation, OfrepErrorCode, OfrepEvaluation, OfrepFailure, OfrepMetadata, OfrepReason,
 };
 use crate::error::{ApiError, ErrorBody};
+use crate::extract::JsonBytes;
 use crate::respond::Tagged;
 
 /// OFREP's operations.
@@ -193,7 +194,7 @@ pub async fn evaluate_flag(
     access: FrontendAccess,
     request: HttpRequest,
     path: web::Path<String>,
-    body: web::Bytes,
+    JsonBytes(body): JsonBytes,
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
     let context = match context_of(&body, Some(&key), &request) {
@@ -241,7 +242,7 @@ pub async fn evaluate_flags(
     state: web::Data<AppState>,
     access: FrontendAccess,
     request: HttpRequest,
-    body: web::Bytes,
+    JsonBytes(body): JsonBytes,
 ) -> Result<HttpResponse, ApiError> {
     let context = match context_of(&body, None, &request) {
         Ok(context) => context,

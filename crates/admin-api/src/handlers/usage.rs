@@ -165,6 +165,7 @@ pub async fn bulk(
     access: ClientAccess,
     Body(report): Body<BulkReport>,
 ) -> Result<Accepted, ApiError> {
+    report.check()?;
     let accepted = usage_environment(access.environment.as_deref());
     let now = crate::now();
     for application in report.applications {

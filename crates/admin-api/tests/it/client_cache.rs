@@ -132,6 +132,24 @@ async fn a_write_changes_only_the_answers_that_show_it() {
     assert_eq!(body["features"][0]["enabled"], false);
     assert_eq!(body["meta"]["etag"], json!(new_shop_tag));
 
+    // A replica whose cache never held the shop's old answer gives the unchanged answers the
+    // same tags, so SDKs behind a load balancer keep getting 304.
+    let replica = actix_web::web::Data::new(
+        admin_api::AppState::new(app.state.store.clone(), admin_api::Settings::default())
+            .unwrap_or_else(|error| panic!("{error}")),
+    );
+    let other = test::init_service(admin_api::build_app(replica)).await;
+    let (status, tag, _) = fetch(&other, DEFAULT_PROJECT, Some(&default_tag)).await;
+    assert_eq!((status, tag), (StatusCode::NOT_MODIFIED, default_tag.clone()));
+    let (status, tag, _) = fetch(&other, SHOP_PROJECT, None).await;
+    assert_eq!((status, tag), (StatusCode::OK, new_shop_tag.clone()));
+    // A tag a proxy marked weak still matches, and so does `*`.
+    let weak = format!("W/{default_tag}");
+    let (status, _, _) = fetch(&service, DEFAULT_PROJECT, Some(&weak)).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    let (status, _, _) = fetch(&service, DEFAULT_PROJECT, Some("*")).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+
     // The new answer is cached under its own tag, and the old one no longer matches.
     let (status, _, _) = fetch(&service, SHOP_PROJECT, Some(&new_shop_tag)).await;
     assert_eq!(status, StatusCode::NOT_MODIFIED);

@@ -132,6 +132,7 @@ async fn one_flag_is_evaluated_with_ofrep_reasons_and_errors() {
         actix_test::TestRequest::post()
             .uri("/ofrep/v1/evaluate/flags/everyone")
             .insert_header(("Authorization", FRONTEND))
+            .insert_header(("Content-Type", "application/json"))
             .set_payload("{not json"),
     )
     .await;

@@ -258,3 +258,101 @@ async fn edge_reports_count_in_the_tokens_environment_only() {
     let (_, detail) = send(&service, get("/api/admin/metrics/applications/edge-app", ADMIN)).await;
     assert_eq!(detail["instances"][0]["sdkVersion"], "unleash-edge:20.1.0");
 }
+
+#[actix_web::test]
+async fn every_sdk_route_answers_401_415_and_413_with_the_envelope() {
+    let app = TestApp::with_settings(admin_api::Settings {
+        body_limit: 4096,
+        ..admin_api::Settings::default()
+    });
+    let service = app.service().await;
+    let posts = [
+        "/api/client/register",
+        "/api/client/metrics",
+        "/api/client/metrics/bulk",
+        "/api/client/metrics/edge",
+        "/api/frontend/client/register",
+        "/api/frontend/client/metrics",
+        "/api/frontend",
+        "/ofrep/v1/evaluate/flags",
+        "/ofrep/v1/evaluate/flags/f",
+        "/api/admin/ui-config/cors",
+    ];
+    for path in posts {
+        let request = actix_web::test::TestRequest::post().uri(path).set_json(json!({}));
+        let (status, body) = send(&service, request).await;
+        assert_error(status, &body, 401, "AuthenticationRequired");
+    }
+    let gets = [
+        "/api/admin/metrics/applications",
+        "/api/admin/metrics/applications/a",
+        "/api/admin/metrics/applications/a/overview",
+        "/api/admin/metrics/instances/a/environment/development",
+        "/api/admin/client-metrics/features/f",
+        "/api/admin/client-metrics/features/f/raw",
+        "/api/admin/metrics/unknown-flags",
+        "/api/admin/ui-config",
+        "/api/frontend",
+    ];
+    for path in gets {
+        let (status, body) = send(&service, actix_web::test::TestRequest::get().uri(path)).await;
+        assert_error(status, &body, 401, "AuthenticationRequired");
+    }
+    app.store_token(FRONTEND, "frontend", "development", &["*"])
+        .unwrap_or_else(|error| panic!("{error}"));
+    for (path, token) in [
+        ("/api/client/register", SDK),
+        ("/api/client/metrics", SDK),
+        ("/api/client/metrics/bulk", SDK),
+        ("/api/client/metrics/edge", SDK),
+        ("/api/frontend/client/metrics", FRONTEND),
+        ("/api/frontend", FRONTEND),
+        ("/ofrep/v1/evaluate/flags/f", FRONTEND),
+        ("/edge/validate", SDK),
+    ] {
+        let text = actix_web::test::TestRequest::post()
+            .uri(path)
+            .insert_header(("Authorization", token))
+            .insert_header(("Content-Type", "text/plain"))
+            .set_payload("{}");
+        let (status, body) = send(&service, text).await;
+        assert_error(status, &body, 415, "ContentTypeError");
+        let large = actix_web::test::TestRequest::post()
+            .uri(path)
+            .insert_header(("Authorization", token))
+            .insert_header(("Content-Type", "application/json"))
+            .set_payload(format!("{{\"appName\": \"{}\"}}", "x".repeat(8192)));
+        let (status, body) = send(&service, large).await;
+        assert_error(status, &body, 413, "PayloadTooLarge");
+    }
+}
+
+#[actix_web::test]
+async fn names_that_no_database_could_key_are_refused() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let long = "n".repeat(256);
+    for toggles in [
+        json!({long.clone(): {"yes": 1, "no": 0}}),
+        json!({"a\u{0}b": {"yes": 1, "no": 0}}),
+        json!({"f": {"yes": 1, "no": 0, "variants": {long.clone(): 1}}}),
+    ] {
+        let (status, body) = send(&service, post("/api/client/metrics", SDK, report("web", toggles))).await;
+        assert_error(status, &body, 400, "ValidationError");
+    }
+    let mut registration = registration("web", "i-1");
+    registration["appName"] = json!("web\u{0}");
+    let (status, body) = send(&service, post("/api/client/register", SDK, registration)).await;
+    assert_error(status, &body, 400, "ValidationError");
+    let far =
+        json!({"appName": "web", "bucket": {"start": 0, "stop": 300_000_000_000_000_i64, "toggles": {}}});
+    let (status, body) = send(&service, post("/api/client/metrics", SDK, far)).await;
+    assert_error(status, &body, 400, "ValidationError");
+    let bulk = json!({"applications": [], "metrics": [{"featureName": long, "appName": "a", "environment": "development",
+                      "timestamp": "2026-11-24T10:00:00Z", "yes": 1, "no": 0}]});
+    let (status, body) = send(&service, post("/api/client/metrics/bulk", SDK, bulk)).await;
+    assert_error(status, &body, 400, "ValidationError");
+    // Nothing was taken, so the views have nothing to show.
+    let (_, list) = send(&service, get("/api/admin/metrics/applications", ADMIN)).await;
+    assert_eq!(list["total"], 0);
+}

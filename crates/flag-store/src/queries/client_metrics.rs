@@ -83,8 +83,9 @@ pub struct Recorded {
 }
 
 /// Writes one batch in one transaction: applications and instances are created or touched,
-/// usage is added to its hour, unknown names are recorded, and each used flag's `last_seen_at`
-/// in its environment becomes `now`.
+/// usage is added to its hour, unknown names are recorded, each used flag's `last_seen_at` in
+/// its environment becomes `now`, and what is past its retention is deleted ([`prune`]). All
+/// of it or none is written, so a failed batch can be retried without counting twice.
 pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Result<Recorded, StoreError> {
     crate::queries::write(conn, |conn| {
         for application in &batch.applications {
@@ -120,6 +121,7 @@ pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Res
                 .set(feature_environments::last_seen_at.eq(now))
                 .execute(conn)?;
         }
+        prune(conn, now)?;
         Ok(recorded)
     })
 }
@@ -258,7 +260,8 @@ fn unknown_flag(conn: &mut DbConnection, count: &UsageCount) -> Result<(), Store
     Ok(())
 }
 
-/// Deletes what is past its retention; returns how many rows went.
+/// Deletes what is past its retention; returns how many rows went. [`record`] calls it in its
+/// own transaction.
 pub fn prune(conn: &mut DbConnection, now: NaiveDateTime) -> Result<usize, StoreError> {
     crate::queries::write(conn, |conn| {
         Ok(
