@@ -47,13 +47,35 @@ impl From<FeatureRow> for FeatureOut {
     }
 }
 
+/// A feature in one environment, as a feature list shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureEnvironmentSummary {
+    /// The environment.
+    pub name: String,
+    /// Whether the feature is on there.
+    pub enabled: bool,
+    /// When an SDK last reported evaluating it there.
+    pub last_seen_at: Option<String>,
+}
+
+/// A feature in a project's list.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeatureListItem {
+    /// The feature.
+    #[serde(flatten)]
+    pub feature: FeatureOut,
+    /// Its state in each environment of its project that the caller may read.
+    pub environments: Vec<FeatureEnvironmentSummary>,
+}
+
 /// `GET /api/admin/projects/{projectId}/features`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FeaturesOut {
     /// Always 1.
     pub version: u32,
     /// The project's features, by name.
-    pub features: Vec<FeatureOut>,
+    pub features: Vec<FeatureListItem>,
 }
 
 /// Body of `POST /api/admin/projects/{projectId}/features`.

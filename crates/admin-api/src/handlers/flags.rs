@@ -7,7 +7,10 @@ use flag_store::queries;
 use crate::AppState;
 use crate::auth::Principal;
 use crate::domain::Permission;
-use crate::dto::features::{CreateFeature, FeatureDetailOut, FeatureEnvironmentOut, FeatureOut, FeaturesOut};
+use crate::dto::features::{
+    CreateFeature, FeatureDetailOut, FeatureEnvironmentOut, FeatureEnvironmentSummary, FeatureListItem,
+    FeatureOut, FeaturesOut,
+};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
 use crate::respond::{Created, Done};
@@ -74,18 +77,42 @@ pub async fn create(
 )]
 pub async fn list(
     state: web::Data<AppState>,
-    _principal: Principal,
+    principal: Principal,
     path: web::Path<String>,
 ) -> Result<web::Json<FeaturesOut>, ApiError> {
     let project = path.into_inner();
-    let rows = crate::db::run(&state.store, move |conn| {
+    let (rows, states) = crate::db::run(&state.store, move |conn| {
         queries::projects::get(conn, &project)?;
-        queries::features::list(conn, &project)
+        Ok((
+            queries::features::list(conn, &project)?,
+            queries::features::environments_of_project(conn, &project)?,
+        ))
     })
     .await?;
+    let mut by_feature: std::collections::HashMap<String, Vec<FeatureEnvironmentSummary>> =
+        std::collections::HashMap::new();
+    for state in states
+        .into_iter()
+        .filter(|state| principal.may_read(&state.environment_name))
+    {
+        by_feature
+            .entry(state.feature_name)
+            .or_default()
+            .push(FeatureEnvironmentSummary {
+                name: state.environment_name,
+                enabled: state.enabled,
+                last_seen_at: state.last_seen_at.map(crate::dto::iso),
+            });
+    }
     Ok(web::Json(FeaturesOut {
         version: 1,
-        features: rows.into_iter().map(FeatureOut::from).collect(),
+        features: rows
+            .into_iter()
+            .map(|row| FeatureListItem {
+                environments: by_feature.remove(&row.name).unwrap_or_default(),
+                feature: FeatureOut::from(row),
+            })
+            .collect(),
     }))
 }
 

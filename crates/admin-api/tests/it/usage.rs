@@ -228,6 +228,20 @@ async fn usage_shows_exactly_what_sdks_reported() {
     };
     assert!(seen("development").is_some_and(|at| at.is_string()), "{feature}");
     assert_eq!(seen("production"), Some(Value::Null));
+    // The project's list shows it too.
+    let (_, list) = send(&service, get("/api/admin/projects/default/features", ADMIN)).await;
+    let listed = list["features"][0]["environments"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let listed_seen = |name: &str| {
+        listed
+            .iter()
+            .find(|environment| environment["name"] == name)
+            .map(|environment| environment["lastSeenAt"].clone())
+    };
+    assert_eq!(listed_seen("development"), seen("development"), "{list}");
+    assert_eq!(listed_seen("production"), Some(Value::Null));
 }
 
 #[actix_web::test]

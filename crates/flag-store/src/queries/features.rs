@@ -74,6 +74,22 @@ pub fn environments_of(
         .load(conn)?)
 }
 
+/// The rows of every feature of `project`, by feature and environment.
+pub fn environments_of_project(
+    conn: &mut DbConnection,
+    project: &str,
+) -> Result<Vec<FeatureEnvironmentRow>, StoreError> {
+    Ok(feature_environments::table
+        .inner_join(features::table)
+        .filter(features::project_id.eq(project))
+        .order((
+            feature_environments::feature_name.asc(),
+            feature_environments::environment_name.asc(),
+        ))
+        .select(FeatureEnvironmentRow::as_select())
+        .load(conn)?)
+}
+
 /// A feature's row in one environment.
 pub fn environment(
     conn: &mut DbConnection,
