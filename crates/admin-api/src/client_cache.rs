@@ -2,7 +2,7 @@
 //!
 //! SDKs poll `GET /api/client/features` every few seconds and almost always get the same
 //! document. Each distinct question (environment, projects, name prefix, segment form) has one
-//! [`Slot`] per revision holding the answer as shared bytes, plain, gzip and brotli, with its
+//! slot per revision holding the answer as shared bytes, plain, gzip and brotli, with its
 //! `ETag`. A request then costs a token check in memory, an `ETag` comparison, and writing bytes
 //! that are already there: no database work, no serialisation, no copy.
 //!
