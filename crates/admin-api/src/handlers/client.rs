@@ -117,11 +117,11 @@ async fn build_answer(
     state
         .cpu
         .run(move || {
-            let digest: [u8; 32] =
-                Sha256::digest(serde_json::to_vec(&document).map_err(|error| {
-                    ApiError::Internal(format!("cannot serialise client features: {error}"))
-                })?)
-                .into();
+            // Hashed as it is serialised, without holding a second copy of the document.
+            let mut hasher = DigestWriter(Sha256::new());
+            serde_json::to_writer(&mut hasher, &document)
+                .map_err(|error| ApiError::Internal(format!("cannot serialise client features: {error}")))?;
+            let digest: [u8; 32] = hasher.0.finalize().into();
             if let Some(previous) = previous.filter(|previous| previous.digest == digest) {
                 return Ok(previous);
             }
@@ -139,6 +139,20 @@ async fn build_answer(
             Ok(Arc::new(Answer { etag, digest, body }))
         })
         .await?
+}
+
+/// Feeds what is written to a digest.
+struct DigestWriter(Sha256);
+
+impl std::io::Write for DigestWriter {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.update(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// One feature as SDKs see it.
