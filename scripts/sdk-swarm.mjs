@@ -4,6 +4,14 @@
 // At WRITE_AT seconds a flag (FLAG) is switched, and every instance's next poll must show it.
 // Prints one JSON line: requests, errors, latency percentiles and how long the write took to
 // reach each instance.
+//
+// One process plays every instance, so it does not decompress and parse each answer as a real
+// SDK would: it asks for gzip as the Node SDK does and reads the bytes. That the write reached
+// an instance is read from the ETag, which is a digest of the answer: after the write, the
+// writer fetches the answer once, checks that it shows the write, and every instance's next
+// poll must return that tag (200) or already hold it (304).
+import http from 'node:http';
+import zlib from 'node:zlib';
 const env = process.env;
 const url = env.FLAGD_URL;
 const token = env.BACKEND_TOKEN;
@@ -27,81 +35,88 @@ let writtenState = null;
 const seenAfterWrite = new Map();
 
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
-async function timed(kind, path, options) {
+/** One request on a connection of its own; resolves to its status, headers and body bytes. */
+function send(method, path, headers, body) {
+  return new Promise((resolve, reject) => {
+    const request = http.request(`${url}${path}`, { method, headers, agent: false }, (response) => {
+      const chunks = [];
+      response.on('data', (chunk) => chunks.push(chunk));
+      response.on('end', () => resolve({ status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks) }));
+      response.on('error', reject);
+    });
+    request.on('error', reject);
+    request.end(body);
+  });
+}
+
+async function timed(kind, path, method, headers, body) {
   const begun = performance.now();
   try {
-    const response = await fetch(`${url}${path}`, options);
-    const body = response.status === 200 && kind === 'features' ? await response.json() : await response.arrayBuffer();
+    const response = await send(method, path, headers, body);
     latencies[kind].push(performance.now() - begun);
     statuses[`${kind} ${response.status}`] = (statuses[`${kind} ${response.status}`] ?? 0) + 1;
     const expected = kind === 'features' ? [200, 304] : [202];
     if (!expected.includes(response.status)) errors.push(`${kind} ${response.status}`);
-    return { response, body };
+    return response;
   } catch (error) {
-    errors.push(`${kind} ${error.cause?.code ?? error.message}`);
+    errors.push(`${kind} ${error.code ?? error.message}`);
     return null;
   }
 }
 
 async function instance(index) {
   await sleep((poll * index) / instances);
-  const headers = { Authorization: token, 'unleash-appname': 'swarm', 'unleash-instanceid': `swarm-${index}`, 'Content-Type': 'application/json' };
-  await timed('register', '/api/client/register', {
-    method: 'POST', headers,
-    body: JSON.stringify({ appName: 'swarm', instanceId: `swarm-${index}`, sdkVersion: 'swarm:1.0.0', strategies: ['default'], started: new Date().toISOString(), interval: poll }),
-  });
+  const headers = {
+    Authorization: token, 'unleash-appname': 'swarm', 'unleash-instanceid': `swarm-${index}`,
+    'Content-Type': 'application/json', 'Accept-Encoding': 'gzip,deflate',
+  };
+  await timed('register', '/api/client/register', 'POST', headers,
+    JSON.stringify({ appName: 'swarm', instanceId: `swarm-${index}`, sdkVersion: 'swarm:1.0.0', strategies: ['default'], started: new Date().toISOString(), interval: poll }));
   let etag = null;
-  let flagState = null;
   let nextMetrics = Date.now() + metricsEvery;
   let counts = 0;
   while (Date.now() < deadline) {
     const pollStarted = Date.now();
-    const result = await timed('features', '/api/client/features', { headers: etag ? { ...headers, 'If-None-Match': etag } : headers });
-    if (result?.response.status === 200) {
-      etag = result.response.headers.get('etag');
+    const result = await timed('features', '/api/client/features', 'GET', etag ? { ...headers, 'If-None-Match': etag } : headers);
+    if (result?.status === 200) {
+      etag = result.headers.etag;
       counts += 1;
-      const feature = result.body.features.find((candidate) => candidate.name === flag);
-      flagState = feature?.enabled ?? null;
-      if (writtenAt !== null && pollStarted >= writtenAt && !seenAfterWrite.has(index)) {
-        if (flagState === writtenState) {
-          seenAfterWrite.set(index, Date.now() - writtenAt);
-        } else {
-          errors.push('features 200 after the write without it');
-          seenAfterWrite.set(index, Infinity);
-        }
-      }
-    } else if (result?.response.status === 304 && writtenAt !== null && pollStarted >= writtenAt && !seenAfterWrite.has(index)) {
-      // A 304 is right only when the answer this instance holds already shows the write (it
-      // fetched it in a poll that overlapped the write).
-      if (flagState === writtenState) {
+    }
+    if (result && writtenEtag !== null && pollStarted >= writtenAt && !seenAfterWrite.has(index)) {
+      if (etag === writtenEtag) {
         seenAfterWrite.set(index, Date.now() - writtenAt);
       } else {
-        errors.push('features 304 after the write: the write was not seen');
+        errors.push(`features ${result.status} after the write without it`);
         seenAfterWrite.set(index, Infinity);
       }
     }
     if (Date.now() >= nextMetrics) {
       nextMetrics += metricsEvery;
       const now = new Date().toISOString();
-      await timed('metrics', '/api/client/metrics', {
-        method: 'POST', headers,
-        body: JSON.stringify({ appName: 'swarm', instanceId: `swarm-${index}`, bucket: { start: now, stop: now, toggles: { [flag]: { yes: counts, no: 1, variants: {} } } } }),
-      });
+      await timed('metrics', '/api/client/metrics', 'POST', headers,
+        JSON.stringify({ appName: 'swarm', instanceId: `swarm-${index}`, bucket: { start: now, stop: now, toggles: { [flag]: { yes: counts, no: 1, variants: {} } } } }));
     }
     await sleep(Math.max(0, pollStarted + poll - Date.now()));
   }
 }
 
+let writtenEtag = null;
 async function writer() {
   await sleep(writeAt);
-  const current = await (await fetch(`${url}/api/admin/projects/${project}/features/${flag}`, { headers: { Authorization: admin } })).json();
+  const adminHeaders = { Authorization: admin, 'Content-Type': 'application/json' };
+  const current = JSON.parse((await send('GET', `/api/admin/projects/${project}/features/${flag}`, adminHeaders)).body);
   const enabled = current.environments.find((candidate) => candidate.name === environment)?.enabled;
   writtenState = !enabled;
-  const response = await fetch(`${url}/api/admin/projects/${project}/features/${flag}/environments/${environment}/${writtenState ? 'on' : 'off'}`, {
-    method: 'POST', headers: { Authorization: admin, 'Content-Type': 'application/json' }, body: '{}',
-  });
-  writtenAt = Date.now();
+  const response = await send('POST', `/api/admin/projects/${project}/features/${flag}/environments/${environment}/${writtenState ? 'on' : 'off'}`, adminHeaders, '{}');
   if (response.status !== 200) errors.push(`write ${response.status}`);
+  writtenAt = Date.now();
+  // The answer after the write, checked once: its tag is what every instance must reach.
+  const answer = await send('GET', '/api/client/features', { Authorization: token, 'Accept-Encoding': 'gzip' });
+  const document = JSON.parse(zlib.gunzipSync(answer.body));
+  if (document.features.find((candidate) => candidate.name === flag)?.enabled !== writtenState) {
+    errors.push('the answer after the write does not show it');
+  }
+  writtenEtag = answer.headers.etag;
 }
 
 const percentile = (values, p) => {
