@@ -83,6 +83,30 @@ pub struct InstanceReport {
     pub interval_ms: Option<i64>,
 }
 
+impl InstanceReport {
+    /// A report that says only who the instance is, of which SDK type, and where.
+    pub fn new(
+        app_name: String,
+        instance_id: String,
+        environment: String,
+        projects: Option<Vec<String>>,
+        sdk_type: &'static str,
+    ) -> Self {
+        Self {
+            app_name,
+            instance_id,
+            environment,
+            projects,
+            sdk_type,
+            sdk_version: None,
+            client_ip: None,
+            strategies: Vec::new(),
+            started: None,
+            interval_ms: None,
+        }
+    }
+}
+
 /// One flag's counts in one report.
 #[derive(Debug, Clone)]
 pub struct FlagCount {

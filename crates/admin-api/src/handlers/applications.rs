@@ -126,6 +126,49 @@ pub async fn list(
     Ok(web::Json(ApplicationsOut { applications, total }))
 }
 
+/// What the application views read: the application, its instances (those seen since
+/// `instances_since`, when given), its usage since `usage_since`, the projects of the flags it
+/// reported, and the strategy types the server knows.
+struct Loaded {
+    row: Option<flag_store::models::ClientApplicationRow>,
+    instances: Vec<flag_store::models::ClientInstanceRow>,
+    usage: Vec<flag_store::models::UsageRow>,
+    known_strategies: BTreeSet<String>,
+    projects: HashMap<String, String>,
+}
+
+async fn load(
+    state: &AppState,
+    name: String,
+    instances_since: Option<NaiveDateTime>,
+    usage_since: NaiveDateTime,
+) -> Result<Loaded, ApiError> {
+    crate::db::run(&state.store, move |conn| {
+        let Some(row) = client_metrics::application(conn, &name)? else {
+            return Ok(Loaded {
+                row: None,
+                instances: Vec::new(),
+                usage: Vec::new(),
+                known_strategies: BTreeSet::new(),
+                projects: HashMap::new(),
+            });
+        };
+        let usage = client_metrics::usage_of_application(conn, &name, usage_since)?;
+        let names: Vec<String> = usage.iter().map(|row| row.feature_name.clone()).collect();
+        Ok(Loaded {
+            row: Some(row),
+            instances: client_metrics::instances(conn, &name, None, instances_since)?,
+            projects: client_metrics::projects_of(conn, &names)?,
+            known_strategies: queries::strategies::list_types(conn)?
+                .into_iter()
+                .map(|row| row.name)
+                .collect(),
+            usage,
+        })
+    })
+    .await
+}
+
 /// One application: its instances and the flags it reported in the last 24 hours.
 #[utoipa::path(
     get,
@@ -149,21 +192,13 @@ pub async fn get(
     let app_name = path.into_inner();
     let now = crate::now();
     let name = app_name.clone();
-    let (row, instances, usage, known_strategies, projects) = crate::db::run(&state.store, move |conn| {
-        let Some(row) = client_metrics::application(conn, &name)? else {
-            return Ok((None, Vec::new(), Vec::new(), BTreeSet::new(), Default::default()));
-        };
-        let instances = client_metrics::instances(conn, &name, None, None)?;
-        let usage = client_metrics::usage_of_application(conn, &name, now - TimeDelta::hours(24))?;
-        let names: Vec<String> = usage.iter().map(|row| row.feature_name.clone()).collect();
-        let projects = client_metrics::projects_of(conn, &names)?;
-        let known = queries::strategies::list_types(conn)?
-            .into_iter()
-            .map(|row| row.name)
-            .collect();
-        Ok((Some(row), instances, usage, known, projects))
-    })
-    .await?;
+    let Loaded {
+        row,
+        instances,
+        usage,
+        known_strategies,
+        projects,
+    } = load(&state, name, None, now - TimeDelta::hours(24)).await?;
     let row = row.ok_or_else(|| ApiError::NotFound(format!("could not find appName={app_name}")))?;
     let seen: BTreeSet<String> = usage.into_iter().map(|row| row.feature_name).collect();
     Ok(web::Json(ApplicationOut {
@@ -231,20 +266,18 @@ pub async fn overview(
     let app_name = path.into_inner();
     let now = crate::now();
     let name = app_name.clone();
-    let (row, instances, usage, known_strategies, projects) = crate::db::run(&state.store, move |conn| {
-        let Some(row) = client_metrics::application(conn, &name)? else {
-            return Ok((None, Vec::new(), Vec::new(), BTreeSet::new(), Default::default()));
-        };
-        let instances = client_metrics::instances(conn, &name, None, Some(now - TimeDelta::hours(24)))?;
-        let usage = client_metrics::usage_of_application(conn, &name, now - client_metrics::USAGE_RETENTION)?;
-        let names: Vec<String> = usage.iter().map(|row| row.feature_name.clone()).collect();
-        let projects = client_metrics::projects_of(conn, &names)?;
-        let known: BTreeSet<String> = queries::strategies::list_types(conn)?
-            .into_iter()
-            .map(|row| row.name)
-            .collect();
-        Ok((Some(row), instances, usage, known, projects))
-    })
+    let Loaded {
+        row,
+        instances,
+        usage,
+        known_strategies,
+        projects,
+    } = load(
+        &state,
+        name,
+        Some(now - TimeDelta::hours(24)),
+        now - client_metrics::USAGE_RETENTION,
+    )
     .await?;
     let row = row.ok_or_else(|| ApiError::NotFound(format!("could not find appName={app_name}")))?;
     let mut by_environment: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();

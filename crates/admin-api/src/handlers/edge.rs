@@ -97,18 +97,16 @@ pub async fn instance_data(
     }
     state.usage.instance(
         InstanceReport {
-            app_name: instance.app_name,
-            instance_id: instance.identifier,
-            environment: access.environment.unwrap_or_else(|| "default".into()),
-            projects: access.projects,
-            sdk_type: "backend",
             sdk_version: instance
                 .edge_version
                 .map(|version| format!("unleash-edge:{version}")),
-            client_ip: None,
-            strategies: Vec::new(),
-            started: None,
-            interval_ms: None,
+            ..InstanceReport::new(
+                instance.app_name,
+                instance.identifier,
+                access.environment.unwrap_or_else(|| "default".into()),
+                access.projects,
+                "backend",
+            )
         },
         crate::now(),
     )?;

@@ -75,11 +75,6 @@ pub async fn register(
     registration.check()?;
     state.usage.instance(
         InstanceReport {
-            app_name: registration.app_name,
-            instance_id: instance_id(registration.instance_id),
-            environment: usage_environment(access.environment.as_deref()),
-            projects: access.projects,
-            sdk_type: "backend",
             sdk_version: registration.sdk_version,
             client_ip: client_ip(&request),
             strategies: registration.strategies,
@@ -89,6 +84,13 @@ pub async fn register(
                 reason = "checked finite and not negative; saturates"
             )]
             interval_ms: Some(registration.interval as i64),
+            ..InstanceReport::new(
+                registration.app_name,
+                instance_id(registration.instance_id),
+                usage_environment(access.environment.as_deref()),
+                access.projects,
+                "backend",
+            )
         },
         crate::now(),
     )?;
@@ -122,16 +124,14 @@ pub async fn metrics(
     let app_name = report.app_name.clone();
     state.usage.instance(
         InstanceReport {
-            app_name: app_name.clone(),
-            instance_id: instance_id(report.instance_id.clone()),
-            environment: environment.clone(),
-            projects: access.projects.clone(),
-            sdk_type: "backend",
-            sdk_version: None,
             client_ip: client_ip(&request),
-            strategies: Vec::new(),
-            started: None,
-            interval_ms: None,
+            ..InstanceReport::new(
+                app_name.clone(),
+                instance_id(report.instance_id.clone()),
+                environment.clone(),
+                access.projects.clone(),
+                "backend",
+            )
         },
         crate::now(),
     )?;
@@ -176,13 +176,7 @@ pub async fn bulk(
         };
         state.usage.instance(
             InstanceReport {
-                app_name: application.app_name,
-                instance_id: instance_id(Some(application.instance_id)),
-                environment: application.environment,
-                projects: access.projects.clone(),
-                sdk_type,
                 sdk_version: application.sdk_version,
-                client_ip: None,
                 strategies: application.strategies,
                 started: application.started.map(|started| started.0),
                 #[expect(
@@ -193,6 +187,13 @@ pub async fn bulk(
                     .interval
                     .filter(|interval| interval.is_finite() && *interval >= 0.0)
                     .map(|interval| interval as i64),
+                ..InstanceReport::new(
+                    application.app_name,
+                    instance_id(Some(application.instance_id)),
+                    application.environment,
+                    access.projects.clone(),
+                    sdk_type,
+                )
             },
             now,
         )?;
@@ -278,16 +279,14 @@ pub async fn frontend_metrics(
     if let (Some(instance), Some(sdk)) = (report.instance_id.clone(), sdk) {
         state.usage.instance(
             InstanceReport {
-                app_name: report.app_name.clone(),
-                instance_id: instance_id(Some(instance)),
-                environment: access.environment.clone(),
-                projects: access.projects.clone(),
-                sdk_type: "frontend",
                 sdk_version: Some(sdk),
-                client_ip: None,
-                strategies: Vec::new(),
-                started: None,
-                interval_ms: None,
+                ..InstanceReport::new(
+                    report.app_name.clone(),
+                    instance_id(Some(instance)),
+                    access.environment.clone(),
+                    access.projects.clone(),
+                    "frontend",
+                )
             },
             crate::now(),
         )?;
