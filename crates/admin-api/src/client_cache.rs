@@ -55,11 +55,6 @@ impl Precompressed {
         })
     }
 
-    /// The plain bytes.
-    pub fn identity(&self) -> &Bytes {
-        &self.identity
-    }
-
     /// The encoding `request` prefers among brotli, gzip and none, with its bytes.
     fn negotiate(&self, request: &HttpRequest) -> (ContentEncoding, &Bytes) {
         let accepted = AcceptEncoding::parse(request).ok();

@@ -241,6 +241,16 @@ async fn cors_follows_the_configured_origins() {
             allowed.then_some(origin)
         );
     }
+    // Refusals carry the CORS headers too, so a browser can read why it was refused.
+    let request = actix_web::test::TestRequest::get()
+        .uri("/api/frontend")
+        .insert_header(("Origin", "https://app.example.com"));
+    let response = test::call_service(&service, request.to_request()).await;
+    assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        header(&response, "Access-Control-Allow-Origin").as_deref(),
+        Some("https://app.example.com")
+    );
     // A preflight needs no token.
     let preflight = test::TestRequest::default()
         .method(actix_web::http::Method::OPTIONS)
