@@ -156,9 +156,10 @@ pub fn build_app(
         .app_data(web::PathConfig::default().error_handler(extract::path_error))
         .app_data(web::QueryConfig::default().error_handler(extract::query_error))
         .configure(routes::configure)
+        .route("/docs/openapi.json", web::get().to(openapi::serve))
         .service(
             utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
-                .external_url_unchecked("/docs/openapi.json", openapi::document()),
+                .config(utoipa_swagger_ui::Config::from("/docs/openapi.json")),
         )
         .default_service(web::to(handlers::not_found))
 }

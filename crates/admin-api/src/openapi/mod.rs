@@ -5,6 +5,10 @@
 //! statuses any body or database call can give, and the security schemes. A test compares the
 //! document's operations with the routes `routes::operations` registers.
 
+use std::sync::OnceLock;
+
+use actix_web::http::header::ContentType;
+use actix_web::{HttpResponse, web};
 use serde_json::Value;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{OpenApi as Document, RefOr, Response, ResponseBuilder};
@@ -87,6 +91,16 @@ pub fn generated() -> Document {
 /// The document as JSON, as `/docs/openapi.json` serves it.
 pub fn document() -> Value {
     serde_json::to_value(generated()).unwrap_or_default()
+}
+
+/// `GET /docs/openapi.json`: the document, generated on the first request and kept as bytes
+/// that every worker shares, so a process that is never asked for it builds none.
+pub async fn serve() -> HttpResponse {
+    static JSON: OnceLock<web::Bytes> = OnceLock::new();
+    let json = JSON.get_or_init(|| web::Bytes::from(serde_json::to_vec(&generated()).unwrap_or_default()));
+    HttpResponse::Ok()
+        .content_type(ContentType::json())
+        .body(json.clone())
 }
 
 /// What every operation shares: 401 where credentials are needed, 413 and 415 where there is a

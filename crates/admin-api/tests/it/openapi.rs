@@ -162,4 +162,17 @@ async fn the_api_page_is_served_locally() {
     .await;
     assert_eq!(bundle.status(), StatusCode::OK);
     assert!(http::read_body(bundle).await.len() > 100_000);
+    let initializer = http::call_service(
+        &service,
+        http::TestRequest::get()
+            .uri("/docs/swagger-initializer.js")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(initializer.status(), StatusCode::OK);
+    let script = String::from_utf8_lossy(&http::read_body(initializer).await).into_owned();
+    assert!(
+        script.contains("\"/docs/openapi.json\""),
+        "the page reads the served document: {script}"
+    );
 }
