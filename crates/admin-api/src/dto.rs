@@ -18,8 +18,6 @@ pub mod strategy_types;
 pub mod tokens;
 pub mod usage;
 
-use std::collections::BTreeMap;
-
 use chrono::{DateTime, NaiveDateTime, Utc};
 use flag_eval::{
     Combination, ConstraintResult, Context, Explanation, PlaygroundVariant, SegmentResult,
@@ -306,7 +304,7 @@ struct StrategyOut<'a> {
     #[serde(skip_serializing_if = "Option::is_none")]
     title: Option<&'a str>,
     disabled: bool,
-    parameters: &'a BTreeMap<String, String>,
+    parameters: &'a flag_eval::Parameters,
     result: &'a StrategyResult<'a>,
     constraints: Vec<ConstraintOut<'a>>,
     segments: Vec<SegmentOut<'a>>,

@@ -4,7 +4,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use flag_eval::{ClientFeatures, CompileOptions, Engine};
+use flag_eval::{ClientFeatures, CompileOptions, Engine, Feature};
 use flag_store::queries::{self, evaluation::ProjectScope};
 
 use crate::AppState;
@@ -13,14 +13,51 @@ use crate::error::ApiError;
 /// Compiled environments by environment and projects, each with when it was last used.
 type Entries = HashMap<(String, ProjectScope), (Arc<Compiled>, u64)>;
 
-/// A compiled environment: the document, its engine, and the store revision it reflects.
+/// A compiled environment: its engine, the order its flags are listed in, and the store
+/// revision it reflects. The engine keeps each flag's definition; nothing else holds a copy.
 #[derive(Debug)]
 pub struct Compiled {
     revision: i32,
-    /// The evaluated flags, in the playground's order.
-    pub document: ClientFeatures,
-    /// The engine compiled from `document`.
+    /// The flags' names, in the playground's order.
+    order: Box<[Box<str>]>,
+    /// The engine, with every flag's definition.
     pub engine: Engine,
+}
+
+impl Compiled {
+    fn new(revision: i32, document: ClientFeatures) -> Self {
+        let order = document
+            .features
+            .iter()
+            .map(|feature| feature.name.as_str().into())
+            .collect();
+        let (engine, _warnings) = Engine::compile_owned(document, CompileOptions::default());
+        Self {
+            revision,
+            order,
+            engine,
+        }
+    }
+
+    /// How many flags there are.
+    pub fn len(&self) -> usize {
+        self.order.len()
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.order.is_empty()
+    }
+
+    /// The flags' definitions, in the playground's order.
+    pub fn features(&self) -> impl Iterator<Item = &Feature> {
+        self.order.iter().filter_map(|name| self.engine.feature(name))
+    }
+
+    /// The definition of the flag at `index` in that order.
+    pub fn feature_at(&self, index: usize) -> Option<&Feature> {
+        self.order.get(index).and_then(|name| self.engine.feature(name))
+    }
 }
 
 /// Compiled environments by environment and projects. An entry is used only while the store's
@@ -281,22 +318,21 @@ pub async fn compile(
     state
         .cpu
         .run(move || {
+            // The rows the documents were read from are freed by now; their pages go back before
+            // compiling, and the compiler's own scratch after it.
+            crate::memory::release_free_pages();
             let compiled: Vec<Arc<Compiled>> = found
                 .into_iter()
                 .map(|found| match found {
                     Found::Cached(hit) => hit,
                     Found::Load(key, document) => {
-                        let (engine, _warnings) = Engine::compile_with(&document, CompileOptions::default());
-                        let entry = Arc::new(Compiled {
-                            revision,
-                            document,
-                            engine,
-                        });
+                        let entry = Arc::new(Compiled::new(revision, document));
                         cache.insert(key, Arc::clone(&entry));
                         entry
                     }
                 })
                 .collect();
+            crate::memory::release_free_pages();
             order
                 .into_iter()
                 .map(|index| Arc::clone(&compiled[index]))

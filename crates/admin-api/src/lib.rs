@@ -18,6 +18,7 @@ pub mod engines;
 pub mod error;
 pub mod extract;
 pub mod handlers;
+pub mod memory;
 pub mod metrics;
 pub mod openapi;
 pub mod password;

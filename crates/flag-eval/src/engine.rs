@@ -64,12 +64,26 @@ pub(crate) enum Outcome<'a> {
 }
 
 impl CompiledFlag {
-    fn compile(feature: &Feature, options: &CompileOptions, warnings: &mut Vec<Warning>) -> Self {
+    /// The variant list `strategy`, one of this flag's, was compiled from.
+    pub(crate) fn strategy_variants(&self, strategy: &CompiledStrategy) -> &[crate::model::Variant] {
+        self.source
+            .strategies
+            .get(strategy.position as usize)
+            .map_or(&[], |source| source.variants.as_slice())
+    }
+
+    /// Compiles `feature`, which it keeps as the source of explanations.
+    fn compile(mut feature: Feature, options: &CompileOptions, warnings: &mut Vec<Warning>) -> Self {
         let mut errors = Vec::new();
         let strategies: Box<[CompiledStrategy]> = feature
             .strategies
             .iter()
-            .map(|strategy| CompiledStrategy::compile(strategy, &feature.name, options, &mut errors))
+            .zip(0..)
+            .map(|(strategy, position)| {
+                let mut compiled = CompiledStrategy::compile(strategy, &feature.name, options, &mut errors);
+                compiled.position = position;
+                compiled
+            })
             .collect();
         let variants = CompiledVariants::compile(
             &feature.variants,
@@ -106,9 +120,10 @@ impl CompiledFlag {
         } else {
             Shortcut::Evaluate
         };
+        compact(&mut feature);
         Self {
-            source: Box::new(feature.clone()),
             enabled: feature.enabled,
+            source: Box::new(feature),
             shortcut,
             has_active_strategy: first_active.is_some(),
             strategies,
@@ -134,7 +149,23 @@ impl Engine {
             ..Self::default()
         };
         let mut warnings = Vec::new();
-        engine.hydrate(&document.features, &document.segments, &mut warnings);
+        engine.hydrate(
+            document.features.iter().cloned(),
+            &document.segments,
+            &mut warnings,
+        );
+        (engine, warnings)
+    }
+
+    /// Compiles a client-features document it takes over: each flag's definition becomes the
+    /// source its explanations quote, with no copy made, so a caller needs to keep nothing else.
+    pub fn compile_owned(document: ClientFeatures, options: CompileOptions) -> (Self, Vec<Warning>) {
+        let mut engine = Self {
+            options,
+            ..Self::default()
+        };
+        let mut warnings = Vec::new();
+        engine.hydrate(document.features, &document.segments, &mut warnings);
         (engine, warnings)
     }
 
@@ -160,8 +191,10 @@ impl Engine {
             match event {
                 DeltaEvent::Hydration {
                     features, segments, ..
-                } => self.hydrate(features, segments, &mut warnings),
-                DeltaEvent::FeatureUpdated { feature, .. } => self.upsert_feature(feature, &mut warnings),
+                } => self.hydrate(features.iter().cloned(), segments, &mut warnings),
+                DeltaEvent::FeatureUpdated { feature, .. } => {
+                    self.upsert_feature(feature.clone(), &mut warnings);
+                }
                 DeltaEvent::FeatureRemoved { feature_name, .. } => {
                     self.flags.remove(feature_name.as_str());
                 }
@@ -176,13 +209,18 @@ impl Engine {
         warnings
     }
 
-    fn hydrate(&mut self, features: &[Feature], segments: &[Segment], warnings: &mut Vec<Warning>) {
+    fn hydrate<I>(&mut self, features: I, segments: &[Segment], warnings: &mut Vec<Warning>)
+    where
+        I: IntoIterator<Item = Feature, IntoIter: ExactSizeIterator>,
+    {
         self.flags.clear();
         self.segment_slots.clear();
         self.segment_ids.clear();
         for segment in segments {
             self.upsert_segment(segment, warnings);
         }
+        let features = features.into_iter();
+        self.flags.reserve(features.len());
         for feature in features {
             self.upsert_feature(feature, warnings);
         }
@@ -216,7 +254,7 @@ impl Engine {
         self.segment_slots.get(slot as usize).and_then(Option::as_ref)
     }
 
-    fn upsert_feature(&mut self, feature: &Feature, warnings: &mut Vec<Warning>) {
+    fn upsert_feature(&mut self, feature: Feature, warnings: &mut Vec<Warning>) {
         let mut compiled = CompiledFlag::compile(feature, &self.options, warnings);
         for strategy in &mut compiled.strategies {
             let slots: Box<[u32]> = strategy
@@ -227,14 +265,14 @@ impl Engine {
             for (id, slot) in strategy.segments.iter().zip(slots.iter()) {
                 if self.segment(*slot).is_none() {
                     warnings.push(Warning {
-                        flag: feature.name.clone(),
+                        flag: compiled.source.name.clone(),
                         error: ValidationError::UnknownSegment { id: *id },
                     });
                 }
             }
             strategy.segment_slots = slots;
         }
-        self.flags.insert(feature.name.as_str().into(), compiled);
+        self.flags.insert(compiled.source.name.as_str().into(), compiled);
     }
 
     /// Number of flags.
@@ -255,6 +293,11 @@ impl Engine {
     /// The flags' source definitions, in no particular order.
     pub fn features(&self) -> impl Iterator<Item = &Feature> {
         self.flags.values().map(|flag| &*flag.source)
+    }
+
+    /// A flag's source definition.
+    pub fn feature(&self, name: &str) -> Option<&Feature> {
+        self.flags.get(name).map(|flag| &*flag.source)
     }
 
     /// Whether the flag is enabled for `context`, as Unleash's SDKs decide; unknown flags are off.
@@ -287,10 +330,12 @@ impl Engine {
         let Outcome::On(winner) = outcome else {
             return ResolvedVariant::disabled(false);
         };
-        let variants = winner
-            .and_then(|strategy| strategy.variants.as_ref())
-            .unwrap_or(&flag.variants);
-        match variants.select(context) {
+        let (variants, source) =
+            match winner.and_then(|strategy| Some((strategy.variants.as_ref()?, strategy))) {
+                Some((variants, strategy)) => (variants, flag.strategy_variants(strategy)),
+                None => (&flag.variants, flag.source.variants.as_slice()),
+            };
+        match variants.select(source, context) {
             Some(variant) => ResolvedVariant {
                 name: &variant.name,
                 payload: variant.payload.as_ref(),
@@ -351,4 +396,35 @@ impl Engine {
             }
         })
     }
+}
+
+/// Gives back the spare capacity of every list in `feature`, which is kept for as long as the
+/// engine: lists read from JSON or built row by row hold up to twice what they use.
+fn compact(feature: &mut Feature) {
+    for strategy in &mut feature.strategies {
+        for constraint in &mut strategy.constraints {
+            constraint.values.shrink_to_fit();
+        }
+        strategy.constraints.shrink_to_fit();
+        strategy.segments.shrink_to_fit();
+        compact_variants(&mut strategy.variants);
+    }
+    feature.strategies.shrink_to_fit();
+    compact_variants(&mut feature.variants);
+    for dependency in &mut feature.dependencies {
+        if let Some(variants) = &mut dependency.variants {
+            variants.shrink_to_fit();
+        }
+    }
+    feature.dependencies.shrink_to_fit();
+}
+
+fn compact_variants(variants: &mut Vec<crate::model::Variant>) {
+    for variant in variants.iter_mut() {
+        for rule in &mut variant.overrides {
+            rule.values.shrink_to_fit();
+        }
+        variant.overrides.shrink_to_fit();
+    }
+    variants.shrink_to_fit();
 }

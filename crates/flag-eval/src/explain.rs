@@ -277,7 +277,7 @@ impl Engine {
             match explained.result.enabled {
                 Tristate::Unknown => any_unknown = true,
                 Tristate::True if winner.is_none() => {
-                    let (variant, variants) = winning_variant(flag, compiled, context);
+                    let (variant, variants) = winning_variant(flag, &source.variants, compiled, context);
                     if let PlaygroundVariant::Strategy(chosen) = variant {
                         explained.result.variant = Some(StrategyVariant::from(chosen));
                     }
@@ -302,11 +302,11 @@ impl Engine {
             Some(winner) => winner,
             None if flag.source.strategies.is_empty() && is_enabled => (
                 flag.variants
-                    .select(context)
+                    .select(&flag.source.variants, context)
                     .map_or(PlaygroundVariant::None, PlaygroundVariant::Feature),
-                flag.variants.source(),
+                flag.source.variants.as_slice(),
             ),
-            None => (PlaygroundVariant::Disabled, flag.variants.source()),
+            None => (PlaygroundVariant::Disabled, flag.source.variants.as_slice()),
         };
         Explanation {
             name: &flag.source.name,
@@ -401,11 +401,13 @@ impl Engine {
                     // not the winner shows its pick without disturbing the draws.
                     Some(variants) if !(enabled && before_winner) => {
                         let saved = context.random.state();
-                        let picked = variants.select(context).map(StrategyVariant::from);
+                        let picked = variants
+                            .select(&source.variants, context)
+                            .map(StrategyVariant::from);
                         context.random.reseed(saved);
-                        (picked, Some(variants.source()))
+                        (picked, Some(source.variants.as_slice()))
                     }
-                    Some(variants) => (None, Some(variants.source())),
+                    Some(_) => (None, Some(source.variants.as_slice())),
                     None => (None, None),
                 };
                 StrategyResult {
@@ -433,21 +435,22 @@ impl Engine {
 /// from its own variants when it has some, else from the flag's.
 fn winning_variant<'a>(
     flag: &'a CompiledFlag,
+    strategy_variants: &'a [Variant],
     strategy: &'a CompiledStrategy,
     context: &Context,
 ) -> (PlaygroundVariant<'a>, &'a [Variant]) {
     match &strategy.variants {
         Some(variants) => (
             variants
-                .select(context)
+                .select(strategy_variants, context)
                 .map_or(PlaygroundVariant::None, PlaygroundVariant::Strategy),
-            variants.source(),
+            strategy_variants,
         ),
         None => (
             flag.variants
-                .select(context)
+                .select(&flag.source.variants, context)
                 .map_or(PlaygroundVariant::None, PlaygroundVariant::Feature),
-            flag.variants.source(),
+            flag.source.variants.as_slice(),
         ),
     }
 }

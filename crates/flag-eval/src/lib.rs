@@ -69,8 +69,8 @@ pub use explain::{
 };
 pub use hash::{STRATEGY_SEED, VARIANT_SEED, bucket, murmur};
 pub use model::{
-    ClientFeatures, Constraint, Delta, DeltaEvent, Dependency, Feature, Payload, Segment, State, Strategy,
-    Variant,
+    ClientFeatures, Constraint, Delta, DeltaEvent, Dependency, Feature, Parameters, Payload, Segment, State,
+    Strategy, Variant,
 };
 pub use properties::Properties;
 pub use strategy::CompileOptions;

@@ -101,6 +101,9 @@ pub(crate) struct CompiledStrategy {
     pub(crate) segment_slots: Box<[u32]>,
     /// Strategy variants; `None` when the strategy has none.
     pub(crate) variants: Option<CompiledVariants>,
+    /// Where the strategy stands in its flag's list, so that its variants' names and payloads
+    /// are read from the flag's definition; filled in by the engine.
+    pub(crate) position: u32,
 }
 
 impl CompiledStrategy {
@@ -110,7 +113,7 @@ impl CompiledStrategy {
         options: &CompileOptions,
         errors: &mut Vec<ValidationError>,
     ) -> Self {
-        let parameter = |name: &str| strategy.parameters.get(name).map(String::as_str);
+        let parameter = |name: &str| strategy.parameters.get(name);
         let mut invalid = |name: &str| {
             errors.push(ValidationError::InvalidParameter {
                 strategy: strategy.name.clone(),
@@ -194,6 +197,7 @@ impl CompiledStrategy {
             segments: strategy.segments.iter().copied().collect(),
             segment_slots: Box::default(),
             variants,
+            position: 0,
         }
     }
 
@@ -277,7 +281,6 @@ fn percentage(text: Option<&str>) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
-    use std::collections::BTreeMap;
 
     use super::*;
 
@@ -287,7 +290,7 @@ mod tests {
             parameters: parameters
                 .iter()
                 .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
-                .collect::<BTreeMap<_, _>>(),
+                .collect(),
             ..Strategy::default()
         }
     }

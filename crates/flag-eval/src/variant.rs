@@ -72,10 +72,10 @@ struct CompiledVariant {
     overrides: Box<[Override]>,
 }
 
-/// A variant list ready for selection; the source list is kept for names and payloads.
+/// A variant list ready for selection. The list it was compiled from is not kept: the flag's
+/// definition holds it, and selection is given it back for names and payloads.
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledVariants {
-    source: Box<[Variant]>,
     compiled: Box<[CompiledVariant]>,
     total_weight: u32,
     stickiness: Stickiness,
@@ -119,7 +119,6 @@ impl CompiledVariants {
             })
             .collect();
         Self {
-            source: variants.into(),
             total_weight: compiled.iter().map(|variant| variant.weight).sum(),
             compiled,
             stickiness: Stickiness::parse(stickiness),
@@ -127,14 +126,11 @@ impl CompiledVariants {
         }
     }
 
-    pub(crate) fn source(&self) -> &[Variant] {
-        &self.source
-    }
-
-    /// Chooses a variant for `context`, or `None` when the list is empty or all weights are 0.
-    pub(crate) fn select(&self, context: &Context) -> Option<&Variant> {
+    /// Chooses a variant of `source`, the list this was compiled from, for `context`; `None`
+    /// when the list is empty or all weights are 0.
+    pub(crate) fn select<'v>(&self, source: &'v [Variant], context: &Context) -> Option<&'v Variant> {
         if let Some(index) = self.overridden(context) {
-            return self.source.get(index);
+            return source.get(index);
         }
         if self.total_weight == 0 {
             return None;
@@ -144,7 +140,7 @@ impl CompiledVariants {
             None => context.random.one_to(self.total_weight),
         };
         let mut running = 0;
-        for (variant, compiled) in self.source.iter().zip(self.compiled.iter()) {
+        for (variant, compiled) in source.iter().zip(self.compiled.iter()) {
             // A weight-0 variant is never chosen, even when the running total already reaches the
             // target.
             if compiled.weight == 0 {
@@ -281,9 +277,9 @@ mod tests {
         let variants = [variant("a", 0), variant("b", 0)];
         let compiled = CompiledVariants::compile(&variants, "f", None, &mut Vec::new());
         for user in ["1", "2", "3"] {
-            assert_eq!(compiled.select(&Context::for_user(user)), None);
+            assert_eq!(compiled.select(&variants, &Context::for_user(user)), None);
         }
-        assert_eq!(compiled.select(&Context::default()), None);
+        assert_eq!(compiled.select(&variants, &Context::default()), None);
     }
 
     #[test]
@@ -291,7 +287,7 @@ mod tests {
         let variants = [variant("zero", 0), variant("one", 1)];
         let compiled = CompiledVariants::compile(&variants, "f", None, &mut Vec::new());
         for user in 0..1000 {
-            let chosen = compiled.select(&Context::for_user(&user.to_string()));
+            let chosen = compiled.select(&variants, &Context::for_user(&user.to_string()));
             assert_eq!(chosen.map(|v| v.name.as_str()), Some("one"));
         }
     }
@@ -306,17 +302,22 @@ mod tests {
         let variants = [variant("normal", 1000), forced];
         let compiled = CompiledVariants::compile(&variants, "f", None, &mut Vec::new());
         let context = Context::for_user("1").with_property("plan", "pro");
-        assert_eq!(compiled.select(&context).map(|v| v.name.as_str()), Some("forced"));
+        assert_eq!(
+            compiled.select(&variants, &context).map(|v| v.name.as_str()),
+            Some("forced")
+        );
     }
 
     #[test]
     fn negative_weights_are_reported_and_ignored() {
         let mut errors = Vec::new();
-        let compiled =
-            CompiledVariants::compile(&[variant("a", -5), variant("b", 10)], "f", None, &mut errors);
+        let variants = [variant("a", -5), variant("b", 10)];
+        let compiled = CompiledVariants::compile(&variants, "f", None, &mut errors);
         assert_eq!(errors.len(), 1);
         assert_eq!(
-            compiled.select(&Context::for_user("x")).map(|v| v.name.as_str()),
+            compiled
+                .select(&variants, &Context::for_user("x"))
+                .map(|v| v.name.as_str()),
             Some("b")
         );
     }

@@ -183,7 +183,7 @@ pub struct StrategyRow {
 
 impl StrategyRow {
     /// The parameters, decoded from `parameters`.
-    pub fn parameters(&self) -> Result<BTreeMap<String, String>, StoreError> {
+    pub fn parameters(&self) -> Result<flag_eval::Parameters, StoreError> {
         from_json("strategy", &self.id, "parameters", &self.parameters)
     }
 

@@ -1,8 +1,6 @@
 //! Answers of the client API (`/api/client/features`), the document Unleash SDKs poll.
 
-use std::collections::BTreeMap;
-
-use flag_eval::{ClientFeatures, Constraint, Dependency, Feature, Segment, Strategy, Variant};
+use flag_eval::{ClientFeatures, Constraint, Dependency, Feature, Parameters, Segment, Strategy, Variant};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
@@ -200,7 +198,8 @@ pub struct ClientStrategy {
     /// The strategy's constraints, then, for SDKs that do not read segments, its segments'.
     #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
     constraints: Vec<Constraint>,
-    parameters: BTreeMap<String, String>,
+    #[schema(value_type = BTreeMap<String, String>)]
+    parameters: Parameters,
     #[schema(value_type = Vec<VariantSchema>)]
     variants: Vec<Variant>,
     /// Segment ids, for SDKs that read segments separately.

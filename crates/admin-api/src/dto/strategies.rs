@@ -67,7 +67,7 @@ impl StrategyRequest {
             .map_err(|error| ApiError::invalid("/variants", error.to_string()))?;
         let strategy = flag_eval::Strategy {
             name: self.name.clone(),
-            parameters: parameters.clone(),
+            parameters: parameters.clone().into(),
             constraints: self.constraints.clone(),
             variants: variants.clone(),
             ..flag_eval::Strategy::default()

@@ -111,9 +111,7 @@ async fn evaluate(
         return Err(ApiError::Internal("no compiled environment".into()));
     };
     let toggles = compiled
-        .document
-        .features
-        .iter()
+        .features()
         .filter_map(|feature| {
             let variant = compiled.engine.variant(&feature.name, context);
             variant.feature_enabled.then(|| FrontendToggle {

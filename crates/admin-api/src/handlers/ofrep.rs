@@ -202,12 +202,7 @@ pub async fn evaluate_flag(
         Err(failed) => return Ok(respond(failed)),
     };
     let compiled = compiled(&state, &access).await?;
-    let Some(feature) = compiled
-        .document
-        .features
-        .iter()
-        .find(|feature| feature.name == key)
-    else {
+    let Some(feature) = compiled.engine.feature(&key) else {
         return Ok(respond(failure(
             StatusCode::NOT_FOUND,
             Some(&key),
@@ -250,9 +245,7 @@ pub async fn evaluate_flags(
     };
     let compiled = compiled(&state, &access).await?;
     let flags = compiled
-        .document
-        .features
-        .iter()
+        .features()
         .map(|feature| evaluation(feature, &compiled.engine.variant(&feature.name, &context)))
         .collect();
     let body = serde_json::to_vec(&OfrepBulkEvaluation { flags })

@@ -100,9 +100,7 @@ pub async fn playground(
         .run(move || {
             let evaluation = dto::evaluation_context(&context, now, seed);
             let features = compiled
-                .document
-                .features
-                .iter()
+                .features()
                 .filter_map(|feature| compiled.engine.explain(&feature.name, &evaluation))
                 .collect::<Vec<_>>();
             let features = features
@@ -181,9 +179,7 @@ pub async fn advanced(
     // The limits count the features of the first environment, as Unleash does; nothing else is
     // compiled until they pass.
     let first = engines::compile(&state, &projects, &environments[..1]).await?;
-    let features = first
-        .first()
-        .map_or(0, |compiled| compiled.document.features.len());
+    let features = first.first().map_or(0, |compiled| compiled.len());
     combinations
         .check_limit(environments.len(), features, state.settings.combination_limit)
         .map_err(|error| ApiError::bad_request(error.to_string()))?;
@@ -324,7 +320,7 @@ impl AdvancedAnswer {
         }
         while out.len() < CHUNK_BYTES {
             let position = &mut self.position;
-            let Some(feature) = first.document.features.get(position.feature) else {
+            let Some(feature) = first.feature_at(position.feature) else {
                 out.append(&mut self.tail);
                 position.finished = true;
                 return Ok(());

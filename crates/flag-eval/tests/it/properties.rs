@@ -165,7 +165,7 @@ fn strategy() -> impl Strategy<Value = StrategyDef> {
                 name: name.into(),
                 id: Some(format!("{name}-id")),
                 disabled: Some(disabled),
-                parameters,
+                parameters: parameters.into(),
                 constraints,
                 segments,
                 variants,

@@ -109,7 +109,7 @@ pub fn client_features(
                     title: strategy.title.clone(),
                     disabled: strategy.disabled.unwrap_or(false),
                     sort_order: Some(i32::try_from(order).unwrap_or(i32::MAX)),
-                    parameters: strategy.parameters.clone(),
+                    parameters: strategy.parameters.clone().into(),
                     constraints: strategy.constraints.clone(),
                     segments: strategy
                         .segments

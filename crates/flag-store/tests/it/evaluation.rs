@@ -138,11 +138,11 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
     assert_eq!(added[0].name, "flexibleRollout");
     assert_eq!(
         added[0].parameters,
-        BTreeMap::from([
+        flag_eval::Parameters::from(BTreeMap::from([
             ("groupId".to_owned(), "child".to_owned()),
             ("rollout".to_owned(), "100".to_owned()),
             ("stickiness".to_owned(), "default".to_owned()),
-        ])
+        ]))
     );
     let actual = playground_input(&mut conn, &ProjectScope::All, "production")?;
 
