@@ -9,6 +9,7 @@ use tracing_subscriber::EnvFilter;
 
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
+    admin_api::memory::configure();
     let config = Config::load();
     let filter = EnvFilter::try_new(&config.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
     match config.log_format {

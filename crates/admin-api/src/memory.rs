@@ -1,12 +1,32 @@
-//! Giving freed memory back to the system after a cache entry is built.
+//! How the server's memory goes back to the system: allocations of answer size always mapped on
+//! their own, and the pages freed by a cache build returned once it is done.
+//!
+//! Both matter at 10,000 flags. glibc raises its threshold for mapping an allocation on its own
+//! to the size of the largest one freed, so after one 9 MB playground answer, every later answer
+//! would be carved from the heap and its pages kept; and the rows a compiled environment is
+//! built from lie between what the cache keeps, so glibc cannot return them by itself.
+
+/// Allocations at least this large are mapped on their own and unmapped when freed.
+const MMAP_THRESHOLD_BYTES: i32 = 128 * 1024;
+
+/// Fixes glibc's mapping threshold at [`MMAP_THRESHOLD_BYTES`] (its starting value), which turns
+/// off its growth. Called once, first thing in `main`.
+pub fn configure() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    #[expect(
+        unsafe_code,
+        reason = "glibc's mallopt has no safe wrapper; it is the only way to fix the mapping threshold"
+    )]
+    // SAFETY: `mallopt` takes two integers and changes a setting under the allocator's own lock.
+    unsafe {
+        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES);
+    }
+}
 
 /// Returns to the system the pages the allocator holds free, in every arena.
 ///
-/// A compiled environment or a client-API answer is built from database rows and buffers that
-/// are freed once it is done. glibc keeps the pages they took for later allocations, and since
-/// they lie between what the cache keeps, it cannot give them back by itself: at 10,000 flags
-/// one rebuild would leave tens of MiB resident that nothing uses. Called once per built entry
-/// (so once per revision and question), never per request; it takes a few milliseconds.
+/// Called once per built cache entry (a compiled environment, a client-API answer), so once per
+/// revision and question, never per request; it takes a few milliseconds.
 pub fn release_free_pages() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(

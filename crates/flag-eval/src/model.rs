@@ -365,16 +365,12 @@ impl Parameters {
 impl FromIterator<(String, String)> for Parameters {
     fn from_iter<I: IntoIterator<Item = (String, String)>>(pairs: I) -> Self {
         let mut pairs: Vec<(String, String)> = pairs.into_iter().collect();
+        // Newest first among equal names (the sort is stable), then the first of each name kept.
+        pairs.reverse();
         pairs.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut unique: Vec<(String, String)> = Vec::with_capacity(pairs.len());
-        for (key, value) in pairs {
-            match unique.last_mut() {
-                Some(last) if last.0 == key => last.1 = value,
-                _ => unique.push((key, value)),
-            }
-        }
-        unique.shrink_to_fit();
-        Self(unique)
+        pairs.dedup_by(|later, kept| later.0 == kept.0);
+        pairs.shrink_to_fit();
+        Self(pairs)
     }
 }
 

@@ -74,8 +74,14 @@ struct CompiledVariant {
 
 /// A variant list ready for selection. The list it was compiled from is not kept: the flag's
 /// definition holds it, and selection is given it back for names and payloads.
+///
+/// One pointer wide, and no allocation for an empty list: every flag and strategy has one, and
+/// most lists are empty.
 #[derive(Debug, Clone)]
-pub(crate) struct CompiledVariants {
+pub(crate) struct CompiledVariants(Option<Box<VariantTable>>);
+
+#[derive(Debug, Clone)]
+struct VariantTable {
     compiled: Box<[CompiledVariant]>,
     total_weight: u32,
     stickiness: Stickiness,
@@ -94,6 +100,9 @@ impl CompiledVariants {
         stickiness: Option<&str>,
         errors: &mut Vec<ValidationError>,
     ) -> Self {
+        if variants.is_empty() {
+            return Self(None);
+        }
         let compiled: Box<[CompiledVariant]> = variants
             .iter()
             .map(|variant| {
@@ -118,17 +127,23 @@ impl CompiledVariants {
                 CompiledVariant { weight, overrides }
             })
             .collect();
-        Self {
+        Self(Some(Box::new(VariantTable {
             total_weight: compiled.iter().map(|variant| variant.weight).sum(),
             compiled,
             stickiness: Stickiness::parse(stickiness),
             group_id: group_id.into(),
-        }
+        })))
     }
 
     /// Chooses a variant of `source`, the list this was compiled from, for `context`; `None`
     /// when the list is empty or all weights are 0.
     pub(crate) fn select<'v>(&self, source: &'v [Variant], context: &Context) -> Option<&'v Variant> {
+        self.0.as_deref()?.select(source, context)
+    }
+}
+
+impl VariantTable {
+    fn select<'v>(&self, source: &'v [Variant], context: &Context) -> Option<&'v Variant> {
         if let Some(index) = self.overridden(context) {
             return source.get(index);
         }

@@ -136,6 +136,7 @@ async fn build_answer(
                 .map_err(|error| ApiError::Internal(format!("cannot serialise client features: {error}")))?;
             let body = Precompressed::new(json)
                 .map_err(|error| ApiError::Internal(format!("cannot compress client features: {error}")))?;
+            crate::memory::release_free_pages();
             Ok(Arc::new(Answer { etag, digest, body }))
         })
         .await?

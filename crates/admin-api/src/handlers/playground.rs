@@ -43,7 +43,28 @@ fn internal(error: serde_json::Error) -> ApiError {
 #[derive(Serialize)]
 struct PlaygroundAnswer<'a> {
     input: &'a Value,
-    features: Vec<EvaluatedFeature<'a>>,
+    features: Explained<'a>,
+}
+
+/// Every flag of an environment explained for one context, each explained as it is written, so
+/// no list of explanations is held (at 10,000 flags it would be larger than the answer).
+struct Explained<'a> {
+    compiled: &'a Compiled,
+    context: &'a flag_eval::Context,
+    environment: &'a str,
+}
+
+impl Serialize for Explained<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeSeq;
+        let mut features = serializer.serialize_seq(Some(self.compiled.len()))?;
+        for feature in self.compiled.features() {
+            if let Some(explanation) = self.compiled.engine.explain(&feature.name, self.context) {
+                features.serialize_element(&EvaluatedFeature::new(&explanation, self.environment, None))?;
+            }
+        }
+        features.end()
+    }
 }
 
 /// The playground's operations.
@@ -99,17 +120,13 @@ pub async fn playground(
         .cpu
         .run(move || {
             let evaluation = dto::evaluation_context(&context, now, seed);
-            let features = compiled
-                .features()
-                .filter_map(|feature| compiled.engine.explain(&feature.name, &evaluation))
-                .collect::<Vec<_>>();
-            let features = features
-                .iter()
-                .map(|explanation| EvaluatedFeature::new(explanation, &environment, None))
-                .collect();
             serde_json::to_vec(&PlaygroundAnswer {
                 input: &body,
-                features,
+                features: Explained {
+                    compiled: &compiled,
+                    context: &evaluation,
+                    environment: &environment,
+                },
             })
         })
         .await?

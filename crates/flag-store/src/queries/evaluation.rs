@@ -100,13 +100,18 @@ fn load(
         segment_links.entry(strategy).or_default().push(segment);
     }
 
+    // Rows come ordered by feature, so each feature's strategies are one run, collected into a
+    // list of exactly its length: the compiled engine keeps these lists.
     let mut strategies_by_feature: HashMap<&str, Vec<flag_eval::Strategy>> = HashMap::new();
-    for row in &strategy_rows {
-        let segment_ids = segment_links.get(&row.id).map(Vec::as_slice).unwrap_or_default();
-        strategies_by_feature
-            .entry(row.feature_name.as_str())
-            .or_default()
-            .push(strategies::to_model(row, segment_ids)?);
+    for run in strategy_rows.chunk_by(|a, b| a.feature_name == b.feature_name) {
+        let mut strategies = Vec::with_capacity(run.len());
+        for row in run {
+            let segment_ids = segment_links.get(&row.id).map(Vec::as_slice).unwrap_or_default();
+            strategies.push(strategies::to_model(row, segment_ids)?);
+        }
+        if let Some(first) = run.first() {
+            strategies_by_feature.insert(first.feature_name.as_str(), strategies);
+        }
     }
 
     let dependencies: HashMap<String, DependencyRow> = feature_dependencies::table
