@@ -9,7 +9,7 @@
 /// Allocations at least this large are mapped on their own and unmapped when freed.
 const MMAP_THRESHOLD_BYTES: i32 = 128 * 1024;
 
-/// Fixes glibc's mapping threshold at [`MMAP_THRESHOLD_BYTES`] (its starting value), which turns
+/// Fixes glibc's mapping threshold at 128 KiB (its starting value), which turns
 /// off its growth. Called once, first thing in `main`.
 pub fn configure() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
