@@ -288,7 +288,7 @@ impl StoreConfig {
 ///
 /// - SQLite: `busy_timeout` first (so the following statements already wait instead of
 ///   failing), then WAL (retried up to the busy timeout), then `synchronous = NORMAL` (durable
-///   across process crashes in WAL mode), then foreign keys.
+///   across process crashes in WAL mode), then foreign keys, then a page cache of 512 KiB.
 /// - PostgreSQL: the schema as `search_path`, the busy timeout as `lock_timeout`, and the
 ///   application name.
 #[derive(Debug, Clone)]

@@ -3,8 +3,8 @@
 use chrono::{TimeZone, Utc};
 use flag_eval::model::{Override, Strategy as StrategyDef};
 use flag_eval::{
-    ClientFeatures, Constraint, Context, CurrentTime, Dependency, Engine, Feature, Operator, Payload,
-    Segment, Variant, fold_case,
+    ClientFeatures, CompileOptions, Constraint, Context, CurrentTime, Dependency, Engine, Feature, Operator,
+    Payload, Segment, Variant, fold_case,
 };
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
@@ -305,6 +305,30 @@ proptest! {
             prop_assert_eq!(explanation.is_enabled, enabled, "{}", feature.name);
             let variant = engine.variant(&feature.name, &context.clone().with_random_seed(seed));
             prop_assert_eq!(explanation.variant.name(), variant.name, "{}", feature.name);
+        }
+    }
+
+    #[test]
+    fn an_engine_that_takes_the_document_over_answers_as_one_that_copies_it(
+        document in document(),
+        context in context(),
+    ) {
+        let (copied, copied_warnings) = Engine::compile(&document);
+        let (owned, owned_warnings) = Engine::compile_owned(document.clone(), CompileOptions::default());
+        prop_assert_eq!(copied_warnings, owned_warnings);
+        for feature in &document.features {
+            prop_assert_eq!(owned.feature(&feature.name), copied.feature(&feature.name));
+            let seed = context.random.state();
+            let explain = |engine: &Engine| {
+                engine
+                    .explain(&feature.name, &context.clone().with_random_seed(seed))
+                    .map(|explanation| format!("{explanation:?}"))
+            };
+            prop_assert_eq!(explain(&owned), explain(&copied), "{}", feature.name);
+            let variant = |engine: &Engine| {
+                format!("{:?}", engine.variant(&feature.name, &context.clone().with_random_seed(seed)))
+            };
+            prop_assert_eq!(variant(&owned), variant(&copied), "{}", feature.name);
         }
     }
 

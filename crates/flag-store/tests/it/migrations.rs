@@ -48,7 +48,7 @@ fn migrations_run_up_down_and_up_again() -> Result<(), Box<dyn std::error::Error
     Ok(())
 }
 
-/// SQLite connections use WAL; PostgreSQL connections wait for the write lock as long as SQLite
+/// SQLite connections use WAL and a page cache of 512 KiB; PostgreSQL connections wait for the write lock as long as SQLite
 /// waits for a busy database, in the scratch schema.
 #[test]
 fn connections_are_configured_for_their_backend() -> Result<(), Box<dyn std::error::Error>> {
@@ -64,6 +64,10 @@ fn connections_are_configured_for_their_backend() -> Result<(), Box<dyn std::err
             let mode: Setting = diesel::sql_query("SELECT journal_mode AS value FROM pragma_journal_mode()")
                 .get_result(&mut conn)?;
             assert_eq!(mode.value, "wal");
+            let cache: Setting =
+                diesel::sql_query("SELECT CAST(cache_size AS TEXT) AS value FROM pragma_cache_size()")
+                    .get_result(&mut conn)?;
+            assert_eq!(cache.value, "-512");
         }
         Backend::Postgres => {
             let timeout: Setting =
