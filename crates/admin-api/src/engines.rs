@@ -340,3 +340,33 @@ pub async fn compile(
         })
         .await
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_compiled_environment_lists_its_flags_in_the_document_order() {
+        let feature = |name: &str| Feature {
+            name: name.into(),
+            enabled: true,
+            ..Feature::default()
+        };
+        let document = ClientFeatures {
+            version: 2,
+            features: vec![feature("zeta"), feature("alpha"), feature("mid")],
+            segments: Vec::new(),
+        };
+        let compiled = Compiled::new(7, document);
+        assert_eq!(compiled.len(), 3);
+        assert!(!compiled.is_empty());
+        let names: Vec<&str> = compiled.features().map(|feature| feature.name.as_str()).collect();
+        assert_eq!(names, ["zeta", "alpha", "mid"]);
+        assert_eq!(
+            compiled.feature_at(1).map(|feature| feature.name.as_str()),
+            Some("alpha")
+        );
+        assert_eq!(compiled.feature_at(3), None);
+        assert!(compiled.engine.is_enabled("mid", &flag_eval::Context::default()));
+    }
+}

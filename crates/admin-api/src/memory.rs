@@ -6,11 +6,9 @@
 //! would be carved from the heap and its pages kept; and the rows a compiled environment is
 //! built from lie between what the cache keeps, so glibc cannot return them by itself.
 
-/// Allocations at least this large are mapped on their own and unmapped when freed.
-const MMAP_THRESHOLD_BYTES: i32 = 128 * 1024;
-
-/// Fixes glibc's mapping threshold at 128 KiB (its starting value), which turns
-/// off its growth. Called once, first thing in `main`.
+/// Fixes glibc's mapping threshold at 128 KiB (its starting value), which turns off its growth:
+/// every allocation of at least that size is then mapped on its own and unmapped when freed.
+/// Called once, first thing in `main`. Elsewhere than on glibc it does nothing.
 pub fn configure() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(
@@ -19,14 +17,16 @@ pub fn configure() {
     )]
     // SAFETY: `mallopt` takes two integers and changes a setting under the allocator's own lock.
     unsafe {
-        libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES);
+        libc::mallopt(libc::M_MMAP_THRESHOLD, 128 * 1024);
     }
 }
 
-/// Returns to the system the pages the allocator holds free, in every arena.
+/// Returns to the system the pages the allocator holds free, in every arena. Elsewhere than on
+/// glibc it does nothing.
 ///
-/// Called once per built cache entry (a compiled environment, a client-API answer), so once per
-/// revision and question, never per request; it takes a few milliseconds.
+/// Called when a cache is built, never per request: after a client-API answer is made (once per
+/// revision and question), and before and after compiling environments (once per revision and
+/// environment), since the rows they are read from are freed by then.
 pub fn release_free_pages() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     #[expect(

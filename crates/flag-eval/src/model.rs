@@ -426,10 +426,12 @@ impl<'de> Deserialize<'de> for Parameters {
             }
 
             fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Parameters, A::Error> {
-                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                let mut pairs: Vec<(String, String)> = Vec::with_capacity(map.size_hint().unwrap_or(0));
                 while let Some((key, value)) = map.next_entry::<String, serde_json::Value>()? {
-                    if let Some(text) = scalar_to_string(value) {
-                        pairs.push((key, text));
+                    match scalar_to_string(value) {
+                        Some(text) => pairs.push((key, text)),
+                        // A later `null` removes the name, as it would from a map read first.
+                        None => pairs.retain(|(name, _)| *name != key),
                     }
                 }
                 Ok(pairs.into_iter().collect())
@@ -470,6 +472,9 @@ mod tests {
             r#"{"groupId":"g","on":"true","rollout":"50"}"#
         );
         assert_eq!(serde_json::from_str::<Parameters>("null")?, Parameters::default());
+        // A name given twice keeps its last value, and a last `null` removes it, as in a map.
+        let repeated: Parameters = serde_json::from_str(r#"{"a":"x","b":"1","a":"y","b":null}"#)?;
+        assert_eq!(repeated.iter().collect::<Vec<_>>(), [("a", "y")]);
         assert!(serde_json::from_str::<Parameters>("[1]").is_err());
         let later_wins: Parameters = [("b", "1"), ("a", "2"), ("b", "3")]
             .into_iter()

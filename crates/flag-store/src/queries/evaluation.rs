@@ -62,7 +62,6 @@ fn load(
     if let ProjectScope::Only(projects) = scope {
         query = query.filter(features::project_id.eq_any(projects));
     }
-    let feature_rows: Vec<FeatureRow> = query.load(conn)?;
 
     let states: HashMap<String, FeatureEnvironmentRow> = feature_environments::table
         .filter(feature_environments::environment_name.eq(environment))
@@ -71,20 +70,6 @@ fn load(
         .into_iter()
         .map(|row| (row.feature_name.clone(), row))
         .collect();
-
-    let mut strategy_query = feature_strategies::table
-        .filter(feature_strategies::environment_name.eq(environment))
-        .order((
-            feature_strategies::feature_name.asc(),
-            feature_strategies::sort_order.asc(),
-            feature_strategies::id.asc(),
-        ))
-        .select(StrategyRow::as_select())
-        .into_boxed();
-    if !with_disabled {
-        strategy_query = strategy_query.filter(feature_strategies::disabled.eq(false));
-    }
-    let strategy_rows: Vec<StrategyRow> = strategy_query.load(conn)?;
 
     let mut segment_links: HashMap<String, Vec<i32>> = HashMap::new();
     let links: Vec<(String, i32)> = feature_strategy_segments::table
@@ -100,18 +85,37 @@ fn load(
         segment_links.entry(strategy).or_default().push(segment);
     }
 
-    // Rows come ordered by feature, so each feature's strategies are one run, collected into a
-    // list of exactly its length: the compiled engine keeps these lists.
-    let mut strategies_by_feature: HashMap<&str, Vec<flag_eval::Strategy>> = HashMap::new();
-    for run in strategy_rows.chunk_by(|a, b| a.feature_name == b.feature_name) {
-        let mut strategies = Vec::with_capacity(run.len());
-        for row in run {
-            let segment_ids = segment_links.get(&row.id).map(Vec::as_slice).unwrap_or_default();
-            strategies.push(strategies::to_model(row, segment_ids)?);
+    let mut strategy_query = feature_strategies::table
+        .filter(feature_strategies::environment_name.eq(environment))
+        .order((
+            feature_strategies::feature_name.asc(),
+            feature_strategies::sort_order.asc(),
+            feature_strategies::id.asc(),
+        ))
+        .select(StrategyRow::as_select())
+        .into_boxed();
+    if !with_disabled {
+        strategy_query = strategy_query.filter(feature_strategies::disabled.eq(false));
+    }
+    // Rows are read one at a time (at 10,000 flags, holding them all took megabytes) and come
+    // ordered by feature: each feature's strategies gather in a reused buffer, then move into a
+    // list of exactly their number, which the compiled engine keeps.
+    let mut strategies_by_feature: HashMap<String, Vec<flag_eval::Strategy>> = HashMap::new();
+    let mut run: Vec<flag_eval::Strategy> = Vec::new();
+    let mut run_feature: Option<String> = None;
+    for row in strategy_query.load_iter::<StrategyRow, diesel::connection::DefaultLoadingMode>(conn)? {
+        let row = row?;
+        let segment_ids = segment_links.get(&row.id).map(Vec::as_slice).unwrap_or_default();
+        let strategy = strategies::to_model(&row, segment_ids)?;
+        if run_feature.as_deref() != Some(row.feature_name.as_str())
+            && let Some(feature) = run_feature.replace(row.feature_name)
+        {
+            strategies_by_feature.insert(feature, exactly(&mut run));
         }
-        if let Some(first) = run.first() {
-            strategies_by_feature.insert(first.feature_name.as_str(), strategies);
-        }
+        run.push(strategy);
+    }
+    if let Some(feature) = run_feature {
+        strategies_by_feature.insert(feature, exactly(&mut run));
     }
 
     let dependencies: HashMap<String, DependencyRow> = feature_dependencies::table
@@ -126,8 +130,10 @@ fn load(
         .select(SegmentRow::as_select())
         .load(conn)?;
 
-    let mut features_out = Vec::with_capacity(feature_rows.len());
-    for row in feature_rows {
+    // Read last, one row at a time, once everything it is joined with is at hand.
+    let mut features_out = Vec::new();
+    for row in query.load_iter::<FeatureRow, diesel::connection::DefaultLoadingMode>(conn)? {
+        let row = row?;
         let state = states.get(&row.name);
         let dependency = dependencies
             .get(&row.name)
@@ -168,4 +174,12 @@ fn load(
             .map(segments::to_model)
             .collect::<Result<_, _>>()?,
     })
+}
+
+/// Moves everything out of `buffer` into a list with no spare room, leaving `buffer` empty with
+/// its room for the next use.
+fn exactly<T>(buffer: &mut Vec<T>) -> Vec<T> {
+    let mut exact = Vec::with_capacity(buffer.len());
+    exact.append(buffer);
+    exact
 }

@@ -311,3 +311,76 @@ fn importing_nameless_segments_into_a_second_environment_reuses_them()
     );
     Ok(())
 }
+
+/// Strategies added to several flags in interleaved order come back with their own flag, each
+/// list in evaluation order, and none lost: the read gathers them from rows ordered by flag.
+#[test]
+fn strategies_of_many_flags_come_back_with_their_flag_in_order() -> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let now = common::now();
+    for name in ["a", "b", "c", "d"] {
+        common::feature(&mut conn, name)?;
+    }
+    // (flag, title, sort order, disabled), added in this order.
+    let added = [
+        ("c", "c-late", 5, false),
+        ("a", "a-first", 0, false),
+        ("c", "c-early", 1, false),
+        ("b", "b-only", 0, true),
+        ("a", "a-second", 1, false),
+        ("c", "c-middle", 3, true),
+        ("a", "a-third", 2, false),
+    ];
+    for (flag, title, sort_order, disabled) in added {
+        queries::strategies::add(
+            &mut conn,
+            "default",
+            flag,
+            "development",
+            &StrategyInput {
+                name: "default".into(),
+                title: Some(title.into()),
+                sort_order: Some(sort_order),
+                disabled,
+                ..StrategyInput::default()
+            },
+            "test",
+            now,
+        )?;
+    }
+    let titles = |document: &ClientFeatures, flag: &str| -> Vec<String> {
+        document
+            .features
+            .iter()
+            .find(|feature| feature.name == flag)
+            .map(|feature| {
+                feature
+                    .strategies
+                    .iter()
+                    .filter_map(|strategy| strategy.title.clone())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let playground = playground_input(&mut conn, &ProjectScope::All, "development")?;
+    assert_eq!(
+        playground
+            .features
+            .iter()
+            .map(|feature| feature.name.as_str())
+            .collect::<Vec<_>>(),
+        ["a", "b", "c", "d"]
+    );
+    assert_eq!(titles(&playground, "a"), ["a-first", "a-second", "a-third"]);
+    assert_eq!(titles(&playground, "b"), ["b-only"]);
+    assert_eq!(titles(&playground, "c"), ["c-early", "c-middle", "c-late"]);
+    assert!(titles(&playground, "d").is_empty());
+
+    // SDKs get no disabled strategy; the others keep their flag and order.
+    let sdk = client_features(&mut conn, &ProjectScope::All, "development")?;
+    assert_eq!(titles(&sdk, "a"), ["a-first", "a-second", "a-third"]);
+    assert!(titles(&sdk, "b").is_empty());
+    assert_eq!(titles(&sdk, "c"), ["c-early", "c-late"]);
+    Ok(())
+}
