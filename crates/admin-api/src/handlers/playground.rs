@@ -2,15 +2,15 @@
 //!
 //! Both check every limit before any evaluation: the context's size when the body is read, then
 //! the advanced playground's combination and context-size limits against the first environment's
-//! feature count. Evaluation runs on the CPU pool, never on an HTTP worker. The advanced
-//! answer is written in chunks of about 256 KiB, the next made on the pool while the client reads
-//! the last, so a request's memory does not grow with its answer.
+//! feature count. Evaluation runs on the CPU pool, never on an HTTP worker. Both answers are
+//! written in chunks of about 256 KiB, the next made on the pool while the client reads the last,
+//! so a request's memory does not grow with its answer.
 
 use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
 use flag_eval::{ContextCombinations, ContextCursor};
-use futures_util::stream;
+use futures_util::{StreamExt, stream};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -40,30 +40,97 @@ fn internal(error: serde_json::Error) -> ApiError {
     ApiError::Internal(error.to_string())
 }
 
-#[derive(Serialize)]
-struct PlaygroundAnswer<'a> {
-    input: &'a Value,
-    features: Explained<'a>,
+/// An answer written in parts of about [`CHUNK_BYTES`], each made on the CPU pool.
+trait Chunked: Send + 'static {
+    /// The next part; `None` once the answer is all written.
+    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>>;
+
+    /// Whether every part has been made.
+    fn is_finished(&self) -> bool;
 }
 
-/// Every flag of an environment explained for one context, each explained as it is written, so
-/// no list of explanations is held (at 10,000 flags it would be larger than the answer).
-struct Explained<'a> {
-    compiled: &'a Compiled,
-    context: &'a flag_eval::Context,
-    environment: &'a str,
-}
-
-impl Serialize for Explained<'_> {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        use serde::ser::SerializeSeq;
-        let mut features = serializer.serialize_seq(Some(self.compiled.len()))?;
-        for feature in self.compiled.features() {
-            if let Some(explanation) = self.compiled.engine.explain(&feature.name, self.context) {
-                features.serialize_element(&EvaluatedFeature::new(&explanation, self.environment, None))?;
+/// Sends `answer`. One that fits in its first part goes whole, with its length; a longer one is
+/// streamed: while one part is written to the client, the next is made on the CPU pool, so at
+/// most two exist at a time and no thread waits on the client.
+async fn send_from_pool<A: Chunked>(state: web::Data<AppState>, answer: A) -> Result<HttpResponse, ApiError> {
+    let next = |state: &AppState, mut answer: A| {
+        state.cpu.spawn(move || {
+            let chunk = answer.next_chunk();
+            (answer, chunk)
+        })
+    };
+    let (answer, first) = next(&state, answer).await?;
+    let first = first.unwrap_or_else(|| Ok(Vec::new()))?;
+    if answer.is_finished() {
+        return Ok(HttpResponse::Ok().content_type("application/json").body(first));
+    }
+    let following = next(&state, answer);
+    let rest = stream::unfold(Some(following), move |pending| {
+        let state = state.clone();
+        async move {
+            match pending?.await {
+                Ok((answer, Some(chunk))) => {
+                    let following = next(&state, answer);
+                    Some((chunk.map(web::Bytes::from), Some(following)))
+                }
+                Ok((_, None)) => None,
+                Err(error) => Some((Err(error), None)),
             }
         }
-        features.end()
+    });
+    let chunks = stream::once(std::future::ready(Ok(web::Bytes::from(first)))).chain(rest);
+    Ok(HttpResponse::Ok()
+        .content_type("application/json")
+        .streaming(chunks))
+}
+
+/// The deprecated playground's answer, `{"input": ..., "features": [...]}`, each flag explained
+/// as it is written: at 10,000 flags the answer is 9 MB, and neither it nor a list of
+/// explanations is ever held whole.
+struct PlaygroundAnswer {
+    compiled: Arc<Compiled>,
+    context: flag_eval::Context,
+    environment: String,
+    /// `{"input":<body>,"features":[`, until it is written.
+    head: Vec<u8>,
+    /// The next flag to explain, in the compiled order.
+    next: usize,
+    wrote_feature: bool,
+    finished: bool,
+}
+
+impl Chunked for PlaygroundAnswer {
+    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>> {
+        if self.finished {
+            return None;
+        }
+        let mut out = std::mem::take(&mut self.head);
+        out.reserve(CHUNK_BYTES + CHUNK_BYTES / 4);
+        while out.len() < CHUNK_BYTES {
+            let Some(feature) = self.compiled.feature_at(self.next) else {
+                out.extend_from_slice(b"]}");
+                self.finished = true;
+                break;
+            };
+            self.next += 1;
+            let Some(explanation) = self.compiled.engine.explain(&feature.name, &self.context) else {
+                continue;
+            };
+            if self.wrote_feature {
+                out.push(b',');
+            }
+            let entry = EvaluatedFeature::new(&explanation, &self.environment, None);
+            if let Err(error) = serde_json::to_writer(&mut out, &entry) {
+                self.finished = true;
+                return Some(Err(internal(error)));
+            }
+            self.wrote_feature = true;
+        }
+        Some(Ok(out))
+    }
+
+    fn is_finished(&self) -> bool {
+        self.finished
     }
 }
 
@@ -114,24 +181,19 @@ pub async fn playground(
         .await?
         .pop()
         .ok_or_else(|| ApiError::Internal("no environment compiled".into()))?;
-    let now = chrono::Utc::now();
-    let seed = seed();
-    let answer = state
-        .cpu
-        .run(move || {
-            let evaluation = dto::evaluation_context(&context, now, seed);
-            serde_json::to_vec(&PlaygroundAnswer {
-                input: &body,
-                features: Explained {
-                    compiled: &compiled,
-                    context: &evaluation,
-                    environment: &environment,
-                },
-            })
-        })
-        .await?
-        .map_err(internal)?;
-    Ok(HttpResponse::Ok().content_type("application/json").body(answer))
+    let mut head = b"{\"input\":".to_vec();
+    serde_json::to_writer(&mut head, &body).map_err(internal)?;
+    head.extend_from_slice(b",\"features\":[");
+    let answer = PlaygroundAnswer {
+        compiled,
+        context: dto::evaluation_context(&context, chrono::Utc::now(), seed()),
+        environment,
+        head,
+        next: 0,
+        wrote_feature: false,
+        finished: false,
+    };
+    send_from_pool(state, answer).await
 }
 
 #[derive(Serialize)]
@@ -217,32 +279,8 @@ pub async fn advanced(
     }
     tail.push(b'}');
 
-    // While one chunk is written to the client, the next is made on the CPU pool: at most two
-    // exist at a time, and no thread waits on the client.
     let answer = AdvancedAnswer::new(compiled, &environments, combinations, tail);
-    let next = |state: &AppState, mut answer: AdvancedAnswer| {
-        state.cpu.spawn(move || {
-            let chunk = answer.next_chunk();
-            (answer, chunk)
-        })
-    };
-    let first = next(&state, answer);
-    let chunks = stream::unfold(Some(first), move |pending| {
-        let state = state.clone();
-        async move {
-            match pending?.await {
-                Ok((answer, Some(chunk))) => {
-                    let following = next(&state, answer);
-                    Some((chunk.map(web::Bytes::from), Some(following)))
-                }
-                Ok((_, None)) => None,
-                Err(error) => Some((Err(error), None)),
-            }
-        }
-    });
-    Ok(HttpResponse::Ok()
-        .content_type("application/json")
-        .streaming(chunks))
+    send_from_pool(state, answer).await
 }
 
 /// Where the writer of an advanced answer stands.
@@ -279,6 +317,26 @@ struct AdvancedAnswer {
     position: Position,
 }
 
+impl Chunked for AdvancedAnswer {
+    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>> {
+        if self.position.finished {
+            return None;
+        }
+        let mut out = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
+        match self.fill(&mut out) {
+            Ok(()) => Some(Ok(out)),
+            Err(error) => {
+                self.position.finished = true;
+                Some(Err(internal(error)))
+            }
+        }
+    }
+
+    fn is_finished(&self) -> bool {
+        self.position.finished
+    }
+}
+
 impl AdvancedAnswer {
     fn new(
         compiled: Vec<Arc<Compiled>>,
@@ -307,21 +365,6 @@ impl AdvancedAnswer {
             draws: 0,
             tail,
             position: Position::default(),
-        }
-    }
-
-    /// The next part of the answer, about [`CHUNK_BYTES`] long; `None` once it is all written.
-    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>> {
-        if self.position.finished {
-            return None;
-        }
-        let mut out = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
-        match self.fill(&mut out) {
-            Ok(()) => Some(Ok(out)),
-            Err(error) => {
-                self.position.finished = true;
-                Some(Err(internal(error)))
-            }
         }
     }
 
