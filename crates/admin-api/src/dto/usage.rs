@@ -88,14 +88,7 @@ impl Registration {
     /// 400 unless `appName` is set and `interval` is a duration.
     pub fn check(&self) -> Result<(), ApiError> {
         let mut details = name_problems(
-            [("/appName".to_owned(), self.app_name.as_str())]
-                .into_iter()
-                .chain(
-                    self.instance_id
-                        .as_deref()
-                        .filter(|id| !id.is_empty())
-                        .map(|id| ("/instanceId".to_owned(), id)),
-                )
+            reporter_names(&self.app_name, self.instance_id.as_deref())
                 .chain(
                     self.sdk_version
                         .as_deref()
@@ -157,19 +150,23 @@ pub struct MetricsReport {
     pub bucket: Option<Bucket>,
 }
 
+/// The names every report carries, each with where it stands: the application, and the
+/// instance when one is given.
+fn reporter_names<'a>(
+    app_name: &'a str,
+    instance_id: Option<&'a str>,
+) -> impl Iterator<Item = (String, &'a str)> {
+    [("/appName".to_owned(), app_name)].into_iter().chain(
+        instance_id
+            .filter(|id| !id.is_empty())
+            .map(|id| ("/instanceId".to_owned(), id)),
+    )
+}
+
 impl MetricsReport {
     /// 400 unless `appName` is set and every name is text of at most 255 characters.
     pub fn check(&self) -> Result<(), ApiError> {
-        let mut details = name_problems(
-            [("/appName".to_owned(), self.app_name.as_str())]
-                .into_iter()
-                .chain(
-                    self.instance_id
-                        .as_deref()
-                        .filter(|id| !id.is_empty())
-                        .map(|id| ("/instanceId".to_owned(), id)),
-                ),
-        );
+        let mut details = name_problems(reporter_names(&self.app_name, self.instance_id.as_deref()));
         if let Some(bucket) = &self.bucket {
             details.extend(toggle_problems(&bucket.toggles, "/bucket/toggles"));
         }
