@@ -25,8 +25,8 @@ use crate::engines::{self, Compiled};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
 
-/// The size the advanced answer is written in: large enough that handing each chunk between
-/// threads costs little, small enough that a few per request are nothing to hold.
+/// The size both playgrounds' answers are written in: large enough that handing each chunk
+/// between threads costs little, small enough that a few per request are nothing to hold.
 const CHUNK_BYTES: usize = 256 * 1024;
 
 fn seed() -> u64 {

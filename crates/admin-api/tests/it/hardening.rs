@@ -485,3 +485,101 @@ async fn issue_7_head_is_answered_like_get() {
     let (status, body) = send(&service, request).await;
     assert_error(status, &body, 405, "MethodNotAllowedError");
 }
+
+/// The deprecated playground's answer is streamed once it is longer than one part (about
+/// 256 KiB): it comes whole, in order, and each flag as the advanced playground explains it. An
+/// answer that fits in one part is sent with its length.
+#[actix_web::test]
+async fn a_long_deprecated_playground_answer_is_streamed_whole() -> Result<(), Box<dyn std::error::Error>> {
+    use actix_web::body::{BodySize, MessageBody as _};
+
+    let app = TestApp::new();
+    let features: Vec<Value> = (0..1_000)
+        .map(|index| {
+            json!({"name": format!("flag-{index:04}"), "enabled": true, "strategies": [
+                {"name": "flexibleRollout", "parameters": {"rollout": "50", "stickiness": "default", "groupId": "g"},
+                 "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro", "team"]}]}]})
+        })
+        .collect();
+    let document: flag_eval::ClientFeatures =
+        serde_json::from_value(json!({"version": 2, "features": features}))?;
+    flag_store::queries::import::client_features(
+        &mut *app.state.store.connection()?,
+        "default",
+        "development",
+        &document,
+        "test",
+        chrono::Utc::now().naive_utc(),
+    )?;
+    let service = app.service().await;
+    let context = json!({"appName": "a", "userId": "7", "properties": {"plan": "pro"}});
+
+    let request = post(
+        "/api/admin/playground",
+        ADMIN,
+        json!({"environment": "development", "context": context}),
+    );
+    let response = actix_web::test::call_service(&service, request.to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response.response().body().size(),
+        BodySize::Stream,
+        "a long answer is streamed"
+    );
+    let bytes = actix_web::test::read_body(response).await;
+    assert!(
+        bytes.len() > 256 * 1024,
+        "the answer spans several parts: {} bytes",
+        bytes.len()
+    );
+    let answer: Value = serde_json::from_slice(&bytes)?;
+    assert_eq!(answer["input"]["context"], context);
+    let played = answer["features"].as_array().cloned().unwrap_or_default();
+    let names: Vec<&str> = played
+        .iter()
+        .filter_map(|feature| feature["name"].as_str())
+        .collect();
+    let expected: Vec<String> = (0..1_000).map(|index| format!("flag-{index:04}")).collect();
+    assert_eq!(names, expected);
+
+    let (status, advanced) = send(
+        &service,
+        post(
+            "/api/admin/playground/advanced",
+            ADMIN,
+            json!({"environments": ["development"], "context": context}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    for (one, all) in played
+        .iter()
+        .zip(advanced["features"].as_array().into_iter().flatten())
+    {
+        let entry = &all["environments"]["development"][0];
+        assert_eq!(one["isEnabled"], entry["isEnabled"], "{}", one["name"]);
+        assert_eq!(one["variant"], entry["variant"], "{}", one["name"]);
+    }
+
+    // One flag's answer fits in one part.
+    let small = TestApp::new();
+    let service = small.service().await;
+    seed_feature(&service, "lonely").await;
+    let request = post(
+        "/api/admin/playground",
+        ADMIN,
+        json!({"environment": "development", "context": context}),
+    );
+    let response = actix_web::test::call_service(&service, request.to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    let size = response.response().body().size();
+    let bytes = actix_web::test::read_body(response).await;
+    assert_eq!(
+        size,
+        BodySize::Sized(bytes.len() as u64),
+        "a short answer is sent with its length"
+    );
+    let answer: Value = serde_json::from_slice(&bytes)?;
+    assert_eq!(answer["features"][0]["name"], "lonely");
+    Ok(())
+}
