@@ -3,7 +3,6 @@
 use crate::common::{ADMIN, SDK, TestApp, assert_error, get, post, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test;
-use flag_store::queries;
 use serde_json::json;
 
 const CLIENT: &str = "default:production.client-secret";
@@ -139,14 +138,7 @@ async fn an_imported_document_evaluates_as_it_did_before() -> Result<(), Box<dyn
         "/../../examples/data/flags.json"
     ))?;
     let document: flag_eval::ClientFeatures = serde_json::from_str(&text)?;
-    let report = queries::import::client_features(
-        &mut *app.state.store.connection()?,
-        "default",
-        "production",
-        &document,
-        "test",
-        chrono::Utc::now().naive_utc(),
-    )?;
+    let report = app.import("production", &document)?;
     assert_eq!((report.created, report.segments), (2, 1));
 
     let service = app.service().await;
@@ -192,14 +184,7 @@ async fn an_import_keeps_its_document_and_stores_variants_as_unleash_does()
     let document: flag_eval::ClientFeatures = serde_json::from_value(json!({"version": 2, "features": [
         {"name": "bare", "enabled": true, "strategies": [],
          "variants": [{"name": "a", "weight": 1000}]}]}))?;
-    queries::import::client_features(
-        &mut *app.state.store.connection()?,
-        "default",
-        "development",
-        &document,
-        "test",
-        chrono::Utc::now().naive_utc(),
-    )?;
+    app.import("development", &document)?;
     let service = app.service().await;
     let (status, body) = send(&service, get("/api/client/features", SDK)).await;
     assert_eq!(status, StatusCode::OK, "{body}");

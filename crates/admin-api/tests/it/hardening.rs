@@ -509,23 +509,19 @@ async fn a_long_deprecated_playground_answer_is_streamed_whole() -> Result<(), B
         .collect();
     let document: flag_eval::ClientFeatures =
         serde_json::from_value(json!({"version": 2, "features": features}))?;
-    flag_store::queries::import::client_features(
-        &mut *app.state.store.connection()?,
-        "default",
-        "development",
-        &document,
-        "test",
-        chrono::Utc::now().naive_utc(),
-    )?;
+    app.import("development", &document)?;
     let service = app.service().await;
     let context = json!({"appName": "a", "userId": "7", "properties": {"plan": values[3]}});
 
-    let request = post(
-        "/api/admin/playground",
-        ADMIN,
-        json!({"environment": "development", "context": context}),
-    );
-    let response = actix_web::test::call_service(&service, request.to_request()).await;
+    let deprecated = || {
+        post(
+            "/api/admin/playground",
+            ADMIN,
+            json!({"environment": "development", "context": context}),
+        )
+        .to_request()
+    };
+    let response = actix_web::test::call_service(&service, deprecated()).await;
     assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(
         response.response().body().size(),
@@ -571,12 +567,7 @@ async fn a_long_deprecated_playground_answer_is_streamed_whole() -> Result<(), B
     let small = TestApp::new();
     let service = small.service().await;
     seed_feature(&service, "lonely").await;
-    let request = post(
-        "/api/admin/playground",
-        ADMIN,
-        json!({"environment": "development", "context": context}),
-    );
-    let response = actix_web::test::call_service(&service, request.to_request()).await;
+    let response = actix_web::test::call_service(&service, deprecated()).await;
     assert_eq!(response.status(), StatusCode::OK);
     let size = response.response().body().size();
     let bytes = actix_web::test::read_body(response).await;

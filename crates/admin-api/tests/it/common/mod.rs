@@ -73,6 +73,23 @@ impl TestApp {
         .map(drop)
     }
 
+    /// Imports an SDK document into `environment` of the `default` project, as `admin-api import`
+    /// does.
+    pub fn import(
+        &self,
+        environment: &str,
+        document: &flag_eval::ClientFeatures,
+    ) -> Result<flag_store::queries::import::ImportReport, flag_store::StoreError> {
+        flag_store::queries::import::client_features(
+            &mut *self.state.store.connection()?,
+            "default",
+            environment,
+            document,
+            "test",
+            chrono::Utc::now().naive_utc(),
+        )
+    }
+
     pub async fn service(
         &self,
     ) -> impl Service<actix_http::Request, Response = ServiceResponse<impl MessageBody>, Error = actix_web::Error>
