@@ -320,11 +320,9 @@ impl TokenCache {
                         (grant.secret_hash.clone(), grant)
                     })
                     .collect();
-                let origins = match queries::settings::get(conn, FRONTEND_ORIGINS)? {
-                    Some(json) => serde_json::from_str::<Vec<String>>(&json)
-                        .map_or_else(|_| default_origins(), Arc::from),
-                    None => default_origins(),
-                };
+                // An unreadable setting is an error, never a fallback to every origin.
+                let origins = queries::settings::get::<Vec<String>>(conn, FRONTEND_ORIGINS)?
+                    .map_or_else(default_origins, Arc::from);
                 Ok((
                     Arc::new(TokenMap {
                         revision,

@@ -201,7 +201,9 @@ pub fn configure(config: &mut web::ServiceConfig) {
         }
     }
     for (path, operations) in paths {
-        let mut resource = web::resource(path).default_service(web::to(handlers::method_not_allowed));
+        // A trailing slash names the same resource, as in Unleash's (non-strict) router.
+        let mut resource = web::resource([path.to_owned(), format!("{path}/")])
+            .default_service(web::to(handlers::method_not_allowed));
         for operation in operations {
             let route = (operation.route)();
             resource = resource.route(if operation.method == Method::GET {

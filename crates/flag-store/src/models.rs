@@ -33,7 +33,6 @@ pub struct LegalValue {
 /// `description` and `required` stay optional, because custom types registered without them are
 /// stored and listed without them.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
 pub struct StrategyParameter {
     /// Parameter name, the key in a strategy's `parameters`.
     pub name: String,

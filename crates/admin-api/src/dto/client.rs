@@ -131,12 +131,14 @@ pub struct ClientFeatureResponse {
     dependencies: Vec<ClientDependency>,
 }
 
-/// A dependency as the client API writes it: every key present, as Unleash sends it.
+/// A dependency as the client API writes it, as Unleash sends it: `enabled` always, `variants`
+/// only when the dependency names some.
 #[derive(Debug, Serialize)]
 struct ClientDependency {
     feature: String,
     enabled: bool,
-    variants: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    variants: Option<Vec<String>>,
 }
 
 impl From<Dependency> for ClientDependency {
@@ -144,7 +146,7 @@ impl From<Dependency> for ClientDependency {
         Self {
             feature: dependency.feature,
             enabled: dependency.enabled.unwrap_or(true),
-            variants: dependency.variants.unwrap_or_default(),
+            variants: dependency.variants.filter(|variants| !variants.is_empty()),
         }
     }
 }
@@ -235,7 +237,7 @@ mod schema {
         feature: String,
         /// Whether the parent must be enabled or disabled.
         enabled: bool,
-        /// When not empty, the parent's variant must be one of these.
-        variants: Vec<String>,
+        /// The parent's variant must be one of these; absent when the dependency names none.
+        variants: Option<Vec<String>>,
     }
 }

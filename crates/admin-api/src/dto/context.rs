@@ -64,7 +64,7 @@ pub struct CreatedContextFieldOut {
 
 /// Body of `POST /api/admin/context`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateContextField {
     /// Its name.
     pub name: ResourceName,

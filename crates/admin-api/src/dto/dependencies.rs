@@ -5,7 +5,6 @@ use utoipa::ToSchema;
 
 /// Body of `POST .../features/{featureName}/dependencies`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct AddDependency {
     /// The parent feature.
     pub feature: String,

@@ -46,7 +46,7 @@ pub struct EnvironmentsOut {
 
 /// Body of `POST /api/admin/environments`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateEnvironment {
     /// The new environment's name.
     pub name: ResourceName,

@@ -80,7 +80,7 @@ pub struct FeaturesOut {
 
 /// Body of `POST /api/admin/projects/{projectId}/features`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateFeature {
     /// Unique across projects, archived features included.
     pub name: ResourceName,

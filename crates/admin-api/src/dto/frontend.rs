@@ -65,12 +65,24 @@ pub struct SetCors {
 #[serde(rename_all = "camelCase")]
 pub struct VersionInfo {
     /// This version.
-    pub current: serde_json::Value,
-    /// The latest version known; nothing is looked up.
-    pub latest: serde_json::Value,
+    pub current: CurrentVersion,
+    /// The latest version known: none, since nothing is looked up.
+    #[schema(value_type = std::collections::BTreeMap<String, String>)]
+    pub latest: LatestVersion,
     /// Always true: no newer version is looked up.
     pub is_latest: bool,
 }
+
+/// This server's version, under the edition's key as Unleash writes it (`{"oss": "0.1.0"}`).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CurrentVersion {
+    /// The open-source edition's version.
+    pub oss: String,
+}
+
+/// The latest version known: always `{}`, since nothing is looked up.
+#[derive(Debug, Default, Serialize)]
+pub struct LatestVersion {}
 
 /// `GET /api/admin/ui-config` (Unleash's `uiConfigSchema`, the parts this server has).
 #[derive(Debug, Serialize, ToSchema)]

@@ -3,6 +3,27 @@
 use serde::Serialize;
 use utoipa::ToSchema;
 
+/// An evaluation request: `{"context": {"targetingKey": "user-1", ...}}`.
+#[derive(Debug, serde::Deserialize, ToSchema)]
+pub struct OfrepRequest {
+    /// The evaluation context.
+    pub context: OfrepContext,
+}
+
+/// OFREP's evaluation context: the targeting key, when there is one, is the `userId`; every
+/// other field is an Unleash context field (`appName`, `sessionId`, `remoteAddress`, or a custom
+/// field), a string, number or boolean.
+#[derive(Debug, serde::Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OfrepContext {
+    /// The user the flags are evaluated for; a context without one evaluates as one without a
+    /// `userId`.
+    pub targeting_key: Option<String>,
+    /// Other context fields.
+    #[serde(flatten)]
+    pub fields: std::collections::BTreeMap<String, serde_json::Value>,
+}
+
 /// Why a flag has its value (OFREP's `reason`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
@@ -21,8 +42,6 @@ pub enum OfrepReason {
 pub enum OfrepErrorCode {
     /// The body is not JSON of the protocol's shape.
     ParseError,
-    /// The context has no `targetingKey`.
-    TargetingKeyMissing,
     /// A context field has a value that is not a string, number or boolean.
     InvalidContext,
     /// No flag has this key in the token's environment and projects.

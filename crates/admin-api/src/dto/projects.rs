@@ -128,7 +128,7 @@ pub struct ProjectDetailOut {
 
 /// Body of `POST /api/admin/projects`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateProject {
     /// Its id; made from the name when absent.
     #[serde(default)]
@@ -152,4 +152,9 @@ pub struct ProjectEnvironment {
     /// Change requests are not supported: only `false` is accepted.
     #[serde(default)]
     pub change_requests_enabled: Option<bool>,
+    /// A strategy for new flags in this environment; accepted and ignored, as Unleash's open
+    /// edition ignores it.
+    #[serde(default)]
+    #[schema(value_type = Option<Object>)]
+    pub default_strategy: Option<serde_json::Value>,
 }

@@ -76,7 +76,6 @@ pub struct CreatedSegmentOut {
 
 /// Body of `POST /api/admin/segments`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CreateSegment {
     /// Its name, not empty.
     pub name: String,

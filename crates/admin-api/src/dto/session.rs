@@ -3,8 +3,9 @@
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-/// Unleash's `loginSchema`.
+/// Unleash's `loginSchema`, which refuses other fields.
 #[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
 pub struct LoginRequest {
     /// An email or a username; an email is matched first.
     pub username: String,

@@ -12,7 +12,7 @@ use crate::error::ApiError;
 
 /// Body of `POST .../strategies` and `PUT .../strategies/{strategyId}`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct StrategyRequest {
     /// A registered strategy type.
     name: String,

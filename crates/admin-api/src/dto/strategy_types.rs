@@ -67,7 +67,6 @@ pub struct StrategyTypesOut {
 
 /// Body of `POST /api/admin/strategies`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(deny_unknown_fields)]
 pub struct CreateStrategyType {
     /// Its name.
     pub name: ResourceName,

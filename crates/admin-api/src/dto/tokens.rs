@@ -107,10 +107,14 @@ pub struct CreatedTokenOut {
 
 /// Body of `POST /api/admin/api-tokens`.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct CreateToken {
-    /// Its name, not empty.
-    pub token_name: String,
+    /// Its name, not empty; `username` stands in for it when it is absent.
+    #[serde(default)]
+    pub token_name: Option<String>,
+    /// The older name of `tokenName`, which scripts written for earlier Unleash versions send.
+    #[serde(default)]
+    pub username: Option<String>,
     /// `client`, `backend` or `frontend`, in any letter case; admin tokens are not made here.
     #[serde(rename = "type")]
     pub token_type: TokenType,

@@ -86,10 +86,10 @@ pub struct CreateUserRequest {
     pub send_email: Option<bool>,
 }
 
-/// Body of `PUT /api/admin/user-admin/{id}`: Unleash's `updateUserSchema`. Any other field is
-/// refused rather than ignored.
+/// Body of `PUT /api/admin/user-admin/{id}`: Unleash's `updateUserSchema`. Other fields are
+/// ignored, as Unleash ignores them.
 #[derive(Debug, Deserialize, ToSchema)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct UpdateUserRequest {
     /// Lower-cased when stored; at most 255 characters.
     #[serde(default)]

@@ -11,7 +11,8 @@ use sha2::{Digest as _, Sha256};
 use crate::AppState;
 use crate::auth::{FRONTEND_ORIGINS, FrontendAccess, Principal};
 use crate::dto::frontend::{
-    FrontendFeatures, FrontendRequest, FrontendToggle, FrontendVariant, SetCors, UiConfig, VersionInfo,
+    CurrentVersion, FrontendFeatures, FrontendRequest, FrontendToggle, FrontendVariant, LatestVersion,
+    SetCors, UiConfig, VersionInfo,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{Body, JsonBytes};
@@ -136,8 +137,10 @@ async fn evaluate(
 
 fn answer(request: &HttpRequest, etag: String, body: Vec<u8>, conditional: bool) -> HttpResponse {
     if conditional && Tagged::<()>::is_current(request, &etag) {
+        // A 304 stands for the 200 it replaces, so it carries the same caching rule.
         return HttpResponse::NotModified()
             .insert_header((header::ETAG, etag))
+            .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-cache")))
             .finish();
     }
     HttpResponse::Ok()
@@ -236,8 +239,8 @@ pub async fn ui_config(
     let version = env!("CARGO_PKG_VERSION").to_owned();
     Ok(web::Json(UiConfig {
         version_info: VersionInfo {
-            current: serde_json::json!({"oss": version}),
-            latest: serde_json::json!({}),
+            current: CurrentVersion { oss: version.clone() },
+            latest: LatestVersion::default(),
             is_latest: true,
         },
         version,
@@ -308,11 +311,10 @@ pub async fn set_cors(
             format!("invalid origin: {origin}"),
         ));
     }
-    let content = serde_json::to_string(&request.frontend_api_origins)
-        .map_err(|error| ApiError::Internal(error.to_string()))?;
+    let origins = request.frontend_api_origins;
     let actor = principal.actor().to_owned();
     crate::db::run(&state.store, move |conn| {
-        queries::settings::put(conn, FRONTEND_ORIGINS, &content, &actor, crate::now())
+        queries::settings::put(conn, FRONTEND_ORIGINS, &origins, &actor, crate::now())
     })
     .await?;
     Ok(NoContent)

@@ -1,6 +1,6 @@
 //! The OpenFeature Remote OfrepEvaluation Protocol (OFREP): every OpenFeature SDK's OFREP provider
 //! can evaluate flags here without an Unleash SDK. Same engine, tokens and scope as the
-//! frontend API; the context's `targetingKey` is the `userId`.
+//! frontend API; the context's `targetingKey`, when there is one, is the `userId`.
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
@@ -13,6 +13,7 @@ use crate::AppState;
 use crate::auth::FrontendAccess;
 use crate::dto::ofrep::{
     OfrepBulkEvaluation, OfrepErrorCode, OfrepEvaluation, OfrepFailure, OfrepMetadata, OfrepReason,
+    OfrepRequest,
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::JsonBytes;
@@ -69,19 +70,24 @@ fn context_of(
             "the body needs a `context` object",
         ));
     };
-    let targeting_key = match fields.remove("targetingKey") {
-        Some(serde_json::Value::String(text)) if !text.is_empty() => text,
-        Some(serde_json::Value::Number(number)) => number.to_string(),
-        _ => {
+    // An Unleash context needs no user: without a targeting key, the flags evaluate as the
+    // frontend API evaluates a context without a `userId`.
+    let mut pairs = Vec::with_capacity(fields.len());
+    match fields.remove("targetingKey") {
+        Some(serde_json::Value::String(text)) if !text.is_empty() => pairs.push(("userId".to_owned(), text)),
+        Some(serde_json::Value::Number(number)) => pairs.push(("userId".to_owned(), number.to_string())),
+        None | Some(serde_json::Value::Null) => {}
+        Some(serde_json::Value::String(_)) => {}
+        Some(_) => {
             return Err(failure(
                 StatusCode::BAD_REQUEST,
                 key,
-                OfrepErrorCode::TargetingKeyMissing,
-                "the context needs a `targetingKey`",
+                OfrepErrorCode::InvalidContext,
+                "`targetingKey` must be a string or a number",
             ));
         }
-    };
-    let mut pairs = vec![("userId".to_owned(), targeting_key)];
+    }
+    let keyed = !pairs.is_empty();
     for (name, value) in fields {
         let text = match value {
             serde_json::Value::String(text) => text,
@@ -97,8 +103,8 @@ fn context_of(
                 ));
             }
         };
-        // The targeting key is the user; a `userId` field does not override it.
-        if name != "userId" {
+        // The targeting key is the user; a `userId` field stands in only without one.
+        if name != "userId" || !keyed {
             pairs.push((name, text));
         }
     }
@@ -179,10 +185,10 @@ async fn compiled(
     tag = "OpenFeature",
     operation_id = "evaluateFlag",
     params(("key" = String, Path, description = "The flag")),
-    request_body(content = Object, description = "`{\"context\": {\"targetingKey\": \"user-1\", ...}}`; the targeting key is the `userId`, other fields are context fields"),
+    request_body = OfrepRequest,
     responses(
         (status = 200, description = "The flag's value for the context", body = OfrepEvaluation),
-        (status = 400, description = "`PARSE_ERROR`, `TARGETING_KEY_MISSING` or `INVALID_CONTEXT`", body = OfrepFailure),
+        (status = 400, description = "`PARSE_ERROR` or `INVALID_CONTEXT`", body = OfrepFailure),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "Not a frontend token", body = ErrorBody),
         (status = 404, description = "`FLAG_NOT_FOUND`: no such flag in the token's environment and projects", body = OfrepFailure),
@@ -222,12 +228,12 @@ pub async fn evaluate_flag(
     tag = "OpenFeature",
     operation_id = "evaluateFlagsBulk",
     params(("If-None-Match" = Option<String>, Header, description = "An `ETag` from an earlier answer")),
-    request_body(content = Object, description = "`{\"context\": {\"targetingKey\": \"user-1\", ...}}`"),
+    request_body = OfrepRequest,
     responses(
         (status = 200, description = "Every flag's value for the context", body = OfrepBulkEvaluation,
             headers(("ETag" = String, description = "Changes with the answer"))),
         (status = 304, description = "The answer has the `ETag` in `If-None-Match`"),
-        (status = 400, description = "`PARSE_ERROR`, `TARGETING_KEY_MISSING` or `INVALID_CONTEXT`", body = OfrepFailure),
+        (status = 400, description = "`PARSE_ERROR` or `INVALID_CONTEXT`", body = OfrepFailure),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),

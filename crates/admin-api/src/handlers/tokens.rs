@@ -69,7 +69,12 @@ pub async fn create(
             "/type must be client, backend or frontend",
         ));
     }
-    if request.token_name.trim().is_empty() {
+    let token_name = request
+        .token_name
+        .or(request.username)
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_default();
+    if token_name.is_empty() {
         return Err(ApiError::invalid("/tokenName", "/tokenName must not be empty"));
     }
     let environment = request.environment.unwrap_or_else(|| "development".into());
@@ -83,7 +88,7 @@ pub async fn create(
         secrets::random_hex(28).map_err(|error| ApiError::Internal(error.to_string()))?
     );
     let token = NewApiToken {
-        token_name: request.token_name.trim().to_owned(),
+        token_name,
         secret_hash: secrets::verifier(&secret),
         token_type: request.token_type.as_str().to_owned(),
         environment: environment.clone(),

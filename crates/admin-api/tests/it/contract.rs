@@ -1112,3 +1112,74 @@ async fn advanced_playground_error_without_environments() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     insta::assert_json_snapshot!(body, {".id" => uuid()});
 }
+
+/// Request bodies follow Unleash 8.2's schemas: a field Unleash's schema does not list is ignored
+/// where Unleash ignores it and refused where Unleash refuses it.
+#[actix_web::test]
+async fn request_bodies_take_what_unleash_takes() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    // `username`, the older name of `tokenName`, names a token when `tokenName` is absent.
+    let token = &created(
+        &service,
+        post(
+            "/api/admin/api-tokens",
+            ADMIN,
+            json!({"username": "legacy-script", "type": "client", "environment": "development"}),
+        ),
+    )
+    .await["body"];
+    assert_eq!(token["tokenName"], json!("legacy-script"), "{token}");
+    let token = &created(
+        &service,
+        post(
+            "/api/admin/api-tokens",
+            ADMIN,
+            json!({"tokenName": "new-name", "username": "old-name", "type": "backend"}),
+        ),
+    )
+    .await["body"];
+    assert_eq!(token["tokenName"], json!("new-name"), "{token}");
+    let body = expect(
+        &service,
+        post("/api/admin/api-tokens", ADMIN, json!({"type": "client"})),
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(body["details"][0]["path"], json!("/tokenName"), "{body}");
+
+    // Fields Unleash's open schemas accept beyond ours are ignored.
+    for (path, body) in [
+        (
+            "/api/admin/context",
+            json!({"name": "tenant", "project": "default"}),
+        ),
+        (
+            "/api/admin/strategies",
+            json!({"name": "custom", "parameters": [], "editable": true, "deprecated": false}),
+        ),
+        (
+            "/api/admin/segments",
+            json!({"name": "s", "constraints": [], "extra": 1}),
+        ),
+        (
+            "/api/admin/projects/default/features",
+            json!({"name": "tagged", "tags": [{"type": "simple", "value": "a"}]}),
+        ),
+    ] {
+        let answer = created(&service, post(path, ADMIN, body)).await;
+        assert_eq!(answer["status"], json!(201), "{path}: {answer}");
+    }
+    // Unleash's `loginSchema` refuses other fields.
+    let body = expect(
+        &service,
+        post(
+            "/auth/simple/login",
+            ADMIN,
+            json!({"username": "a", "password": "b", "remember": true}),
+        ),
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert_eq!(body["name"], json!("ValidationError"), "{body}");
+}

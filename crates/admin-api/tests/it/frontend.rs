@@ -153,6 +153,16 @@ async fn the_etag_answers_304_on_get_only() {
     )
     .await;
     assert_eq!((status, body), (StatusCode::NOT_MODIFIED, Value::Null));
+    // The 304 stands for the 200, so it carries the same caching rule.
+    let response = test::call_service(
+        &service,
+        get("/api/frontend?userId=7", FRONTEND)
+            .insert_header(("If-None-Match", etag.as_str()))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::NOT_MODIFIED);
+    assert_eq!(header(&response, "Cache-Control").as_deref(), Some("no-cache"));
     let (status, _) = send(
         &service,
         post("/api/frontend", FRONTEND, json!({"context": {"userId": "7"}}))
@@ -180,6 +190,37 @@ async fn only_frontend_tokens_are_taken() {
     for token in [SDK, ADMIN] {
         let (status, body) = send(&service, get("/api/frontend", token)).await;
         assert_error(status, &body, 403, "NoAccessError");
+    }
+}
+
+#[actix_web::test]
+async fn paths_under_the_frontend_api_answer_as_unleash_does() {
+    let app = app_with_flags().await;
+    let service = app.service().await;
+    // A trailing slash is the same path, as in Unleash's router.
+    let (status, with_slash) = send(&service, get("/api/frontend/?userId=7", FRONTEND)).await;
+    let (_, without) = send(&service, get("/api/frontend?userId=7", FRONTEND)).await;
+    assert_eq!((status, &with_slash), (StatusCode::OK, &without));
+    let (status, _) = send(&service, post("/api/frontend/", FRONTEND, json!({"context": {}}))).await;
+    assert_eq!(status, StatusCode::OK);
+    // A known path with another method is 405; an unknown path under it is 404.
+    for method in [actix_web::http::Method::PUT, actix_web::http::Method::DELETE] {
+        for path in ["/api/frontend", "/api/frontend/", "/api/frontend/client/metrics"] {
+            let request = test::TestRequest::default()
+                .method(method.clone())
+                .uri(path)
+                .insert_header(("Authorization", FRONTEND));
+            let (status, body) = send(&service, request).await;
+            assert_error(status, &body, 405, "MethodNotAllowedError");
+        }
+    }
+    for path in [
+        "/api/frontend/unknown",
+        "/api/frontend/client/unknown",
+        "/api/frontend/features/a",
+    ] {
+        let (status, body) = send(&service, get(path, FRONTEND)).await;
+        assert_error(status, &body, 404, "NotFoundError");
     }
 }
 

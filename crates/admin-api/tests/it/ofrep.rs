@@ -109,14 +109,42 @@ async fn one_flag_is_evaluated_with_ofrep_reasons_and_errors() {
         (body["key"].clone(), body["errorCode"].clone()),
         (json!("missing"), json!("FLAG_NOT_FOUND"))
     );
+    // An Unleash context needs no user: without a targeting key, a flag that is on is on, and
+    // the other fields still take part, as the frontend API evaluates them.
     let (status, body) = send(
         &service,
         evaluate("everyone", json!({"context": {"plan": "pro"}})),
     )
     .await;
     assert_eq!(
+        (status, body["value"].clone()),
+        (StatusCode::OK, json!(true)),
+        "{body}"
+    );
+    let (status, body) = send(
+        &service,
+        evaluate("pro-only", json!({"context": {"plan": "pro"}})),
+    )
+    .await;
+    assert_eq!(
+        (status, body["variant"].clone()),
+        (StatusCode::OK, json!("gold")),
+        "{body}"
+    );
+    let (status, body) = send(&service, evaluate("everyone", json!({"context": {}}))).await;
+    assert_eq!(
+        (status, body["value"].clone()),
+        (StatusCode::OK, json!(true)),
+        "{body}"
+    );
+    let (status, body) = send(
+        &service,
+        evaluate("everyone", json!({"context": {"targetingKey": {"id": 1}}})),
+    )
+    .await;
+    assert_eq!(
         (status, body["errorCode"].clone()),
-        (StatusCode::BAD_REQUEST, json!("TARGETING_KEY_MISSING"))
+        (StatusCode::BAD_REQUEST, json!("INVALID_CONTEXT"))
     );
     let (status, body) = send(
         &service,
@@ -229,11 +257,23 @@ async fn every_flag_is_evaluated_in_bulk_with_an_etag() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
+    // Without a targeting key every flag is evaluated all the same, as the frontend API does.
     let (status, body) = send(&service, bulk(json!({}))).await;
-    assert_eq!(status, StatusCode::BAD_REQUEST);
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, frontend) = send(&service, get("/api/frontend", FRONTEND)).await;
+    let enabled = |flags: &Value| -> Vec<String> {
+        flags
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|flag| flag["value"] != json!(false) && flag["enabled"] != json!(false))
+            .filter_map(|flag| Some(flag["key"].as_str().or(flag["name"].as_str())?.to_owned()))
+            .collect()
+    };
     assert_eq!(
-        body,
-        json!({"errorCode": "TARGETING_KEY_MISSING", "errorDetails": "the context needs a `targetingKey`"})
+        enabled(&body["flags"]),
+        enabled(&frontend["toggles"]),
+        "{body} {frontend}"
     );
     let (status, body) = send(&service, get("/api/admin/ui-config", ADMIN)).await;
     assert_eq!(status, StatusCode::OK, "{body}");

@@ -141,7 +141,8 @@ async fn constraints_and_client_documents_read_back_as_stored() {
     check(&child["strategies"][0]["constraints"], "the client API");
     assert_eq!(
         child["dependencies"],
-        json!([{"feature": "parent", "enabled": true, "variants": []}])
+        json!([{"feature": "parent", "enabled": true}]),
+        "Unleash leaves `variants` out of a dependency that names none"
     );
     let mut query = object_keys(&document["query"]);
     query.sort_unstable();

@@ -2,6 +2,8 @@
 //! moves the store's revision and every replica's caches see it.
 
 use diesel::prelude::*;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
 
 use crate::connection::DbConnection;
 use crate::error::StoreError;
@@ -9,8 +11,22 @@ use crate::models::{EventType, NewEvent, SettingRow};
 use crate::queries::events;
 use crate::schema::settings;
 
-/// The setting `name`, when it was ever set.
-pub fn get(conn: &mut DbConnection, name: &str) -> Result<Option<String>, StoreError> {
+/// The setting `name`, when it was ever set. A stored document that does not read as `T` is
+/// [`StoreError::Corrupt`], never a default.
+pub fn get<T: DeserializeOwned>(conn: &mut DbConnection, name: &str) -> Result<Option<T>, StoreError> {
+    raw(conn, name)?
+        .map(|content| {
+            serde_json::from_str(&content).map_err(|source| StoreError::Corrupt {
+                entity: "setting",
+                key: name.to_owned(),
+                column: "content",
+                source,
+            })
+        })
+        .transpose()
+}
+
+fn raw(conn: &mut DbConnection, name: &str) -> Result<Option<String>, StoreError> {
     Ok(settings::table
         .find(name)
         .select(settings::content)
@@ -18,16 +34,21 @@ pub fn get(conn: &mut DbConnection, name: &str) -> Result<Option<String>, StoreE
         .optional()?)
 }
 
-/// Sets `name` to `content` (a JSON document), recording who did and what it was before.
-pub fn put(
+/// Sets `name` to `value`, written as a JSON document, recording who did and what it was before.
+pub fn put<T: Serialize + ?Sized>(
     conn: &mut DbConnection,
     name: &str,
-    content: &str,
+    value: &T,
     actor: &str,
     now: chrono::NaiveDateTime,
 ) -> Result<(), StoreError> {
+    let content = serde_json::to_string(value).map_err(|source| StoreError::Encode {
+        column: "settings.content",
+        source,
+    })?;
+    let content = content.as_str();
     crate::queries::write(conn, |conn| {
-        let before = get(conn, name)?;
+        let before = raw(conn, name)?;
         let row = SettingRow {
             name: name.into(),
             content: content.into(),
