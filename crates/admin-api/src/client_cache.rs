@@ -9,10 +9,8 @@
 //! The first request for a question at a new revision builds the answer; the requests that
 //! arrive meanwhile wait for that one build instead of starting their own.
 
-use std::collections::HashMap;
 use std::io::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use actix_web::body::BoxBody;
 use actix_web::http::header::{
@@ -20,10 +18,9 @@ use actix_web::http::header::{
 };
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, Responder};
-use tokio::sync::OnceCell;
 
-use crate::dto::client::ClientFeaturesQuery;
-use crate::error::ApiError;
+use flag_admin::cache::RevisionCache;
+use flag_admin::dto::client::ClientFeaturesQuery;
 
 /// A JSON answer in every encoding it is sent in, each made once.
 #[derive(Debug)]
@@ -81,102 +78,11 @@ pub struct Answer {
     pub body: Precompressed,
 }
 
-/// An answer slot for one question at one revision; filled once.
-#[derive(Debug)]
-struct Slot {
-    revision: i32,
-    answer: OnceCell<Arc<Answer>>,
-    /// The answer of the slot this one replaced, if it was built.
-    previous: Option<Arc<Answer>>,
-    /// When it was last asked for, on the cache's clock.
-    used: AtomicU64,
-}
+/// Client-API answers by question, as of the store's revision: at most [`CAPACITY`] of them.
+pub type AnswerCache = RevisionCache<ClientFeaturesQuery, Answer>;
 
-/// The client-API answers by question, each for the latest revision it was asked at.
-///
-/// At most [`AnswerCache::CAPACITY`] questions are kept. A new question past that first drops
-/// the answers of older revisions, then the answer asked for least recently; a dropped answer
-/// is rebuilt by its next request.
-#[derive(Debug, Default)]
-pub struct AnswerCache {
-    slots: Mutex<HashMap<ClientFeaturesQuery, Arc<Slot>>>,
-    /// Counts requests, to know which answer was asked for least recently.
-    clock: AtomicU64,
-}
-
-impl AnswerCache {
-    /// Most questions kept at once.
-    pub const CAPACITY: usize = 64;
-
-    fn slot(&self, question: &ClientFeaturesQuery, revision: i32) -> Arc<Slot> {
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
-        let mut slots = self
-            .slots
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(slot) = slots.get(question).filter(|slot| slot.revision >= revision) {
-            slot.used.store(now, Ordering::Relaxed);
-            return Arc::clone(slot);
-        }
-        if slots.len() >= Self::CAPACITY && !slots.contains_key(question) {
-            slots.retain(|_, slot| slot.revision >= revision);
-            if slots.len() >= Self::CAPACITY {
-                let oldest = slots
-                    .iter()
-                    .min_by_key(|(_, slot)| slot.used.load(Ordering::Relaxed))
-                    .map(|(question, _)| question.clone());
-                if let Some(oldest) = oldest {
-                    slots.remove(&oldest);
-                }
-            }
-        }
-        let previous = slots
-            .get(question)
-            .and_then(|slot| slot.answer.get())
-            .map(Arc::clone);
-        let slot = Arc::new(Slot {
-            revision,
-            answer: OnceCell::new(),
-            previous,
-            used: AtomicU64::new(now),
-        });
-        slots.insert(question.clone(), Arc::clone(&slot));
-        slot
-    }
-
-    /// The answer to `question` at `revision` (or later), built by `build` when no request has
-    /// built it yet. `build` is given the answer this one replaces, to keep when it says the
-    /// same.
-    pub async fn get_or_build<F, Fut>(
-        &self,
-        question: &ClientFeaturesQuery,
-        revision: i32,
-        build: F,
-    ) -> Result<Arc<Answer>, ApiError>
-    where
-        F: FnOnce(Option<Arc<Answer>>) -> Fut,
-        Fut: Future<Output = Result<Arc<Answer>, ApiError>>,
-    {
-        let slot = self.slot(question, revision);
-        slot.answer
-            .get_or_try_init(|| build(slot.previous.clone()))
-            .await
-            .map(Arc::clone)
-    }
-
-    /// How many questions have an answer slot.
-    pub fn len(&self) -> usize {
-        self.slots
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .len()
-    }
-
-    /// Whether none has.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-}
+/// Most answers kept.
+pub const CAPACITY: usize = 64;
 
 /// 200 with a cached answer in the encoding the client prefers, or 304 when `If-None-Match`
 /// names its `ETag`.

@@ -200,8 +200,8 @@ pub enum Command {
 impl Config {
     /// The API tokens to store at start-up, by type: `INIT_ADMIN_API_TOKENS`,
     /// `INIT_BACKEND_API_TOKENS` (else `INIT_CLIENT_API_TOKENS`) and `INIT_FRONTEND_API_TOKENS`.
-    pub fn initial_tokens(&self) -> [(crate::domain::TokenType, &[Secret]); 3] {
-        use crate::domain::TokenType;
+    pub fn initial_tokens(&self) -> [(flag_admin::domain::TokenType, &[Secret]); 3] {
+        use flag_admin::domain::TokenType;
         let backend = if self.init_backend_api_tokens.is_empty() {
             &self.init_client_api_tokens
         } else {
@@ -226,8 +226,8 @@ impl Config {
     }
 
     /// What the handlers read.
-    pub fn settings(&self) -> crate::Settings {
-        crate::Settings {
+    pub fn settings(&self) -> flag_admin::Settings {
+        flag_admin::Settings {
             unleash_url: self.unleash_url.clone(),
             body_limit: self.body_limit,
             combination_limit: self.combination_limit,
@@ -505,7 +505,7 @@ mod tests {
             |args: &[&str]| Config::parse_from(std::iter::once("admin-api").chain(args.iter().copied()));
         let older = parse(&["--init-client-api-tokens", "*:development.a,*:production.b"]);
         let [_, (kind, tokens), _] = older.initial_tokens();
-        assert_eq!((kind, tokens.len()), (crate::domain::TokenType::Backend, 2));
+        assert_eq!((kind, tokens.len()), (flag_admin::domain::TokenType::Backend, 2));
         let both = parse(&[
             "--init-client-api-tokens",
             "*:development.a",

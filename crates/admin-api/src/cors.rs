@@ -9,7 +9,7 @@ use actix_web::http::Method;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use actix_web::{HttpResponse, web};
 
-use crate::AppState;
+use crate::state::AppState;
 
 /// Whether `path` is served to browsers of other origins.
 fn cross_origin(path: &str) -> bool {
@@ -53,7 +53,9 @@ pub async fn cors(
         return Ok(next.call(request).await?.map_into_left_body());
     }
     let origins = match request.app_data::<web::Data<AppState>>() {
-        Some(state) => crate::auth::frontend_origins(state).await?,
+        Some(state) => flag_admin::auth::frontend_origins(&state.app)
+            .await
+            .map_err(crate::error::ApiError::from)?,
         None => return Ok(next.call(request).await?.map_into_left_body()),
     };
     let allow = allowed_origin(&origins, request.headers().get(header::ORIGIN));

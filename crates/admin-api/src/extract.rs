@@ -10,10 +10,12 @@ use actix_web::http::header::CONTENT_TYPE;
 use actix_web::{FromRequest, HttpRequest, web};
 use serde::de::DeserializeOwned;
 
-use crate::error::{ApiError, Detail};
+use flag_admin::{AdminError, Detail};
+
+use crate::error::ApiError;
 
 /// The largest body accepted when the app sets no limit.
-pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+pub const DEFAULT_BODY_LIMIT: usize = flag_admin::settings::DEFAULT_BODY_LIMIT;
 
 /// The body size limit, as app data; `build_app` sets the same limit in `web::PayloadConfig`.
 #[derive(Debug, Clone, Copy)]
@@ -90,10 +92,10 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
             ApiError::bad_request(format!("the body is not valid JSON: {inner}"))
         } else {
             let message = format!("{path}: {inner}");
-            ApiError::Validation {
+            ApiError::Admin(AdminError::Validation {
                 message: format!("the request body does not match the schema: {message}"),
                 details: vec![Detail::at(path, inner.to_string())],
-            }
+            })
         }
     })?;
     deserializer
@@ -116,6 +118,15 @@ fn pointer(path: &str) -> String {
         }
     }
     pointer
+}
+
+/// The address a request is counted against: the connection's peer.
+pub fn client_address(request: &HttpRequest) -> std::net::IpAddr {
+    request
+        .peer_addr()
+        .map_or(std::net::IpAddr::V4(std::net::Ipv4Addr::UNSPECIFIED), |address| {
+            address.ip()
+        })
 }
 
 /// Maps actix's path extraction errors to the envelope.

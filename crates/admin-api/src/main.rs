@@ -2,14 +2,16 @@
 
 use actix_web::web;
 use admin_api::config::{Command, Config, LogFormat};
-use admin_api::{AppState, ensure_admin_token, seed_tokens, server};
+use admin_api::{AppState, server};
 use anyhow::Context as _;
+use flag_admin::Ctx;
+use flag_admin::seeding::{ensure_admin_token, import, seed_tokens};
 use flag_store::{Database, Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
 
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
-    admin_api::memory::configure();
+    flag_admin::memory::configure();
     let config = Config::load();
     let filter = EnvFilter::try_new(&config.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
     match config.log_format {
@@ -34,19 +36,10 @@ async fn main() -> anyhow::Result<()> {
         let text = std::fs::read_to_string(file).with_context(|| format!("reading {}", file.display()))?;
         let document: flag_eval::ClientFeatures =
             serde_json::from_str(&text).with_context(|| format!("parsing {}", file.display()))?;
-        let (_, warnings) = flag_eval::Engine::compile(&document);
+        let (warnings, report) = import(&store, project, environment, &document)?;
         for warning in &warnings {
             tracing::warn!("{warning}");
         }
-        let now = admin_api::now();
-        let report = flag_store::queries::import::client_features(
-            &mut *store.connection()?,
-            project,
-            environment,
-            &document,
-            "import",
-            now,
-        )?;
         tracing::info!(
             project = %project,
             environment = %environment,
@@ -59,13 +52,15 @@ async fn main() -> anyhow::Result<()> {
     }
 
     for (token_type, tokens) in config.initial_tokens() {
-        seed_tokens(&store, token_type, tokens)?;
+        let secrets: Vec<String> = tokens.iter().map(|secret| secret.0.clone()).collect();
+        seed_tokens(&store, token_type, &secrets)?;
     }
     if let Some(path) = ensure_admin_token(&store, &store_config.database.local_directory())? {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
     }
 
-    let state = web::Data::new(AppState::new(store, config.settings()).context("starting the CPU pool")?);
+    let app = Ctx::new(store, config.settings()).context("starting the CPU pool")?;
+    let state = web::Data::new(AppState::new(app));
     tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
     let server = server::start(state.clone(), (config.host.as_str(), config.port))
         .context("binding the HTTP listener")?;

@@ -53,15 +53,12 @@ impl Metrics {
         }
     }
 
-    /// Records one password verification.
-    pub fn password_verified(&self) {
+    /// The text exposition format, with `passwords_verified`, the application's count of
+    /// password verifications.
+    pub fn render(&self, passwords_verified: u64) -> String {
         if let Some(verifications) = &self.verifications {
-            verifications.inc();
+            verifications.inc_by(passwords_verified.saturating_sub(verifications.get()));
         }
-    }
-
-    /// The text exposition format.
-    pub fn render(&self) -> String {
         let mut buffer = Vec::new();
         // Encoding gathered metrics into a Vec cannot fail.
         let _ = TextEncoder::new().encode(&self.registry.gather(), &mut buffer);
@@ -77,7 +74,7 @@ mod tests {
     fn requests_are_exported_by_route() {
         let metrics = Metrics::default();
         metrics.observe("GET", "/invite/{token}/validate", 200, 0.002);
-        let text = metrics.render();
+        let text = metrics.render(0);
         assert!(text.contains("http_request_duration_seconds_count{method=\"GET\",route=\"/invite/{token}/validate\",status=\"200\"} 1"), "{text}");
     }
 }

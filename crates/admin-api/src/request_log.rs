@@ -6,7 +6,7 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::web;
 
-use crate::AppState;
+use crate::state::AppState;
 
 /// Logs one line per request: method, route pattern, status and duration. Never the path or the
 /// query string, which can carry secrets (an invite token in `/invite/{token}/signup`).

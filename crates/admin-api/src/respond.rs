@@ -171,7 +171,7 @@ impl<R: Responder> Responder for WithCookie<R> {
         let mut response = self.inner.respond_to(request).map_into_boxed_body();
         match response.add_cookie(&self.cookie) {
             Ok(()) => response,
-            Err(error) => ApiError::Internal(format!("cannot set a cookie: {error}")).error_response(),
+            Err(error) => ApiError::internal(format!("cannot set a cookie: {error}")).error_response(),
         }
     }
 }

@@ -1,208 +1,266 @@
-//! Every operation the server answers, in one table that both registers the routes and lets the
-//! tests compare them with the API description. A path's other methods answer 405; GET
-//! operations answer HEAD as well.
+//! Every operation the server answers, each declared once: its handler, its description (the
+//! handler's `#[utoipa::path]`, which gives the method and the path) and the access it needs.
+//! The router, the API description and the access checks all read these declarations.
+//!
+//! A path's other methods answer 405, GET operations answer HEAD as well, and a trailing slash
+//! names the same path.
 
 use actix_web::http::Method;
-use actix_web::{Route, guard, web};
+use actix_web::{FromRequest, Handler, Responder, Route, guard, web};
+use flag_admin::auth::Access;
+use flag_admin::domain::Permission;
+use utoipa::openapi::path::{HttpMethod, Operation as Documented};
+use utoipa::openapi::{RefOr, Schema};
 
+use crate::auth::Declared;
 use crate::handlers::{
     self, applications, client, context, dependencies, edge, environments, flags, frontend, invite, ofrep,
     playground, projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
 };
 
-/// One operation: a method on a path (OpenAPI's `{parameter}` syntax, which actix reads too),
-/// and the handler's route.
-#[derive(Debug)]
+/// One operation: how it is documented, who may call it, and its handler.
 pub struct Operation {
     /// The method.
     pub method: Method,
-    /// The path.
-    pub path: &'static str,
-    route: fn() -> Route,
+    /// The path, in OpenAPI's `{parameter}` syntax, which actix reads too.
+    pub path: String,
+    /// Who may call it.
+    pub access: Access,
+    /// Its description in the API document.
+    pub documented: Documented,
+    /// The schemas its description refers to.
+    pub schemas: Vec<(String, RefOr<Schema>)>,
+    route: Box<dyn Fn() -> Route>,
 }
 
-fn get(path: &'static str, route: fn() -> Route) -> Operation {
-    Operation {
-        method: Method::GET,
-        path,
-        route,
+impl std::fmt::Debug for Operation {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Operation")
+            .field("method", &self.method)
+            .field("path", &self.path)
+            .field("access", &self.access)
+            .finish_non_exhaustive()
     }
 }
 
-fn post(path: &'static str, route: fn() -> Route) -> Operation {
+/// Declares `handler`, described by `#[utoipa::path]` (whose generated type is `described`),
+/// with `access`.
+fn operation<D, F, Args>(_described: D, handler: F, access: Access) -> Operation
+where
+    D: utoipa::Path + utoipa::__dev::SchemaReferences,
+    F: Handler<Args> + Clone,
+    Args: FromRequest + 'static,
+    F::Output: Responder + 'static,
+{
+    let methods = D::methods();
+    let method = match methods.first() {
+        Some(HttpMethod::Get) => Method::GET,
+        Some(HttpMethod::Post) => Method::POST,
+        Some(HttpMethod::Put) => Method::PUT,
+        Some(HttpMethod::Delete) => Method::DELETE,
+        Some(HttpMethod::Patch) => Method::PATCH,
+        Some(HttpMethod::Head) => Method::HEAD,
+        Some(HttpMethod::Options) => Method::OPTIONS,
+        Some(HttpMethod::Trace) => Method::TRACE,
+        None => Method::GET,
+    };
+    let mut schemas = Vec::new();
+    D::schemas(&mut schemas);
     Operation {
-        method: Method::POST,
-        path,
-        route,
+        method,
+        path: D::path(),
+        access,
+        documented: D::operation(),
+        schemas,
+        route: Box::new(move || web::to(handler.clone())),
     }
 }
 
-fn put(path: &'static str, route: fn() -> Route) -> Operation {
-    Operation {
-        method: Method::PUT,
-        path,
-        route,
-    }
-}
-
-fn delete(path: &'static str, route: fn() -> Route) -> Operation {
-    Operation {
-        method: Method::DELETE,
-        path,
-        route,
-    }
-}
-
-/// Every operation, in the order the API description lists them.
+/// Every operation, in the order the API description lists them, grouped by resource.
 #[expect(
     deprecated,
     reason = "the deprecated playground is still served, as Unleash serves it"
 )]
 pub fn operations() -> Vec<Operation> {
+    use Access::{Admin, AdminRead, Client, Frontend, Public, Read, ReadIn, Write, WriteIn};
     vec![
-        get("/health", || web::to(handlers::health)),
-        get("/ready", || web::to(handlers::ready)),
-        get("/internal-backstage/prometheus", || web::to(handlers::prometheus)),
-        post("/auth/simple/login", || web::to(session::login)),
-        post("/logout", || web::to(session::logout)),
-        get("/invite/{token}/validate", || web::to(invite::validate)),
-        post("/invite/{token}/signup", || web::to(invite::sign_up)),
-        post("/api/admin/playground", || web::to(playground::playground)),
-        post("/api/admin/playground/advanced", || web::to(playground::advanced)),
-        get("/api/admin/invite-link/tokens", || web::to(invite::list)),
-        post("/api/admin/invite-link/tokens", || web::to(invite::create)),
-        get("/api/admin/invite-link/tokens/{token}", || web::to(invite::get)),
-        put("/api/admin/invite-link/tokens/{token}", || {
-            web::to(invite::update)
-        }),
-        get("/api/admin/environments", || web::to(environments::list)),
-        post("/api/admin/environments", || web::to(environments::create)),
-        post("/api/admin/environments/{name}/on", || web::to(environments::on)),
-        post("/api/admin/environments/{name}/off", || {
-            web::to(environments::off)
-        }),
-        get("/api/admin/projects", || web::to(projects::list)),
-        post("/api/admin/projects", || web::to(projects::create)),
-        get("/api/admin/projects/{projectId}", || web::to(projects::get)),
-        post("/api/admin/projects/{projectId}/environments", || {
-            web::to(projects::enable_environment)
-        }),
-        delete(
-            "/api/admin/projects/{projectId}/environments/{environment}",
-            || web::to(projects::disable_environment),
+        // Operations.
+        operation(handlers::__path_health, handlers::health, Public),
+        operation(handlers::__path_ready, handlers::ready, Public),
+        operation(handlers::__path_prometheus, handlers::prometheus, Public),
+        // Sessions and invitations.
+        operation(session::__path_login, session::login, Public),
+        operation(session::__path_logout, session::logout, Public),
+        operation(invite::__path_validate, invite::validate, Public),
+        operation(invite::__path_sign_up, invite::sign_up, Public),
+        // The playgrounds.
+        operation(
+            playground::__path_playground,
+            playground::playground,
+            ReadIn(Permission::Playground),
         ),
-        get("/api/admin/context", || web::to(context::list)),
-        post("/api/admin/context", || web::to(context::create)),
-        get("/api/admin/strategies", || web::to(strategy_types::list)),
-        post("/api/admin/strategies", || web::to(strategy_types::create)),
-        get("/api/admin/segments", || web::to(segments::list)),
-        post("/api/admin/segments", || web::to(segments::create)),
-        get("/api/admin/api-tokens", || web::to(tokens::list)),
-        post("/api/admin/api-tokens", || web::to(tokens::create)),
-        delete("/api/admin/api-tokens/{token}", || web::to(tokens::delete)),
-        get("/api/admin/user-admin", || web::to(users::list)),
-        post("/api/admin/user-admin", || web::to(users::create)),
-        put("/api/admin/user-admin/{id}", || web::to(users::update)),
-        delete("/api/admin/user-admin/{id}", || web::to(users::delete)),
-        get("/api/admin/projects/{projectId}/features", || {
-            web::to(flags::list)
-        }),
-        post("/api/admin/projects/{projectId}/features", || {
-            web::to(flags::create)
-        }),
-        get("/api/admin/projects/{projectId}/features/{featureName}", || {
-            web::to(flags::get)
-        }),
-        post(
-            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-            || web::to(dependencies::add),
+        operation(
+            playground::__path_advanced,
+            playground::advanced,
+            ReadIn(Permission::Playground),
         ),
-        delete(
-            "/api/admin/projects/{projectId}/features/{featureName}/dependencies",
-            || web::to(dependencies::remove),
+        // Invite links.
+        operation(invite::__path_list, invite::list, AdminRead),
+        operation(invite::__path_create, invite::create, Admin),
+        operation(invite::__path_get, invite::get, AdminRead),
+        operation(invite::__path_update, invite::update, Admin),
+        // Environments.
+        operation(environments::__path_list, environments::list, Read),
+        operation(environments::__path_create, environments::create, Admin),
+        operation(environments::__path_on, environments::on, Admin),
+        operation(environments::__path_off, environments::off, Admin),
+        // Projects.
+        operation(projects::__path_list, projects::list, Read),
+        operation(projects::__path_create, projects::create, Admin),
+        operation(projects::__path_get, projects::get, Read),
+        operation(
+            projects::__path_enable_environment,
+            projects::enable_environment,
+            Admin,
         ),
-        put(
-            "/api/admin/projects/{projectId}/features/{featureName}/variants-batch",
-            || web::to(variants::variants_batch),
+        operation(
+            projects::__path_disable_environment,
+            projects::disable_environment,
+            Admin,
         ),
-        get(
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
-            || web::to(variants::environment_variants),
+        // Context fields, strategy types and segments.
+        operation(context::__path_list, context::list, Read),
+        operation(context::__path_create, context::create, Admin),
+        operation(strategy_types::__path_list, strategy_types::list, Read),
+        operation(strategy_types::__path_create, strategy_types::create, Admin),
+        operation(segments::__path_list, segments::list, Read),
+        operation(
+            segments::__path_create,
+            segments::create,
+            Write(Permission::CreateSegment),
         ),
-        post(
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/on",
-            || web::to(flags::on),
+        // API tokens and users.
+        operation(tokens::__path_list, tokens::list, AdminRead),
+        operation(tokens::__path_create, tokens::create, Admin),
+        operation(tokens::__path_delete, tokens::delete, Admin),
+        operation(users::__path_list, users::list, AdminRead),
+        operation(users::__path_create, users::create, Admin),
+        operation(users::__path_update, users::update, Admin),
+        operation(users::__path_delete, users::delete, Admin),
+        // Features.
+        operation(flags::__path_list, flags::list, Read),
+        operation(
+            flags::__path_create,
+            flags::create,
+            Write(Permission::CreateFeature),
         ),
-        post(
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/off",
-            || web::to(flags::off),
+        operation(flags::__path_get, flags::get, Read),
+        operation(
+            dependencies::__path_add,
+            dependencies::add,
+            Write(Permission::UpdateFeatureDependency),
         ),
-        post(
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
-            || web::to(strategies::add),
+        operation(
+            dependencies::__path_remove,
+            dependencies::remove,
+            Write(Permission::UpdateFeatureDependency),
         ),
-        put(
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
-            || web::to(strategies::update),
+        operation(
+            variants::__path_variants_batch,
+            variants::variants_batch,
+            WriteIn(Permission::UpdateFeatureEnvironmentVariants),
         ),
-        delete(
-            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
-            || web::to(strategies::delete),
+        operation(
+            variants::__path_environment_variants,
+            variants::environment_variants,
+            ReadIn(Permission::ReadFeatureEnvironmentVariants),
         ),
-        get("/api/client/features", || web::to(client::features)),
-        get("/api/client/features/{featureName}", || web::to(client::feature)),
-        post("/api/client/register", || web::to(usage::register)),
-        post("/api/client/metrics", || web::to(usage::metrics)),
-        post("/api/client/metrics/bulk", || web::to(usage::bulk)),
-        post("/api/client/metrics/edge", || web::to(edge::instance_data)),
-        post("/edge/validate", || web::to(edge::validate)),
-        get("/api/frontend", || web::to(frontend::get_features)),
-        post("/api/frontend", || web::to(frontend::post_features)),
-        get("/api/admin/ui-config", || web::to(frontend::ui_config)),
-        post("/ofrep/v1/evaluate/flags/{key}", || web::to(ofrep::evaluate_flag)),
-        post("/ofrep/v1/evaluate/flags", || web::to(ofrep::evaluate_flags)),
-        post("/api/admin/ui-config/cors", || web::to(frontend::set_cors)),
-        post("/api/frontend/client/register", || {
-            web::to(usage::frontend_register)
-        }),
-        post("/api/frontend/client/metrics", || {
-            web::to(usage::frontend_metrics)
-        }),
-        get("/api/admin/metrics/applications", || web::to(applications::list)),
-        get("/api/admin/metrics/applications/{appName}", || {
-            web::to(applications::get)
-        }),
-        get("/api/admin/metrics/applications/{appName}/overview", || {
-            web::to(applications::overview)
-        }),
-        get(
-            "/api/admin/metrics/instances/{appName}/environment/{environment}",
-            || web::to(applications::instances),
+        operation(
+            flags::__path_on,
+            flags::on,
+            WriteIn(Permission::UpdateFeatureEnvironment),
         ),
-        get("/api/admin/client-metrics/features/{name}", || {
-            web::to(applications::feature_usage)
-        }),
-        get("/api/admin/client-metrics/features/{name}/raw", || {
-            web::to(applications::raw_usage)
-        }),
-        get("/api/admin/metrics/unknown-flags", || {
-            web::to(applications::unknown_flags)
-        }),
+        operation(
+            flags::__path_off,
+            flags::off,
+            WriteIn(Permission::UpdateFeatureEnvironment),
+        ),
+        operation(
+            strategies::__path_add,
+            strategies::add,
+            WriteIn(Permission::CreateFeatureStrategy),
+        ),
+        operation(
+            strategies::__path_update,
+            strategies::update,
+            WriteIn(Permission::UpdateFeatureStrategy),
+        ),
+        operation(
+            strategies::__path_delete,
+            strategies::delete,
+            WriteIn(Permission::DeleteFeatureStrategy),
+        ),
+        // The client API and SDK usage.
+        operation(client::__path_features, client::features, Client),
+        operation(client::__path_feature, client::feature, Client),
+        operation(usage::__path_register, usage::register, Client),
+        operation(usage::__path_metrics, usage::metrics, Client),
+        operation(usage::__path_bulk, usage::bulk, Client),
+        operation(edge::__path_instance_data, edge::instance_data, Client),
+        operation(edge::__path_validate, edge::validate, Public),
+        // The frontend API and OFREP.
+        operation(frontend::__path_get_features, frontend::get_features, Frontend),
+        operation(frontend::__path_post_features, frontend::post_features, Frontend),
+        operation(frontend::__path_ui_config, frontend::ui_config, Read),
+        operation(ofrep::__path_evaluate_flag, ofrep::evaluate_flag, Frontend),
+        operation(ofrep::__path_evaluate_flags, ofrep::evaluate_flags, Frontend),
+        operation(frontend::__path_set_cors, frontend::set_cors, Admin),
+        operation(
+            usage::__path_frontend_register,
+            usage::frontend_register,
+            Frontend,
+        ),
+        operation(usage::__path_frontend_metrics, usage::frontend_metrics, Frontend),
+        // What SDKs reported.
+        operation(applications::__path_list, applications::list, Read),
+        operation(applications::__path_get, applications::get, Read),
+        operation(applications::__path_overview, applications::overview, Read),
+        operation(applications::__path_instances, applications::instances, Read),
+        operation(
+            applications::__path_feature_usage,
+            applications::feature_usage,
+            Read,
+        ),
+        operation(applications::__path_raw_usage, applications::raw_usage, Read),
+        operation(
+            applications::__path_unknown_flags,
+            applications::unknown_flags,
+            Read,
+        ),
     ]
 }
 
-/// Registers every operation on `config`: one resource per path, whose other methods answer 405.
+/// Registers every operation on `config`: one resource per path, which holds the accesses its
+/// operations declare and answers its other methods with 405.
 pub fn configure(config: &mut web::ServiceConfig) {
-    let mut paths: Vec<(&'static str, Vec<Operation>)> = Vec::new();
+    let mut paths: Vec<(String, Vec<Operation>)> = Vec::new();
     for operation in operations() {
         match paths.iter_mut().find(|(path, _)| *path == operation.path) {
             Some((_, operations)) => operations.push(operation),
-            None => paths.push((operation.path, vec![operation])),
+            None => paths.push((operation.path.clone(), vec![operation])),
         }
     }
     for (path, operations) in paths {
+        let declared = Declared(
+            operations
+                .iter()
+                .map(|operation| (operation.method.clone(), operation.access))
+                .collect(),
+        );
         // A trailing slash names the same resource, as in Unleash's (non-strict) router.
-        let mut resource = web::resource([path.to_owned(), format!("{path}/")])
+        let mut resource = web::resource([path.clone(), format!("{path}/")])
+            .app_data(declared)
             .default_service(web::to(handlers::method_not_allowed));
         for operation in operations {
             let route = (operation.route)();

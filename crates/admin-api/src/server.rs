@@ -25,7 +25,10 @@ use actix_web::http::StatusCode;
 use actix_web::rt::net::TcpStream;
 use actix_web::web;
 
-use crate::{AppState, build_app};
+use flag_admin::usage::Usage;
+
+use crate::build_app;
+use crate::state::AppState;
 
 /// How long a new connection may take to send its first request head; actix-web's default.
 const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
@@ -83,14 +86,25 @@ pub fn start(state: web::Data<AppState>, address: impl ToSocketAddrs) -> io::Res
 pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
     let handle = server.handle();
     actix_web::rt::spawn(stop_on_signal(handle, state.clone()));
-    let flusher = actix_web::rt::spawn(crate::usage::flush_periodically(state.clone()));
+    let flusher = actix_web::rt::spawn(flush_periodically(state.clone()));
     let stopped = server.await;
     flusher.abort();
     // What SDKs reported since the last flush is written before the process ends.
-    if let Err(error) = state.usage.flush(&state.store).await {
+    if let Err(error) = state.app.flush_usage().await {
         tracing::error!(%error, "writing SDK usage at shutdown failed");
     }
     stopped
+}
+
+/// Writes SDK usage every [`Usage::FLUSH_INTERVAL`], for as long as the server runs.
+async fn flush_periodically(state: web::Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(Usage::FLUSH_INTERVAL);
+    loop {
+        interval.tick().await;
+        if let Err(error) = state.app.flush_usage().await {
+            tracing::warn!(%error, "writing SDK usage failed; it is kept for the next flush");
+        }
+    }
 }
 
 async fn stop_on_signal(handle: ServerHandle, state: web::Data<AppState>) {

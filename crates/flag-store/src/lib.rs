@@ -50,6 +50,7 @@ pub mod queries;
 pub mod schema;
 #[cfg(any(test, feature = "scratch"))]
 pub mod scratch;
+pub mod time;
 
 use diesel::connection::SimpleConnection;
 use diesel::r2d2::Pool;

@@ -146,6 +146,25 @@ pub struct StrategyTypeRow {
 }
 
 impl StrategyTypeRow {
+    /// A custom strategy type declaring `parameters`, created `at`; the store writes the
+    /// parameters as JSON and keeps the time to the microsecond.
+    pub fn custom(
+        name: String,
+        title: Option<String>,
+        description: Option<String>,
+        parameters: &[StrategyParameter],
+        at: NaiveDateTime,
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            name,
+            title,
+            description,
+            parameters: crate::queries::to_json("strategy_types.parameters", parameters)?,
+            built_in: false,
+            created_at: crate::time::stored(at),
+        })
+    }
+
     /// The parameter definitions, decoded from `parameters`.
     pub fn parameters(&self) -> Result<Vec<StrategyParameter>, StoreError> {
         from_json("strategy type", &self.name, "parameters", &self.parameters)
@@ -242,6 +261,28 @@ pub struct NewSegment {
     pub created_at: NaiveDateTime,
 }
 
+impl NewSegment {
+    /// A segment of `constraints`, created by `created_by` `at`; the store writes the
+    /// constraints as JSON and keeps the time to the microsecond.
+    pub fn new(
+        name: String,
+        description: Option<String>,
+        project_id: Option<String>,
+        constraints: &[flag_eval::Constraint],
+        created_by: Option<String>,
+        at: NaiveDateTime,
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            name,
+            description,
+            project_id,
+            constraints: crate::queries::to_json("segments.constraints", constraints)?,
+            created_by,
+            created_at: crate::time::stored(at),
+        })
+    }
+}
+
 /// A child's dependency on its parent.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = feature_dependencies, check_for_backend(crate::connection::MultiBackend))]
@@ -282,6 +323,26 @@ pub struct ContextFieldRow {
 }
 
 impl ContextFieldRow {
+    /// A context field with its allowed values, created `at`; the store writes the values as
+    /// JSON and keeps the time to the microsecond.
+    pub fn new(
+        name: String,
+        description: Option<String>,
+        stickiness: bool,
+        sort_order: i32,
+        legal_values: &[LegalValue],
+        at: NaiveDateTime,
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            name,
+            description,
+            stickiness,
+            sort_order,
+            legal_values: crate::queries::to_json("context_fields.legal_values", legal_values)?,
+            created_at: crate::time::stored(at),
+        })
+    }
+
     /// The allowed values, decoded from `legal_values`.
     pub fn legal_values(&self) -> Result<Vec<LegalValue>, StoreError> {
         from_json("context field", &self.name, "legal_values", &self.legal_values)
@@ -427,6 +488,31 @@ pub struct NewApiToken {
     pub expires_at: Option<NaiveDateTime>,
     /// Creation time, UTC.
     pub created_at: NaiveDateTime,
+}
+
+impl NewApiToken {
+    /// A token of `token_type` (`admin`, `client`, `backend`, `frontend`) for `environment` (or
+    /// `*`) and `projects` (`["*"]` for all), stored by the verifier of its secret; the store
+    /// writes the projects as JSON and keeps times to the microsecond.
+    pub fn new(
+        token_name: String,
+        secret_hash: String,
+        token_type: &str,
+        environment: String,
+        projects: &[String],
+        expires_at: Option<NaiveDateTime>,
+        at: NaiveDateTime,
+    ) -> Result<Self, StoreError> {
+        Ok(Self {
+            token_name,
+            secret_hash,
+            token_type: token_type.to_owned(),
+            environment,
+            projects: crate::queries::to_json("api_tokens.projects", projects)?,
+            expires_at: expires_at.map(crate::time::stored),
+            created_at: crate::time::stored(at),
+        })
+    }
 }
 
 /// A login session: only a hash of its cookie value is stored.

@@ -3,9 +3,10 @@
 
 use std::net::TcpListener;
 
-use admin_api::config::Secret;
-use admin_api::domain::TokenType;
-use admin_api::{AppState, Settings};
+use admin_api::AppState;
+use flag_admin::domain::TokenType;
+use flag_admin::seeding::{seed_admin_tokens, seed_tokens};
+use flag_admin::{Ctx, Settings};
 use serde_json::{Value, json};
 
 const ADMIN: &str = "*:*.openfeature-admin-secret";
@@ -18,9 +19,9 @@ fn openfeatures_own_provider_evaluates_through_the_real_server() -> Result<(), B
 
     let scratch = flag_store::scratch::Scratch::new()?;
     let store = scratch.open()?;
-    admin_api::seed_admin_tokens(&store, &[Secret(ADMIN.into())])?;
-    admin_api::seed_tokens(&store, TokenType::Frontend, &[Secret(FRONTEND.into())])?;
-    let state = actix_web::web::Data::new(AppState::new(store, Settings::default())?);
+    seed_admin_tokens(&store, &[ADMIN.into()])?;
+    seed_tokens(&store, TokenType::Frontend, &[FRONTEND.into()])?;
+    let state = actix_web::web::Data::new(AppState::new(Ctx::new(store, Settings::default())?));
     let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
     // The server, on a real socket, in a thread with its own actix system.
     let (started, ready) = std::sync::mpsc::channel();

@@ -2,40 +2,16 @@
 //! usage, and unknown flag names. Each view first writes what this replica has aggregated, so
 //! it shows every report the replica has taken.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-
 use actix_web::web;
-use chrono::{DurationRound as _, NaiveDateTime, TimeDelta};
-use flag_store::queries::{self, client_metrics};
-
-use crate::AppState;
-use crate::auth::Principal;
-use crate::dto::iso;
-use crate::dto::usage::{
-    ApplicationItem, ApplicationLinks, ApplicationOut, ApplicationStrategy, ApplicationUsage,
-    ApplicationsOut, ApplicationsQuery, EnvironmentInstance, EnvironmentIssues, FeatureUsageOut, InstanceOut,
-    InstancesOut, OverviewEnvironment, OverviewIssues, OverviewOut, RawQuery, RawUsageOut, SeenToggle,
-    UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport, UnknownFlagsOut, UsageOut,
+use flag_admin::applications;
+use flag_admin::dto::usage::{
+    ApplicationOut, ApplicationsOut, ApplicationsQuery, FeatureUsageOut, InstancesOut, OverviewOut, RawQuery,
+    RawUsageOut, UnknownFlagsOut,
 };
+
+use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-
-/// The usage views' operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(list, get, overview, instances, feature_usage, raw_usage, unknown_flags))]
-pub struct Api;
-
-/// Writes what this replica aggregated, so the view that follows includes it. A failed write
-/// is logged and kept for the next flush; the view shows what is stored.
-async fn flushed(state: &AppState) -> Result<(), ApiError> {
-    if let Err(error) = state.usage.flush(&state.store).await {
-        tracing::warn!(%error, "writing SDK usage before a view failed; it is kept for the next flush");
-    }
-    Ok(())
-}
-
-fn hour_of(time: NaiveDateTime) -> NaiveDateTime {
-    time.duration_trunc(TimeDelta::hours(1)).unwrap_or(time)
-}
+use crate::state::AppState;
 
 /// Applications that registered or reported usage.
 #[utoipa::path(
@@ -48,125 +24,15 @@ fn hour_of(time: NaiveDateTime) -> NaiveDateTime {
         (status = 200, description = "The applications matching, sorted by name", body = ApplicationsOut),
         (status = 401, description = "Not logged in", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn list(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
     query: web::Query<ApplicationsQuery>,
 ) -> Result<web::Json<ApplicationsOut>, ApiError> {
-    flushed(&state).await?;
-    let query = query.into_inner();
-    let terms: Vec<String> = query
-        .query
-        .unwrap_or_default()
-        .split(',')
-        .map(str::trim)
-        .filter(|term| !term.is_empty())
-        .map(str::to_owned)
-        .collect();
-    let offset = query
-        .offset
-        .and_then(|offset| offset.parse().ok())
-        .filter(|&offset| offset >= 0)
-        .unwrap_or(0);
-    let limit = query
-        .limit
-        .and_then(|limit| limit.parse().ok())
-        .filter(|limit| (1..=1000).contains(limit))
-        .unwrap_or(1000);
-    let descending = query.sort_order.as_deref() == Some("desc");
-    let ((rows, total), instances) = crate::db::run(&state.store, move |conn| {
-        Ok((
-            client_metrics::applications(conn, &terms, offset, limit, descending)?,
-            client_metrics::all_instances(conn)?,
-        ))
-    })
-    .await?;
-    let mut by_application: HashMap<&str, Vec<&flag_store::models::ClientInstanceRow>> = HashMap::new();
-    for instance in &instances {
-        by_application
-            .entry(&instance.app_name)
-            .or_default()
-            .push(instance);
-    }
-    let mut applications = Vec::with_capacity(rows.len());
-    for row in rows {
-        let mut usage: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let mut latest: Option<&flag_store::models::ClientInstanceRow> = None;
-        for &instance in by_application.get(row.app_name.as_str()).into_iter().flatten() {
-            for project in instance.projects()? {
-                usage
-                    .entry(project)
-                    .or_default()
-                    .insert(instance.environment.clone());
-            }
-            if latest.is_none_or(|latest| latest.last_seen < instance.last_seen) {
-                latest = Some(instance);
-            }
-        }
-        applications.push(ApplicationItem {
-            strategies: row.strategies()?,
-            sdk_version: latest.and_then(|instance| instance.sdk_version.clone()),
-            app_name: row.app_name,
-            description: row.description,
-            url: row.url,
-            color: row.color,
-            icon: row.icon,
-            created_at: iso(row.created_at),
-            usage: usage
-                .into_iter()
-                .map(|(project, environments)| ApplicationUsage {
-                    project,
-                    environments: environments.into_iter().collect(),
-                })
-                .collect(),
-        });
-    }
-    Ok(web::Json(ApplicationsOut { applications, total }))
-}
-
-/// What the application views read: the application, its instances (those seen since
-/// `instances_since`, when given), its usage since `usage_since`, the projects of the flags it
-/// reported, and the strategy types the server knows.
-struct Loaded {
-    row: Option<flag_store::models::ClientApplicationRow>,
-    instances: Vec<flag_store::models::ClientInstanceRow>,
-    usage: Vec<flag_store::models::UsageRow>,
-    known_strategies: BTreeSet<String>,
-    projects: HashMap<String, String>,
-}
-
-async fn load(
-    state: &AppState,
-    name: String,
-    instances_since: Option<NaiveDateTime>,
-    usage_since: NaiveDateTime,
-) -> Result<Loaded, ApiError> {
-    crate::db::run(&state.store, move |conn| {
-        let Some(row) = client_metrics::application(conn, &name)? else {
-            return Ok(Loaded {
-                row: None,
-                instances: Vec::new(),
-                usage: Vec::new(),
-                known_strategies: BTreeSet::new(),
-                projects: HashMap::new(),
-            });
-        };
-        let usage = client_metrics::usage_of_application(conn, &name, usage_since)?;
-        let names: Vec<String> = usage.iter().map(|row| row.feature_name.clone()).collect();
-        Ok(Loaded {
-            row: Some(row),
-            instances: client_metrics::instances(conn, &name, None, instances_since)?,
-            projects: client_metrics::projects_of(conn, &names)?,
-            known_strategies: queries::strategies::list_types(conn)?
-                .into_iter()
-                .map(|row| row.name)
-                .collect(),
-            usage,
-        })
-    })
-    .await
+    Ok(web::Json(
+        applications::list(&state.app, query.into_inner()).await?,
+    ))
 }
 
 /// One application: its instances and the flags it reported in the last 24 hours.
@@ -181,66 +47,13 @@ async fn load(
         (status = 401, description = "Not logged in", body = ErrorBody),
         (status = 404, description = "No SDK reported this application", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn get(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
     path: web::Path<String>,
 ) -> Result<web::Json<ApplicationOut>, ApiError> {
-    flushed(&state).await?;
-    let app_name = path.into_inner();
-    let now = crate::now();
-    let name = app_name.clone();
-    let Loaded {
-        row,
-        instances,
-        usage,
-        known_strategies,
-        projects,
-    } = load(&state, name, None, now - TimeDelta::hours(24)).await?;
-    let row = row.ok_or_else(|| ApiError::NotFound(format!("could not find appName={app_name}")))?;
-    let seen: BTreeSet<String> = usage.into_iter().map(|row| row.feature_name).collect();
-    Ok(web::Json(ApplicationOut {
-        strategies: row
-            .strategies()?
-            .into_iter()
-            .map(|name| ApplicationStrategy {
-                not_found: !known_strategies.contains(&name),
-                name,
-            })
-            .collect(),
-        instances: instances
-            .into_iter()
-            .map(|instance| InstanceOut {
-                app_name: instance.app_name,
-                instance_id: instance.instance_id,
-                sdk_version: instance.sdk_version,
-                sdk_type: instance.sdk_type,
-                client_ip: instance.client_ip,
-                last_seen: iso(instance.last_seen),
-                created_at: iso(instance.created_at),
-                environment: instance.environment,
-            })
-            .collect(),
-        seen_toggles: seen
-            .into_iter()
-            .map(|name| SeenToggle {
-                project: projects.get(&name).cloned(),
-                not_found: !projects.contains_key(&name),
-                name,
-            })
-            .collect(),
-        links: ApplicationLinks {
-            this: format!("/api/applications/{}", row.app_name),
-        },
-        app_name: row.app_name,
-        created_at: iso(row.created_at),
-        description: row.description,
-        url: row.url,
-        color: row.color,
-        icon: row.icon,
-    }))
+    Ok(web::Json(applications::get(&state.app, path.into_inner()).await?))
 }
 
 /// An application at a glance: where it runs, with which SDKs, and what may be wrong.
@@ -255,97 +68,15 @@ pub async fn get(
         (status = 401, description = "Not logged in", body = ErrorBody),
         (status = 404, description = "No SDK reported this application", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn overview(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
     path: web::Path<String>,
 ) -> Result<web::Json<OverviewOut>, ApiError> {
-    flushed(&state).await?;
-    let app_name = path.into_inner();
-    let now = crate::now();
-    let name = app_name.clone();
-    let Loaded {
-        row,
-        instances,
-        usage,
-        known_strategies,
-        projects,
-    } = load(
-        &state,
-        name,
-        Some(now - TimeDelta::hours(24)),
-        now - client_metrics::USAGE_RETENTION,
-    )
-    .await?;
-    let row = row.ok_or_else(|| ApiError::NotFound(format!("could not find appName={app_name}")))?;
-    let mut by_environment: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for usage in &usage {
-        by_environment
-            .entry(usage.environment.clone())
-            .or_default()
-            .insert(usage.feature_name.clone());
-    }
-    let environments = by_environment
-        .into_iter()
-        .map(|(environment, features)| {
-            let here: Vec<_> = instances
-                .iter()
-                .filter(|instance| instance.environment == environment)
-                .collect();
-            let sdks = |kind: Option<&str>| -> Vec<String> {
-                here.iter()
-                    .filter(|instance| kind.is_none_or(|kind| instance.sdk_type == kind))
-                    .filter_map(|instance| instance.sdk_version.clone())
-                    .collect::<BTreeSet<_>>()
-                    .into_iter()
-                    .collect()
-            };
-            let instance_ids: BTreeSet<&str> = here
-                .iter()
-                .map(|instance| instance.instance_id.as_str())
-                .collect();
-            OverviewEnvironment {
-                instance_count: instance_ids.len(),
-                sdks: sdks(None),
-                frontend_sdks: sdks(Some("frontend")),
-                backend_sdks: sdks(Some("backend")),
-                last_seen: here.iter().map(|instance| instance.last_seen).max().map(iso),
-                issues: EnvironmentIssues {
-                    missing_features: features
-                        .into_iter()
-                        .filter(|name| !projects.contains_key(name))
-                        .collect(),
-                    outdated_sdks: Vec::new(),
-                },
-                name: environment,
-            }
-        })
-        .collect();
-    let used: BTreeSet<&String> = usage
-        .iter()
-        .map(|row| &row.feature_name)
-        .filter(|name| projects.contains_key(*name))
-        .collect();
-    Ok(web::Json(OverviewOut {
-        projects: projects
-            .iter()
-            .filter(|(name, _)| used.contains(name))
-            .map(|(_, project)| project.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect(),
-        feature_count: used.len(),
-        environments,
-        issues: OverviewIssues {
-            missing_strategies: row
-                .strategies()?
-                .into_iter()
-                .filter(|name| !known_strategies.contains(name))
-                .collect(),
-        },
-    }))
+    Ok(web::Json(
+        applications::overview(&state.app, path.into_inner()).await?,
+    ))
 }
 
 /// The instances of an application seen in one environment in the last 24 hours.
@@ -362,31 +93,16 @@ pub async fn overview(
         (status = 200, description = "The instances, newest report first; empty for an unknown application", body = InstancesOut),
         (status = 401, description = "Not logged in", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn instances(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
     path: web::Path<(String, String)>,
 ) -> Result<web::Json<InstancesOut>, ApiError> {
-    flushed(&state).await?;
     let (app_name, environment) = path.into_inner();
-    let since = crate::now() - TimeDelta::hours(24);
-    let rows = crate::db::run(&state.store, move |conn| {
-        client_metrics::instances(conn, &app_name, Some(&environment), Some(since))
-    })
-    .await?;
-    Ok(web::Json(InstancesOut {
-        instances: rows
-            .into_iter()
-            .map(|row| EnvironmentInstance {
-                instance_id: row.instance_id,
-                sdk_version: row.sdk_version,
-                client_ip: row.client_ip,
-                last_seen: iso(row.last_seen),
-            })
-            .collect(),
-    }))
+    Ok(web::Json(
+        applications::instances(&state.app, app_name, environment).await?,
+    ))
 }
 
 /// A flag's usage in the last hour per environment, and the applications that used it.
@@ -400,47 +116,15 @@ pub async fn instances(
         (status = 200, description = "Its usage; empty for a flag no SDK reported", body = FeatureUsageOut),
         (status = 401, description = "Not logged in", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn feature_usage(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
     path: web::Path<String>,
 ) -> Result<web::Json<FeatureUsageOut>, ApiError> {
-    flushed(&state).await?;
-    let name = path.into_inner();
-    let now = crate::now();
-    let feature = name.clone();
-    let rows = crate::db::run(&state.store, move |conn| {
-        client_metrics::usage_of_feature(conn, &feature, now - TimeDelta::hours(24))
-    })
-    .await?;
-    // The hours that started in the last hour, as Unleash counts them.
-    let last_hour = now - TimeDelta::hours(1);
-    let mut by_environment: BTreeMap<&str, UsageOut> = BTreeMap::new();
-    for row in rows.iter().filter(|row| row.hour >= last_hour) {
-        let total = by_environment
-            .entry(&row.environment)
-            .or_insert_with(|| UsageOut {
-                feature_name: None,
-                app_name: None,
-                environment: row.environment.clone(),
-                timestamp: iso(row.hour),
-                yes: 0,
-                no: 0,
-                variants: None,
-            });
-        total.yes += row.yes;
-        total.no += row.no;
-    }
-    let seen: BTreeSet<&str> = rows.iter().map(|row| row.app_name.as_str()).collect();
-    Ok(web::Json(FeatureUsageOut {
-        version: 1,
-        maturity: "stable",
-        last_hour_usage: by_environment.into_values().collect(),
-        seen_applications: seen.into_iter().map(str::to_owned).collect(),
-        feature_name: name,
-    }))
+    Ok(web::Json(
+        applications::feature_usage(&state.app, path.into_inner()).await?,
+    ))
 }
 
 /// A flag's hourly usage per application and environment, zero in hours without reports.
@@ -454,62 +138,16 @@ pub async fn feature_usage(
         (status = 200, description = "Hourly usage, oldest first; empty for a flag no SDK reported", body = RawUsageOut),
         (status = 401, description = "Not logged in", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn raw_usage(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
     path: web::Path<String>,
     query: web::Query<RawQuery>,
 ) -> Result<web::Json<RawUsageOut>, ApiError> {
-    flushed(&state).await?;
-    let name = path.into_inner();
-    let hours: i64 = query
-        .into_inner()
-        .hours_back
-        .and_then(|hours| hours.parse().ok())
-        .filter(|hours| (1..=48).contains(hours))
-        .unwrap_or(24);
-    let newest = hour_of(crate::now());
-    let oldest = newest - TimeDelta::hours(hours - 1);
-    let feature = name.clone();
-    let rows = crate::db::run(&state.store, move |conn| {
-        client_metrics::usage_of_feature(conn, &feature, oldest)
-    })
-    .await?;
-    // At most 100 applications, as Unleash shows.
-    let applications: BTreeSet<&str> = rows.iter().map(|row| row.app_name.as_str()).collect();
-    let applications: BTreeSet<&str> = applications.into_iter().take(100).collect();
-    let by_key: HashMap<(NaiveDateTime, &str, &str), &flag_store::models::UsageRow> = rows
-        .iter()
-        .filter(|row| applications.contains(row.app_name.as_str()))
-        .map(|row| ((row.hour, row.environment.as_str(), row.app_name.as_str()), row))
-        .collect();
-    let pairs: BTreeSet<(&str, &str)> = by_key
-        .keys()
-        .map(|&(_, environment, app_name)| (environment, app_name))
-        .collect();
-    let mut data = Vec::with_capacity(pairs.len() * usize::try_from(hours).unwrap_or(0));
-    for step in 0..hours {
-        let hour = oldest + TimeDelta::hours(step);
-        for &(environment, app_name) in &pairs {
-            let found = by_key.get(&(hour, environment, app_name));
-            data.push(UsageOut {
-                feature_name: Some(name.clone()),
-                app_name: Some(app_name.to_owned()),
-                environment: environment.to_owned(),
-                timestamp: iso(hour),
-                yes: found.map_or(0, |row| row.yes),
-                no: found.map_or(0, |row| row.no),
-                variants: found.map(|row| row.variants()).transpose()?,
-            });
-        }
-    }
-    Ok(web::Json(RawUsageOut {
-        version: 1,
-        maturity: "stable",
-        data,
-    }))
+    Ok(web::Json(
+        applications::raw_usage(&state.app, path.into_inner(), query.into_inner()).await?,
+    ))
 }
 
 /// Flag names SDKs asked for in the last 24 hours that no flag has.
@@ -522,42 +160,10 @@ pub async fn raw_usage(
         (status = 200, description = "The names, sorted", body = UnknownFlagsOut),
         (status = 401, description = "Not logged in", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn unknown_flags(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
 ) -> Result<web::Json<UnknownFlagsOut>, ApiError> {
-    flushed(&state).await?;
-    let rows = crate::db::run(&state.store, client_metrics::unknown).await?;
-    let mut flags: Vec<UnknownFlagOut> = Vec::new();
-    for row in rows {
-        if flags.last().is_none_or(|flag| flag.name != row.name) {
-            flags.push(UnknownFlagOut {
-                name: row.name.clone(),
-                last_seen_at: iso(row.seen_at),
-                last_event_at: None,
-                reports: Vec::new(),
-            });
-        }
-        let Some(flag) = flags.last_mut() else { continue };
-        flag.last_seen_at = flag.last_seen_at.clone().max(iso(row.seen_at));
-        if flag
-            .reports
-            .last()
-            .is_none_or(|report| report.app_name != row.app_name)
-        {
-            flag.reports.push(UnknownFlagReport {
-                app_name: row.app_name.clone(),
-                environments: Vec::new(),
-            });
-        }
-        if let Some(report) = flag.reports.last_mut() {
-            report.environments.push(UnknownFlagEnvironment {
-                environment: row.environment,
-                seen_at: iso(row.seen_at),
-            });
-        }
-    }
-    Ok(web::Json(UnknownFlagsOut { unknown_flags: flags }))
+    Ok(web::Json(applications::unknown_flags(&state.app).await?))
 }

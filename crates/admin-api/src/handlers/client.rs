@@ -3,22 +3,15 @@
 use std::sync::Arc;
 
 use actix_web::{HttpRequest, web};
-use flag_store::queries::{self, evaluation::ProjectScope};
-use sha2::{Digest as _, Sha256};
-
-use crate::AppState;
-use crate::auth::ClientAccess;
-use crate::client_cache::{Answer, Cached, Precompressed};
-use crate::dto::client::{
-    ClientFeatureResponse, ClientFeaturesMeta, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery,
-    FeatureQuery,
+use flag_admin::client;
+use flag_admin::dto::client::{
+    ClientFeatureResponse, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery, FeatureQuery,
 };
-use crate::error::{ApiError, ErrorBody};
 
-/// The client API's operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(features, feature))]
-pub struct Api;
+use crate::auth::ClientToken;
+use crate::client_cache::{Answer, Cached, Precompressed};
+use crate::error::{ApiError, ErrorBody};
+use crate::state::AppState;
 
 /// Whether the `Unleash-Client-Spec` header asks for segments sent separately (4.2.0 or later).
 fn separate_segments(request: &HttpRequest) -> Result<bool, ApiError> {
@@ -54,30 +47,15 @@ fn separate_segments(request: &HttpRequest) -> Result<bool, ApiError> {
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn features(
     state: web::Data<AppState>,
-    access: ClientAccess,
+    ClientToken(access): ClientToken,
     request: HttpRequest,
     query: web::Query<ClientQuery>,
 ) -> Result<Cached, ApiError> {
-    let query = query.into_inner();
-    let separate = separate_segments(&request)?;
-    let question = ClientFeaturesQuery {
-        environment: access
-            .environment
-            .clone()
-            .or(query.environment)
-            .unwrap_or_else(|| "development".into()),
-        project: access
-            .projects
-            .clone()
-            .or_else(|| query.project.map(|project| vec![project])),
-        name_prefix: query.name_prefix,
-        inline_segment_constraints: !separate,
-    };
-    let revision = state.revision.current(&state.store).await?;
+    let question = client::question(&access, query.into_inner(), !separate_segments(&request)?);
+    let revision = state.app.revision().await?;
     let answer = state
         .answers
         .get_or_build(&question, revision, |previous| {
@@ -98,62 +76,31 @@ async fn build_answer(
     state: &AppState,
     question: ClientFeaturesQuery,
     previous: Option<Arc<Answer>>,
-) -> Result<Arc<Answer>, ApiError> {
-    let scope = question
-        .project
-        .clone()
-        .map_or(ProjectScope::All, ProjectScope::Only);
-    let environment = question.environment.clone();
-    let (document, revision) = crate::db::run(&state.store, move |conn| {
-        queries::snapshot(conn, |conn| {
-            let revision = queries::events::latest_id(conn)?;
-            Ok((
-                queries::evaluation::client_features(conn, &scope, &environment)?,
-                revision,
-            ))
-        })
-    })
-    .await?;
+) -> Result<Arc<Answer>, flag_admin::AdminError> {
+    let Some(rendered) = client::render(
+        &state.app,
+        question,
+        previous.as_ref().map(|answer| answer.digest),
+    )
+    .await?
+    else {
+        return previous.ok_or_else(|| flag_admin::AdminError::Internal("no answer to keep".into()));
+    };
     state
-        .cpu
+        .app
+        .cpu()
         .run(move || {
-            // Hashed as it is serialised, without holding a second copy of the document.
-            let mut hasher = DigestWriter(Sha256::new());
-            serde_json::to_writer(&mut hasher, &document)
-                .map_err(|error| ApiError::Internal(format!("cannot serialise client features: {error}")))?;
-            let digest: [u8; 32] = hasher.0.finalize().into();
-            if let Some(previous) = previous.filter(|previous| previous.digest == digest) {
-                return Ok(previous);
-            }
-            let query_hash = question.hash()?;
-            let etag = format!("\"{query_hash}:{}:v1\"", hex::encode(&digest[..8]));
-            let meta = ClientFeaturesMeta {
-                revision_id: revision,
-                etag: etag.clone(),
-                query_hash,
-            };
-            let json = serde_json::to_vec(&ClientFeaturesResponse::new(document, question, meta))
-                .map_err(|error| ApiError::Internal(format!("cannot serialise client features: {error}")))?;
-            let body = Precompressed::new(json)
-                .map_err(|error| ApiError::Internal(format!("cannot compress client features: {error}")))?;
-            crate::memory::release_free_pages();
-            Ok(Arc::new(Answer { etag, digest, body }))
+            let body = Precompressed::new(rendered.json).map_err(|error| {
+                flag_admin::AdminError::Internal(format!("cannot compress client features: {error}"))
+            })?;
+            flag_admin::memory::release_free_pages();
+            Ok(Arc::new(Answer {
+                etag: rendered.etag,
+                digest: rendered.digest,
+                body,
+            }))
         })
         .await?
-}
-
-/// Feeds what is written to a digest.
-struct DigestWriter(Sha256);
-
-impl std::io::Write for DigestWriter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.update(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 /// One feature as SDKs see it.
@@ -174,36 +121,17 @@ impl std::io::Write for DigestWriter {
         (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
         (status = 404, description = "No such feature in the token's projects", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn feature(
     state: web::Data<AppState>,
-    access: ClientAccess,
+    ClientToken(access): ClientToken,
     request: HttpRequest,
     path: web::Path<String>,
     query: web::Query<FeatureQuery>,
 ) -> Result<web::Json<ClientFeatureResponse>, ApiError> {
-    let name = path.into_inner();
-    let separate = separate_segments(&request)?;
-    let environment = access
-        .environment
-        .clone()
-        .or(query.into_inner().environment)
-        .unwrap_or_else(|| "development".into());
-    let projects = access.projects.clone();
-    let document = crate::db::run(&state.store, move |conn| {
-        let scope = projects.map_or(ProjectScope::All, ProjectScope::Only);
-        queries::evaluation::client_features(conn, &scope, &environment)
-    })
-    .await?;
-    let feature = document
-        .features
-        .into_iter()
-        .find(|feature| feature.name == name)
-        .ok_or_else(|| ApiError::NotFound(format!("could not find feature flag {name}")))?;
-    Ok(web::Json(ClientFeatureResponse::new(
-        feature,
-        &document.segments,
-        separate,
-    )))
+    let inline = !separate_segments(&request)?;
+    let environment = query.into_inner().environment;
+    Ok(web::Json(
+        client::feature(&state.app, &access, path.into_inner(), environment, inline).await?,
+    ))
 }

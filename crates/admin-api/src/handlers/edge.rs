@@ -3,33 +3,14 @@
 //! ([`super::usage::bulk`]).
 
 use actix_web::web;
-use serde::Deserialize;
+use flag_admin::dto::edge::{EdgeInstance, ValidTokens, ValidateRequest};
+use flag_admin::reports;
 
-use crate::AppState;
-use crate::auth::{ClientAccess, ValidToken};
+use crate::auth::ClientToken;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
 use crate::respond::Accepted;
-use crate::usage::InstanceReport;
-
-/// Edge's operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(validate, instance_data))]
-pub struct Api;
-
-/// `POST /edge/validate`'s body.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-pub struct ValidateRequest {
-    /// Tokens to check.
-    pub tokens: Vec<String>,
-}
-
-/// `POST /edge/validate`'s answer.
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct ValidTokens {
-    /// The valid tokens among those asked about, with what they grant.
-    pub tokens: Vec<ValidToken>,
-}
+use crate::state::AppState;
 
 /// Which of the tokens are valid, with their type, environment and projects. Like Unleash,
 /// it needs no credential of its own: Edge calls it to learn which tokens to trust.
@@ -44,28 +25,14 @@ pub struct ValidTokens {
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
         (status = 413, description = "The body is larger than the limit", body = ErrorBody),
     ),
-    security(())
 )]
 pub async fn validate(
     state: web::Data<AppState>,
     Body(request): Body<ValidateRequest>,
 ) -> Result<web::Json<ValidTokens>, ApiError> {
     Ok(web::Json(ValidTokens {
-        tokens: crate::auth::validate_tokens(&state, request.tokens).await?,
+        tokens: reports::validate_tokens(&state.app, request.tokens).await?,
     }))
-}
-
-/// The part of Edge's instance report this server keeps.
-#[derive(Debug, Deserialize, utoipa::ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct EdgeInstance {
-    /// The Edge instance.
-    pub identifier: String,
-    /// Its application name (`unleash-edge`).
-    pub app_name: String,
-    /// Its version.
-    #[serde(default)]
-    pub edge_version: Option<String>,
 }
 
 /// Edge's report about itself, sent every minute: recorded as an instance of its application
@@ -82,33 +49,12 @@ pub struct EdgeInstance {
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "An admin or frontend token", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn instance_data(
     state: web::Data<AppState>,
-    access: ClientAccess,
+    ClientToken(access): ClientToken,
     Body(instance): Body<EdgeInstance>,
 ) -> Result<Accepted, ApiError> {
-    if instance.identifier.trim().is_empty() || instance.app_name.trim().is_empty() {
-        return Err(ApiError::invalid(
-            "/identifier",
-            "/identifier and /appName must not be empty",
-        ));
-    }
-    state.usage.instance(
-        InstanceReport {
-            sdk_version: instance
-                .edge_version
-                .map(|version| format!("unleash-edge:{version}")),
-            ..InstanceReport::new(
-                instance.app_name,
-                instance.identifier,
-                access.environment.unwrap_or_else(|| "default".into()),
-                access.projects,
-                "backend",
-            )
-        },
-        crate::now(),
-    )?;
+    reports::edge_instance(&state.app, access, instance)?;
     Ok(Accepted)
 }

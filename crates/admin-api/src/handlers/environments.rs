@@ -1,20 +1,14 @@
 //! Environments: list, create, switch on and off.
 
 use actix_web::web;
-use flag_store::models::EnvironmentRow;
-use flag_store::queries;
+use flag_admin::dto::environments::{CreateEnvironment, EnvironmentOut, EnvironmentsOut};
+use flag_admin::environments;
 
-use crate::AppState;
-use crate::auth::Principal;
-use crate::dto::environments::{CreateEnvironment, EnvironmentOut, EnvironmentsOut};
+use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
 use crate::respond::{Created, NoContent};
-
-/// The environments' operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(list, create, on, off))]
-pub struct Api;
+use crate::state::AppState;
 
 /// Every environment, by display order.
 #[utoipa::path(
@@ -25,17 +19,12 @@ pub struct Api;
     responses(
         (status = 200, description = "The environments", body = EnvironmentsOut),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn list(
     state: web::Data<AppState>,
-    _principal: Principal,
+    _caller: Admitted,
 ) -> Result<web::Json<EnvironmentsOut>, ApiError> {
-    let rows = crate::db::run(&state.store, queries::environments::list).await?;
-    Ok(web::Json(EnvironmentsOut {
-        version: 1,
-        environments: rows.into_iter().map(EnvironmentOut::from).collect(),
-    }))
+    Ok(web::Json(environments::list(&state.app).await?))
 }
 
 /// Creates an environment.
@@ -51,27 +40,15 @@ pub async fn list(
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn create(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     Body(request): Body<CreateEnvironment>,
 ) -> Result<Created<EnvironmentOut>, ApiError> {
-    principal.require_admin()?;
-    let row = EnvironmentRow {
-        name: request.name.into_string(),
-        environment_type: request.environment_type,
-        sort_order: request.sort_order.unwrap_or(1000),
-        enabled: request.enabled.unwrap_or(true),
-        created_at: crate::now(),
-    };
-    let actor = principal.actor().to_owned();
-    let row = crate::db::run(&state.store, move |conn| {
-        queries::environments::create(conn, &row, &actor)
-    })
-    .await?;
-    Ok(Created::new(EnvironmentOut::from(row)))
+    Ok(Created::new(
+        environments::create(&state.app, &caller, request).await?,
+    ))
 }
 
 /// Turns an environment on.
@@ -86,14 +63,14 @@ pub async fn create(
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such environment", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn on(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<String>,
 ) -> Result<NoContent, ApiError> {
-    switch(&state, &principal, path.into_inner(), true).await
+    environments::switch(&state.app, &caller, path.into_inner(), true).await?;
+    Ok(NoContent)
 }
 
 /// Turns an environment off.
@@ -108,28 +85,12 @@ pub async fn on(
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such environment", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn off(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<String>,
 ) -> Result<NoContent, ApiError> {
-    switch(&state, &principal, path.into_inner(), false).await
-}
-
-async fn switch(
-    state: &AppState,
-    principal: &Principal,
-    name: String,
-    enabled: bool,
-) -> Result<NoContent, ApiError> {
-    principal.require_admin()?;
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    crate::db::run(&state.store, move |conn| {
-        queries::environments::set_enabled(conn, &name, enabled, &actor, now)
-    })
-    .await?;
+    environments::switch(&state.app, &caller, path.into_inner(), false).await?;
     Ok(NoContent)
 }

@@ -2,27 +2,18 @@
 //! (`/invite/{token}/...`).
 
 use actix_web::{HttpRequest, web};
-use chrono::Months;
-use flag_store::models::{NewUser, SignupTokenRow};
-use flag_store::queries;
-
-use crate::AppState;
-use crate::auth::Principal;
-use crate::domain::RootRole;
-use crate::dto::invite::{
+use flag_admin::dto::UserOut;
+use flag_admin::dto::invite::{
     CreateInvitedUserRequest, CreateSignupTokenRequest, SignupTokenResponse, SignupTokensResponse,
     UpdateSignupTokenRequest,
 };
-use crate::dto::{self, UserOut};
-use crate::error::{ApiError, Detail, ErrorBody};
-use crate::extract::Body;
-use crate::respond::{Created, Done};
-use crate::{password, secrets};
+use flag_admin::invite;
 
-/// Public signup's operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(validate, sign_up, list, create, get, update))]
-pub struct Api;
+use crate::auth::Admitted;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::{Body, client_address};
+use crate::respond::{Created, Done};
+use crate::state::AppState;
 
 /// List public signup tokens.
 #[utoipa::path(
@@ -34,15 +25,12 @@ pub struct Api;
         (status = 200, description = "Every public signup token", body = SignupTokensResponse),
         (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn list(
     state: web::Data<AppState>,
-    principal: Principal,
+    _caller: Admitted,
 ) -> Result<web::Json<SignupTokensResponse>, ApiError> {
-    principal.require_admin_read()?;
-    let tokens = crate::db::run(&state.store, queries::signup_tokens::list).await?;
-    Ok(web::Json(SignupTokensResponse::new(tokens, crate::now())))
+    Ok(web::Json(invite::list(&state.app).await?))
 }
 
 /// One public signup token.
@@ -57,20 +45,13 @@ pub async fn list(
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No token has this secret", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn get(
     state: web::Data<AppState>,
-    principal: Principal,
+    _caller: Admitted,
     path: web::Path<String>,
 ) -> Result<web::Json<SignupTokenResponse>, ApiError> {
-    principal.require_admin_read()?;
-    let secret = path.into_inner();
-    let token = crate::db::run(&state.store, move |conn| {
-        queries::signup_tokens::get(conn, &secret)
-    })
-    .await?;
-    Ok(web::Json(SignupTokenResponse::new(token, crate::now())))
+    Ok(web::Json(invite::get(&state.app, path.into_inner()).await?))
 }
 
 /// Create a public signup token.
@@ -88,43 +69,14 @@ pub async fn get(
         (status = 400, description = "The body breaks the schema, or the name is empty", body = ErrorBody),
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn create(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     Body(request): Body<CreateSignupTokenRequest>,
 ) -> Result<Created<SignupTokenResponse>, ApiError> {
-    principal.require_admin()?;
-    if request.name.trim().is_empty() {
-        return Err(ApiError::invalid("/name", "/name must not be empty"));
-    }
-    let now = crate::now().and_utc();
-    let cap = now.checked_add_months(Months::new(1)).unwrap_or(now);
-    let secret = secrets::random_hex(16).map_err(|error| ApiError::Internal(error.to_string()))?;
-    let row = SignupTokenRow {
-        url: Some(format!(
-            "{}/new-user?invite={secret}",
-            state.settings.unleash_url.trim_end_matches('/')
-        )),
-        secret,
-        name: request.name,
-        role_id: RootRole::Viewer.id(),
-        enabled: true,
-        expires_at: request.expires_at.0.min(cap).naive_utc(),
-        created_at: now.naive_utc(),
-        created_by: Some(principal.actor().to_owned()),
-    };
-    let actor = principal.actor().to_owned();
-    let token = crate::db::run(&state.store, move |conn| {
-        queries::signup_tokens::create(conn, &row, &actor)
-    })
-    .await?;
-    let location = format!("tokens/{}", token.token.secret);
-    Ok(Created::at(
-        location,
-        SignupTokenResponse::new(token, now.naive_utc()),
-    ))
+    let token = invite::create(&state.app, &caller, request).await?;
+    Ok(Created::at(format!("tokens/{}", token.secret()), token))
 }
 
 /// Update a public signup token's expiry or switch.
@@ -143,33 +95,16 @@ pub async fn create(
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No token has this secret", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn update(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<String>,
     Body(request): Body<UpdateSignupTokenRequest>,
 ) -> Result<web::Json<SignupTokenResponse>, ApiError> {
-    principal.require_admin()?;
-    if request.expires_at.is_none() && request.enabled.is_none() {
-        return Err(ApiError::invalid("/", "give expiresAt, enabled or both"));
-    }
-    let secret = path.into_inner();
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    let token = crate::db::run(&state.store, move |conn| {
-        queries::signup_tokens::update(
-            conn,
-            &secret,
-            request.expires_at.map(|time| time.0.naive_utc()),
-            request.enabled,
-            &actor,
-            now,
-        )
-    })
-    .await?;
-    Ok(web::Json(SignupTokenResponse::new(token, now)))
+    Ok(web::Json(
+        invite::update(&state.app, &caller, path.into_inner(), request).await?,
+    ))
 }
 
 /// Whether an invite link can be used.
@@ -187,27 +122,8 @@ pub async fn update(
     )
 )]
 pub async fn validate(state: web::Data<AppState>, path: web::Path<String>) -> Result<Done, ApiError> {
-    let secret = path.into_inner();
-    let now = crate::now();
-    crate::db::run(&state.store, move |conn| {
-        queries::signup_tokens::validate(conn, &secret, now)
-    })
-    .await?;
+    invite::validate(&state.app, path.into_inner()).await?;
     Ok(Done)
-}
-
-fn check_signup(request: &CreateInvitedUserRequest) -> Result<(), ApiError> {
-    let mut details = dto::person_problems(
-        Some(&request.email),
-        request.username.as_deref(),
-        Some(&request.name),
-    );
-    details.extend(
-        password::broken_rules(&request.password)
-            .into_iter()
-            .map(|rule| Detail::at("/password", rule)),
-    );
-    ApiError::check(details)
 }
 
 /// Add a user (Viewer) with a signup token.
@@ -235,40 +151,6 @@ pub async fn sign_up(
     path: web::Path<String>,
     Body(request): Body<CreateInvitedUserRequest>,
 ) -> Result<web::Json<UserOut>, ApiError> {
-    state.signup_limiter.admit(&http)?;
-    check_signup(&request)?;
-    let secret = path.into_inner();
-    let now = crate::now();
-    // Check the token first so an unusable one never pays for a hash; the signup transaction
-    // checks it again.
-    let token = secret.clone();
-    crate::db::run(&state.store, move |conn| {
-        queries::signup_tokens::validate(conn, &token, now)
-    })
-    .await?;
-    let password = request.password;
-    let hash = state
-        .cpu
-        .run(move || password::hash(&password))
-        .await?
-        .map_err(|error| ApiError::Internal(format!("password hashing failed: {error}")))?;
-    let user = NewUser {
-        name: Some(request.name.trim().to_owned()),
-        username: request.username.map(|username| username.trim().to_owned()),
-        email: Some(request.email.trim().to_owned()),
-        password_hash: Some(hash),
-        root_role: RootRole::Viewer.id(),
-        created_at: now,
-    };
-    let user = crate::db::run(&state.store, move |conn| {
-        queries::signup_tokens::sign_up(conn, &secret, &user, now)
-    })
-    .await
-    .map_err(|error| match error {
-        ApiError::NameExists(_) => {
-            ApiError::NameExists("a user with that email or username already exists".into())
-        }
-        other => other,
-    })?;
-    Ok(web::Json(UserOut::from(user)))
+    let user = invite::sign_up(&state.app, client_address(&http), path.into_inner(), request).await?;
+    Ok(web::Json(user))
 }

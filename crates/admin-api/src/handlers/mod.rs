@@ -23,29 +23,24 @@ pub mod variants;
 
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::AppState;
-use crate::dto::health::HealthResponse;
 use crate::error::ApiError;
 use crate::respond::Text;
+use crate::state::AppState;
+use flag_admin::dto::health::HealthResponse;
 
 /// Any path no route matches: 404 `NotFoundError`.
 pub async fn not_found(request: HttpRequest) -> Result<HttpResponse, ApiError> {
     // The path is not echoed: it may carry a secret, such as an invite token.
-    Err(ApiError::NotFound(format!(
-        "no route matches this {} request",
-        request.method()
-    )))
+    Err(
+        flag_admin::AdminError::NotFound(format!("no route matches this {} request", request.method()))
+            .into(),
+    )
 }
 
 /// A known path with a method it does not serve: 405.
 pub async fn method_not_allowed() -> Result<HttpResponse, ApiError> {
     Err(ApiError::MethodNotAllowed)
 }
-
-/// The operational endpoints' operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(health, ready, prometheus))]
-pub struct Api;
 
 /// The process is up.
 #[utoipa::path(
@@ -75,12 +70,9 @@ pub async fn health() -> web::Json<HealthResponse> {
 )]
 pub async fn ready(state: web::Data<AppState>) -> Result<web::Json<HealthResponse>, ApiError> {
     if state.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
-        return Err(ApiError::Unavailable);
+        return Err(flag_admin::AdminError::Unavailable.into());
     }
-    crate::db::run(&state.store, |conn| {
-        flag_store::queries::environments::list(conn).map(drop)
-    })
-    .await?;
+    flag_admin::health::ready(&state.app).await?;
     Ok(web::Json(HealthResponse::GOOD))
 }
 
@@ -100,5 +92,8 @@ const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4";
     )
 )]
 pub async fn prometheus(state: web::Data<AppState>) -> Text {
-    Text::new(PROMETHEUS_TEXT, state.metrics.render())
+    Text::new(
+        PROMETHEUS_TEXT,
+        state.metrics.render(state.app.passwords_verified()),
+    )
 }

@@ -1,60 +1,28 @@
-//! `POST /api/admin/playground` (deprecated) and `POST /api/admin/playground/advanced`.
-//!
-//! Both check every limit before any evaluation: the context's size when the body is read, then
-//! the advanced playground's combination and context-size limits against the first environment's
-//! feature count. Evaluation runs on the CPU pool, never on an HTTP worker. Both answers are
-//! written in chunks of about 256 KiB, the next made on the pool while the client reads the last,
-//! so a request's memory does not grow with its answer.
-
-use std::sync::Arc;
+//! The playgrounds' operations: the application makes each answer in parts, and these send
+//! them, the first part whole when it is the only one.
 
 use actix_web::{HttpResponse, web};
-use flag_eval::{ContextCombinations, ContextCursor};
-use futures_util::{StreamExt, stream};
-use serde::Serialize;
-use serde_json::Value;
-
-use crate::AppState;
-use crate::auth::Principal;
-use crate::domain::Permission;
-use crate::dto::playground_schema::{
+use flag_admin::dto::playground_schema::{
     AdvancedPlaygroundRequest, AdvancedPlaygroundResponse, PlaygroundRequest, PlaygroundResponse,
 };
-use crate::dto::{self, EvaluatedFeature};
-use crate::engines::{self, Compiled};
+use flag_admin::playground::{self, Chunked};
+use futures_util::{StreamExt, stream};
+use serde_json::Value;
+
+use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
-
-/// The size both playgrounds' answers are written in: large enough that handing each chunk
-/// between threads costs little, small enough that a few per request are nothing to hold.
-const CHUNK_BYTES: usize = 256 * 1024;
-
-fn seed() -> u64 {
-    let mut bytes = [0u8; 8];
-    // Without OS randomness, random rollouts fall back to a fixed sequence; nothing else depends on it.
-    getrandom::fill(&mut bytes).unwrap_or_default();
-    u64::from_le_bytes(bytes)
-}
-
-fn internal(error: serde_json::Error) -> ApiError {
-    ApiError::Internal(error.to_string())
-}
-
-/// An answer written in parts of about [`CHUNK_BYTES`], each made on the CPU pool.
-trait Chunked: Send + 'static {
-    /// The next part; `None` once the answer is all written.
-    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>>;
-
-    /// Whether every part has been made.
-    fn is_finished(&self) -> bool;
-}
+use crate::state::AppState;
 
 /// Sends `answer`. One that fits in its first part goes whole, with its length; a longer one is
 /// streamed: while one part is written to the client, the next is made on the CPU pool, so at
 /// most two exist at a time and no thread waits on the client.
-async fn send_from_pool<A: Chunked>(state: web::Data<AppState>, answer: A) -> Result<HttpResponse, ApiError> {
+pub(crate) async fn send_from_pool<A: Chunked>(
+    state: web::Data<AppState>,
+    answer: A,
+) -> Result<HttpResponse, ApiError> {
     let next = |state: &AppState, mut answer: A| {
-        state.cpu.spawn(move || {
+        state.app.cpu().spawn(move || {
             let chunk = answer.next_chunk();
             (answer, chunk)
         })
@@ -71,10 +39,13 @@ async fn send_from_pool<A: Chunked>(state: web::Data<AppState>, answer: A) -> Re
             match pending?.await {
                 Ok((answer, Some(chunk))) => {
                     let following = next(&state, answer);
-                    Some((chunk.map(web::Bytes::from), Some(following)))
+                    Some((
+                        chunk.map(web::Bytes::from).map_err(ApiError::from),
+                        Some(following),
+                    ))
                 }
                 Ok((_, None)) => None,
-                Err(error) => Some((Err(error), None)),
+                Err(error) => Some((Err(ApiError::from(error)), None)),
             }
         }
     });
@@ -83,61 +54,6 @@ async fn send_from_pool<A: Chunked>(state: web::Data<AppState>, answer: A) -> Re
         .content_type("application/json")
         .streaming(chunks))
 }
-
-/// The deprecated playground's answer, `{"input": ..., "features": [...]}`, each flag explained
-/// as it is written: at 10,000 flags the answer is 9 MB, and neither it nor a list of
-/// explanations is ever held whole.
-struct PlaygroundAnswer {
-    compiled: Arc<Compiled>,
-    context: flag_eval::Context,
-    environment: String,
-    /// `{"input":<body>,"features":[`, until it is written.
-    head: Vec<u8>,
-    /// The next flag to explain, in the compiled order.
-    next: usize,
-    wrote_feature: bool,
-    finished: bool,
-}
-
-impl Chunked for PlaygroundAnswer {
-    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>> {
-        if self.finished {
-            return None;
-        }
-        let mut out = std::mem::take(&mut self.head);
-        out.reserve(CHUNK_BYTES + CHUNK_BYTES / 4);
-        while out.len() < CHUNK_BYTES {
-            let Some(feature) = self.compiled.feature_at(self.next) else {
-                out.extend_from_slice(b"]}");
-                self.finished = true;
-                break;
-            };
-            self.next += 1;
-            let Some(explanation) = self.compiled.engine.explain(&feature.name, &self.context) else {
-                continue;
-            };
-            if self.wrote_feature {
-                out.push(b',');
-            }
-            let entry = EvaluatedFeature::new(&explanation, &self.environment, None);
-            if let Err(error) = serde_json::to_writer(&mut out, &entry) {
-                self.finished = true;
-                return Some(Err(internal(error)));
-            }
-            self.wrote_feature = true;
-        }
-        Some(Ok(out))
-    }
-
-    fn is_finished(&self) -> bool {
-        self.finished
-    }
-}
-
-/// The playground's operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(playground, advanced))]
-pub struct Api;
 
 /// Evaluates a context in one environment (deprecated).
 #[utoipa::path(
@@ -151,55 +67,15 @@ pub struct Api;
         (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
         (status = 403, description = "A token limited to other environments", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 #[deprecated = "Unleash deprecates it in favour of the advanced playground"]
 pub async fn playground(
     state: web::Data<AppState>,
-    principal: Principal,
-    Body(mut body): Body<Value>,
+    Admitted(caller): Admitted,
+    Body(body): Body<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let Value::Object(fields) = &mut body else {
-        return Err(ApiError::invalid("/", "the body must be an object"));
-    };
-    let environment = match fields.get_mut("environment") {
-        Some(value @ (Value::String(_) | Value::Number(_) | Value::Bool(_))) => {
-            if !value.is_string() {
-                *value = Value::String(value.to_string());
-            }
-            value.as_str().unwrap_or_default().to_owned()
-        }
-        Some(_) => return Err(ApiError::invalid("/environment", "/environment must be a string")),
-        None => return Err(ApiError::invalid("/environment", "/environment is required")),
-    };
-    principal.require_read(Permission::Playground, &environment)?;
-    // Non-string custom values are dropped as the advanced playground drops them, without warnings.
-    let dto::PlaygroundScope {
-        projects, context, ..
-    } = dto::playground_scope(fields)?;
-    let compiled = engines::compile(&state, &projects, std::slice::from_ref(&environment))
-        .await?
-        .pop()
-        .ok_or_else(|| ApiError::Internal("no environment compiled".into()))?;
-    let mut head = b"{\"input\":".to_vec();
-    serde_json::to_writer(&mut head, &body).map_err(internal)?;
-    head.extend_from_slice(b",\"features\":[");
-    let answer = PlaygroundAnswer {
-        compiled,
-        context: dto::evaluation_context(&context, chrono::Utc::now(), seed()),
-        environment,
-        head,
-        next: 0,
-        wrote_feature: false,
-        finished: false,
-    };
+    let answer = playground::deprecated(&state.app, &caller, body).await?;
     send_from_pool(state, answer).await
-}
-
-#[derive(Serialize)]
-struct Warnings<'a> {
-    #[serde(rename = "invalidContextProperties")]
-    invalid_context_properties: &'a [String],
 }
 
 /// Evaluates every combination of comma-separated context values in several environments.
@@ -214,238 +90,12 @@ struct Warnings<'a> {
         (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
         (status = 403, description = "A token limited to other environments", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn advanced(
     state: web::Data<AppState>,
-    principal: Principal,
-    Body(mut body): Body<Value>,
+    Admitted(caller): Admitted,
+    Body(body): Body<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let Value::Object(fields) = &mut body else {
-        return Err(ApiError::invalid("/", "the body must be an object"));
-    };
-    let environments: Vec<String> = match fields.get("environments") {
-        Some(Value::Array(items)) if !items.is_empty() => items
-            .iter()
-            .enumerate()
-            .map(|(index, item)| dto::environment_name(item, &format!("/environments/{index}")))
-            .collect::<Result<_, _>>()?,
-        Some(Value::Array(_)) => {
-            return Err(ApiError::invalid(
-                "/environments",
-                "/environments must have at least 1 item",
-            ));
-        }
-        Some(_) => {
-            return Err(ApiError::invalid(
-                "/environments",
-                "/environments must be an array",
-            ));
-        }
-        None => return Err(ApiError::invalid("/environments", "/environments is required")),
-    };
-    for environment in &environments {
-        principal.require_read(Permission::Playground, environment)?;
-    }
-    let dto::PlaygroundScope {
-        projects,
-        context,
-        invalid,
-    } = dto::playground_scope(fields)?;
-    let combinations = ContextCombinations::expand(&context);
-    drop(context);
-
-    // The limits count the features of the first environment, as Unleash does; nothing else is
-    // compiled until they pass.
-    let first = engines::compile(&state, &projects, &environments[..1]).await?;
-    let features = first.first().map_or(0, |compiled| compiled.len());
-    combinations
-        .check_limit(environments.len(), features, state.settings.combination_limit)
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
-    combinations
-        .check_bytes(environments.len(), features, state.settings.context_bytes_limit)
-        .map_err(|error| ApiError::bad_request(error.to_string()))?;
-    let compiled = engines::compile(&state, &projects, &environments).await?;
-
-    let mut tail = b"],\"input\":".to_vec();
-    serde_json::to_writer(&mut tail, &body).map_err(internal)?;
-    drop(body);
-    if !invalid.is_empty() {
-        tail.extend_from_slice(b",\"warnings\":");
-        let warnings = Warnings {
-            invalid_context_properties: &invalid,
-        };
-        serde_json::to_writer(&mut tail, &warnings).map_err(internal)?;
-    }
-    tail.push(b'}');
-
-    let answer = AdvancedAnswer::new(compiled, &environments, combinations, tail);
+    let answer = playground::advanced(&state.app, &caller, body).await?;
     send_from_pool(state, answer).await
-}
-
-/// Where the writer of an advanced answer stands.
-#[derive(Debug, Default)]
-struct Position {
-    feature: usize,
-    group: usize,
-    occurrence: usize,
-    combination: u64,
-    in_feature: bool,
-    in_group: bool,
-    wrote_entry: bool,
-    started: bool,
-    finished: bool,
-}
-
-/// An advanced answer being written: everything it needs, owned, and where it stands, so each
-/// chunk can be made on whichever pool thread is free.
-///
-/// The answer is `{"features": [...], "input": ..., "warnings"?: ...}`. Each feature lists its
-/// environments in request order; a repeated environment adds its entries to its first key, one
-/// run of combinations per time it was named.
-struct AdvancedAnswer {
-    /// The compiled environment of each requested environment, in request order.
-    compiled: Vec<Arc<Compiled>>,
-    /// Distinct environment names in order of first appearance, each with the indices of its
-    /// occurrences in `compiled`.
-    groups: Vec<(String, Vec<usize>)>,
-    combinations: ContextCombinations,
-    cursor: ContextCursor,
-    seed: u64,
-    draws: u64,
-    tail: Vec<u8>,
-    position: Position,
-}
-
-impl Chunked for AdvancedAnswer {
-    fn next_chunk(&mut self) -> Option<Result<Vec<u8>, ApiError>> {
-        if self.position.finished {
-            return None;
-        }
-        let mut out = Vec::with_capacity(CHUNK_BYTES + CHUNK_BYTES / 4);
-        match self.fill(&mut out) {
-            Ok(()) => Some(Ok(out)),
-            Err(error) => {
-                self.position.finished = true;
-                Some(Err(internal(error)))
-            }
-        }
-    }
-
-    fn is_finished(&self) -> bool {
-        self.position.finished
-    }
-}
-
-impl AdvancedAnswer {
-    fn new(
-        compiled: Vec<Arc<Compiled>>,
-        environments: &[String],
-        combinations: ContextCombinations,
-        tail: Vec<u8>,
-    ) -> Self {
-        let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
-        let mut group_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
-        for (index, environment) in environments.iter().enumerate() {
-            match group_of.get(environment.as_str()) {
-                Some(&group) => groups[group].1.push(index),
-                None => {
-                    group_of.insert(environment, groups.len());
-                    groups.push((environment.clone(), vec![index]));
-                }
-            }
-        }
-        let cursor = ContextCursor::new(&combinations, chrono::Utc::now());
-        Self {
-            compiled,
-            groups,
-            combinations,
-            cursor,
-            seed: seed(),
-            draws: 0,
-            tail,
-            position: Position::default(),
-        }
-    }
-
-    fn fill(&mut self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        let Some(first) = self.compiled.first().map(Arc::clone) else {
-            self.position.finished = true;
-            return Ok(());
-        };
-        let count = self.combinations.count();
-        if !self.position.started {
-            out.extend_from_slice(b"{\"features\":[");
-            self.position.started = true;
-        }
-        while out.len() < CHUNK_BYTES {
-            let position = &mut self.position;
-            let Some(feature) = first.feature_at(position.feature) else {
-                out.append(&mut self.tail);
-                position.finished = true;
-                return Ok(());
-            };
-            if !position.in_feature {
-                if position.feature > 0 {
-                    out.push(b',');
-                }
-                out.extend_from_slice(b"{\"name\":");
-                serde_json::to_writer(&mut *out, &feature.name)?;
-                out.extend_from_slice(b",\"projectId\":");
-                serde_json::to_writer(&mut *out, feature.project.as_deref().unwrap_or("default"))?;
-                out.extend_from_slice(b",\"environments\":{");
-                position.in_feature = true;
-            }
-            let (environment, occurrences) = &self.groups[position.group];
-            if !position.in_group {
-                if position.group > 0 {
-                    out.push(b',');
-                }
-                serde_json::to_writer(&mut *out, environment)?;
-                out.extend_from_slice(b":[");
-                position.in_group = true;
-                position.wrote_entry = false;
-            }
-
-            let compiled = &self.compiled[occurrences[position.occurrence]];
-            self.cursor.seek(&self.combinations, position.combination);
-            self.draws += 1;
-            let context = self.cursor.context();
-            context
-                .random
-                .reseed(self.seed ^ self.draws.wrapping_mul(0x9E37_79B9_7F4A_7C15));
-            if let Some(explanation) = compiled.engine.explain(&feature.name, context) {
-                if position.wrote_entry {
-                    out.push(b',');
-                }
-                let combination = self.cursor.combination(&self.combinations);
-                let entry =
-                    EvaluatedFeature::new(&explanation, environment, Some((combination, environment)));
-                serde_json::to_writer(&mut *out, &entry)?;
-                position.wrote_entry = true;
-            }
-
-            position.combination += 1;
-            if position.combination < count {
-                continue;
-            }
-            position.combination = 0;
-            position.occurrence += 1;
-            if position.occurrence < occurrences.len() {
-                continue;
-            }
-            position.occurrence = 0;
-            out.push(b']');
-            position.in_group = false;
-            position.group += 1;
-            if position.group < self.groups.len() {
-                continue;
-            }
-            position.group = 0;
-            out.extend_from_slice(b"}}");
-            position.in_feature = false;
-            position.feature += 1;
-        }
-        Ok(())
-    }
 }

@@ -2,26 +2,15 @@
 
 use actix_web::cookie::{Cookie, SameSite};
 use actix_web::{HttpRequest, web};
-use chrono::Duration;
-use flag_store::models::SessionRow;
-use flag_store::queries;
+use flag_admin::dto::UserOut;
+use flag_admin::dto::session::LoginRequest;
+use flag_admin::session::{self, SESSION_DAYS};
 
-use crate::AppState;
 use crate::auth::SESSION_COOKIE;
-use crate::dto::UserOut;
-use crate::dto::session::LoginRequest;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, client_address};
 use crate::respond::{Done, WithCookie};
-use crate::{password, secrets};
-
-/// How long a login lasts.
-const SESSION_DAYS: i64 = 2;
-
-/// Logging in and out.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(login, logout))]
-pub struct Api;
+use crate::state::AppState;
 
 /// Log in with an email or username and a password; sets the session cookie.
 ///
@@ -50,53 +39,15 @@ pub async fn login(
     http: HttpRequest,
     Body(request): Body<LoginRequest>,
 ) -> Result<WithCookie<web::Json<UserOut>>, ApiError> {
-    state.login_limiter.admit(&http)?;
-    let login = request.username.trim().to_owned();
-    let user = crate::db::run(&state.store, move |conn| {
-        queries::users::find_by_login(conn, &login)
-    })
-    .await?;
-    let stored = user.as_ref().and_then(|user| user.password_hash.clone());
-    let candidate = request.password;
-    let valid = state
-        .cpu
-        .run(move || password::verify(&candidate, stored.as_deref()))
-        .await?;
-    state.metrics.password_verified();
-    let Some(user) = user else {
-        return Err(ApiError::AuthenticationRequired);
-    };
-    let now = crate::now();
-    let id = user.id;
-    crate::db::run(&state.store, move |conn| {
-        queries::users::record_login(conn, id, valid, now)
-    })
-    .await?;
-    if !valid {
-        return Err(ApiError::AuthenticationRequired);
-    }
-    let secret = secrets::random_hex(32).map_err(|error| ApiError::Internal(error.to_string()))?;
-    let session = SessionRow {
-        token_hash: secrets::verifier(&secret),
-        user_id: user.id,
-        created_at: now,
-        expires_at: now + Duration::days(SESSION_DAYS),
-    };
-    crate::db::run(&state.store, move |conn| {
-        queries::sessions::create(conn, &session)
-    })
-    .await?;
-    let cookie = Cookie::build(SESSION_COOKIE, secret)
+    let logged_in = session::login(&state.app, client_address(&http), request).await?;
+    let cookie = Cookie::build(SESSION_COOKIE, logged_in.session)
         .path("/")
         .http_only(true)
         .same_site(SameSite::Lax)
-        .secure(state.settings.secure_cookies)
+        .secure(state.app.settings().secure_cookies)
         .max_age(actix_web::cookie::time::Duration::days(SESSION_DAYS))
         .finish();
-    let mut user = user;
-    user.seen_at = Some(now);
-    user.login_attempts = 0;
-    Ok(WithCookie::new(web::Json(UserOut::from(user)), cookie))
+    Ok(WithCookie::new(web::Json(logged_in.user), cookie))
 }
 
 /// End the session, if any, and clear the cookie.
@@ -111,13 +62,11 @@ pub async fn login(
     )
 )]
 pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<WithCookie<Done>, ApiError> {
-    if let Some(cookie) = request.cookie(SESSION_COOKIE) {
-        let hash = secrets::verifier(cookie.value());
-        crate::db::run(&state.store, move |conn| queries::sessions::delete(conn, &hash)).await?;
-    }
+    let cookie = request.cookie(SESSION_COOKIE);
+    session::logout(&state.app, cookie.as_ref().map(Cookie::value)).await?;
     let mut removal = Cookie::new(SESSION_COOKIE, "");
     removal.set_path("/");
-    removal.set_secure(state.settings.secure_cookies);
+    removal.set_secure(state.app.settings().secure_cookies);
     removal.make_removal();
     Ok(WithCookie::new(Done, removal))
 }

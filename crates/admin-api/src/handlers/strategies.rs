@@ -1,21 +1,15 @@
 //! A feature's strategies in an environment: add, change, remove.
 
 use actix_web::web;
-use flag_store::queries;
+use flag_admin::dto::model::StrategySchema;
+use flag_admin::dto::strategies::StrategyRequest;
+use flag_admin::strategies;
 
-use crate::AppState;
-use crate::auth::Principal;
-use crate::domain::Permission;
-use crate::dto::model::StrategySchema;
-use crate::dto::strategies::StrategyRequest;
+use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
 use crate::respond::Done;
-
-/// The strategies' operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(add, update, delete))]
-pub struct Api;
+use crate::state::AppState;
 
 /// Adds a strategy to a feature in an environment.
 #[utoipa::path(
@@ -35,24 +29,16 @@ pub struct Api;
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment or segment; the environment need not be enabled in the project", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn add(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<(String, String, String)>,
     Body(request): Body<StrategyRequest>,
 ) -> Result<web::Json<flag_eval::Strategy>, ApiError> {
-    let (project, feature, environment) = path.into_inner();
-    principal.require_write(Permission::CreateFeatureStrategy, Some(&environment))?;
-    let input = request.into_input(&feature)?;
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    let strategy = crate::db::run(&state.store, move |conn| {
-        queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now)
-    })
-    .await?;
-    Ok(web::Json(strategy))
+    Ok(web::Json(
+        strategies::add(&state.app, &caller, path.into_inner(), request).await?,
+    ))
 }
 
 /// Replaces a strategy.
@@ -74,24 +60,18 @@ pub async fn add(
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment, strategy or segment", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn update(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<(String, String, String, String)>,
     Body(request): Body<StrategyRequest>,
 ) -> Result<web::Json<flag_eval::Strategy>, ApiError> {
     let (project, feature, environment, id) = path.into_inner();
-    principal.require_write(Permission::UpdateFeatureStrategy, Some(&environment))?;
-    let input = request.into_input(&feature)?;
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    let strategy = crate::db::run(&state.store, move |conn| {
-        queries::strategies::update(conn, &project, &feature, &environment, &id, &input, &actor, now)
-    })
-    .await?;
-    Ok(web::Json(strategy))
+    let place = (project, feature, environment);
+    Ok(web::Json(
+        strategies::update(&state.app, &caller, place, id, request).await?,
+    ))
 }
 
 /// Removes a strategy.
@@ -111,20 +91,13 @@ pub async fn update(
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment or strategy", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn delete(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<(String, String, String, String)>,
 ) -> Result<Done, ApiError> {
     let (project, feature, environment, id) = path.into_inner();
-    principal.require_write(Permission::DeleteFeatureStrategy, Some(&environment))?;
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    crate::db::run(&state.store, move |conn| {
-        queries::strategies::delete(conn, &project, &feature, &environment, &id, &actor, now)
-    })
-    .await?;
+    strategies::delete(&state.app, &caller, (project, feature, environment), id).await?;
     Ok(Done)
 }

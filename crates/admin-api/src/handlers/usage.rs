@@ -1,55 +1,15 @@
-//! What SDKs register and report. Each handler checks the report and adds it to the in-memory
-//! aggregate ([`crate::usage`]); nothing here touches the database.
+//! What SDKs register and report: each handler hands the report to the application
+//! (`flag_admin::reports`), which checks it and adds it to the usage pipeline.
 
 use actix_web::{HttpRequest, web};
+use flag_admin::dto::usage::{BulkReport, MetricsReport, Registration};
+use flag_admin::reports;
 
-use crate::AppState;
-use crate::auth::{ClientAccess, FrontendAccess};
-use crate::dto::usage::{BulkReport, MetricsReport, Registration};
+use crate::auth::{ClientToken, FrontendToken};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, client_address};
 use crate::respond::{Accepted, Text};
-use crate::usage::{FlagCount, InstanceReport};
-
-/// The SDK reporting operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(register, metrics, bulk, frontend_register, frontend_metrics))]
-pub struct Api;
-
-/// The environment usage is filed under: the token's, or `default` for a token of every
-/// environment, as Unleash files it.
-fn usage_environment(environment: Option<&str>) -> String {
-    environment.unwrap_or("default").to_owned()
-}
-
-fn instance_id(id: Option<String>) -> String {
-    id.filter(|id| !id.trim().is_empty())
-        .unwrap_or_else(|| "default".into())
-}
-
-fn client_ip(request: &HttpRequest) -> Option<String> {
-    Some(crate::rate_limit::client_address(request).to_string())
-}
-
-fn counts(report: MetricsReport) -> Option<(chrono::NaiveDateTime, Vec<FlagCount>)> {
-    let bucket = report.bucket?;
-    let counts = bucket
-        .toggles
-        .into_iter()
-        .map(|(feature_name, counts)| FlagCount {
-            feature_name,
-            yes: i64::from(counts.yes),
-            no: i64::from(counts.no),
-            variants: counts
-                .variants
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(name, n)| (name, i64::from(n)))
-                .collect(),
-        })
-        .collect();
-    Some((bucket.stop.0, counts))
-}
+use crate::state::AppState;
 
 /// Registers an SDK instance.
 #[utoipa::path(
@@ -64,36 +24,14 @@ fn counts(report: MetricsReport) -> Option<(chrono::NaiveDateTime, Vec<FlagCount
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "An admin or frontend token", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn register(
     state: web::Data<AppState>,
-    access: ClientAccess,
+    ClientToken(access): ClientToken,
     request: HttpRequest,
     Body(registration): Body<Registration>,
 ) -> Result<Accepted, ApiError> {
-    registration.check()?;
-    state.usage.instance(
-        InstanceReport {
-            sdk_version: registration.sdk_version,
-            client_ip: client_ip(&request),
-            strategies: registration.strategies,
-            started: Some(registration.started.0),
-            #[expect(
-                clippy::cast_possible_truncation,
-                reason = "checked finite and not negative; saturates"
-            )]
-            interval_ms: Some(registration.interval as i64),
-            ..InstanceReport::new(
-                registration.app_name,
-                instance_id(registration.instance_id),
-                usage_environment(access.environment.as_deref()),
-                access.projects,
-                "backend",
-            )
-        },
-        crate::now(),
-    )?;
+    reports::register(&state.app, access, client_address(&request), registration)?;
     Ok(Accepted)
 }
 
@@ -111,35 +49,14 @@ pub async fn register(
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "An admin or frontend token", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn metrics(
     state: web::Data<AppState>,
-    access: ClientAccess,
+    ClientToken(access): ClientToken,
     request: HttpRequest,
     Body(report): Body<MetricsReport>,
 ) -> Result<Accepted, ApiError> {
-    report.check()?;
-    let environment = usage_environment(access.environment.as_deref());
-    let app_name = report.app_name.clone();
-    state.usage.instance(
-        InstanceReport {
-            client_ip: client_ip(&request),
-            ..InstanceReport::new(
-                app_name.clone(),
-                instance_id(report.instance_id.clone()),
-                environment.clone(),
-                access.projects.clone(),
-                "backend",
-            )
-        },
-        crate::now(),
-    )?;
-    if let Some((stop, counts)) = counts(report) {
-        state
-            .usage
-            .count(&app_name, &environment, access.projects.as_deref(), stop, counts);
-    }
+    reports::metrics(&state.app, access, client_address(&request), report)?;
     Ok(Accepted)
 }
 
@@ -158,69 +75,13 @@ pub async fn metrics(
         (status = 403, description = "An admin or frontend token", body = ErrorBody),
         (status = 413, description = "The body is larger than the limit", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn bulk(
     state: web::Data<AppState>,
-    access: ClientAccess,
+    ClientToken(access): ClientToken,
     Body(report): Body<BulkReport>,
 ) -> Result<Accepted, ApiError> {
-    report.check()?;
-    let accepted = usage_environment(access.environment.as_deref());
-    let now = crate::now();
-    for application in report.applications {
-        let sdk_type = if application.sdk_type.as_deref() == Some("frontend") {
-            "frontend"
-        } else {
-            "backend"
-        };
-        state.usage.instance(
-            InstanceReport {
-                sdk_version: application.sdk_version,
-                strategies: application.strategies,
-                started: application.started.map(|started| started.0),
-                #[expect(
-                    clippy::cast_possible_truncation,
-                    reason = "saturates; a negative interval is dropped"
-                )]
-                interval_ms: application
-                    .interval
-                    .filter(|interval| interval.is_finite() && *interval >= 0.0)
-                    .map(|interval| interval as i64),
-                ..InstanceReport::new(
-                    application.app_name,
-                    instance_id(Some(application.instance_id)),
-                    application.environment,
-                    access.projects.clone(),
-                    sdk_type,
-                )
-            },
-            now,
-        )?;
-    }
-    for metric in report.metrics {
-        if metric.environment != accepted {
-            continue;
-        }
-        let count = FlagCount {
-            feature_name: metric.feature_name,
-            yes: i64::from(metric.yes),
-            no: i64::from(metric.no),
-            variants: metric
-                .variants
-                .unwrap_or_default()
-                .into_iter()
-                .map(|(name, n)| (name, i64::from(n)))
-                .collect(),
-        };
-        state.usage.count(
-            &metric.app_name,
-            &metric.environment,
-            access.projects.as_deref(),
-            metric.timestamp.0,
-            [count],
-        );
-    }
+    reports::bulk(&state.app, access, report)?;
     Ok(Accepted)
 }
 
@@ -238,13 +99,12 @@ pub async fn bulk(
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn frontend_register(
-    _access: FrontendAccess,
+    _access: FrontendToken,
     Body(registration): Body<Registration>,
 ) -> Result<Text, ApiError> {
-    registration.check()?;
+    reports::frontend_register(&registration)?;
     Ok(Text::new("text/plain; charset=utf-8", "OK".into()))
 }
 
@@ -262,44 +122,22 @@ pub async fn frontend_register(
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),
-    security(("apiKey" = []))
 )]
 pub async fn frontend_metrics(
     state: web::Data<AppState>,
-    access: FrontendAccess,
+    FrontendToken(access): FrontendToken,
     request: HttpRequest,
     Body(report): Body<MetricsReport>,
 ) -> Result<Text, ApiError> {
-    report.check()?;
-    let sdk = request
-        .headers()
-        .get("Unleash-Sdk")
-        .and_then(|value| value.to_str().ok())
-        .map(str::to_owned);
-    if let (Some(instance), Some(sdk)) = (report.instance_id.clone(), sdk) {
-        state.usage.instance(
-            InstanceReport {
-                sdk_version: Some(sdk),
-                ..InstanceReport::new(
-                    report.app_name.clone(),
-                    instance_id(Some(instance)),
-                    access.environment.clone(),
-                    access.projects.clone(),
-                    "frontend",
-                )
-            },
-            crate::now(),
-        )?;
-    }
-    let app_name = report.app_name.clone();
-    if let Some((stop, counts)) = counts(report) {
-        state.usage.count(
-            &app_name,
-            &access.environment,
-            access.projects.as_deref(),
-            stop,
-            counts,
-        );
-    }
+    // A header that is not visible ASCII is refused as a name with control characters is.
+    let sdk = match request.headers().get("Unleash-Sdk") {
+        Some(value) => Some(
+            value
+                .to_str()
+                .map_err(|_| ApiError::invalid("Unleash-Sdk", "Unleash-Sdk must be visible ASCII"))?,
+        ),
+        None => None,
+    };
+    reports::frontend_metrics(&state.app, access, sdk, report)?;
     Ok(Text::new("text/plain; charset=utf-8", "OK".into()))
 }

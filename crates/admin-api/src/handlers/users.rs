@@ -1,22 +1,15 @@
 //! `/api/admin/user-admin`: users and their root roles, for administrators.
 
 use actix_web::web;
-use flag_store::models::{NewUser, UserChanges};
-use flag_store::queries;
+use flag_admin::dto::UserOut;
+use flag_admin::dto::users::{CreateUserRequest, UpdateUserRequest, UsersResponse};
+use flag_admin::users;
 
-use crate::AppState;
-use crate::auth::Principal;
-use crate::dto::users::{CreateUserRequest, UpdateUserRequest, UsersResponse};
-use crate::dto::{self, UserOut};
-use crate::error::{ApiError, Detail, ErrorBody};
+use crate::auth::Admitted;
+use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
-use crate::password;
 use crate::respond::{Created, Done};
-
-/// User administration's operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(list, create, update, delete))]
-pub struct Api;
+use crate::state::AppState;
 
 /// List users and the root roles.
 #[utoipa::path(
@@ -28,15 +21,12 @@ pub struct Api;
         (status = 200, description = "Every user, and the root roles", body = UsersResponse),
         (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn list(
     state: web::Data<AppState>,
-    principal: Principal,
+    _caller: Admitted,
 ) -> Result<web::Json<UsersResponse>, ApiError> {
-    principal.require_admin_read()?;
-    let users = crate::db::run(&state.store, queries::users::list).await?;
-    Ok(web::Json(UsersResponse::from(users)))
+    Ok(web::Json(users::list(&state.app).await?))
 }
 
 /// Create a user with a root role.
@@ -52,58 +42,13 @@ pub async fn list(
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 409, description = "The email or username is taken", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn create(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     Body(request): Body<CreateUserRequest>,
 ) -> Result<Created<UserOut>, ApiError> {
-    principal.require_admin()?;
-    let email = request
-        .email
-        .map(|email| email.trim().to_owned())
-        .filter(|email| !email.is_empty());
-    let username = request
-        .username
-        .map(|name| name.trim().to_owned())
-        .filter(|name| !name.is_empty());
-    if email.is_none() && username.is_none() {
-        return Err(ApiError::invalid("/email", "give an email, a username or both"));
-    }
-    let mut details = dto::person_problems(email.as_deref(), username.as_deref(), request.name.as_deref());
-    if let Some(password) = &request.password {
-        details.extend(
-            password::broken_rules(password)
-                .into_iter()
-                .map(|rule| Detail::at("/password", rule)),
-        );
-    }
-    ApiError::check(details)?;
-    let hash = match request.password {
-        Some(password) => Some(
-            state
-                .cpu
-                .run(move || password::hash(&password))
-                .await?
-                .map_err(|error| ApiError::Internal(format!("password hashing failed: {error}")))?,
-        ),
-        None => None,
-    };
-    let user = NewUser {
-        name: request.name.map(|name| name.trim().to_owned()),
-        username,
-        email,
-        password_hash: hash,
-        root_role: request.root_role.id(),
-        created_at: crate::now(),
-    };
-    let actor = principal.actor().to_owned();
-    let row = crate::db::run(&state.store, move |conn| {
-        queries::users::create(conn, &user, &actor)
-    })
-    .await?;
-    Ok(Created::new(UserOut::from(row)))
+    Ok(Created::new(users::create(&state.app, &caller, request).await?))
 }
 
 /// Change a user's email, name or root role.
@@ -121,33 +66,16 @@ pub async fn create(
         (status = 404, description = "No user has this id", body = ErrorBody),
         (status = 409, description = "The email is taken", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn update(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<i32>,
     Body(request): Body<UpdateUserRequest>,
 ) -> Result<web::Json<UserOut>, ApiError> {
-    principal.require_admin()?;
-    ApiError::check(dto::person_problems(
-        request.email.as_deref(),
-        None,
-        request.name.as_deref(),
-    ))?;
-    let changes = UserChanges {
-        name: request.name.map(|name| name.trim().to_owned()),
-        email: request.email.map(|email| email.trim().to_owned()),
-        root_role: request.root_role.map(crate::domain::RootRole::id),
-    };
-    let id = path.into_inner();
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    let row = crate::db::run(&state.store, move |conn| {
-        queries::users::update(conn, id, &changes, &actor, now)
-    })
-    .await?;
-    Ok(web::Json(UserOut::from(row)))
+    Ok(web::Json(
+        users::update(&state.app, &caller, path.into_inner(), request).await?,
+    ))
 }
 
 /// Delete a user.
@@ -163,20 +91,12 @@ pub async fn update(
         (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No user has this id", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn delete(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<i32>,
 ) -> Result<Done, ApiError> {
-    principal.require_admin()?;
-    let id = path.into_inner();
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    crate::db::run(&state.store, move |conn| {
-        queries::users::delete(conn, id, &actor, now)
-    })
-    .await?;
+    users::delete(&state.app, &caller, path.into_inner()).await?;
     Ok(Done)
 }

@@ -2,20 +2,14 @@
 //! variants back.
 
 use actix_web::web;
-use flag_store::queries;
+use flag_admin::dto::variants::{FeatureVariantsResponse, PushVariantsRequest};
+use flag_admin::variants;
 use serde_json::Value;
 
-use crate::AppState;
-use crate::auth::Principal;
-use crate::domain::Permission;
-use crate::dto::variants::{FeatureVariantsResponse, PushVariantsRequest, VariantsPush};
+use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
-
-/// Variants' operations.
-#[derive(Debug, utoipa::OpenApi)]
-#[openapi(paths(variants_batch, environment_variants))]
-pub struct Api;
+use crate::state::AppState;
 
 /// Overwrite a feature's variants in several environments, all or none.
 ///
@@ -36,30 +30,17 @@ pub struct Api;
         (status = 403, description = "A Viewer, or a token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn variants_batch(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
     Body(body): Body<Value>,
 ) -> Result<web::Json<FeatureVariantsResponse>, ApiError> {
     let (project, feature) = path.into_inner();
-    let mut push = VariantsPush::parse(body)?;
-    for environment in push.environments() {
-        principal.require_write(Permission::UpdateFeatureEnvironmentVariants, Some(environment))?;
-    }
-    push.normalise()?;
-
-    let actor = principal.actor().to_owned();
-    let now = crate::now();
-    let environments = push.environments().to_vec();
-    let stored = push.variants().to_vec();
-    crate::db::run(&state.store, move |conn| {
-        queries::variants::set_variants_batch(conn, &project, &feature, &environments, &stored, &actor, now)
-    })
-    .await?;
-    Ok(web::Json(push.into_answer()))
+    Ok(web::Json(
+        variants::batch(&state.app, &caller, project, feature, body).await?,
+    ))
 }
 
 /// A feature's variants in one environment.
@@ -78,18 +59,13 @@ pub async fn variants_batch(
         (status = 403, description = "A token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),
-    security(("apiKey" = []), ("session" = []))
 )]
 pub async fn environment_variants(
     state: web::Data<AppState>,
-    principal: Principal,
+    Admitted(caller): Admitted,
     path: web::Path<(String, String, String)>,
 ) -> Result<web::Json<FeatureVariantsResponse>, ApiError> {
-    let (project, feature, environment) = path.into_inner();
-    principal.require_read(Permission::ReadFeatureEnvironmentVariants, &environment)?;
-    let variants = crate::db::run(&state.store, move |conn| {
-        queries::variants::get(conn, &project, &feature, &environment)
-    })
-    .await?;
-    Ok(web::Json(FeatureVariantsResponse::from(variants)))
+    Ok(web::Json(
+        variants::get(&state.app, &caller, path.into_inner()).await?,
+    ))
 }

@@ -1,9 +1,9 @@
 //! The API description, served at `/docs/openapi.json` with a Swagger UI at `/docs/`.
 //!
-//! It is generated from the handlers' `#[utoipa::path]` attributes and the DTOs' schemas; each
-//! handler module contributes an `Api`. `Conventions` adds what every operation shares: the
-//! statuses any body or database call can give, and the security schemes. A test compares the
-//! document's operations with the routes `routes::operations` registers.
+//! It is generated from the operations' declarations (`routes::operations`): each handler's
+//! `#[utoipa::path]` with the schemas it names, and the security its declared access takes.
+//! `Conventions` adds what every operation shares: the statuses any body or database call can
+//! give, and the security schemes. A test compares the document with the registered routes.
 
 use std::sync::OnceLock;
 
@@ -14,7 +14,12 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{OpenApi as Document, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
+use flag_admin::auth::Access;
+use utoipa::openapi::path::HttpMethod;
+use utoipa::openapi::security::SecurityRequirement;
+
 use crate::error::ErrorBody;
+use crate::routes;
 
 pub(crate) const DIFFERENCES: &str = "Unleash-compatible paths, shapes and `Authorization` header. Deliberate differences from Unleash 8: \
 every error is `{id, name, message, details?}`; schema failures are 400 `ValidationError` naming the field; \
@@ -38,54 +43,62 @@ per address (429). GET routes answer HEAD.";
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "flagd", description = "Feature flags with Unleash's API."),
+    info(title = "Halyard", description = "Feature flags with Unleash's API."),
     components(schemas(ErrorBody)),
     modifiers(&Conventions)
 )]
 struct ApiDoc;
 
-/// Each handler module's operations.
-fn parts() -> Vec<Document> {
-    use crate::handlers::{
-        self, applications, client, context, dependencies, edge, environments, flags, frontend, invite,
-        ofrep, playground, projects, segments, session, strategies, strategy_types, tokens, usage, users,
-        variants,
-    };
-    vec![
-        handlers::Api::openapi(),
-        session::Api::openapi(),
-        invite::Api::openapi(),
-        playground::Api::openapi(),
-        environments::Api::openapi(),
-        projects::Api::openapi(),
-        context::Api::openapi(),
-        strategy_types::Api::openapi(),
-        segments::Api::openapi(),
-        tokens::Api::openapi(),
-        users::Api::openapi(),
-        dependencies::Api::openapi(),
-        flags::Api::openapi(),
-        variants::Api::openapi(),
-        strategies::Api::openapi(),
-        client::Api::openapi(),
-        usage::Api::openapi(),
-        frontend::Api::openapi(),
-        edge::Api::openapi(),
-        ofrep::Api::openapi(),
-        applications::Api::openapi(),
-    ]
-}
-
-/// The whole document.
+/// The whole document, from the operations' declarations: each one's description, at its
+/// path and method, with the security its access needs.
 pub fn generated() -> Document {
     let mut document = ApiDoc::openapi();
-    for part in parts() {
-        document.merge(part);
+    let components = document.components.get_or_insert_with(Default::default);
+    let mut paths = utoipa::openapi::path::PathsBuilder::new();
+    for operation in routes::operations() {
+        let mut documented = operation.documented;
+        documented.security = security(operation.access);
+        for (name, schema) in operation.schemas {
+            components.schemas.entry(name).or_insert(schema);
+        }
+        paths = paths.path(
+            operation.path,
+            utoipa::openapi::path::PathItem::new(http_method(&operation.method), documented),
+        );
     }
+    document.paths.merge(paths.build());
     Conventions.modify(&mut document);
     document.info.description = Some(DIFFERENCES.to_owned());
     document.info.version = env!("CARGO_PKG_VERSION").to_owned();
     document
+}
+
+/// The credentials an access takes: none, an API token, or a token or the session cookie.
+fn security(access: Access) -> Option<Vec<SecurityRequirement>> {
+    let token = || SecurityRequirement::new::<_, _, &str>("apiKey", []);
+    match access {
+        Access::Public => None,
+        Access::Client | Access::Frontend => Some(vec![token()]),
+        Access::Read
+        | Access::AdminRead
+        | Access::ReadIn(_)
+        | Access::WriteIn(_)
+        | Access::Write(_)
+        | Access::Admin => Some(vec![
+            token(),
+            SecurityRequirement::new::<_, _, &str>("session", []),
+        ]),
+    }
+}
+
+fn http_method(method: &actix_web::http::Method) -> HttpMethod {
+    match *method {
+        actix_web::http::Method::POST => HttpMethod::Post,
+        actix_web::http::Method::PUT => HttpMethod::Put,
+        actix_web::http::Method::DELETE => HttpMethod::Delete,
+        actix_web::http::Method::PATCH => HttpMethod::Patch,
+        _ => HttpMethod::Get,
+    }
 }
 
 /// The document as JSON, as `/docs/openapi.json` serves it.

@@ -277,12 +277,12 @@ async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(
     let app = TestApp::new();
     let password = "Ed1tor-Passw0rd!";
     flag_store::queries::users::create(
-        &mut *app.state.store.connection()?,
+        &mut *app.store.connection()?,
         &flag_store::models::NewUser {
             name: Some("Ed".into()),
             username: Some("ed".into()),
             email: Some("ed@example.com".into()),
-            password_hash: Some(admin_api::password::hash(password).map_err(|e| e.to_string())?),
+            password_hash: Some(flag_admin::password::hash(password).map_err(|e| e.to_string())?),
             root_role: 2,
             created_at: chrono::Utc::now().naive_utc(),
         },
@@ -427,7 +427,7 @@ async fn a_corrupt_context_field_answers_500_and_logs_which_row() -> Result<(), 
     let app = TestApp::new();
     let service = app.service().await;
     diesel::sql_query("UPDATE context_fields SET legal_values = '{not json' WHERE name = 'userId'")
-        .execute(&mut *app.state.store.connection()?)?;
+        .execute(&mut *app.store.connection()?)?;
 
     let (status, body) = send(&service, get("/api/admin/context", ADMIN)).await;
     assert_error(status, &body, 500, "InternalError");

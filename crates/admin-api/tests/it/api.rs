@@ -28,7 +28,7 @@ async fn internal_failures_hide_their_cause() -> Result<(), Box<dyn std::error::
     use diesel::connection::SimpleConnection;
     let app = TestApp::new();
     let service = app.service().await;
-    app.state.store.connection()?.batch_execute("DROP TABLE events")?;
+    app.store.connection()?.batch_execute("DROP TABLE events")?;
     let request = json!({"environment": "development", "context": {"appName": "a"}});
     let (status, body) = send(&service, post("/api/admin/playground", ADMIN, request)).await;
     assert_error(status, &body, 500, "InternalError");
@@ -107,10 +107,10 @@ async fn client_tokens_are_refused_on_the_admin_api() -> Result<(), Box<dyn std:
     let app = TestApp::new();
     let client = "default:development.client-secret";
     queries::api_tokens::create(
-        &mut *app.state.store.connection()?,
+        &mut *app.store.connection()?,
         &NewApiToken {
             token_name: "sdk".into(),
-            secret_hash: admin_api::secrets::verifier(client),
+            secret_hash: flag_admin::secrets::verifier(client),
             token_type: "client".into(),
             environment: "development".into(),
             projects: "[\"default\"]".into(),
@@ -359,9 +359,9 @@ async fn advanced_playground_expands_contexts_and_warns() {
 
 #[actix_web::test]
 async fn advanced_playground_rejects_too_many_combinations() {
-    let app = TestApp::with_settings(admin_api::Settings {
+    let app = TestApp::with_settings(flag_admin::Settings {
         combination_limit: 10,
-        ..admin_api::Settings::default()
+        ..flag_admin::Settings::default()
     });
     let service = app.service().await;
     seed_feature(&service, "a").await;
@@ -440,7 +440,7 @@ async fn variants_batch_writes_every_environment_and_echoes_the_request()
             "stored sorted by name"
         );
     }
-    let events = queries::events::for_feature(&mut *app.state.store.connection()?, "colors", "production")?;
+    let events = queries::events::for_feature(&mut *app.store.connection()?, "colors", "production")?;
     assert_eq!(
         events
             .iter()

@@ -134,10 +134,10 @@ async fn a_write_changes_only_the_answers_that_show_it() {
 
     // A replica whose cache never held the shop's old answer gives the unchanged answers the
     // same tags, so SDKs behind a load balancer keep getting 304.
-    let replica = actix_web::web::Data::new(
-        admin_api::AppState::new(app.state.store.clone(), admin_api::Settings::default())
+    let replica = actix_web::web::Data::new(admin_api::AppState::new(
+        flag_admin::Ctx::new(app.store.clone(), flag_admin::Settings::default())
             .unwrap_or_else(|error| panic!("{error}")),
-    );
+    ));
     let other = test::init_service(admin_api::build_app(replica)).await;
     let (status, tag, _) = fetch(&other, DEFAULT_PROJECT, Some(&default_tag)).await;
     assert_eq!((status, tag), (StatusCode::NOT_MODIFIED, default_tag.clone()));

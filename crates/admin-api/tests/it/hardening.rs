@@ -4,7 +4,7 @@
 use crate::common::{ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
 use actix_web::http::StatusCode;
 use actix_web::test::TestRequest;
-use admin_api::Settings;
+use flag_admin::Settings;
 use flag_store::models::NewUser;
 use serde_json::{Map, Value, json};
 
@@ -143,7 +143,7 @@ async fn issue_7_unknown_environments_are_counted_before_any_compiling() {
     let (status, body) = send(&service, post("/api/admin/playground/advanced", ADMIN, request)).await;
     assert_error(status, &body, 400, "ValidationError");
     // Only the first environment was compiled, to count its features.
-    assert_eq!(app.state.engines.len(), 1);
+    assert_eq!(app.state.app.compiled_environments(), 1);
     assert!(
         body["message"]
             .as_str()
@@ -158,7 +158,7 @@ async fn issue_7_unknown_environments_are_counted_before_any_compiling() {
     let (status, body) = send(&service, post("/api/admin/playground/advanced", ADMIN, request)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     // Every unknown environment shares one compiled entry: the one above, and production.
-    assert_eq!(app.state.engines.len(), 2);
+    assert_eq!(app.state.app.compiled_environments(), 2);
     let entry = &body["features"][0]["environments"]["nowhere"][0];
     assert_eq!(entry["isEnabledInCurrentEnvironment"], json!(false), "{entry}");
     assert_eq!(entry["strategies"]["data"], json!([]));
@@ -205,11 +205,7 @@ async fn issue_7_login_resolves_an_email_before_a_username() {
         root_role: 3,
         created_at: chrono::Utc::now().naive_utc(),
     };
-    let mut conn = app
-        .state
-        .store
-        .connection()
-        .unwrap_or_else(|error| panic!("{error}"));
+    let mut conn = app.store.connection().unwrap_or_else(|error| panic!("{error}"));
     flag_store::queries::users::create(&mut conn, &squatter, "test")
         .unwrap_or_else(|error| panic!("{error}"));
     drop(conn);
@@ -237,7 +233,7 @@ async fn issue_7_an_unknown_user_costs_a_password_verification() {
     let service = app.service().await;
     let (status, body) = send(&service, login_from([192, 0, 2, 1], "nobody@example.com")).await;
     assert_error(status, &body, 401, "AuthenticationRequired");
-    let metrics = app.state.metrics.render();
+    let metrics = app.state.metrics.render(app.state.app.passwords_verified());
     assert!(metrics.contains("password_verifications_total 1"), "{metrics}");
 }
 

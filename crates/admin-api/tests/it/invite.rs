@@ -262,9 +262,9 @@ async fn concurrent_signups_with_one_email_give_one_user() {
 
 #[actix_web::test]
 async fn signups_are_rate_limited_per_address() {
-    let app = TestApp::with_settings(admin_api::Settings {
+    let app = TestApp::with_settings(flag_admin::Settings {
         signups_per_minute: 2,
-        ..admin_api::Settings::default()
+        ..flag_admin::Settings::default()
     });
     let service = app.service().await;
     let address: std::net::SocketAddr = ([192, 0, 2, 1], 5000).into();

@@ -126,12 +126,7 @@ fn routes_and_document_have_the_same_operations() {
     // The registered operations, from the table `build_app` registers, against the document.
     let registered: std::collections::BTreeSet<(String, String)> = admin_api::routes::operations()
         .iter()
-        .map(|operation| {
-            (
-                operation.method.as_str().to_lowercase(),
-                operation.path.to_owned(),
-            )
-        })
+        .map(|operation| (operation.method.as_str().to_lowercase(), operation.path.clone()))
         .collect();
     let documented: std::collections::BTreeSet<(String, String)> =
         operations(&admin_api::openapi::document())

@@ -275,9 +275,9 @@ async fn edge_reports_count_in_the_tokens_environment_only() {
 
 #[actix_web::test]
 async fn every_sdk_route_answers_401_415_and_413_with_the_envelope() {
-    let app = TestApp::with_settings(admin_api::Settings {
+    let app = TestApp::with_settings(flag_admin::Settings {
         body_limit: 4096,
-        ..admin_api::Settings::default()
+        ..flag_admin::Settings::default()
     });
     let service = app.service().await;
     let posts = [

@@ -258,6 +258,41 @@ pub fn list(
         .order((feature_strategies::sort_order.asc(), feature_strategies::id.asc()))
         .select(StrategyRow::as_select())
         .load(conn)?;
+    with_segments(conn, &rows)
+}
+
+/// A feature's strategies in every environment, each environment's in evaluation order, in two
+/// queries whatever the number of environments.
+pub fn by_environment(
+    conn: &mut DbConnection,
+    feature: &str,
+) -> Result<std::collections::HashMap<String, Vec<flag_eval::Strategy>>, StoreError> {
+    let rows: Vec<StrategyRow> = feature_strategies::table
+        .filter(feature_strategies::feature_name.eq(feature))
+        .order((
+            feature_strategies::environment_name.asc(),
+            feature_strategies::sort_order.asc(),
+            feature_strategies::id.asc(),
+        ))
+        .select(StrategyRow::as_select())
+        .load(conn)?;
+    let strategies = with_segments(conn, &rows)?;
+    let mut by_environment: std::collections::HashMap<String, Vec<flag_eval::Strategy>> =
+        std::collections::HashMap::new();
+    for (row, strategy) in rows.into_iter().zip(strategies) {
+        by_environment
+            .entry(row.environment_name)
+            .or_default()
+            .push(strategy);
+    }
+    Ok(by_environment)
+}
+
+/// `rows` as flag-eval reads them, with the segments each names, read in one query.
+fn with_segments(
+    conn: &mut DbConnection,
+    rows: &[StrategyRow],
+) -> Result<Vec<flag_eval::Strategy>, StoreError> {
     let ids: Vec<&String> = rows.iter().map(|row| &row.id).collect();
     let links: Vec<(String, i32)> = feature_strategy_segments::table
         .filter(feature_strategy_segments::strategy_id.eq_any(ids))

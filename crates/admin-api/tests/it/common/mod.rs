@@ -9,8 +9,10 @@ use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::{test, web};
-use admin_api::config::Secret;
-use admin_api::{AppState, Settings, build_app, seed_admin_tokens};
+use admin_api::{AppState, build_app};
+use flag_admin::seeding::seed_admin_tokens;
+use flag_admin::{Ctx, Settings};
+use flag_store::Store;
 use flag_store::scratch::Scratch;
 use serde_json::{Value, json};
 
@@ -22,6 +24,8 @@ pub const SDK: &str = "*:development.sdk-secret";
 
 pub struct TestApp {
     pub state: web::Data<AppState>,
+    /// The store under the app, for tests that set up or inspect rows directly.
+    pub store: Store,
     pub scratch: Scratch,
 }
 
@@ -38,10 +42,12 @@ impl TestApp {
     pub fn with_settings(settings: Settings) -> Self {
         let scratch = Scratch::new().unwrap_or_else(|error| panic!("{error}"));
         let store = scratch.open().unwrap_or_else(|error| panic!("{error}"));
-        seed_admin_tokens(&store, &[Secret(ADMIN.into()), Secret(PRODUCTION_ADMIN.into())])
+        seed_admin_tokens(&store, &[ADMIN.into(), PRODUCTION_ADMIN.into()])
             .unwrap_or_else(|error| panic!("{error}"));
+        let ctx = Ctx::new(store.clone(), settings).unwrap_or_else(|error| panic!("{error}"));
         let app = Self {
-            state: web::Data::new(AppState::new(store, settings).unwrap_or_else(|error| panic!("{error}"))),
+            state: web::Data::new(AppState::new(ctx)),
+            store,
             scratch,
         };
         app.store_token(SDK, "backend", "development", &["*"])
@@ -57,20 +63,17 @@ impl TestApp {
         environment: &str,
         projects: &[&str],
     ) -> Result<(), flag_store::StoreError> {
-        flag_store::queries::api_tokens::create(
-            &mut *self.state.store.connection()?,
-            &flag_store::models::NewApiToken {
-                token_name: format!("{token_type}-{environment}"),
-                secret_hash: admin_api::secrets::verifier(secret),
-                token_type: token_type.into(),
-                environment: environment.into(),
-                projects: serde_json::to_string(projects).unwrap_or_default(),
-                expires_at: None,
-                created_at: chrono::Utc::now().naive_utc(),
-            },
-            "test",
-        )
-        .map(drop)
+        let projects: Vec<String> = projects.iter().map(|&project| project.to_owned()).collect();
+        let token = flag_store::models::NewApiToken::new(
+            format!("{token_type}-{environment}"),
+            flag_admin::secrets::verifier(secret),
+            token_type,
+            environment.into(),
+            &projects,
+            None,
+            chrono::Utc::now().naive_utc(),
+        )?;
+        flag_store::queries::api_tokens::create(&mut *self.store.connection()?, &token, "test").map(drop)
     }
 
     /// Imports an SDK document into `environment` of the `default` project, as `admin-api import`
@@ -81,7 +84,7 @@ impl TestApp {
         document: &flag_eval::ClientFeatures,
     ) -> Result<flag_store::queries::import::ImportReport, flag_store::StoreError> {
         flag_store::queries::import::client_features(
-            &mut *self.state.store.connection()?,
+            &mut *self.store.connection()?,
             "default",
             environment,
             document,

@@ -23,7 +23,7 @@ use flag_store::Store;
 use flag_store::models::ClientInstanceRow;
 use flag_store::queries::client_metrics::{self, Batch, Recorded, SeenApplication, UsageCount};
 
-use crate::error::ApiError;
+use crate::error::AdminError;
 
 /// The key counts are summed under.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -157,9 +157,9 @@ impl Usage {
     }
 
     /// Notes an instance (and its application) as heard from `now`.
-    pub fn instance(&self, report: InstanceReport, now: NaiveDateTime) -> Result<(), ApiError> {
+    pub fn instance(&self, report: InstanceReport, now: NaiveDateTime) -> Result<(), AdminError> {
         let projects = serde_json::to_string(report.projects.as_deref().unwrap_or(&["*".to_owned()]))
-            .map_err(|error| ApiError::Internal(error.to_string()))?;
+            .map_err(|error| AdminError::Internal(error.to_string()))?;
         let row = ClientInstanceRow {
             app_name: report.app_name.clone(),
             instance_id: report.instance_id,
@@ -287,7 +287,7 @@ impl Usage {
     /// finds another under way waits for it, then writes what arrived since. On failure
     /// nothing is written and the batch is kept for the next flush, up to [`Usage::ATTEMPTS`]
     /// attempts.
-    pub async fn flush(&self, store: &Store) -> Result<Recorded, ApiError> {
+    pub async fn flush(&self, store: &Store) -> Result<Recorded, AdminError> {
         let _flushing = self.flushing.lock().await;
         let pending = std::mem::take(&mut *self.lock());
         if pending.is_empty() {
@@ -345,17 +345,6 @@ impl Usage {
         }
         for (key, counts) in batch.counts {
             self.add_count(&mut pending, key, counts);
-        }
-    }
-}
-
-/// Flushes `state`'s usage every [`Usage::FLUSH_INTERVAL`], for as long as the server runs.
-pub async fn flush_periodically(state: actix_web::web::Data<crate::AppState>) {
-    let mut interval = actix_web::rt::time::interval(Usage::FLUSH_INTERVAL);
-    loop {
-        interval.tick().await;
-        if let Err(error) = state.usage.flush(&state.store).await {
-            tracing::warn!(%error, "writing SDK usage failed; it is kept for the next flush");
         }
     }
 }

@@ -1,23 +1,19 @@
 //! The compiled-engine cache: each environment's flags compiled once per store revision.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
 
 use flag_eval::{ClientFeatures, CompileOptions, Engine, Feature};
 use flag_store::queries::{self, evaluation::ProjectScope};
 
-use crate::AppState;
-use crate::error::ApiError;
+use crate::Ctx;
+use crate::cache::RevisionCache;
+use crate::error::AdminError;
 
-/// Compiled environments by environment and projects, each with when it was last used.
-type Entries = HashMap<(String, ProjectScope), (Arc<Compiled>, u64)>;
-
-/// A compiled environment: its engine, the order its flags are listed in, and the store
-/// revision it reflects. The engine keeps each flag's definition; nothing else holds a copy.
+/// A compiled environment: its engine and the order its flags are listed in. The engine keeps
+/// each flag's definition; nothing else holds a copy.
 #[derive(Debug)]
 pub struct Compiled {
-    revision: i32,
     /// The flags' names, in the playground's order.
     order: Box<[Box<str>]>,
     /// The engine, with every flag's definition.
@@ -25,18 +21,14 @@ pub struct Compiled {
 }
 
 impl Compiled {
-    fn new(revision: i32, document: ClientFeatures) -> Self {
+    fn new(document: ClientFeatures) -> Self {
         let order = document
             .features
             .iter()
             .map(|feature| feature.name.as_str().into())
             .collect();
         let (engine, _warnings) = Engine::compile_owned(document, CompileOptions::default());
-        Self {
-            revision,
-            order,
-            engine,
-        }
+        Self { order, engine }
     }
 
     /// How many flags there are.
@@ -60,156 +52,32 @@ impl Compiled {
     }
 }
 
-/// Compiled environments by environment and projects. An entry is used only while the store's
-/// revision (its newest event) is unchanged, so every write, by this process or another replica
-/// on the same database, is seen by the next request.
+/// Compiled environments by environment and projects, as of the store's revision, so every
+/// write, by this process or another replica on the same database, is seen by the next request.
 ///
 /// Every environment that does not exist evaluates alike (every flag off, no strategies), so all
-/// of them share one entry: requests naming many unknown environments neither compile each one
-/// nor push known environments out of the cache.
-///
-/// At most [`EngineCache::CAPACITY`] entries are kept; a new one past that first drops entries
-/// of older revisions, then the one used least recently.
-#[derive(Debug, Default)]
-pub struct EngineCache {
-    entries: Mutex<Entries>,
-    /// Counts look-ups, to know which entry was used least recently.
-    clock: std::sync::atomic::AtomicU64,
-}
+/// of them share one entry under one key: requests naming many unknown environments neither
+/// compile each one nor push known environments out of the cache.
+pub type EngineCache = RevisionCache<(String, ProjectScope), Compiled>;
 
-impl EngineCache {
-    /// Most entries kept.
-    pub const CAPACITY: usize = 64;
+/// Most compiled environments kept.
+pub const CAPACITY: usize = 64;
 
-    /// The key all unknown environments share; no environment can be named with an empty string.
-    const UNKNOWN: &'static str = "";
+/// The key all unknown environments share; no environment can be named with an empty string.
+const UNKNOWN: &str = "";
 
-    /// The entry for `key`, when it reflects `revision`.
-    fn get(&self, key: &(String, ProjectScope), revision: i32) -> Option<Arc<Compiled>> {
-        let now = self.clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut entries = self.lock();
-        let (compiled, used) = entries
-            .get_mut(key)
-            .filter(|(compiled, _)| compiled.revision == revision)?;
-        *used = now;
-        Some(Arc::clone(compiled))
-    }
-
-    /// The entries of every environment in `environments` (by its own name), when all reflect
-    /// `revision`.
-    fn all(
-        &self,
-        environments: &[String],
-        projects: &ProjectScope,
-        revision: i32,
-    ) -> Option<Vec<Arc<Compiled>>> {
-        environments
-            .iter()
-            .map(|environment| self.get(&(environment.clone(), projects.clone()), revision))
-            .collect()
-    }
-
-    fn insert(&self, key: (String, ProjectScope), compiled: Arc<Compiled>) {
-        let now = self.clock.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let mut entries = self.lock();
-        if entries.len() >= Self::CAPACITY && !entries.contains_key(&key) {
-            entries.retain(|_, (held, _)| held.revision >= compiled.revision);
-            if entries.len() >= Self::CAPACITY {
-                let oldest = entries
-                    .iter()
-                    .min_by_key(|(_, (_, used))| *used)
-                    .map(|(key, _)| key.clone());
-                if let Some(oldest) = oldest {
-                    entries.remove(&oldest);
-                }
-            }
-        }
-        entries.insert(key, (compiled, now));
-    }
-
-    /// How many compiled environments are kept.
-    pub fn len(&self) -> usize {
-        self.lock().len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.lock().is_empty()
-    }
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Entries> {
-        self.entries
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-}
-
-/// The store's revision (its newest audit event id) as this replica last read it.
-///
-/// Caches keyed by revision ask [`RevisionWatch::fresh`] first: it gives the revision without
-/// asking the database while the last reading is younger than [`RevisionWatch::POLL`] and this
-/// process has committed no write since (`flag_store::connection::local_commits`). So a replica
-/// sees its own writes on the next request and other replicas' writes within `POLL`, and while
-/// nothing changes, a cached answer needs no database work at all.
-#[derive(Debug, Default)]
-pub struct RevisionWatch {
-    /// The last reading: the revision, `local_commits()` before it was read, and when.
-    reading: Mutex<Option<Reading>>,
-}
-
-#[derive(Debug, Clone, Copy)]
-struct Reading {
+/// The entries of every environment in `environments` (by its own name), when all reflect
+/// `revision`.
+fn all(
+    cache: &EngineCache,
+    environments: &[String],
+    projects: &ProjectScope,
     revision: i32,
-    commits: u64,
-    at: Instant,
-}
-
-impl RevisionWatch {
-    /// How long a reading stands for other replicas' writes.
-    pub const POLL: Duration = Duration::from_millis(250);
-
-    fn lock(&self) -> std::sync::MutexGuard<'_, Option<Reading>> {
-        self.reading
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// The revision, when the last reading still stands.
-    pub fn fresh(&self) -> Option<i32> {
-        let reading = (*self.lock())?;
-        (reading.at.elapsed() < Self::POLL && reading.commits == flag_store::connection::local_commits())
-            .then_some(reading.revision)
-    }
-
-    /// Records a reading of `revision`, taken when `local_commits()` was `commits`, unless a
-    /// reading taken after more commits is already recorded.
-    pub fn observe(&self, revision: i32, commits: u64) {
-        let mut reading = self.lock();
-        if reading.is_none_or(|last| last.commits <= commits) {
-            *reading = Some(Reading {
-                revision,
-                commits,
-                at: Instant::now(),
-            });
-        }
-    }
-
-    /// The revision: the standing reading, else one read on the blocking pool.
-    pub async fn current(self: &Arc<Self>, store: &flag_store::Store) -> Result<i32, ApiError> {
-        if let Some(revision) = self.fresh() {
-            return Ok(revision);
-        }
-        let watch = Arc::clone(self);
-        crate::db::run(store, move |conn| watch.read(conn)).await
-    }
-
-    /// Reads the revision from the database and records it.
-    pub fn read(&self, conn: &mut flag_store::DbConnection) -> Result<i32, flag_store::StoreError> {
-        let commits = flag_store::connection::local_commits();
-        let revision = queries::events::latest_id(conn)?;
-        self.observe(revision, commits);
-        Ok(revision)
-    }
+) -> Option<Vec<Arc<Compiled>>> {
+    environments
+        .iter()
+        .map(|environment| cache.get(&(environment.clone(), projects.clone()), revision))
+        .collect()
 }
 
 /// A compiled environment found in the cache, or the document to compile for it.
@@ -222,26 +90,26 @@ enum Found {
 /// compilation), from the cache when the store has not changed since. The documents of the
 /// others are read in one trip to the blocking pool and compiled on the CPU pool.
 pub async fn compile(
-    state: &AppState,
+    ctx: &Ctx,
     projects: &ProjectScope,
     environments: &[String],
-) -> Result<Vec<Arc<Compiled>>, ApiError> {
+) -> Result<Vec<Arc<Compiled>>, AdminError> {
     let projects = projects.clone();
     let requested = environments.to_vec();
-    let cache = Arc::clone(&state.engines);
+    let cache = Arc::clone(&ctx.engines);
     // The usual case, every environment cached at the current revision, needs no database work
     // while the revision reading stands, and one question when it does not.
-    if let Some(compiled) = state
+    if let Some(compiled) = ctx
         .revision
         .fresh()
-        .and_then(|revision| state.engines.all(environments, &projects, revision))
+        .and_then(|revision| all(&ctx.engines, environments, &projects, revision))
     {
         return Ok(compiled);
     }
-    let watch = Arc::clone(&state.revision);
-    let (revision, order, found) = crate::db::run(&state.store, move |conn| {
+    let watch = Arc::clone(&ctx.revision);
+    let (revision, order, found) = crate::db::run(&ctx.store, move |conn| {
         let revision = watch.read(conn)?;
-        if let Some(hits) = cache.all(&requested, &projects, revision) {
+        if let Some(hits) = all(&cache, &requested, &projects, revision) {
             return Ok((
                 revision,
                 (0..hits.len()).collect(),
@@ -275,7 +143,7 @@ pub async fn compile(
                         let name = if known.as_ref().is_some_and(|known| known.contains(environment)) {
                             environment.clone()
                         } else {
-                            EngineCache::UNKNOWN.to_owned()
+                            UNKNOWN.to_owned()
                         };
                         let key = (name, projects.clone());
                         match (by_key.get(&key), cache.get(&key, revision)) {
@@ -314,9 +182,8 @@ pub async fn compile(
             .map(|index| Arc::clone(&compiled[index]))
             .collect());
     }
-    let cache = Arc::clone(&state.engines);
-    state
-        .cpu
+    let cache = Arc::clone(&ctx.engines);
+    ctx.cpu
         .run(move || {
             // The rows the documents were read from are freed by now; their pages go back before
             // compiling, and the compiler's own scratch after it.
@@ -326,8 +193,8 @@ pub async fn compile(
                 .map(|found| match found {
                     Found::Cached(hit) => hit,
                     Found::Load(key, document) => {
-                        let entry = Arc::new(Compiled::new(revision, document));
-                        cache.insert(key, Arc::clone(&entry));
+                        let entry = Arc::new(Compiled::new(document));
+                        cache.insert(key, revision, Arc::clone(&entry));
                         entry
                     }
                 })
@@ -357,7 +224,7 @@ mod tests {
             features: vec![feature("zeta"), feature("alpha"), feature("mid")],
             segments: Vec::new(),
         };
-        let compiled = Compiled::new(7, document);
+        let compiled = Compiled::new(document);
         assert_eq!(compiled.len(), 3);
         assert!(!compiled.is_empty());
         let names: Vec<&str> = compiled.features().map(|feature| feature.name.as_str()).collect();

@@ -9,7 +9,7 @@ use serde::{Deserialize, Deserializer, Serialize, de};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::dto::text_problem;
-use crate::error::{ApiError, Detail};
+use crate::error::{AdminError, Detail};
 
 /// The problems of names a report gives: each at most 255 characters, without control
 /// characters, and not empty.
@@ -86,7 +86,7 @@ pub struct Registration {
 
 impl Registration {
     /// 400 unless `appName` is set and `interval` is a duration.
-    pub fn check(&self) -> Result<(), ApiError> {
+    pub fn check(&self) -> Result<(), AdminError> {
         let mut details = name_problems(
             reporter_names(&self.app_name, self.instance_id.as_deref())
                 .chain(
@@ -107,7 +107,7 @@ impl Registration {
                 "/interval must be a number of milliseconds, 0 or more",
             ));
         }
-        ApiError::check(details)
+        AdminError::check(details)
     }
 }
 
@@ -165,12 +165,12 @@ fn reporter_names<'a>(
 
 impl MetricsReport {
     /// 400 unless `appName` is set and every name is text of at most 255 characters.
-    pub fn check(&self) -> Result<(), ApiError> {
+    pub fn check(&self) -> Result<(), AdminError> {
         let mut details = name_problems(reporter_names(&self.app_name, self.instance_id.as_deref()));
         if let Some(bucket) = &self.bucket {
             details.extend(toggle_problems(&bucket.toggles, "/bucket/toggles"));
         }
-        ApiError::check(details)
+        AdminError::check(details)
     }
 }
 
@@ -236,7 +236,7 @@ pub struct BulkReport {
 
 impl BulkReport {
     /// 400 unless every name is text of at most 255 characters.
-    pub fn check(&self) -> Result<(), ApiError> {
+    pub fn check(&self) -> Result<(), AdminError> {
         let mut names = Vec::new();
         for (index, application) in self.applications.iter().enumerate() {
             let at = format!("/applications/{index}");
@@ -259,7 +259,7 @@ impl BulkReport {
                 names.push((format!("{at}/variants/{variant}"), variant.as_str()));
             }
         }
-        ApiError::check(name_problems(names))
+        AdminError::check(name_problems(names))
     }
 }
 

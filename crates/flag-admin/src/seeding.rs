@@ -6,12 +6,12 @@ use std::path::Path;
 use flag_store::models::NewApiToken;
 use flag_store::{Store, StoreError, queries};
 
-use crate::config::Secret;
 use crate::domain::TokenType;
+use crate::error::AdminError;
 use crate::secrets;
 
 /// Stores the configured admin tokens (`INIT_ADMIN_API_TOKENS`); see [`seed_tokens`].
-pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreError> {
+pub fn seed_admin_tokens(store: &Store, tokens: &[String]) -> Result<(), StoreError> {
     seed_tokens(store, TokenType::Admin, tokens)
 }
 
@@ -22,10 +22,10 @@ pub fn seed_admin_tokens(store: &Store, tokens: &[Secret]) -> Result<(), StoreEr
 /// without that form is taken for every project and environment. Only verifiers are kept, and a
 /// secret already stored is left as it is, so replicas starting together with the same
 /// configuration store each token once.
-pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[Secret]) -> Result<(), StoreError> {
+pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[String]) -> Result<(), StoreError> {
     let mut conn = store.connection()?;
     let now = crate::now();
-    for Secret(token) in tokens {
+    for token in tokens {
         if token.is_empty() {
             continue;
         }
@@ -54,7 +54,7 @@ fn new_token(token: &str, token_type: TokenType, now: chrono::NaiveDateTime) -> 
 /// On a first start with no admin token at all, creates one and writes it to `admin-token` in
 /// `directory`, readable by its owner only. Returns the file's path when it did. Of several
 /// replicas starting together on a new database, one creates it.
-pub fn ensure_admin_token(store: &Store, directory: &Path) -> anyhow::Result<Option<std::path::PathBuf>> {
+pub fn ensure_admin_token(store: &Store, directory: &Path) -> Result<Option<std::path::PathBuf>, AdminError> {
     let mut conn = store.connection()?;
     if queries::api_tokens::list(&mut conn)?
         .iter()
@@ -62,7 +62,10 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> anyhow::Result<Opt
     {
         return Ok(None);
     }
-    let token = format!("*:*.{}", secrets::random_hex(28)?);
+    let token = format!(
+        "*:*.{}",
+        secrets::random_hex(28).map_err(|error| AdminError::Internal(error.to_string()))?
+    );
     let row = new_token(&token, TokenType::Admin, crate::now());
     // Written before the token is stored, so a stored token is never one nobody can read.
     std::fs::create_dir_all(directory)?;
@@ -86,4 +89,24 @@ fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     options.open(path)?.write_all(contents.as_bytes())
+}
+
+/// Imports `document` (a client-API document, as SDKs receive it) into `project` and
+/// `environment`, as `import` did: the flags' compile warnings, and what was created and updated.
+pub fn import(
+    store: &Store,
+    project: &str,
+    environment: &str,
+    document: &flag_eval::ClientFeatures,
+) -> Result<(Vec<flag_eval::Warning>, queries::import::ImportReport), AdminError> {
+    let (_, warnings) = flag_eval::Engine::compile(document);
+    let report = queries::import::client_features(
+        &mut *store.connection()?,
+        project,
+        environment,
+        document,
+        "import",
+        crate::now(),
+    )?;
+    Ok((warnings, report))
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use utoipa::ToSchema;
 
 use crate::dto::model::{ConstraintSchema, VariantSchema};
-use crate::error::ApiError;
+use crate::error::AdminError;
 
 /// Body of `POST .../strategies` and `PUT .../strategies/{strategyId}`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -40,7 +40,7 @@ pub struct StrategyRequest {
 
 impl StrategyRequest {
     /// Checks the definition with flag-eval's strict validation and fills Unleash's defaults.
-    pub fn into_input(self, feature: &str) -> Result<StrategyInput, ApiError> {
+    pub fn into_input(self, feature: &str) -> Result<StrategyInput, AdminError> {
         crate::dto::check_constraints(&self.constraints)?;
         let mut parameters: BTreeMap<String, String> = self
             .parameters
@@ -64,7 +64,7 @@ impl StrategyRequest {
         }
         let mut variants = self.variants;
         flag_eval::fix_variant_weights(&mut variants)
-            .map_err(|error| ApiError::invalid("/variants", error.to_string()))?;
+            .map_err(|error| AdminError::invalid("/variants", error.to_string()))?;
         let strategy = flag_eval::Strategy {
             name: self.name.clone(),
             parameters: parameters.clone().into(),
@@ -80,7 +80,7 @@ impl StrategyRequest {
         flag_eval::validate(&probe, &[]).or_else(|error| match error {
             // Segments are checked by the store, which knows them.
             flag_eval::ValidationError::UnknownSegment { .. } => Ok(()),
-            other => Err(ApiError::invalid("/", other.to_string())),
+            other => Err(AdminError::invalid("/", other.to_string())),
         })?;
         Ok(StrategyInput {
             name: self.name,

@@ -4,13 +4,11 @@
 //! The address is the connection's peer address.
 
 use std::collections::HashMap;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use actix_web::HttpRequest;
-
-use crate::error::ApiError;
+use crate::error::AdminError;
 
 /// A fixed-window request counter per client address. Limits are per server process.
 #[derive(Debug)]
@@ -54,17 +52,10 @@ impl RateLimiter {
     }
 }
 
-/// The address a request is counted against.
-pub fn client_address(request: &HttpRequest) -> IpAddr {
-    request
-        .peer_addr()
-        .map_or(IpAddr::V4(Ipv4Addr::UNSPECIFIED), |address| address.ip())
-}
-
 impl RateLimiter {
-    /// Counts `request` against its client address; over the limit, 429 with `Retry-After`.
-    pub fn admit(&self, request: &HttpRequest) -> Result<(), ApiError> {
-        self.check(client_address(request))
-            .map_err(|retry_after| ApiError::TooManyRequests { retry_after })
+    /// Counts a request from `address`; over the limit, [`AdminError::TooManyRequests`].
+    pub fn admit(&self, address: IpAddr) -> Result<(), AdminError> {
+        self.check(address)
+            .map_err(|retry_after| AdminError::TooManyRequests { retry_after })
     }
 }

@@ -15,7 +15,7 @@ use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
 use crate::domain::ResourceName;
-use crate::error::{ApiError, Detail};
+use crate::error::{AdminError, Detail};
 
 const VARIANT_KEYS: [&str; 6] = [
     "name",
@@ -66,9 +66,9 @@ pub struct VariantsPush {
 impl VariantsPush {
     /// Checks `body` against the schema, coercing a numeric-string weight as Unleash does; at
     /// least one environment must be named.
-    pub fn parse(body: Value) -> Result<Self, ApiError> {
+    pub fn parse(body: Value) -> Result<Self, AdminError> {
         let Value::Object(mut fields) = body else {
-            return Err(ApiError::invalid("/", "the body must be an object"));
+            return Err(AdminError::invalid("/", "the body must be an object"));
         };
         let raw: Vec<Map<String, Value>> = match fields.remove("variants") {
             None | Some(Value::Null) => Vec::new(),
@@ -77,13 +77,13 @@ impl VariantsPush {
                 .enumerate()
                 .map(|(index, item)| match item {
                     Value::Object(map) => Ok(map),
-                    _ => Err(ApiError::invalid(
+                    _ => Err(AdminError::invalid(
                         format!("/variants/{index}"),
                         "a variant must be an object",
                     )),
                 })
                 .collect::<Result<_, _>>()?,
-            Some(_) => return Err(ApiError::invalid("/variants", "/variants must be an array")),
+            Some(_) => return Err(AdminError::invalid("/variants", "/variants must be an array")),
         };
         let variants = raw
             .iter()
@@ -97,21 +97,21 @@ impl VariantsPush {
                 .enumerate()
                 .map(|(index, item)| match item {
                     Value::String(environment) => Ok(environment),
-                    _ => Err(ApiError::invalid(
+                    _ => Err(AdminError::invalid(
                         format!("/environments/{index}"),
                         "an environment must be a string",
                     )),
                 })
                 .collect::<Result<_, _>>()?,
             Some(_) => {
-                return Err(ApiError::invalid(
+                return Err(AdminError::invalid(
                     "/environments",
                     "/environments must be an array",
                 ));
             }
         };
         if environments.is_empty() {
-            return Err(ApiError::invalid("/environments", "no environments provided"));
+            return Err(AdminError::invalid("/environments", "no environments provided"));
         }
         Ok(Self {
             raw,
@@ -132,13 +132,13 @@ impl VariantsPush {
 
     /// Applies Unleash's rules beyond the schema, then fills in stickiness (`default`) and weight
     /// types and shares the variable weights, so the variants read back as Unleash stores them.
-    pub fn normalise(&mut self) -> Result<(), ApiError> {
+    pub fn normalise(&mut self) -> Result<(), AdminError> {
         check_rules(&self.variants)?;
         for variant in &mut self.variants {
             variant.stickiness.get_or_insert_with(|| "default".into());
         }
         fix_variant_weights(&mut self.variants)
-            .map_err(|error| ApiError::invalid("/variants", error.to_string()))
+            .map_err(|error| AdminError::invalid("/variants", error.to_string()))
     }
 
     /// The answer: each variant as sent, in the client's key order after `weightType` and
@@ -177,9 +177,9 @@ impl VariantsPush {
 }
 
 /// Schema checks of one variant, with coercion of a numeric-string weight as Unleash does.
-fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, ApiError> {
+fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, AdminError> {
     if let Some(key) = raw.keys().find(|key| !VARIANT_KEYS.contains(&key.as_str())) {
-        return Err(ApiError::invalid(
+        return Err(AdminError::invalid(
             format!("{path}/{key}"),
             format!("{path} does not allow the property {key}"),
         ));
@@ -187,13 +187,13 @@ fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, ApiErr
     let name = match raw.get("name") {
         Some(Value::String(name)) => name.clone(),
         Some(_) => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/name"),
                 format!("{path}/name must be a string"),
             ));
         }
         None => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/name"),
                 format!("{path}/name is required"),
             ));
@@ -205,21 +205,21 @@ fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, ApiErr
         Some(Value::String(text)) => text.trim().parse::<f64>().ok(),
         Some(_) => None,
         None => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 &weight_path,
                 format!("{weight_path} is required"),
             ));
         }
     }
-    .ok_or_else(|| ApiError::invalid(&weight_path, format!("{weight_path} must be a number")))?;
+    .ok_or_else(|| AdminError::invalid(&weight_path, format!("{weight_path} must be a number")))?;
     if !(0.0..=1000.0).contains(&weight) {
-        return Err(ApiError::invalid(
+        return Err(AdminError::invalid(
             &weight_path,
             format!("{weight_path} must be between 0 and 1000; you sent {weight}"),
         ));
     }
     if weight.fract() != 0.0 {
-        return Err(ApiError::invalid(
+        return Err(AdminError::invalid(
             &weight_path,
             format!("{weight_path} must be a whole number; you sent {weight}"),
         ));
@@ -228,7 +228,7 @@ fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, ApiErr
         None => None,
         Some(Value::String(kind)) if kind == "variable" || kind == "fix" => Some(kind.clone()),
         Some(other) => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/weightType"),
                 format!("{path}/weightType must be \"variable\" or \"fix\"; you sent {other}"),
             ));
@@ -238,7 +238,7 @@ fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, ApiErr
         None => None,
         Some(Value::String(stickiness)) => Some(stickiness.clone()),
         Some(_) => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/stickiness"),
                 format!("{path}/stickiness must be a string"),
             ));
@@ -256,7 +256,7 @@ fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, ApiErr
             .map(|(index, item)| parse_override(item, &format!("{path}/overrides/{index}")))
             .collect::<Result<_, _>>()?,
         Some(_) => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/overrides"),
                 format!("{path}/overrides must be an array"),
             ));
@@ -273,12 +273,12 @@ fn parse_variant(raw: &Map<String, Value>, path: &str) -> Result<Variant, ApiErr
     })
 }
 
-fn parse_payload(value: &Value, path: &str) -> Result<Payload, ApiError> {
+fn parse_payload(value: &Value, path: &str) -> Result<Payload, AdminError> {
     let Value::Object(fields) = value else {
-        return Err(ApiError::invalid(path, format!("{path} must be an object")));
+        return Err(AdminError::invalid(path, format!("{path} must be an object")));
     };
     if let Some(key) = fields.keys().find(|key| *key != "type" && *key != "value") {
-        return Err(ApiError::invalid(
+        return Err(AdminError::invalid(
             format!("{path}/{key}"),
             format!("{path} does not allow the property {key}"),
         ));
@@ -286,13 +286,13 @@ fn parse_payload(value: &Value, path: &str) -> Result<Payload, ApiError> {
     let payload_type = match fields.get("type") {
         Some(Value::String(kind)) if PAYLOAD_TYPES.contains(&kind.as_str()) => kind.clone(),
         Some(_) => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/type"),
                 format!("{path}/type must be one of json, csv, string, number"),
             ));
         }
         None => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/type"),
                 format!("{path}/type is required"),
             ));
@@ -301,13 +301,13 @@ fn parse_payload(value: &Value, path: &str) -> Result<Payload, ApiError> {
     let value = match fields.get("value") {
         Some(Value::String(text)) => text.clone(),
         Some(_) => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/value"),
                 format!("{path}/value must be a string"),
             ));
         }
         None => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/value"),
                 format!("{path}/value is required"),
             ));
@@ -316,21 +316,21 @@ fn parse_payload(value: &Value, path: &str) -> Result<Payload, ApiError> {
     Ok(Payload { payload_type, value })
 }
 
-fn parse_override(value: &Value, path: &str) -> Result<Override, ApiError> {
+fn parse_override(value: &Value, path: &str) -> Result<Override, AdminError> {
     let Value::Object(fields) = value else {
-        return Err(ApiError::invalid(path, format!("{path} must be an object")));
+        return Err(AdminError::invalid(path, format!("{path} must be an object")));
     };
     if let Some(key) = fields
         .keys()
         .find(|key| *key != "contextName" && *key != "values")
     {
-        return Err(ApiError::invalid(
+        return Err(AdminError::invalid(
             format!("{path}/{key}"),
             format!("{path} does not allow the property {key}"),
         ));
     }
     let context_name = fields.get("contextName").and_then(Value::as_str).ok_or_else(|| {
-        ApiError::invalid(
+        AdminError::invalid(
             format!("{path}/contextName"),
             format!("{path}/contextName must be a string"),
         )
@@ -345,7 +345,7 @@ fn parse_override(value: &Value, path: &str) -> Result<Override, ApiError> {
                 .collect::<Option<Vec<_>>>()
         })
         .ok_or_else(|| {
-            ApiError::invalid(
+            AdminError::invalid(
                 format!("{path}/values"),
                 format!("{path}/values must be an array of strings"),
             )
@@ -358,7 +358,7 @@ fn parse_override(value: &Value, path: &str) -> Result<Override, ApiError> {
 
 /// Unleash's variant rules beyond the schema: URL-friendly unique names of 1 to 100 characters,
 /// and payloads that hold what their type says.
-fn check_rules(variants: &[Variant]) -> Result<(), ApiError> {
+fn check_rules(variants: &[Variant]) -> Result<(), AdminError> {
     let mut details = Vec::new();
     for (index, variant) in variants.iter().enumerate() {
         let path = format!("/variants/{index}");
@@ -397,7 +397,7 @@ fn check_rules(variants: &[Variant]) -> Result<(), ApiError> {
             }
         }
     }
-    ApiError::check(details)
+    AdminError::check(details)
 }
 
 pub use schema::{PushVariantsRequest, VariantSchema};

@@ -6,7 +6,7 @@
 //! large playground request, or a flood of logins, delay both, so it runs here instead, and the
 //! worker awaits its result.
 
-use crate::error::ApiError;
+use crate::error::AdminError;
 
 /// A fixed set of threads for CPU-heavy work; work queues when all are busy.
 #[derive(Debug)]
@@ -28,7 +28,7 @@ impl CpuPool {
     }
 
     /// Runs `work` on the pool and waits for its result without holding an HTTP worker.
-    pub async fn run<T, F>(&self, work: F) -> Result<T, ApiError>
+    pub async fn run<T, F>(&self, work: F) -> Result<T, AdminError>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
@@ -38,7 +38,7 @@ impl CpuPool {
 
     /// Starts `work` on the pool now; the returned future gives its result. Lets a caller keep
     /// the pool busy while it does something else, such as writing the previous result.
-    pub fn spawn<T, F>(&self, work: F) -> impl Future<Output = Result<T, ApiError>> + use<T, F>
+    pub fn spawn<T, F>(&self, work: F) -> impl Future<Output = Result<T, AdminError>> + use<T, F>
     where
         F: FnOnce() -> T + Send + 'static,
         T: Send + 'static,
@@ -51,7 +51,7 @@ impl CpuPool {
         async move {
             receiver
                 .await
-                .map_err(|_| ApiError::Internal("a CPU-pool task ended without a result".into()))
+                .map_err(|_| AdminError::Internal("a CPU-pool task ended without a result".into()))
         }
     }
 }

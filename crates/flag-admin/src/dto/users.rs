@@ -49,12 +49,17 @@ pub struct UsersResponse {
     root_roles: Vec<Role>,
 }
 
-impl From<Vec<UserRow>> for UsersResponse {
-    fn from(users: Vec<UserRow>) -> Self {
-        Self {
-            users: users.into_iter().map(UserOut::from).collect(),
+impl TryFrom<Vec<UserRow>> for UsersResponse {
+    type Error = crate::error::AdminError;
+
+    fn try_from(users: Vec<UserRow>) -> Result<Self, Self::Error> {
+        Ok(Self {
+            users: users
+                .into_iter()
+                .map(UserOut::try_from)
+                .collect::<Result<_, _>>()?,
             root_roles: RootRole::ROOT.into_iter().map(Role::from).collect(),
-        }
+        })
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod context;
 pub mod dependencies;
+pub mod edge;
 pub mod environments;
 pub mod features;
 pub mod frontend;
@@ -29,7 +30,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
-use crate::error::{ApiError, Detail};
+use crate::error::{AdminError, Detail};
 
 pub mod client;
 pub mod health;
@@ -63,19 +64,19 @@ fn coerce_scalar(value: &mut Value) -> bool {
 }
 
 /// Validates and coerces a playground context in place.
-pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), ApiError> {
+pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), AdminError> {
     let Some(context) = context else {
-        return Err(ApiError::invalid(path, format!("{path} is required")));
+        return Err(AdminError::invalid(path, format!("{path} is required")));
     };
     let Value::Object(map) = context else {
-        return Err(ApiError::invalid(path, format!("{path} must be an object")));
+        return Err(AdminError::invalid(path, format!("{path} must be an object")));
     };
     check_size(map, path)?;
     for field in STRING_FIELDS {
         if let Some(value) = map.get_mut(field)
             && !coerce_scalar(value)
         {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/{field}"),
                 format!("{path}/{field} must be a string"),
             ));
@@ -84,13 +85,13 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
     match map.get("appName") {
         Some(Value::String(name)) if !name.is_empty() => {}
         Some(_) => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/appName"),
                 format!("{path}/appName must not be empty"),
             ));
         }
         None => {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/appName"),
                 format!("{path}/appName is required"),
             ));
@@ -99,14 +100,14 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
     check_time(map.get("currentTime"), &format!("{path}/currentTime"), false)?;
     if let Some(properties) = map.get_mut("properties") {
         let Value::Object(properties) = properties else {
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 format!("{path}/properties"),
                 format!("{path}/properties must be an object"),
             ));
         };
         for (name, value) in properties.iter_mut() {
             if !coerce_scalar(value) {
-                return Err(ApiError::invalid(
+                return Err(AdminError::invalid(
                     format!("{path}/properties/{name}"),
                     format!("{path}/properties/{name} must be a string"),
                 ));
@@ -125,7 +126,7 @@ pub fn validate_context(context: Option<&mut Value>, path: &str) -> Result<(), A
 
 /// Checks a `currentTime` at `path`: absent, or a date JavaScript reads as the same instant, or
 /// with `list`, several such dates separated by commas.
-fn check_time(time: Option<&Value>, path: &str, list: bool) -> Result<(), ApiError> {
+fn check_time(time: Option<&Value>, path: &str, list: bool) -> Result<(), AdminError> {
     let Some(time) = time else {
         return Ok(());
     };
@@ -140,7 +141,7 @@ fn check_time(time: Option<&Value>, path: &str, list: bool) -> Result<(), ApiErr
     if valid {
         return Ok(());
     }
-    Err(ApiError::invalid(
+    Err(AdminError::invalid(
         path,
         format!(
             "{path} must be an RFC 3339 date-time with a time zone, a four-digit year and no leap second"
@@ -150,14 +151,14 @@ fn check_time(time: Option<&Value>, path: &str, list: bool) -> Result<(), ApiErr
 
 /// Checks the context against [`MAX_CONTEXT_FIELDS`] and [`MAX_CONTEXT_VALUE_BYTES`] before
 /// anything else reads it.
-fn check_size(map: &Map<String, Value>, path: &str) -> Result<(), ApiError> {
+fn check_size(map: &Map<String, Value>, path: &str) -> Result<(), AdminError> {
     let properties = match map.get("properties") {
         Some(Value::Object(properties)) => Some(properties),
         _ => None,
     };
     let fields = map.len() + properties.map_or(0, Map::len);
     if fields > MAX_CONTEXT_FIELDS {
-        return Err(ApiError::invalid(
+        return Err(AdminError::invalid(
             path,
             format!("{path} has {fields} fields and properties; at most {MAX_CONTEXT_FIELDS} are accepted"),
         ));
@@ -175,7 +176,7 @@ fn check_size(map: &Map<String, Value>, path: &str) -> Result<(), ApiError> {
             .is_some_and(|text| text.len() > MAX_CONTEXT_VALUE_BYTES)
         {
             let field = format!("{path}{parent}/{key}");
-            return Err(ApiError::invalid(
+            return Err(AdminError::invalid(
                 &field,
                 format!("{field} is longer than the limit of {MAX_CONTEXT_VALUE_BYTES} bytes"),
             ));
@@ -185,7 +186,7 @@ fn check_size(map: &Map<String, Value>, path: &str) -> Result<(), ApiError> {
 }
 
 /// Reads `projects`: absent or `"*"` is every project, an array of strings is those.
-pub fn projects(value: Option<&Value>) -> Result<ProjectScope, ApiError> {
+pub fn projects(value: Option<&Value>) -> Result<ProjectScope, AdminError> {
     match value {
         None => Ok(ProjectScope::All),
         Some(Value::String(star)) if star == "*" => Ok(ProjectScope::All),
@@ -194,8 +195,8 @@ pub fn projects(value: Option<&Value>) -> Result<ProjectScope, ApiError> {
             .map(|item| item.as_str().map(str::to_owned))
             .collect::<Option<Vec<_>>>()
             .map(ProjectScope::Only)
-            .ok_or_else(|| ApiError::invalid("/projects", "/projects must contain strings only")),
-        Some(_) => Err(ApiError::invalid(
+            .ok_or_else(|| AdminError::invalid("/projects", "/projects must contain strings only")),
+        Some(_) => Err(AdminError::invalid(
             "/projects",
             "/projects must be an array of project ids or \"*\"",
         )),
@@ -215,7 +216,7 @@ pub struct PlaygroundScope {
 
 /// Validates and coerces `context` in place, reads `projects`, and copies the context without
 /// non-string custom fields.
-pub fn playground_scope(fields: &mut Map<String, Value>) -> Result<PlaygroundScope, ApiError> {
+pub fn playground_scope(fields: &mut Map<String, Value>) -> Result<PlaygroundScope, AdminError> {
     validate_context(fields.get_mut("context"), "/context")?;
     let projects = projects(fields.get("projects"))?;
     let mut context = fields
@@ -234,13 +235,13 @@ pub fn playground_scope(fields: &mut Map<String, Value>) -> Result<PlaygroundSco
 /// A required environment name of the advanced playground: a [`ResourceName`].
 ///
 /// [`ResourceName`]: crate::domain::ResourceName
-pub fn environment_name(value: &Value, path: &str) -> Result<String, ApiError> {
+pub fn environment_name(value: &Value, path: &str) -> Result<String, AdminError> {
     let name = value
         .as_str()
-        .ok_or_else(|| ApiError::invalid(path, format!("{path} must be a string")))?;
+        .ok_or_else(|| AdminError::invalid(path, format!("{path} must be a string")))?;
     crate::domain::ResourceName::try_from(name)
         .map(crate::domain::ResourceName::into_string)
-        .map_err(|problem| ApiError::invalid(path, format!("{path}: {problem}")))
+        .map_err(|problem| AdminError::invalid(path, format!("{path}: {problem}")))
 }
 
 /// The context a playground evaluates: empty strings count as missing, as in Unleash's
@@ -492,9 +493,9 @@ pub fn username_problem(path: &str, username: &str) -> Option<Detail> {
 
 /// Checks strategy or segment constraints with the engine's strict validation; 400 naming the
 /// first bad one (`/constraints/2`).
-pub fn check_constraints(constraints: &[flag_eval::Constraint]) -> Result<(), ApiError> {
+pub fn check_constraints(constraints: &[flag_eval::Constraint]) -> Result<(), AdminError> {
     flag_eval::validate_constraints(constraints)
-        .map_err(|(index, error)| ApiError::invalid(format!("/constraints/{index}"), error.to_string()))
+        .map_err(|(index, error)| AdminError::invalid(format!("/constraints/{index}"), error.to_string()))
 }
 
 /// Everything wrong with the fields of a user that are given, each checked by its rule.
@@ -567,15 +568,19 @@ pub struct UserOut {
     root_role: crate::domain::RootRole,
 }
 
-impl From<UserRow> for UserOut {
-    fn from(user: UserRow) -> Self {
+impl TryFrom<UserRow> for UserOut {
+    type Error = crate::error::AdminError;
+
+    /// A stored root role that is not one is an error, never a default role.
+    fn try_from(user: UserRow) -> Result<Self, Self::Error> {
+        let root_role = crate::domain::RootRole::stored(user.id, user.root_role)?;
         let key = user
             .email
             .as_deref()
             .or(user.username.as_deref())
             .unwrap_or_default()
             .to_lowercase();
-        Self {
+        Ok(Self {
             image_url: format!(
                 "https://gravatar.com/avatar/{}?s=42&d=retro&r=g",
                 hex::encode(Sha256::digest(key))
@@ -592,11 +597,8 @@ impl From<UserRow> for UserOut {
             seat_type: None,
             company_role: None,
             product_updates_email_consent: None,
-            // Users hold root roles only; a stored id that is not one reads as the least access.
-            root_role: crate::domain::RootRole::from_id(user.root_role)
-                .filter(|role| role.is_root())
-                .unwrap_or(crate::domain::RootRole::Viewer),
-        }
+            root_role,
+        })
     }
 }
 
@@ -607,7 +609,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn context_is_coerced_like_unleash() -> Result<(), ApiError> {
+    fn context_is_coerced_like_unleash() -> Result<(), AdminError> {
         let mut context = json!({"appName": 7, "userId": true, "sessionId": null, "properties": {"n": 1}});
         validate_context(Some(&mut context), "/context")?;
         assert_eq!(
@@ -631,7 +633,7 @@ mod tests {
         ] {
             let mut context = context;
             match validate_context(Some(&mut context), "/context") {
-                Err(ApiError::Validation { details, .. }) => {
+                Err(AdminError::Validation { details, .. }) => {
                     assert_eq!(details[0].path.as_deref(), Some(path));
                 }
                 other => panic!("expected a validation error at {path}, got {other:?}"),

@@ -135,6 +135,14 @@ impl RootRole {
         }
     }
 
+    /// The root role stored for user `user` as `id`. A stored id that is not a root role is an
+    /// error, never a default role.
+    pub fn stored(user: i32, id: i32) -> Result<Self, crate::error::AdminError> {
+        Self::from_id(id).filter(|role| role.is_root()).ok_or_else(|| {
+            crate::error::AdminError::Internal(format!("user {user} has the unknown root role {id}"))
+        })
+    }
+
     /// Whether users can hold it as their root role (Admin, Editor, Viewer).
     pub fn is_root(self) -> bool {
         matches!(self, Self::Admin | Self::Editor | Self::Viewer)

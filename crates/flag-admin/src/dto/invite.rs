@@ -52,6 +52,10 @@ pub struct SignupTokenResponse {
 }
 
 impl SignupTokenResponse {
+    /// The secret, which names the link in its URL and in paths.
+    pub fn secret(&self) -> &str {
+        &self.secret
+    }
     /// The token as it stands at `now`: an expired token is never shown as enabled, so the
     /// answer depends on the time as well as on the row.
     pub fn new(token: SignupToken, now: NaiveDateTime) -> Self {

@@ -6,7 +6,7 @@ use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 
 use super::variants::VariantSchema;
-use crate::error::ApiError;
+use crate::error::AdminError;
 
 /// Query string of `GET /api/client/features`.
 #[derive(Debug, Deserialize, IntoParams)]
@@ -51,8 +51,8 @@ pub struct ClientFeaturesQuery {
 
 impl ClientFeaturesQuery {
     /// The first 8 bytes of the SHA-256 of the query as JSON, in hex: part of the `ETag`.
-    pub fn hash(&self) -> Result<String, ApiError> {
-        let json = serde_json::to_vec(self).map_err(|error| ApiError::Internal(error.to_string()))?;
+    pub fn hash(&self) -> Result<String, AdminError> {
+        let json = serde_json::to_vec(self).map_err(|error| AdminError::Internal(error.to_string()))?;
         Ok(hex::encode(&Sha256::digest(&json)[..8]))
     }
 }

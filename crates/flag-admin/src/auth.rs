@@ -1,0 +1,510 @@
+//! Who is asking, and what they may do: the principal, the permission policy, and the API
+//! tokens kept in memory.
+//!
+//! Every operation declares its [`Access`] once, beside its route; the interface resolves the
+//! credential the request carries ([`resolve_token`], [`resolve_session`]) and asks the access
+//! to admit it ([`Access::admit`]). An operation whose effect is confined to environments
+//! named by the request then checks each of them with [`Caller::require_in`], under the
+//! permission its access declares. API tokens are looked up by their SHA-256 verifier and
+//! compared in constant time; the secret itself is never stored or logged.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use flag_store::queries;
+
+use crate::Ctx;
+use crate::cache::RevisionCache;
+use crate::domain::{Permission, RootRole, TokenType};
+use crate::error::AdminError;
+use crate::secrets;
+
+/// The environment a frontend token made for every environment evaluates in, and the one an
+/// API token is made for when none is named: Unleash's default.
+pub const DEFAULT_ENVIRONMENT: &str = "development";
+
+/// The setting that holds the frontend API's allowed origins.
+pub const FRONTEND_ORIGINS: &str = "frontendApiOrigins";
+
+/// An authenticated caller of the admin API.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Principal {
+    /// An admin API token, for all environments (`None`) or some.
+    AdminToken {
+        /// Token name, for the audit log.
+        name: String,
+        /// Environments it may write, when limited.
+        environments: Option<Vec<String>>,
+    },
+    /// A logged-in user.
+    User {
+        /// User id.
+        id: i32,
+        /// Email or username, for the audit log.
+        label: String,
+        /// Root role.
+        role: RootRole,
+    },
+}
+
+/// Who may call an operation. Each operation declares one, beside its route; nothing else
+/// decides who may call it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Anyone, with no credentials.
+    Public,
+    /// Server-side SDKs: client and backend tokens.
+    Client,
+    /// Browser SDKs and OpenFeature providers: frontend tokens.
+    Frontend,
+    /// Any administrator credential; reads nothing specific to an environment.
+    Read,
+    /// The lists administrators keep (users, API tokens, invite links): every admin token, since
+    /// none of it is specific to an environment, and the Admin role.
+    AdminRead,
+    /// Reads state specific to the environments the request names (the playgrounds,
+    /// environment variants): everyone but a token limited to other environments.
+    ReadIn(Permission),
+    /// Writes only the state of the environments the request names (strategies, variants, on
+    /// and off): the Editor and Admin roles, and admin tokens in their environments.
+    WriteIn(Permission),
+    /// A write whose effect reaches every environment (features, dependencies, segments): the
+    /// Editor and Admin roles, and admin tokens for every environment.
+    Write(Permission),
+    /// Administration (tokens, users, invite links, projects, environments, context fields,
+    /// strategy types, settings): the Admin role and admin tokens for every environment.
+    Admin,
+}
+
+/// A principal admitted to an operation, with the access that operation declares.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    principal: Principal,
+    access: Access,
+}
+
+fn no_access(permission: Permission, place: &str) -> AdminError {
+    AdminError::NoAccess(format!(
+        "you don't have the required permissions to perform this operation; to perform this action, you \
+         need the \"{permission}\" permission{place}"
+    ))
+}
+
+/// Refused for `permission` in `environment`.
+fn denied_in(permission: Permission, environment: &str) -> AdminError {
+    no_access(permission, &format!(" in the \"{environment}\" environment"))
+}
+
+/// Refused for a write whose effect reaches beyond the environments a token is limited to.
+fn beyond(permission: Permission, allowed: &[String]) -> AdminError {
+    let names = allowed
+        .iter()
+        .map(|name| format!("\"{name}\""))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let noun = if allowed.len() == 1 {
+        "environment"
+    } else {
+        "environments"
+    };
+    no_access(
+        permission,
+        &format!(" for every environment, and this token is limited to the {names} {noun}"),
+    )
+}
+
+impl Principal {
+    /// The name written to the audit log.
+    pub fn actor(&self) -> &str {
+        match self {
+            Self::AdminToken { name, .. } => name,
+            Self::User { label, .. } => label,
+        }
+    }
+
+    /// The environments an environment-scoped admin token is limited to.
+    fn limited_to(&self) -> Option<&[String]> {
+        match self {
+            Self::AdminToken {
+                environments: Some(allowed),
+                ..
+            } => Some(allowed),
+            _ => None,
+        }
+    }
+
+    /// Whether the caller may see state specific to `environment` (its strategies, variants, on
+    /// or off): everyone but a token limited to other environments.
+    pub fn may_read(&self, environment: &str) -> bool {
+        self.limited_to()
+            .is_none_or(|allowed| allowed.iter().any(|name| name == environment))
+    }
+
+    /// Whether the caller may write features: admin tokens, Editors and Admins.
+    fn may_write(&self) -> bool {
+        matches!(
+            self,
+            Self::AdminToken { .. }
+                | Self::User {
+                    role: RootRole::Admin | RootRole::Editor,
+                    ..
+                }
+        )
+    }
+
+    /// Whether the caller administers: admin tokens and Admins.
+    fn administers(&self) -> bool {
+        matches!(
+            self,
+            Self::AdminToken { .. }
+                | Self::User {
+                    role: RootRole::Admin,
+                    ..
+                }
+        )
+    }
+}
+
+impl Access {
+    /// Whether `principal`, an administrator's credential, may call the operation; for
+    /// [`Access::ReadIn`] and [`Access::WriteIn`], as far as can be told before the request's
+    /// environments are known.
+    pub fn admit(self, principal: Principal) -> Result<Caller, AdminError> {
+        let admitted = match (self, principal.limited_to()) {
+            (Self::Public | Self::Read | Self::ReadIn(_), _) => Ok(()),
+            (Self::Client | Self::Frontend, _) => Err(wrong_token_type()),
+            (Self::AdminRead, _) if principal.administers() => Ok(()),
+            (Self::AdminRead, _) => Err(no_access(Permission::Admin, "")),
+            (Self::Admin, Some(allowed)) => Err(beyond(Permission::Admin, allowed)),
+            (Self::Admin, None) if principal.administers() => Ok(()),
+            (Self::Admin, None) => Err(no_access(Permission::Admin, "")),
+            (Self::Write(permission), Some(allowed)) => Err(beyond(permission, allowed)),
+            (Self::Write(_) | Self::WriteIn(_), _) if principal.may_write() => Ok(()),
+            (Self::Write(permission), None) => Err(no_access(permission, "")),
+            // A Viewer is told which environment it may not write.
+            (Self::WriteIn(_), _) => Ok(()),
+        };
+        admitted.map(|()| Caller {
+            principal,
+            access: self,
+        })
+    }
+}
+
+impl Caller {
+    /// The principal.
+    pub fn principal(&self) -> &Principal {
+        &self.principal
+    }
+
+    /// The name written to the audit log.
+    pub fn actor(&self) -> &str {
+        self.principal.actor()
+    }
+
+    /// Whether the caller may see state specific to `environment`.
+    pub fn may_read(&self, environment: &str) -> bool {
+        self.principal.may_read(environment)
+    }
+
+    /// Checks that the operation may touch `environment`, one the request names, under the
+    /// permission the operation declares. Operations of other accesses pass: they were admitted
+    /// whole.
+    pub fn require_in(&self, environment: &str) -> Result<(), AdminError> {
+        match self.access {
+            Access::ReadIn(permission) if !self.principal.may_read(environment) => {
+                Err(denied_in(permission, environment))
+            }
+            Access::WriteIn(permission)
+                if !self.principal.may_write() || !self.principal.may_read(environment) =>
+            {
+                Err(denied_in(permission, environment))
+            }
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The answer to a token of another type than the operation takes, as Unleash words it.
+pub fn wrong_token_type() -> AdminError {
+    AdminError::NoAccess("invalid token: expected a different token type for this endpoint".into())
+}
+
+/// A caller of the client API (`/api/client`): a client or backend token. Admin and frontend
+/// tokens are refused there, as Unleash 8 refuses them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientAccess {
+    /// The token's environment, when it is bound to one.
+    pub environment: Option<String>,
+    /// The token's projects, when it is limited to some; sorted, so that tokens for the same
+    /// projects share cached answers.
+    pub projects: Option<Vec<String>>,
+}
+
+/// A caller of the frontend API (`/api/frontend`): a frontend token, always bound to one
+/// environment ([`DEFAULT_ENVIRONMENT`] for a token made for every environment).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FrontendAccess {
+    /// The environment the token evaluates in.
+    pub environment: String,
+    /// The token's projects, when it is limited to some.
+    pub projects: Option<Vec<String>>,
+}
+
+/// What a credential turned out to be.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Credential {
+    /// An administrator: an admin token or a logged-in user.
+    Admin(Principal),
+    /// A client or backend token.
+    Client(ClientAccess),
+    /// A frontend token.
+    Frontend(FrontendAccess),
+    /// No credential this server knows, or an expired one.
+    Unknown,
+}
+
+/// One stored API token, as requests are checked against it.
+#[derive(Debug)]
+struct TokenGrant {
+    id: i32,
+    name: String,
+    secret_hash: String,
+    /// The stored type and projects, or why they do not read: a token whose row is corrupt is
+    /// refused with an internal error when used, and the other tokens keep working.
+    kind: Result<TokenType, String>,
+    environment: String,
+    projects: Result<Vec<String>, String>,
+    expires_at: Option<chrono::NaiveDateTime>,
+}
+
+impl TokenGrant {
+    fn corrupt(&self, what: &str) -> AdminError {
+        AdminError::Internal(format!("api token {} has an unreadable {what}", self.id))
+    }
+
+    fn kind(&self) -> Result<TokenType, AdminError> {
+        self.kind.clone().map_err(|_| self.corrupt("type"))
+    }
+
+    fn projects(&self) -> Result<&[String], AdminError> {
+        self.projects.as_deref().map_err(|_| self.corrupt("project list"))
+    }
+}
+
+/// Every API token by its verifier, and the origins the frontend API answers, as of one store
+/// revision.
+#[derive(Debug)]
+pub struct TokenMap {
+    by_hash: HashMap<String, TokenGrant>,
+    origins: Arc<[String]>,
+}
+
+/// The API tokens in memory, so that checking a token needs no database round trip. Expiry is
+/// checked against the clock on every request.
+pub type TokenCache = RevisionCache<(), TokenMap>;
+
+/// The origins the frontend API answers when none were set: every origin, as in Unleash.
+fn default_origins() -> Arc<[String]> {
+    Arc::from(vec!["*".to_owned()])
+}
+
+/// The tokens at the store's current revision: from memory while the revision reading stands,
+/// else after one question (and one read of the table when the revision moved).
+async fn token_map(ctx: &Ctx) -> Result<Arc<TokenMap>, AdminError> {
+    let revision = ctx.revision.current(&ctx.store).await?;
+    let store = ctx.store.clone();
+    ctx.tokens
+        .get_or_build(&(), revision, |_| async move {
+            crate::db::run(&store, |conn| {
+                let tokens = queries::api_tokens::list(conn)?;
+                // An unreadable setting is an error, never a fallback to every origin.
+                let origins = queries::settings::get::<Vec<String>>(conn, FRONTEND_ORIGINS)?
+                    .map_or_else(default_origins, Arc::from);
+                Ok((tokens, origins))
+            })
+            .await
+            .map(|(tokens, origins)| {
+                let by_hash = tokens
+                    .into_iter()
+                    .map(|row| {
+                        let grant = TokenGrant {
+                            id: row.id,
+                            kind: TokenType::parse(&row.token_type).ok_or_else(|| row.token_type.clone()),
+                            projects: row.projects().map_err(|error| error.to_string()),
+                            name: row.token_name,
+                            environment: row.environment,
+                            expires_at: row.expires_at,
+                            secret_hash: row.secret_hash,
+                        };
+                        (grant.secret_hash.clone(), grant)
+                    })
+                    .collect();
+                Arc::new(TokenMap { by_hash, origins })
+            })
+        })
+        .await
+}
+
+/// The origins the frontend API answers (`*` for all), as of the store's current revision.
+pub async fn frontend_origins(ctx: &Ctx) -> Result<Arc<[String]>, AdminError> {
+    Ok(Arc::clone(&token_map(ctx).await?.origins))
+}
+
+/// What Unleash Edge learns of a token it validates (Edge's `EdgeToken`).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, utoipa::ToSchema)]
+pub struct ValidToken {
+    /// The token, as sent.
+    pub token: String,
+    /// `client`, `backend`, `frontend` or `admin`.
+    #[serde(rename = "type")]
+    pub token_type: TokenType,
+    /// Its environment; `*` for every environment.
+    pub environment: String,
+    /// Its projects; `["*"]` for all.
+    pub projects: Vec<String>,
+}
+
+/// The tokens among `tokens` that are valid now; the others are left out, as Unleash leaves
+/// them out.
+pub async fn validate_tokens(ctx: &Ctx, tokens: Vec<String>) -> Result<Vec<ValidToken>, AdminError> {
+    let now = crate::now();
+    let map = token_map(ctx).await?;
+    Ok(tokens
+        .into_iter()
+        .filter_map(|token| {
+            let grant = map
+                .by_hash
+                .get(&secrets::verifier(&token))
+                .filter(|grant| grant.expires_at.is_none_or(|at| at > now))?;
+            Some(ValidToken {
+                token_type: grant.kind().ok()?,
+                environment: grant.environment.clone(),
+                projects: grant.projects().ok()?.to_vec(),
+                token,
+            })
+        })
+        .collect())
+}
+
+/// What the API token `token` grants now.
+pub async fn resolve_token(ctx: &Ctx, token: &str) -> Result<Credential, AdminError> {
+    let now = crate::now();
+    let map = token_map(ctx).await?;
+    let Some(grant) = map.by_hash.get(&secrets::verifier(token)).filter(|grant| {
+        secrets::matches(token, &grant.secret_hash) && grant.expires_at.is_none_or(|at| at > now)
+    }) else {
+        return Ok(Credential::Unknown);
+    };
+    let environment = (grant.environment != "*").then(|| grant.environment.clone());
+    let projects = || -> Result<Option<Vec<String>>, AdminError> {
+        let projects = grant.projects()?;
+        Ok((!projects.iter().any(|project| project == "*")).then(|| {
+            let mut projects = projects.to_vec();
+            projects.sort_unstable();
+            projects.dedup();
+            projects
+        }))
+    };
+    Ok(match grant.kind()? {
+        TokenType::Admin => Credential::Admin(Principal::AdminToken {
+            name: grant.name.clone(),
+            environments: environment.map(|environment| vec![environment]),
+        }),
+        TokenType::Client | TokenType::Backend => Credential::Client(ClientAccess {
+            environment,
+            projects: projects()?,
+        }),
+        TokenType::Frontend => Credential::Frontend(FrontendAccess {
+            environment: environment.unwrap_or_else(|| DEFAULT_ENVIRONMENT.into()),
+            projects: projects()?,
+        }),
+    })
+}
+
+/// The user logged in with the session secret `session`, when it is valid now.
+pub async fn resolve_session(ctx: &Ctx, session: &str) -> Result<Credential, AdminError> {
+    let hash = secrets::verifier(session);
+    let now = crate::now();
+    let user = crate::db::run(&ctx.store, move |conn| {
+        queries::sessions::find_user(conn, &hash, now)
+    })
+    .await?;
+    let Some(user) = user else {
+        return Ok(Credential::Unknown);
+    };
+    let role = RootRole::stored(user.id, user.root_role)?;
+    Ok(Credential::Admin(Principal::User {
+        id: user.id,
+        label: user
+            .email
+            .or(user.username)
+            .unwrap_or_else(|| format!("user {}", user.id)),
+        role,
+    }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn user(role: RootRole) -> Principal {
+        Principal::User {
+            id: 1,
+            label: "u".into(),
+            role,
+        }
+    }
+
+    fn production_token() -> Principal {
+        Principal::AdminToken {
+            name: "t".into(),
+            environments: Some(vec!["production".into()]),
+        }
+    }
+
+    #[test]
+    fn each_access_admits_whom_it_declares() {
+        let viewer = user(RootRole::Viewer);
+        let editor = user(RootRole::Editor);
+        let admin = user(RootRole::Admin);
+        assert!(Access::Read.admit(viewer.clone()).is_ok());
+        assert!(Access::AdminRead.admit(viewer.clone()).is_err());
+        assert!(Access::AdminRead.admit(production_token()).is_ok());
+        assert!(
+            Access::Write(Permission::CreateFeature)
+                .admit(viewer.clone())
+                .is_err()
+        );
+        assert!(
+            Access::Write(Permission::CreateFeature)
+                .admit(editor.clone())
+                .is_ok()
+        );
+        assert!(
+            Access::Write(Permission::CreateFeature)
+                .admit(production_token())
+                .is_err()
+        );
+        assert!(Access::Admin.admit(editor.clone()).is_err());
+        assert!(Access::Admin.admit(admin).is_ok());
+        assert!(Access::Client.admit(editor).is_err());
+    }
+
+    #[test]
+    fn environment_scoped_operations_check_each_environment() -> Result<(), AdminError> {
+        let write = Access::WriteIn(Permission::UpdateFeatureEnvironment);
+        let token = write.admit(production_token())?;
+        assert!(token.require_in("production").is_ok());
+        let refused = token.require_in("development");
+        assert!(
+            matches!(&refused, Err(AdminError::NoAccess(message)) if message.contains("\"development\"")),
+            "{refused:?}"
+        );
+        let viewer = write.admit(user(RootRole::Viewer))?;
+        assert!(viewer.require_in("production").is_err());
+        let read = Access::ReadIn(Permission::Playground).admit(user(RootRole::Viewer))?;
+        assert!(read.require_in("production").is_ok());
+        Ok(())
+    }
+}

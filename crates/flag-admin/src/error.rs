@@ -1,0 +1,131 @@
+//! `AdminError`: every way an application operation can fail, with no notion of HTTP. Each
+//! interface maps it to its own answer: admin-api to Unleash's error envelope and a status.
+
+use flag_store::StoreError;
+use serde::Serialize;
+use utoipa::ToSchema;
+
+/// One field at fault: `{message, path?}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
+pub struct Detail {
+    /// What is wrong with it.
+    pub message: String,
+    /// A JSON Pointer to the field, such as `/variants/0/weight`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl Detail {
+    /// A detail about the field at `path`.
+    pub fn at(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            path: Some(path.into()),
+        }
+    }
+}
+
+/// Why an operation did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// The input does not match the schema or breaks a rule.
+    #[error("{message}")]
+    Validation {
+        /// Summary.
+        message: String,
+        /// Fields at fault.
+        details: Vec<Detail>,
+    },
+    /// No credentials, or unknown ones.
+    #[error("you must log in or give an API token in the Authorization header")]
+    AuthenticationRequired,
+    /// The caller may not do this.
+    #[error("{0}")]
+    NoAccess(String),
+    /// An operation Unleash does not allow on these objects.
+    #[error("{0}")]
+    InvalidOperation(String),
+    /// The object does not exist.
+    #[error("{0}")]
+    NotFound(String),
+    /// The name is taken.
+    #[error("{0}")]
+    NameExists(String),
+    /// Too many attempts from one address.
+    #[error("too many requests; try again in {retry_after} seconds")]
+    TooManyRequests {
+        /// Seconds until the next attempt may succeed.
+        retry_after: u64,
+    },
+    /// The database is busy or no connection was free; retrying may succeed.
+    #[error("the service is busy; try again")]
+    Unavailable,
+    /// A fault of the server; the cause is for the log, never for the caller.
+    #[error("internal error")]
+    Internal(String),
+}
+
+impl AdminError {
+    /// A validation failure with one detail at `path`.
+    pub fn invalid(path: impl Into<String>, message: impl Into<String>) -> Self {
+        let message = message.into();
+        Self::Validation {
+            details: vec![Detail::at(path, message.clone())],
+            message,
+        }
+    }
+
+    /// `Ok` when `details` is empty, otherwise a validation failure listing every detail.
+    pub fn check(details: Vec<Detail>) -> Result<(), Self> {
+        if details.is_empty() {
+            return Ok(());
+        }
+        Err(Self::Validation {
+            message: details
+                .iter()
+                .map(|detail| detail.message.as_str())
+                .collect::<Vec<_>>()
+                .join("; "),
+            details,
+        })
+    }
+
+    /// A validation failure without a field.
+    pub fn bad_request(message: impl Into<String>) -> Self {
+        Self::Validation {
+            message: message.into(),
+            details: Vec::new(),
+        }
+    }
+}
+
+impl From<std::io::Error> for AdminError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Internal(format!("i/o failed: {error}"))
+    }
+}
+
+impl From<StoreError> for AdminError {
+    fn from(error: StoreError) -> Self {
+        if error.is_unavailable() {
+            return Self::Unavailable;
+        }
+        match error {
+            StoreError::NotFound { entity, key } => Self::NotFound(format!("could not find {entity} {key}")),
+            StoreError::Conflict { entity, key } => {
+                let article = if entity.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                    "an"
+                } else {
+                    "a"
+                };
+                Self::NameExists(format!(
+                    "{article} {entity} with this {} already exists",
+                    if key.is_empty() { "name" } else { &key }
+                ))
+            }
+            StoreError::Rejected { message } => Self::bad_request(message),
+            StoreError::InvalidOperation { message } => Self::InvalidOperation(message),
+            other => Self::Internal(other.to_string()),
+        }
+    }
+}

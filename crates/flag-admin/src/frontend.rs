@@ -1,0 +1,219 @@
+//! The frontend API: flags evaluated on the server for a browser or mobile SDK's context, from
+//! the compiled engine cache, with no database work per request; and the UI configuration that
+//! holds its allowed origins.
+
+use std::net::IpAddr;
+
+use flag_eval::Context;
+use flag_store::queries::{self, evaluation::ProjectScope};
+use sha2::{Digest as _, Sha256};
+
+use crate::auth::{Caller, FRONTEND_ORIGINS, FrontendAccess};
+use crate::dto::frontend::{
+    CurrentVersion, FrontendFeatures, FrontendToggle, FrontendVariant, LatestVersion, SetCors, UiConfig,
+    VersionInfo,
+};
+use crate::{AdminError, Ctx, db};
+
+/// A context from `(name, value)` pairs, as Unleash builds it for the frontend API: the known
+/// fields by name, `properties[name]` and every other name as a property, `currentTime` ignored
+/// (date rules use the server's clock), `caller_address` when none is given, and a fresh
+/// session id when none is given.
+pub fn context_from(
+    pairs: impl IntoIterator<Item = (String, String)>,
+    caller_address: IpAddr,
+) -> Result<Context, AdminError> {
+    let mut context = Context::default();
+    for (name, value) in pairs {
+        if value.is_empty() {
+            continue;
+        }
+        match name.as_str() {
+            "userId" => context.user_id = Some(value),
+            "sessionId" => context.session_id = Some(value),
+            "remoteAddress" => context.remote_address = Some(value),
+            "appName" => context.app_name = Some(value),
+            "environment" => context.environment = Some(value),
+            _ => {
+                let property = name
+                    .strip_prefix("properties[")
+                    .and_then(|rest| rest.strip_suffix(']'))
+                    .unwrap_or(&name);
+                context.properties.insert(property.to_owned(), value);
+            }
+        }
+    }
+    if context.remote_address.is_none() {
+        context.remote_address = Some(caller_address.to_string());
+    }
+    let seed = getrandom::u64().map_err(|error| AdminError::Internal(format!("no randomness: {error}")))?;
+    if context.session_id.is_none() {
+        context.session_id = Some(format!("{seed:016x}"));
+    }
+    Ok(context.at(chrono::Utc::now()).with_random_seed(seed))
+}
+
+/// The `(name, value)` pairs of a JSON context: strings as they are, numbers and booleans as
+/// text, `properties` flattened; anything else is a 400.
+pub fn json_pairs(
+    context: serde_json::Map<String, serde_json::Value>,
+) -> Result<Vec<(String, String)>, AdminError> {
+    fn text(path: &str, value: serde_json::Value) -> Result<Option<String>, AdminError> {
+        match value {
+            serde_json::Value::Null => Ok(None),
+            serde_json::Value::String(text) => Ok(Some(text)),
+            serde_json::Value::Number(number) => Ok(Some(number.to_string())),
+            serde_json::Value::Bool(flag) => Ok(Some(flag.to_string())),
+            _ => Err(AdminError::invalid(path, format!("{path} must be a string"))),
+        }
+    }
+    let mut pairs = Vec::with_capacity(context.len());
+    for (name, value) in context {
+        if name == "properties" {
+            let serde_json::Value::Object(properties) = value else {
+                return Err(AdminError::invalid(
+                    "/context/properties",
+                    "/context/properties must be an object",
+                ));
+            };
+            for (property, value) in properties {
+                if let Some(value) = text(&format!("/context/properties/{property}"), value)? {
+                    pairs.push((format!("properties[{property}]"), value));
+                }
+            }
+        } else if let Some(value) = text(&format!("/context/{name}"), value)? {
+            pairs.push((name, value));
+        }
+    }
+    Ok(pairs)
+}
+
+/// Evaluates every flag of the token's environment and projects for `context`: the enabled
+/// ones as JSON, with a weak `ETag` over it.
+pub async fn evaluate(
+    ctx: &Ctx,
+    access: &FrontendAccess,
+    context: &Context,
+) -> Result<(String, Vec<u8>), AdminError> {
+    let scope = access
+        .projects
+        .clone()
+        .map_or(ProjectScope::All, ProjectScope::Only);
+    let compiled = crate::engines::compile(ctx, &scope, std::slice::from_ref(&access.environment)).await?;
+    let Some(compiled) = compiled.first() else {
+        return Err(AdminError::Internal("no compiled environment".into()));
+    };
+    let toggles = compiled
+        .features()
+        .filter_map(|feature| {
+            let variant = compiled.engine.variant(&feature.name, context);
+            variant.feature_enabled.then(|| FrontendToggle {
+                name: &feature.name,
+                enabled: true,
+                impression_data: feature.impression_data.unwrap_or(false),
+                variant: FrontendVariant {
+                    name: variant.name,
+                    enabled: variant.enabled,
+                    payload: variant.payload,
+                    feature_enabled: true,
+                    feature_enabled_camel: true,
+                },
+            })
+        })
+        .collect();
+    let body = serde_json::to_vec(&FrontendFeatures { toggles })
+        .map_err(|error| AdminError::Internal(format!("cannot serialise frontend features: {error}")))?;
+    let etag = format!("W/\"{}\"", hex::encode(&Sha256::digest(&body)[..12]));
+    Ok((etag, body))
+}
+
+/// What the UI needs to know about the server, with the frontend API's origins.
+pub async fn ui_config(ctx: &Ctx) -> Result<UiConfig, AdminError> {
+    let origins = crate::auth::frontend_origins(ctx).await?;
+    let version = env!("CARGO_PKG_VERSION").to_owned();
+    Ok(UiConfig {
+        version_info: VersionInfo {
+            current: CurrentVersion { oss: version.clone() },
+            latest: LatestVersion::default(),
+            is_latest: true,
+        },
+        version,
+        unleash_url: ctx.settings.unleash_url.clone(),
+        base_uri_path: String::new(),
+        authentication_type: "password",
+        email_enabled: false,
+        disable_password_auth: false,
+        maintenance_mode: false,
+        frontend_api_origins: origins.to_vec(),
+    })
+}
+
+/// Whether `origin` is `*` or a bare origin (`scheme://host[:port]`, no path, no trailing
+/// slash), as Unleash checks it.
+fn valid_origin(origin: &str) -> bool {
+    if origin == "*" {
+        return true;
+    }
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    // As a browser sends it: lower case, without the scheme's default port.
+    let default_port = match scheme {
+        "https" => Some(":443"),
+        "http" => Some(":80"),
+        _ => None,
+    };
+    !scheme.is_empty()
+        && scheme
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "+-.".contains(c))
+        && !rest.is_empty()
+        && !rest.contains(['/', '*', '?', '#', '@', ' '])
+        && !rest.chars().any(|c| c.is_ascii_uppercase())
+        && default_port.is_none_or(|port| !rest.ends_with(port))
+}
+
+/// Sets the origins the frontend API answers; every replica applies it on its next request.
+pub async fn set_cors(ctx: &Ctx, caller: &Caller, request: SetCors) -> Result<(), AdminError> {
+    if let Some((index, origin)) = request
+        .frontend_api_origins
+        .iter()
+        .enumerate()
+        .find(|(_, origin)| !valid_origin(origin))
+    {
+        return Err(AdminError::invalid(
+            format!("/frontendApiOrigins/{index}"),
+            format!("invalid origin: {origin}"),
+        ));
+    }
+    let origins = request.frontend_api_origins;
+    let actor = caller.actor().to_owned();
+    db::run(&ctx.store, move |conn| {
+        queries::settings::put(conn, FRONTEND_ORIGINS, &origins, &actor, crate::now())
+    })
+    .await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::valid_origin;
+
+    #[test]
+    fn origins_are_star_or_bare() {
+        for good in ["*", "https://app.example.com", "http://localhost:3000"] {
+            assert!(valid_origin(good), "{good}");
+        }
+        for bad in [
+            "",
+            "app.example.com",
+            "https://app.example.com/",
+            "https://*.example.com",
+            "https://",
+            "HTTPS://app.example.com",
+            "https://App.example.com",
+            "https://app.example.com:443",
+        ] {
+            assert!(!valid_origin(bad), "{bad}");
+        }
+    }
+}

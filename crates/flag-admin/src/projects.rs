@@ -1,0 +1,123 @@
+//! Projects: list, create, read, and which environments each uses.
+
+use flag_store::models::ProjectRow;
+use flag_store::queries;
+
+use crate::auth::Caller;
+use crate::domain::ResourceName;
+use crate::dto::projects::{
+    CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment, ProjectEnvironmentOut,
+    ProjectFeatureOut, ProjectOut, ProjectsOut,
+};
+use crate::{AdminError, Ctx, db};
+
+/// Every project.
+pub async fn list(ctx: &Ctx) -> Result<ProjectsOut, AdminError> {
+    let rows = db::run(&ctx.store, queries::projects::list).await?;
+    Ok(ProjectsOut {
+        version: 1,
+        projects: rows.into_iter().map(ProjectOut::from).collect(),
+    })
+}
+
+/// The id Unleash makes from a project's name: lower-case, anything not URL-friendly a dash.
+fn id_from(name: &str) -> Result<ResourceName, AdminError> {
+    let generated: String = name
+        .to_lowercase()
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+        .collect();
+    ResourceName::try_from(generated.as_str()).map_err(|problem| AdminError::invalid("/id", problem))
+}
+
+/// Creates a project with the given environments, or every enabled one.
+pub async fn create(
+    ctx: &Ctx,
+    caller: &Caller,
+    request: CreateProject,
+) -> Result<CreatedProjectOut, AdminError> {
+    let name = request.name.trim().to_owned();
+    if name.is_empty() {
+        return Err(AdminError::invalid("/name", "/name must not be empty"));
+    }
+    let id = match request.id {
+        Some(id) => id,
+        None => id_from(&name)?,
+    };
+    let row = ProjectRow {
+        id: id.into_string(),
+        name,
+        description: request.description,
+        created_at: crate::now(),
+    };
+    let environments: Option<Vec<String>> = request
+        .environments
+        .map(|names| names.into_iter().map(ResourceName::into_string).collect());
+    let actor = caller.actor().to_owned();
+    let (row, environments) = db::run(&ctx.store, move |conn| {
+        let row = queries::projects::create(conn, &row, environments.as_deref(), &actor)?;
+        let environments = queries::projects::environments_of(conn, &row.id)?;
+        Ok((row, environments))
+    })
+    .await?;
+    Ok(CreatedProjectOut::new(row, environments))
+}
+
+/// One project with its environments and features.
+pub async fn get(ctx: &Ctx, id: String) -> Result<ProjectDetailOut, AdminError> {
+    let (row, environments, features) = db::run(&ctx.store, move |conn| {
+        let row = queries::projects::get(conn, &id)?;
+        let environments = queries::projects::environments_of(conn, &id)?;
+        let features = queries::features::list(conn, &id)?;
+        Ok((row, environments, features))
+    })
+    .await?;
+    Ok(ProjectDetailOut {
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        environments: environments
+            .into_iter()
+            .map(|environment| ProjectEnvironmentOut { environment })
+            .collect(),
+        features: features.into_iter().map(ProjectFeatureOut::from).collect(),
+        created_at: crate::dto::iso(row.created_at),
+    })
+}
+
+/// Enables an environment in a project. Change requests are not supported.
+pub async fn enable_environment(
+    ctx: &Ctx,
+    caller: &Caller,
+    project: String,
+    request: ProjectEnvironment,
+) -> Result<(), AdminError> {
+    if request.change_requests_enabled == Some(true) {
+        return Err(AdminError::invalid(
+            "/changeRequestsEnabled",
+            "change requests are not supported",
+        ));
+    }
+    let environment = request.environment.into_string();
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::projects::enable_environment(conn, &project, &environment, &actor, now)
+    })
+    .await
+}
+
+/// Disables an environment in a project.
+pub async fn disable_environment(
+    ctx: &Ctx,
+    caller: &Caller,
+    project: String,
+    environment: String,
+) -> Result<(), AdminError> {
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::projects::disable_environment(conn, &project, &environment, &actor, now)
+    })
+    .await
+}

@@ -1,0 +1,264 @@
+//! What SDKs, Edge and browsers report: registrations, usage counts and Edge's report about
+//! itself. Every report passes the same checks, whatever route it came by (names and versions
+//! at most 255 characters without control characters, headers included), and then goes to the
+//! usage pipeline ([`crate::usage`]); nothing here touches the database.
+
+use std::net::IpAddr;
+
+use crate::auth::{ClientAccess, FrontendAccess, ValidToken};
+use crate::dto::edge::EdgeInstance;
+use crate::dto::text_problem;
+use crate::dto::usage::{BulkReport, MetricsReport, Registration};
+use crate::usage::{FlagCount, InstanceReport};
+use crate::{AdminError, Ctx};
+
+/// The environment usage is filed under: the token's, or `default` for a token of every
+/// environment, as Unleash files it.
+fn usage_environment(environment: Option<&str>) -> String {
+    environment.unwrap_or("default").to_owned()
+}
+
+fn instance_id(id: Option<String>) -> String {
+    id.filter(|id| !id.trim().is_empty())
+        .unwrap_or_else(|| "default".into())
+}
+
+fn counts(report: MetricsReport) -> Option<(chrono::NaiveDateTime, Vec<FlagCount>)> {
+    let bucket = report.bucket?;
+    let counts = bucket
+        .toggles
+        .into_iter()
+        .map(|(feature_name, counts)| FlagCount {
+            feature_name,
+            yes: i64::from(counts.yes),
+            no: i64::from(counts.no),
+            variants: counts
+                .variants
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(name, n)| (name, i64::from(n)))
+                .collect(),
+        })
+        .collect();
+    Some((bucket.stop.0, counts))
+}
+
+/// Checks a text that arrived outside the body, such as a header, by the rule names in bodies
+/// follow; `field` names it in the refusal.
+fn check_text(field: &str, text: &str) -> Result<(), AdminError> {
+    match text_problem(field, text) {
+        Some(detail) => Err(AdminError::Validation {
+            message: detail.message.clone(),
+            details: vec![detail],
+        }),
+        None => Ok(()),
+    }
+}
+
+/// Registers a server-side SDK instance, reported from `address`.
+pub fn register(
+    ctx: &Ctx,
+    access: ClientAccess,
+    address: IpAddr,
+    registration: Registration,
+) -> Result<(), AdminError> {
+    registration.check()?;
+    ctx.usage.instance(
+        InstanceReport {
+            sdk_version: registration.sdk_version,
+            client_ip: Some(address.to_string()),
+            strategies: registration.strategies,
+            started: Some(registration.started.0),
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "checked finite and not negative; saturates"
+            )]
+            interval_ms: Some(registration.interval as i64),
+            ..InstanceReport::new(
+                registration.app_name,
+                instance_id(registration.instance_id),
+                usage_environment(access.environment.as_deref()),
+                access.projects,
+                "backend",
+            )
+        },
+        crate::now(),
+    )
+}
+
+/// Takes a server-side SDK's usage counts, reported from `address`, filed under the token's
+/// environment and the hour of the bucket's end. Counts for flags outside the token's projects
+/// are dropped.
+pub fn metrics(
+    ctx: &Ctx,
+    access: ClientAccess,
+    address: IpAddr,
+    report: MetricsReport,
+) -> Result<(), AdminError> {
+    report.check()?;
+    let environment = usage_environment(access.environment.as_deref());
+    let app_name = report.app_name.clone();
+    ctx.usage.instance(
+        InstanceReport {
+            client_ip: Some(address.to_string()),
+            ..InstanceReport::new(
+                app_name.clone(),
+                instance_id(report.instance_id.clone()),
+                environment.clone(),
+                access.projects.clone(),
+                "backend",
+            )
+        },
+        crate::now(),
+    )?;
+    if let Some((stop, counts)) = counts(report) {
+        ctx.usage
+            .count(&app_name, &environment, access.projects.as_deref(), stop, counts);
+    }
+    Ok(())
+}
+
+/// Takes Unleash Edge's report: the applications behind it and their counts. Counts for
+/// another environment than the token's, or for flags outside its projects, are dropped.
+pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), AdminError> {
+    report.check()?;
+    let accepted = usage_environment(access.environment.as_deref());
+    let now = crate::now();
+    for application in report.applications {
+        let sdk_type = if application.sdk_type.as_deref() == Some("frontend") {
+            "frontend"
+        } else {
+            "backend"
+        };
+        ctx.usage.instance(
+            InstanceReport {
+                sdk_version: application.sdk_version,
+                strategies: application.strategies,
+                started: application.started.map(|started| started.0),
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "saturates; a negative interval is dropped"
+                )]
+                interval_ms: application
+                    .interval
+                    .filter(|interval| interval.is_finite() && *interval >= 0.0)
+                    .map(|interval| interval as i64),
+                ..InstanceReport::new(
+                    application.app_name,
+                    instance_id(Some(application.instance_id)),
+                    application.environment,
+                    access.projects.clone(),
+                    sdk_type,
+                )
+            },
+            now,
+        )?;
+    }
+    for metric in report.metrics {
+        if metric.environment != accepted {
+            continue;
+        }
+        let count = FlagCount {
+            feature_name: metric.feature_name,
+            yes: i64::from(metric.yes),
+            no: i64::from(metric.no),
+            variants: metric
+                .variants
+                .unwrap_or_default()
+                .into_iter()
+                .map(|(name, n)| (name, i64::from(n)))
+                .collect(),
+        };
+        ctx.usage.count(
+            &metric.app_name,
+            &metric.environment,
+            access.projects.as_deref(),
+            metric.timestamp.0,
+            [count],
+        );
+    }
+    Ok(())
+}
+
+/// Checks a frontend SDK's registration, which is answered as Unleash answers it; frontend
+/// instances are recorded from their metrics.
+pub fn frontend_register(registration: &Registration) -> Result<(), AdminError> {
+    registration.check()
+}
+
+/// Takes a frontend SDK's usage counts, filed under the token's environment. The instance is
+/// recorded when the report names it and the request says which SDK sent it (`sdk`, from the
+/// `Unleash-Sdk` header), which is checked as a name in the body is.
+pub fn frontend_metrics(
+    ctx: &Ctx,
+    access: FrontendAccess,
+    sdk: Option<&str>,
+    report: MetricsReport,
+) -> Result<(), AdminError> {
+    report.check()?;
+    if let Some(sdk) = sdk {
+        check_text("Unleash-Sdk", sdk)?;
+    }
+    if let (Some(instance), Some(sdk)) = (report.instance_id.clone(), sdk) {
+        ctx.usage.instance(
+            InstanceReport {
+                sdk_version: Some(sdk.to_owned()),
+                ..InstanceReport::new(
+                    report.app_name.clone(),
+                    instance_id(Some(instance)),
+                    access.environment.clone(),
+                    access.projects.clone(),
+                    "frontend",
+                )
+            },
+            crate::now(),
+        )?;
+    }
+    let app_name = report.app_name.clone();
+    if let Some((stop, counts)) = counts(report) {
+        ctx.usage.count(
+            &app_name,
+            &access.environment,
+            access.projects.as_deref(),
+            stop,
+            counts,
+        );
+    }
+    Ok(())
+}
+
+/// Records Edge's report about itself as an instance of its application in the token's
+/// environment; its names follow the rule every report's do.
+pub fn edge_instance(ctx: &Ctx, access: ClientAccess, instance: EdgeInstance) -> Result<(), AdminError> {
+    let mut details: Vec<_> = [
+        ("/identifier", instance.identifier.as_str()),
+        ("/appName", instance.app_name.as_str()),
+    ]
+    .into_iter()
+    .filter_map(|(path, text)| text_problem(path, text))
+    .collect();
+    if let Some(version) = &instance.edge_version {
+        details.extend(text_problem("/edgeVersion", version));
+    }
+    AdminError::check(details)?;
+    ctx.usage.instance(
+        InstanceReport {
+            sdk_version: instance
+                .edge_version
+                .map(|version| format!("unleash-edge:{version}")),
+            ..InstanceReport::new(
+                instance.app_name,
+                instance.identifier,
+                access.environment.unwrap_or_else(|| "default".into()),
+                access.projects,
+                "backend",
+            )
+        },
+        crate::now(),
+    )
+}
+
+/// Which of `tokens` are valid now, with what they grant, for Edge.
+pub async fn validate_tokens(ctx: &Ctx, tokens: Vec<String>) -> Result<Vec<ValidToken>, AdminError> {
+    crate::auth::validate_tokens(ctx, tokens).await
+}

@@ -1,0 +1,81 @@
+//! Logging in with a password, and out.
+
+use std::net::IpAddr;
+use std::sync::atomic::Ordering;
+
+use chrono::Duration;
+use flag_store::models::SessionRow;
+use flag_store::queries;
+
+use crate::dto::UserOut;
+use crate::dto::session::LoginRequest;
+use crate::{AdminError, Ctx, db, password, secrets};
+
+/// How long a login lasts.
+pub const SESSION_DAYS: i64 = 2;
+
+/// A successful login: the user, and the secret of the session it opened, which the interface
+/// hands to the browser. Only the secret's verifier is stored.
+#[derive(Debug)]
+pub struct LoggedIn {
+    /// The user, as of this login.
+    pub user: UserOut,
+    /// The session's secret.
+    pub session: String,
+}
+
+/// Logs in with an email or username (an email is matched first) and a password, for a
+/// request from `address`.
+///
+/// Attempts are limited per address, and an unknown user costs one password verification like
+/// a known one, so neither guessing nor timing tells who has an account.
+pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<LoggedIn, AdminError> {
+    ctx.login_limiter.admit(address)?;
+    let login = request.username.trim().to_owned();
+    let user = db::run(&ctx.store, move |conn| {
+        queries::users::find_by_login(conn, &login)
+    })
+    .await?;
+    let stored = user.as_ref().and_then(|user| user.password_hash.clone());
+    let candidate = request.password;
+    let valid = ctx
+        .cpu
+        .run(move || password::verify(&candidate, stored.as_deref()))
+        .await?;
+    ctx.passwords_verified.fetch_add(1, Ordering::Relaxed);
+    let Some(mut user) = user else {
+        return Err(AdminError::AuthenticationRequired);
+    };
+    let now = crate::now();
+    let id = user.id;
+    db::run(&ctx.store, move |conn| {
+        queries::users::record_login(conn, id, valid, now)
+    })
+    .await?;
+    if !valid {
+        return Err(AdminError::AuthenticationRequired);
+    }
+    let secret = secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
+    let session = SessionRow {
+        token_hash: secrets::verifier(&secret),
+        user_id: user.id,
+        created_at: now,
+        expires_at: now + Duration::days(SESSION_DAYS),
+    };
+    db::run(&ctx.store, move |conn| queries::sessions::create(conn, &session)).await?;
+    user.seen_at = Some(now);
+    user.login_attempts = 0;
+    Ok(LoggedIn {
+        user: UserOut::try_from(user)?,
+        session: secret,
+    })
+}
+
+/// Ends the session whose secret is `session`, when there is one.
+pub async fn logout(ctx: &Ctx, session: Option<&str>) -> Result<(), AdminError> {
+    if let Some(session) = session {
+        let hash = secrets::verifier(session);
+        db::run(&ctx.store, move |conn| queries::sessions::delete(conn, &hash)).await?;
+    }
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! A feature's strategies in an environment: add, replace, remove.
+
+use flag_store::queries;
+
+use crate::auth::Caller;
+use crate::dto::strategies::StrategyRequest;
+use crate::{AdminError, Ctx, db};
+
+/// Where a strategy lives: its project, feature and environment.
+pub type Place = (String, String, String);
+
+/// Adds a strategy to `feature` in `environment`.
+pub async fn add(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature, environment): Place,
+    request: StrategyRequest,
+) -> Result<flag_eval::Strategy, AdminError> {
+    caller.require_in(&environment)?;
+    let input = request.into_input(&feature)?;
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now)
+    })
+    .await
+}
+
+/// Replaces the strategy `id`.
+pub async fn update(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature, environment): Place,
+    id: String,
+    request: StrategyRequest,
+) -> Result<flag_eval::Strategy, AdminError> {
+    caller.require_in(&environment)?;
+    let input = request.into_input(&feature)?;
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::strategies::update(conn, &project, &feature, &environment, &id, &input, &actor, now)
+    })
+    .await
+}
+
+/// Removes the strategy `id`.
+pub async fn delete(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature, environment): Place,
+    id: String,
+) -> Result<(), AdminError> {
+    caller.require_in(&environment)?;
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::strategies::delete(conn, &project, &feature, &environment, &id, &actor, now)
+    })
+    .await
+}

@@ -1,0 +1,94 @@
+//! API tokens: list, create, delete. Only their SHA-256 verifiers are stored; a secret is shown
+//! once, when it is made.
+
+use flag_store::models::NewApiToken;
+use flag_store::queries;
+
+use crate::auth::{Caller, DEFAULT_ENVIRONMENT};
+use crate::domain::TokenType;
+use crate::dto::tokens::{CreateToken, CreatedTokenOut, TokenOut, TokensOut, project_part};
+use crate::{AdminError, Ctx, db, secrets};
+
+/// Every token, without its secret.
+pub async fn list(ctx: &Ctx) -> Result<TokensOut, AdminError> {
+    let rows = db::run(&ctx.store, queries::api_tokens::list).await?;
+    let tokens = rows
+        .into_iter()
+        .map(TokenOut::try_from)
+        .collect::<Result<_, _>>()?;
+    Ok(TokensOut { tokens })
+}
+
+/// Creates a client, backend or frontend token for an existing environment
+/// ([`DEFAULT_ENVIRONMENT`] when none is named) and its projects (every project when none is
+/// named). Its secret reads `<project>:<environment>.<random part>`, as Unleash's do.
+pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<CreatedTokenOut, AdminError> {
+    if request.token_type == TokenType::Admin {
+        return Err(AdminError::invalid(
+            "/type",
+            "/type must be client, backend or frontend",
+        ));
+    }
+    let token_name = request
+        .token_name
+        .or(request.username)
+        .map(|name| name.trim().to_owned())
+        .unwrap_or_default();
+    if token_name.is_empty() {
+        return Err(AdminError::invalid("/tokenName", "/tokenName must not be empty"));
+    }
+    let environment = request.environment.unwrap_or_else(|| DEFAULT_ENVIRONMENT.into());
+    let projects = request
+        .projects
+        .or_else(|| request.project.map(|project| vec![project]))
+        .unwrap_or_else(|| vec!["*".into()]);
+    let project = project_part(&projects);
+    let random = secrets::random_hex(28).map_err(|error| AdminError::Internal(error.to_string()))?;
+    let secret = format!("{project}:{environment}.{random}");
+    let token = NewApiToken::new(
+        token_name,
+        secrets::verifier(&secret),
+        request.token_type.as_str(),
+        environment.clone(),
+        &projects,
+        request.expires_at.map(|at| at.0.naive_utc()),
+        crate::now(),
+    )?;
+    let actor = caller.actor().to_owned();
+    let row = db::run(&ctx.store, move |conn| {
+        // An unknown environment is a mistake in the request, not a missing resource.
+        queries::environments::get(conn, &environment).map_err(|error| match error {
+            flag_store::StoreError::NotFound { entity, key } => flag_store::StoreError::Rejected {
+                message: format!("could not find {entity} {key}"),
+            },
+            other => other,
+        })?;
+        queries::api_tokens::create(conn, &token, &actor)
+    })
+    .await?;
+    Ok(CreatedTokenOut {
+        secret,
+        token_name: row.token_name,
+        token_type: row.token_type,
+        environment: row.environment,
+        project,
+        projects,
+        expires_at: row.expires_at.map(crate::dto::iso),
+        created_at: crate::dto::iso(row.created_at),
+        seen_at: None,
+        alias: None,
+    })
+}
+
+/// Deletes the token whose secret is `secret`.
+pub async fn delete(ctx: &Ctx, caller: &Caller, secret: &str) -> Result<(), AdminError> {
+    let hash = secrets::verifier(secret);
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        let token = queries::api_tokens::find_by_hash(conn, &hash)?
+            .ok_or_else(|| flag_store::StoreError::not_found("api token", "(secret)"))?;
+        queries::api_tokens::delete(conn, token.id, &actor, now)
+    })
+    .await
+}

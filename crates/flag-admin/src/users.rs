@@ -1,0 +1,102 @@
+//! Users and their root roles, for administrators.
+
+use flag_store::models::{NewUser, UserChanges};
+use flag_store::queries;
+
+use crate::auth::Caller;
+use crate::dto::users::{CreateUserRequest, UpdateUserRequest, UsersResponse};
+use crate::dto::{self, UserOut};
+use crate::{AdminError, Ctx, Detail, db, password};
+
+/// Every user, and the root roles.
+pub async fn list(ctx: &Ctx) -> Result<UsersResponse, AdminError> {
+    let users = db::run(&ctx.store, queries::users::list).await?;
+    UsersResponse::try_from(users)
+}
+
+/// A password's Argon2id hash, made on the CPU pool.
+pub(crate) async fn hash_password(ctx: &Ctx, password: String) -> Result<String, AdminError> {
+    ctx.cpu
+        .run(move || password::hash(&password))
+        .await?
+        .map_err(|error| AdminError::Internal(format!("password hashing failed: {error}")))
+}
+
+/// Creates a user with an email, a username or both, a root role, and optionally a password
+/// that follows Unleash's rules.
+pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateUserRequest) -> Result<UserOut, AdminError> {
+    let email = request
+        .email
+        .map(|email| email.trim().to_owned())
+        .filter(|email| !email.is_empty());
+    let username = request
+        .username
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty());
+    if email.is_none() && username.is_none() {
+        return Err(AdminError::invalid("/email", "give an email, a username or both"));
+    }
+    let mut details = dto::person_problems(email.as_deref(), username.as_deref(), request.name.as_deref());
+    if let Some(password) = &request.password {
+        details.extend(
+            password::broken_rules(password)
+                .into_iter()
+                .map(|rule| Detail::at("/password", rule)),
+        );
+    }
+    AdminError::check(details)?;
+    let password_hash = match request.password {
+        Some(password) => Some(hash_password(ctx, password).await?),
+        None => None,
+    };
+    let user = NewUser {
+        name: request.name.map(|name| name.trim().to_owned()),
+        username,
+        email,
+        password_hash,
+        root_role: request.root_role.id(),
+        created_at: crate::now(),
+    };
+    let actor = caller.actor().to_owned();
+    let row = db::run(&ctx.store, move |conn| {
+        queries::users::create(conn, &user, &actor)
+    })
+    .await?;
+    UserOut::try_from(row)
+}
+
+/// Changes a user's email, name or root role.
+pub async fn update(
+    ctx: &Ctx,
+    caller: &Caller,
+    id: i32,
+    request: UpdateUserRequest,
+) -> Result<UserOut, AdminError> {
+    AdminError::check(dto::person_problems(
+        request.email.as_deref(),
+        None,
+        request.name.as_deref(),
+    ))?;
+    let changes = UserChanges {
+        name: request.name.map(|name| name.trim().to_owned()),
+        email: request.email.map(|email| email.trim().to_owned()),
+        root_role: request.root_role.map(crate::domain::RootRole::id),
+    };
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    let row = db::run(&ctx.store, move |conn| {
+        queries::users::update(conn, id, &changes, &actor, now)
+    })
+    .await?;
+    UserOut::try_from(row)
+}
+
+/// Deletes a user.
+pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
+    let actor = caller.actor().to_owned();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::users::delete(conn, id, &actor, now)
+    })
+    .await
+}
