@@ -13,7 +13,7 @@
 import http from 'node:http';
 import zlib from 'node:zlib';
 const env = process.env;
-const url = env.FLAGD_URL;
+const url = env.HALYARD_URL;
 const token = env.BACKEND_TOKEN;
 const admin = env.ADMIN_TOKEN;
 const instances = Number(env.INSTANCES ?? 1000);

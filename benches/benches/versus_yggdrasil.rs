@@ -10,7 +10,7 @@
 //! the 1,000 flags of state-1000.json, one iteration covering all of them) and `compile1000`
 //! (compiling that state from its parsed document).
 //! The workload is the copy vendored in `crates/flag-eval/tests/data/workload`, whose expected
-//! answers flag-eval's tests check; set `WORKLOAD_DIR` to read another copy.
+//! answers flag-eval's tests check; set `HALYARD_WORKLOAD_DIR` to read another copy.
 
 use std::hint::black_box;
 use std::path::PathBuf;
@@ -37,7 +37,7 @@ struct Workload {
 }
 
 fn load(file: &str) -> Workload {
-    let dir = std::env::var_os("WORKLOAD_DIR").map_or_else(
+    let dir = std::env::var_os("HALYARD_WORKLOAD_DIR").map_or_else(
         || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../crates/flag-eval/tests/data/workload"),
         PathBuf::from,
     );

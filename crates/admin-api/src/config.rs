@@ -36,7 +36,11 @@ pub enum LogFormat {
 
 /// The server's configuration.
 #[derive(Debug, Clone, Parser)]
-#[command(name = "admin-api", version, about = "Feature flags with Unleash's API")]
+#[command(
+    name = "halyard",
+    version,
+    about = "Halyard: feature flags with Unleash's API"
+)]
 pub struct Config {
     /// Address to listen on.
     #[arg(long, env = "HTTP_HOST", default_value = "127.0.0.1", global = true)]
@@ -83,7 +87,7 @@ pub struct Config {
     #[arg(
         long,
         env = "DATABASE_APPLICATION_NAME",
-        default_value = "flagd",
+        default_value = "halyard",
         global = true
     )]
     pub database_application_name: String,
@@ -140,26 +144,36 @@ pub struct Config {
     #[arg(long, env = "LOG_FORMAT", value_enum, default_value_t = LogFormat::Plain, global = true)]
     pub log_format: LogFormat,
     /// Largest request body, in bytes.
-    #[arg(long, env = "BODY_LIMIT", default_value_t = 1 << 20, global = true)]
+    #[arg(long, env = "HALYARD_BODY_LIMIT", default_value_t = 1 << 20, global = true)]
     pub body_limit: usize,
     /// Most environments × features × contexts one advanced playground request may evaluate.
-    #[arg(long, env = "PLAYGROUND_COMBINATION_LIMIT", default_value_t = flag_eval::DEFAULT_COMBINATION_LIMIT, global = true)]
+    #[arg(long, env = "HALYARD_PLAYGROUND_COMBINATION_LIMIT", default_value_t = flag_eval::DEFAULT_COMBINATION_LIMIT, global = true)]
     pub combination_limit: u64,
     /// Most bytes of context one advanced playground answer may repeat: environments × features
     /// × the JSON size of all context combinations.
-    #[arg(long, env = "PLAYGROUND_CONTEXT_BYTES_LIMIT", default_value_t = flag_eval::DEFAULT_CONTEXT_BYTES_LIMIT, global = true)]
+    #[arg(long, env = "HALYARD_PLAYGROUND_CONTEXT_BYTES_LIMIT", default_value_t = flag_eval::DEFAULT_CONTEXT_BYTES_LIMIT, global = true)]
     pub context_bytes_limit: u64,
     /// Threads for CPU-heavy work (playground evaluation, password hashing); 0 means one per core.
-    #[arg(long, env = "CPU_THREADS", default_value_t = 0, global = true)]
+    #[arg(long, env = "HALYARD_CPU_THREADS", default_value_t = 0, global = true)]
     pub cpu_threads: usize,
     /// Signups allowed per client address per minute.
-    #[arg(long, env = "SIGNUP_RATE_PER_MINUTE", default_value_t = 20, global = true)]
+    #[arg(
+        long,
+        env = "HALYARD_SIGNUP_RATE_PER_MINUTE",
+        default_value_t = 20,
+        global = true
+    )]
     pub signup_rate_per_minute: u32,
     /// Login attempts allowed per client address per minute (Unleash allows 10).
-    #[arg(long, env = "LOGIN_RATE_PER_MINUTE", default_value_t = 10, global = true)]
+    #[arg(
+        long,
+        env = "HALYARD_LOGIN_RATE_PER_MINUTE",
+        default_value_t = 10,
+        global = true
+    )]
     pub login_rate_per_minute: u32,
     /// Send the session cookie only over HTTPS; by default, when `UNLEASH_URL` is https.
-    #[arg(long, env = "SECURE_COOKIES", global = true)]
+    #[arg(long, env = "HALYARD_SECURE_COOKIES", global = true)]
     pub secure_cookies: Option<bool>,
     /// What to do; serving is the default.
     #[command(subcommand)]
@@ -371,7 +385,7 @@ mod tests {
     #[test]
     fn secrets_are_redacted_and_urls_become_paths() {
         let config = Config::parse_from([
-            "admin-api",
+            "halyard",
             "--init-admin-api-tokens",
             "*:*.topsecret,*:production.other",
             "--database-url",
@@ -387,7 +401,7 @@ mod tests {
     }
 
     fn database(args: &[&str]) -> Result<StoreConfig, DatabaseConfigError> {
-        Config::parse_from(std::iter::once("admin-api").chain(args.iter().copied())).store_config()
+        Config::parse_from(std::iter::once("halyard").chain(args.iter().copied())).store_config()
     }
 
     fn postgres(config: &StoreConfig) -> Option<&Postgres> {
@@ -408,22 +422,22 @@ mod tests {
 
         let url = database(&[
             "--database-url",
-            "postgres://flagd:s3cret@db/unleash",
+            "postgres://halyard:s3cret@db/unleash",
             "--database-pool-max",
             "12",
         ])?;
         let pg = postgres(&url).ok_or(DatabaseConfigError::Ssl("not postgres".into()))?;
-        assert_eq!(pg.connection.expose(), "postgres://flagd:s3cret@db/unleash");
+        assert_eq!(pg.connection.expose(), "postgres://halyard:s3cret@db/unleash");
         assert_eq!(
             (pg.schema.as_deref(), pg.application_name.as_str()),
-            (None, "flagd")
+            (None, "halyard")
         );
         assert_eq!((url.pool_size, url.min_idle), (12, Some(0)));
         assert!(!format!("{url:?}").contains("s3cret"), "{url:?}");
         let config = Config::parse_from([
-            "admin-api",
+            "halyard",
             "--database-url",
-            "postgres://flagd:s3cret@db/unleash",
+            "postgres://halyard:s3cret@db/unleash",
         ]);
         assert!(!format!("{config:?}").contains("s3cret"), "{config:?}");
 
@@ -437,7 +451,7 @@ mod tests {
             "--database-name",
             "flags",
             "--database-schema",
-            "flagd",
+            "halyard",
             "--database-ssl",
             r#"{"rejectUnauthorized":false}"#,
             "--database-pool-min",
@@ -449,7 +463,7 @@ mod tests {
             r"host='db.internal' port=5432 user='flag\'s' dbname='flags' password='pa ss\\word' sslmode=require"
         );
         assert!(!pg.connection.to_string().contains("pa ss"), "{}", pg.connection);
-        assert_eq!(pg.schema.as_deref(), Some("flagd"));
+        assert_eq!(pg.schema.as_deref(), Some("halyard"));
         assert_eq!((split.pool_size, split.min_idle), (4, Some(2)));
 
         let verified = database(&[
@@ -502,7 +516,7 @@ mod tests {
     #[test]
     fn client_tokens_are_backend_tokens_when_no_backend_tokens_are_set() {
         let parse =
-            |args: &[&str]| Config::parse_from(std::iter::once("admin-api").chain(args.iter().copied()));
+            |args: &[&str]| Config::parse_from(std::iter::once("halyard").chain(args.iter().copied()));
         let older = parse(&["--init-client-api-tokens", "*:development.a,*:production.b"]);
         let [_, (kind, tokens), _] = older.initial_tokens();
         assert_eq!((kind, tokens.len()), (flag_admin::domain::TokenType::Backend, 2));
@@ -525,7 +539,7 @@ mod tests {
     #[test]
     fn session_cookies_are_secure_behind_https_or_when_asked() {
         let secure = |args: &[&str]| {
-            Config::parse_from(std::iter::once("admin-api").chain(args.iter().copied()))
+            Config::parse_from(std::iter::once("halyard").chain(args.iter().copied()))
                 .settings()
                 .secure_cookies
         };

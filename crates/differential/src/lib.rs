@@ -310,28 +310,6 @@ const ADDRESSES: &[&str] = &[
     "",
 ];
 
-const OPERATORS: &[&str] = &[
-    "IN",
-    "NOT_IN",
-    "STR_STARTS_WITH",
-    "STR_ENDS_WITH",
-    "STR_CONTAINS",
-    "NUM_EQ",
-    "NUM_GT",
-    "NUM_GTE",
-    "NUM_LT",
-    "NUM_LTE",
-    "DATE_AFTER",
-    "DATE_BEFORE",
-    "SEMVER_EQ",
-    "SEMVER_GT",
-    "SEMVER_LT",
-    "SEMVER_GTE",
-    "SEMVER_LTE",
-    "REGEX",
-    "IN_CIDR",
-];
-
 /// Generates a case from `bytes`; the same bytes always give the same case.
 pub fn generate(bytes: &mut Unstructured<'_>) -> Result<Case> {
     let segment_count = bytes.int_in_range(0..=3)?;
@@ -513,7 +491,7 @@ fn strategy(bytes: &mut Unstructured<'_>, segment_count: i64) -> Result<Value> {
 }
 
 fn constraint(bytes: &mut Unstructured<'_>) -> Result<Value> {
-    let operator = *bytes.choose(OPERATORS)?;
+    let operator = bytes.choose(&flag_eval::Operator::ALL)?.name();
     let field = |bytes: &mut Unstructured<'_>| -> Result<String> {
         pick(
             bytes,

@@ -13,33 +13,40 @@ pub type Place = (String, String, String);
 pub async fn add(
     ctx: &Ctx,
     caller: &Caller,
-    (project, feature, environment): Place,
+    place: Place,
     request: StrategyRequest,
 ) -> Result<flag_eval::Strategy, AdminError> {
-    caller.require_in(&environment)?;
-    let input = request.into_input(&feature)?;
-    let actor = caller.actor().to_owned();
-    let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now)
-    })
-    .await
+    save(ctx, caller, place, None, request).await
 }
 
 /// Replaces the strategy `id`.
 pub async fn update(
     ctx: &Ctx,
     caller: &Caller,
-    (project, feature, environment): Place,
+    place: Place,
     id: String,
+    request: StrategyRequest,
+) -> Result<flag_eval::Strategy, AdminError> {
+    save(ctx, caller, place, Some(id), request).await
+}
+
+/// Adds a strategy, or replaces the one with `id`.
+async fn save(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature, environment): Place,
+    id: Option<String>,
     request: StrategyRequest,
 ) -> Result<flag_eval::Strategy, AdminError> {
     caller.require_in(&environment)?;
     let input = request.into_input(&feature)?;
     let actor = caller.actor().to_owned();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::strategies::update(conn, &project, &feature, &environment, &id, &input, &actor, now)
+    db::run(&ctx.store, move |conn| match &id {
+        None => queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now),
+        Some(id) => {
+            queries::strategies::update(conn, &project, &feature, &environment, id, &input, &actor, now)
+        }
     })
     .await
 }

@@ -67,28 +67,32 @@ pub enum Operator {
 impl Operator {
     /// Parses an Unleash operator name.
     pub fn parse(name: &str) -> Option<Self> {
-        Some(match name {
-            "IN" => Self::In,
-            "NOT_IN" => Self::NotIn,
-            "STR_STARTS_WITH" => Self::StrStartsWith,
-            "STR_ENDS_WITH" => Self::StrEndsWith,
-            "STR_CONTAINS" => Self::StrContains,
-            "NUM_EQ" => Self::NumEq,
-            "NUM_GT" => Self::NumGt,
-            "NUM_GTE" => Self::NumGte,
-            "NUM_LT" => Self::NumLt,
-            "NUM_LTE" => Self::NumLte,
-            "DATE_AFTER" => Self::DateAfter,
-            "DATE_BEFORE" => Self::DateBefore,
-            "SEMVER_EQ" => Self::SemverEq,
-            "SEMVER_GT" => Self::SemverGt,
-            "SEMVER_GTE" => Self::SemverGte,
-            "SEMVER_LT" => Self::SemverLt,
-            "SEMVER_LTE" => Self::SemverLte,
-            "REGEX" => Self::Regex,
-            "IN_CIDR" => Self::InCidr,
-            _ => return None,
-        })
+        Self::ALL.into_iter().find(|operator| operator.name() == name)
+    }
+
+    /// The operator's name, as Unleash writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::In => "IN",
+            Self::NotIn => "NOT_IN",
+            Self::StrStartsWith => "STR_STARTS_WITH",
+            Self::StrEndsWith => "STR_ENDS_WITH",
+            Self::StrContains => "STR_CONTAINS",
+            Self::NumEq => "NUM_EQ",
+            Self::NumGt => "NUM_GT",
+            Self::NumGte => "NUM_GTE",
+            Self::NumLt => "NUM_LT",
+            Self::NumLte => "NUM_LTE",
+            Self::DateAfter => "DATE_AFTER",
+            Self::DateBefore => "DATE_BEFORE",
+            Self::SemverEq => "SEMVER_EQ",
+            Self::SemverGt => "SEMVER_GT",
+            Self::SemverGte => "SEMVER_GTE",
+            Self::SemverLt => "SEMVER_LT",
+            Self::SemverLte => "SEMVER_LTE",
+            Self::Regex => "REGEX",
+            Self::InCidr => "IN_CIDR",
+        }
     }
 
     /// All operators, for tests and documentation.

@@ -128,7 +128,7 @@ pub fn migrate(connection: &mut DbConnection) -> Result<(), StoreError> {
             // Waits as long as another replica migrates: the connection's lock timeout, meant for
             // writers, is lifted meanwhile.
             postgres.batch_execute(&format!(
-                "SELECT set_config('flagd.lock_timeout', current_setting('lock_timeout'), false); \
+                "SELECT set_config('halyard.lock_timeout', current_setting('lock_timeout'), false); \
                  SET lock_timeout = 0; SELECT pg_advisory_lock({})",
                 connection::MIGRATION_LOCK
             ))?;
@@ -138,7 +138,7 @@ pub fn migrate(connection: &mut DbConnection) -> Result<(), StoreError> {
                 .map_err(failed);
             postgres.batch_execute(&format!(
                 "SELECT pg_advisory_unlock({}); \
-                 SELECT set_config('lock_timeout', current_setting('flagd.lock_timeout'), false)",
+                 SELECT set_config('lock_timeout', current_setting('halyard.lock_timeout'), false)",
                 connection::MIGRATION_LOCK
             ))?;
             result

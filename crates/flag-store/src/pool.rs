@@ -180,7 +180,7 @@ impl Database {
                 return Ok(Self::Postgres(Postgres {
                     connection: ConnectionString::new(url),
                     schema: None,
-                    application_name: "flagd".into(),
+                    application_name: "halyard".into(),
                 }));
             }
             if scheme.eq_ignore_ascii_case("sqlite") || scheme.eq_ignore_ascii_case("file") {
@@ -190,7 +190,7 @@ impl Database {
                 scheme: scheme.to_owned(),
             });
         }
-        // libpq's `host=db user=flagd ...` form is not a file name.
+        // libpq's `host=db user=halyard ...` form is not a file name.
         let first = url.split_whitespace().next().unwrap_or_default();
         if first.split_once('=').is_some_and(|(key, _)| {
             !key.is_empty() && key.bytes().all(|byte| byte.is_ascii_lowercase() || byte == b'_')
@@ -434,11 +434,11 @@ mod tests {
     #[test]
     fn urls_choose_the_backend_and_other_schemes_are_refused() {
         assert!(matches!(
-            Database::from_url("postgres://flagd@db/unleash"),
+            Database::from_url("postgres://halyard@db/unleash"),
             Ok(Database::Postgres(_))
         ));
         assert!(matches!(
-            Database::from_url("postgresql://flagd@db/unleash?sslmode=require"),
+            Database::from_url("postgresql://halyard@db/unleash?sslmode=require"),
             Ok(Database::Postgres(_))
         ));
         assert_eq!(
@@ -453,7 +453,7 @@ mod tests {
             Database::from_url("./data/flags.db"),
             Ok(Database::Sqlite("./data/flags.db".into()))
         );
-        assert!(Database::from_url("host=db user=flagd password=s3cret").is_err());
+        assert!(Database::from_url("host=db user=halyard password=s3cret").is_err());
         let refused = Database::from_url("mysql://root@db/unleash");
         assert_eq!(
             refused,
@@ -472,17 +472,17 @@ mod tests {
     fn passwords_never_show() {
         for (text, shown) in [
             (
-                "postgres://flagd:s3cret@db:5432/unleash?sslmode=require",
-                "postgres://flagd:***@db:5432/unleash?sslmode=require",
+                "postgres://halyard:s3cret@db:5432/unleash?sslmode=require",
+                "postgres://halyard:***@db:5432/unleash?sslmode=require",
             ),
-            ("postgres://flagd@db/unleash", "postgres://flagd@db/unleash"),
+            ("postgres://halyard@db/unleash", "postgres://halyard@db/unleash"),
             (
-                "postgresql://db/unleash?user=flagd&password=s3cret&sslmode=require",
-                "postgresql://db/unleash?user=flagd&password=***&sslmode=require",
+                "postgresql://db/unleash?user=halyard&password=s3cret&sslmode=require",
+                "postgresql://db/unleash?user=halyard&password=***&sslmode=require",
             ),
             (
-                "host=db user=flagd password='s3cret words' dbname=unleash",
-                "host=db user=flagd password='***' dbname=unleash",
+                "host=db user=halyard password='s3cret words' dbname=unleash",
+                "host=db user=halyard password='***' dbname=unleash",
             ),
             (
                 r"host=db password='a\'b s3cret' dbname=unleash",

@@ -1,8 +1,8 @@
 //! Scratch databases for tests: a fresh database on the backend the suite runs against, removed
 //! when dropped. The same tests run on both backends by running the suite twice:
 //!
-//! - `FLAGD_TEST_DATABASE=sqlite` (or unset): a file in a new temporary directory.
-//! - `FLAGD_TEST_DATABASE=postgres`: a new schema in the database at `FLAGD_TEST_POSTGRES_URL`
+//! - `HALYARD_TEST_DATABASE=sqlite` (or unset): a file in a new temporary directory.
+//! - `HALYARD_TEST_DATABASE=postgres`: a new schema in the database at `HALYARD_TEST_POSTGRES_URL`
 //!   (`./scripts/test` starts a throwaway PostgreSQL cluster and sets both). Without the URL
 //!   every scratch fails with a message that says so: the suite never falls back to SQLite.
 
@@ -16,11 +16,11 @@ use crate::pool::quote_identifier;
 use crate::{Backend, ConnectionString, Database, Postgres, Store, StoreConfig, StoreError};
 
 /// The variable that chooses the backend under test.
-pub const BACKEND_VARIABLE: &str = "FLAGD_TEST_DATABASE";
+pub const BACKEND_VARIABLE: &str = "HALYARD_TEST_DATABASE";
 /// The variable holding the PostgreSQL server's URL when PostgreSQL is under test.
-pub const POSTGRES_URL_VARIABLE: &str = "FLAGD_TEST_POSTGRES_URL";
+pub const POSTGRES_URL_VARIABLE: &str = "HALYARD_TEST_POSTGRES_URL";
 
-/// The backend the suite runs against, from `FLAGD_TEST_DATABASE`.
+/// The backend the suite runs against, from `HALYARD_TEST_DATABASE`.
 pub fn backend_under_test() -> Result<Backend, StoreError> {
     match std::env::var(BACKEND_VARIABLE).as_deref() {
         Err(_) | Ok("" | "sqlite") => Ok(Backend::Sqlite),
@@ -70,7 +70,7 @@ impl Scratch {
                     config: StoreConfig::new(Postgres {
                         connection: connection.clone(),
                         schema: Some(schema.clone()),
-                        application_name: "flagd-test".into(),
+                        application_name: "halyard-test".into(),
                     }),
                     directory,
                     schema: Some((connection, schema)),

@@ -1,5 +1,5 @@
 //! OpenFeature's own Rust SDK, with its OFREP provider, evaluating flags through the real HTTP
-//! server on a scratch database of the backend under test (`FLAGD_TEST_DATABASE`).
+//! server on a scratch database of the backend under test (`HALYARD_TEST_DATABASE`).
 
 use std::net::TcpListener;
 

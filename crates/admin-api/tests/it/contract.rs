@@ -1119,27 +1119,21 @@ async fn advanced_playground_error_without_environments() {
 async fn request_bodies_take_what_unleash_takes() {
     let app = TestApp::new();
     let service = app.service().await;
-    // `username`, the older name of `tokenName`, names a token when `tokenName` is absent.
-    let token = &created(
-        &service,
-        post(
-            "/api/admin/api-tokens",
-            ADMIN,
+    // `username`, the older name of `tokenName`, names a token when `tokenName` is absent, and
+    // `tokenName` wins when both are given.
+    for (body, name) in [
+        (
             json!({"username": "legacy-script", "type": "client", "environment": "development"}),
+            "legacy-script",
         ),
-    )
-    .await["body"];
-    assert_eq!(token["tokenName"], json!("legacy-script"), "{token}");
-    let token = &created(
-        &service,
-        post(
-            "/api/admin/api-tokens",
-            ADMIN,
+        (
             json!({"tokenName": "new-name", "username": "old-name", "type": "backend"}),
+            "new-name",
         ),
-    )
-    .await["body"];
-    assert_eq!(token["tokenName"], json!("new-name"), "{token}");
+    ] {
+        let token = &created(&service, post("/api/admin/api-tokens", ADMIN, body)).await["body"];
+        assert_eq!(token["tokenName"], json!(name), "{token}");
+    }
     let body = expect(
         &service,
         post("/api/admin/api-tokens", ADMIN, json!({"type": "client"})),

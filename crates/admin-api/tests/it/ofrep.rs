@@ -111,32 +111,18 @@ async fn one_flag_is_evaluated_with_ofrep_reasons_and_errors() {
     );
     // An Unleash context needs no user: without a targeting key, a flag that is on is on, and
     // the other fields still take part, as the frontend API evaluates them.
-    let (status, body) = send(
-        &service,
-        evaluate("everyone", json!({"context": {"plan": "pro"}})),
-    )
-    .await;
-    assert_eq!(
-        (status, body["value"].clone()),
-        (StatusCode::OK, json!(true)),
-        "{body}"
-    );
-    let (status, body) = send(
-        &service,
-        evaluate("pro-only", json!({"context": {"plan": "pro"}})),
-    )
-    .await;
-    assert_eq!(
-        (status, body["variant"].clone()),
-        (StatusCode::OK, json!("gold")),
-        "{body}"
-    );
-    let (status, body) = send(&service, evaluate("everyone", json!({"context": {}}))).await;
-    assert_eq!(
-        (status, body["value"].clone()),
-        (StatusCode::OK, json!(true)),
-        "{body}"
-    );
+    for (key, context, field, expected) in [
+        ("everyone", json!({"plan": "pro"}), "value", json!(true)),
+        ("pro-only", json!({"plan": "pro"}), "variant", json!("gold")),
+        ("everyone", json!({}), "value", json!(true)),
+    ] {
+        let (status, body) = send(&service, evaluate(key, json!({"context": context}))).await;
+        assert_eq!(
+            (status, &body[field]),
+            (StatusCode::OK, &expected),
+            "{key}: {body}"
+        );
+    }
     let (status, body) = send(
         &service,
         evaluate("everyone", json!({"context": {"targetingKey": {"id": 1}}})),

@@ -4,7 +4,7 @@
 //! middle of writes keeps every write it acknowledged, and `copy-database` moves everything.
 //!
 //! These run on the backend under test like every other test (two processes on one SQLite file
-//! share it through WAL), so with `FLAGD_TEST_DATABASE=postgres` they are the two-replica tests
+//! share it through WAL), so with `HALYARD_TEST_DATABASE=postgres` they are the two-replica tests
 //! on PostgreSQL.
 
 use std::sync::{Arc, Barrier};
@@ -50,8 +50,8 @@ fn start_replicas(scratch: &Scratch, count: usize) -> Result<Vec<Replica>, Box<d
                         &[
                             ("INIT_ADMIN_API_TOKENS", ADMIN),
                             ("INIT_BACKEND_API_TOKENS", BACKEND),
-                            ("SIGNUP_RATE_PER_MINUTE", "1000"),
-                            ("LOGIN_RATE_PER_MINUTE", "1000"),
+                            ("HALYARD_SIGNUP_RATE_PER_MINUTE", "1000"),
+                            ("HALYARD_LOGIN_RATE_PER_MINUTE", "1000"),
                         ],
                     )
                     .map_err(|error| error.to_string())

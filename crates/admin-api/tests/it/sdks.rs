@@ -199,11 +199,11 @@ fn the_node_sdk_runs_clean_and_its_counts_show_exactly() -> Result<(), Box<dyn s
     let result = run_node(
         "node-sdk.mjs",
         &[
-            ("FLAGD_URL", server.base.clone()),
-            ("FLAGD_TOKEN", BACKEND.to_owned()),
-            ("FLAGD_FLAGS", FLAGS.join(",")),
+            ("HALYARD_URL", server.base.clone()),
+            ("HALYARD_TOKEN", BACKEND.to_owned()),
+            ("HALYARD_FLAGS", FLAGS.join(",")),
             // Two polls after the first, each answered 304.
-            ("FLAGD_SECONDS", "31".to_owned()),
+            ("HALYARD_SECONDS", "31".to_owned()),
         ],
     )?;
     assert_eq!(result["events"], json!([]), "no warn or error event: {result}");
@@ -298,10 +298,10 @@ fn the_browser_sdk_gets_what_the_playground_says() -> Result<(), Box<dyn std::er
         let result = run_node(
             "proxy-client.mjs",
             &[
-                ("FLAGD_URL", server.base.clone()),
-                ("FLAGD_TOKEN", FRONTEND.to_owned()),
-                ("FLAGD_FLAGS", FLAGS.join(",")),
-                ("FLAGD_CONTEXT", context.to_string()),
+                ("HALYARD_URL", server.base.clone()),
+                ("HALYARD_TOKEN", FRONTEND.to_owned()),
+                ("HALYARD_FLAGS", FLAGS.join(",")),
+                ("HALYARD_CONTEXT", context.to_string()),
             ],
         )?;
         assert_eq!(result["errors"], json!([]), "{result}");

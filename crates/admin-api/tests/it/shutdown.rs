@@ -140,7 +140,7 @@ fn bad_database_urls_stop_the_start_with_a_clear_message_and_no_password()
         "a file database was made from the URL"
     );
 
-    let unreachable = run("postgres://flagd:hunter2-secret@127.0.0.1:1/unleash?connect_timeout=5")?;
+    let unreachable = run("postgres://halyard:hunter2-secret@127.0.0.1:1/unleash?connect_timeout=5")?;
     assert!(!unreachable.status.success());
     let printed = format!(
         "{}{}",
@@ -148,7 +148,7 @@ fn bad_database_urls_stop_the_start_with_a_clear_message_and_no_password()
         String::from_utf8_lossy(&unreachable.stderr)
     );
     assert!(
-        printed.contains("postgres://flagd:***@127.0.0.1:1/unleash"),
+        printed.contains("postgres://halyard:***@127.0.0.1:1/unleash"),
         "{printed}"
     );
     assert!(printed.contains("Connection refused"), "{printed}");

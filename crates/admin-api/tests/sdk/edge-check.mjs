@@ -1,17 +1,17 @@
-// The checks of scripts/edge-check, against a server (FLAGD_URL) and an Unleash Edge in edge
+// The checks of scripts/edge-check, against a server (HALYARD_URL) and an Unleash Edge in edge
 // mode upstream to it (EDGE_URL): SDKs connected to Edge get the server's flags, and Edge's
 // metrics reach the server. Prints what it found and exits 1 when a check fails.
 import { initialize } from 'unleash-client';
 import { UnleashClient } from 'unleash-proxy-client';
 
-const { FLAGD_URL, EDGE_URL, ADMIN_TOKEN, BACKEND_TOKEN, FRONTEND_TOKEN } = process.env;
+const { HALYARD_URL, EDGE_URL, ADMIN_TOKEN, BACKEND_TOKEN, FRONTEND_TOKEN } = process.env;
 const failures = [];
 const check = (ok, what) => {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${what}`);
   if (!ok) failures.push(what);
 };
 const admin = async (method, path, body) => {
-  const response = await fetch(`${FLAGD_URL}${path}`, {
+  const response = await fetch(`${HALYARD_URL}${path}`, {
     method,
     headers: { Authorization: ADMIN_TOKEN, 'Content-Type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -22,7 +22,7 @@ const admin = async (method, path, body) => {
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // 1. The backend SDK through Edge gets the server's flags and evaluates as the playground does.
-const ours = await (await fetch(`${FLAGD_URL}/api/client/features`, { headers: { Authorization: BACKEND_TOKEN } })).json();
+const ours = await (await fetch(`${HALYARD_URL}/api/client/features`, { headers: { Authorization: BACKEND_TOKEN } })).json();
 const viaEdge = await (await fetch(`${EDGE_URL}/api/client/features`, { headers: { Authorization: BACKEND_TOKEN } })).json();
 const names = (document) => document.features.map((feature) => feature.name).sort().join(',');
 check(names(viaEdge) === names(ours) && ours.features.length > 0,

@@ -1,16 +1,16 @@
 // The official Node SDK (`unleash-client`) in its default configuration against the server at
-// FLAGD_URL, with the backend token FLAGD_TOKEN. It evaluates FLAGD_FLAGS (comma-separated) for
-// a few users for FLAGD_SECONDS, then sends its metrics and prints one JSON line: every warn and
+// HALYARD_URL, with the backend token HALYARD_TOKEN. It evaluates HALYARD_FLAGS (comma-separated) for
+// a few users for HALYARD_SECONDS, then sends its metrics and prints one JSON line: every warn and
 // error event, what it evaluated, and what it counted.
 import { initialize } from 'unleash-client';
 
-const { FLAGD_URL, FLAGD_TOKEN, FLAGD_FLAGS, FLAGD_SECONDS } = process.env;
-const flags = FLAGD_FLAGS.split(',');
+const { HALYARD_URL, HALYARD_TOKEN, HALYARD_FLAGS, HALYARD_SECONDS } = process.env;
+const flags = HALYARD_FLAGS.split(',');
 const events = [];
 const unleash = initialize({
-  url: `${FLAGD_URL}/api/`,
+  url: `${HALYARD_URL}/api/`,
   appName: 'node-sdk-test',
-  customHeaders: { Authorization: FLAGD_TOKEN },
+  customHeaders: { Authorization: HALYARD_TOKEN },
 });
 unleash.on('warn', (message) => events.push({ kind: 'warn', message: String(message) }));
 unleash.on('error', (error) => events.push({ kind: 'error', message: String(error) }));
@@ -22,7 +22,7 @@ await new Promise((resolve) => unleash.once('synchronized', resolve));
 
 const evaluated = {};
 const counted = {};
-const deadline = Date.now() + Number(FLAGD_SECONDS) * 1000;
+const deadline = Date.now() + Number(HALYARD_SECONDS) * 1000;
 let round = 0;
 while (Date.now() < deadline) {
   for (const flag of flags) {

@@ -1,7 +1,7 @@
 //! Unleash's client specification, one named test per file, plus the benchmark workload.
 //!
 //! The files are vendored in `tests/data/client-specification` (Unleash's official suite, 22
-//! files and 279 cases) and `tests/data/workload`; set `CLIENT_SPEC_DIR` / `WORKLOAD_DIR` to run
+//! files and 279 cases) and `tests/data/workload`; set `HALYARD_CLIENT_SPEC_DIR` / `HALYARD_WORKLOAD_DIR` to run
 //! other copies, such as the npm package `@unleash/client-specification`.
 
 use std::path::PathBuf;

@@ -23,29 +23,6 @@ const FIELDS: [&str; 10] = [
     "age",
 ];
 
-const OPERATORS: [&str; 20] = [
-    "IN",
-    "NOT_IN",
-    "STR_STARTS_WITH",
-    "STR_ENDS_WITH",
-    "STR_CONTAINS",
-    "NUM_EQ",
-    "NUM_GT",
-    "NUM_GTE",
-    "NUM_LT",
-    "NUM_LTE",
-    "DATE_AFTER",
-    "DATE_BEFORE",
-    "SEMVER_EQ",
-    "SEMVER_GT",
-    "SEMVER_GTE",
-    "SEMVER_LT",
-    "SEMVER_LTE",
-    "REGEX",
-    "IN_CIDR",
-    "NOT_AN_OPERATOR",
-];
-
 const VALUES: [&str; 18] = [
     "a",
     "B",
@@ -74,7 +51,8 @@ fn value() -> impl Strategy<Value = String> {
 fn constraint() -> impl Strategy<Value = Constraint> {
     (
         select(&FIELDS[..]),
-        select(&OPERATORS[..]),
+        // Every operator, and a name that is none.
+        prop_oneof![19 => select(&Operator::ALL[..]).prop_map(Operator::name), 1 => Just("NOT_AN_OPERATOR")],
         vec(value(), 0..4),
         proptest::option::of(value()),
         any::<bool>(),

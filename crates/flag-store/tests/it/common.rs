@@ -1,4 +1,4 @@
-//! The test fixture: a fresh database on the backend under test (`FLAGD_TEST_DATABASE`, see
+//! The test fixture: a fresh database on the backend under test (`HALYARD_TEST_DATABASE`, see
 //! `flag_store::scratch`), opened with the real pool settings and migrations. Nothing is shared
 //! between tests.
 

@@ -258,7 +258,7 @@ fn schema_rs_matches_the_migrations() -> Result<(), Box<dyn std::error::Error>> 
 
 /// The libpq built into the binary speaks TLS: `sslmode=require` in the URL gives an encrypted
 /// connection (the test cluster has a self-signed certificate). PostgreSQL only, on every run:
-/// without `FLAGD_TEST_POSTGRES_URL` it fails, saying so.
+/// without `HALYARD_TEST_POSTGRES_URL` it fails, saying so.
 #[test]
 fn postgres_connections_use_tls_when_the_url_requires_it() -> Result<(), Box<dyn std::error::Error>> {
     #[derive(QueryableByName)]

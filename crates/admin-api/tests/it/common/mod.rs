@@ -1,5 +1,5 @@
 //! The test application: the real app from `build_app` on its own scratch database of the
-//! backend under test (`FLAGD_TEST_DATABASE`, see `flag_store::scratch`), with an admin token.
+//! backend under test (`HALYARD_TEST_DATABASE`, see `flag_store::scratch`), with an admin token.
 
 #![allow(dead_code, reason = "the hostile suite uses only the process helpers")]
 
@@ -76,7 +76,7 @@ impl TestApp {
         flag_store::queries::api_tokens::create(&mut *self.store.connection()?, &token, "test").map(drop)
     }
 
-    /// Imports an SDK document into `environment` of the `default` project, as `admin-api import`
+    /// Imports an SDK document into `environment` of the `default` project, as `halyard import`
     /// does.
     pub fn import(
         &self,

@@ -34,7 +34,7 @@ pub fn start_server(scratch: &Scratch) -> Result<(Child, u16), Box<dyn std::erro
 /// writes local files such as the generated admin token), with no `DATABASE_*` or `INIT_*`
 /// variables of the caller's.
 pub fn server_command(scratch: &Scratch) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_admin-api"));
+    let mut command = Command::new(env!("CARGO_BIN_EXE_halyard"));
     for (name, _) in std::env::vars_os() {
         if name
             .to_str()

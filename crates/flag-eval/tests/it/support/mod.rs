@@ -6,15 +6,15 @@ use std::path::PathBuf;
 pub mod spec_suite;
 
 /// Unleash's client specification (22 files, 279 cases), vendored from the npm package
-/// `@unleash/client-specification` 6.1.0; `CLIENT_SPEC_DIR` points the tests at another copy.
+/// `@unleash/client-specification` 6.1.0; `HALYARD_CLIENT_SPEC_DIR` points the tests at another copy.
 pub fn spec_dir() -> PathBuf {
-    data_dir("CLIENT_SPEC_DIR", "client-specification")
+    data_dir("HALYARD_CLIENT_SPEC_DIR", "client-specification")
 }
 
 /// The benchmark workload (`micro.json`, `state-1000.json`) that the benches time;
-/// `WORKLOAD_DIR` points the tests at another copy.
+/// `HALYARD_WORKLOAD_DIR` points the tests at another copy.
 pub fn workload_dir() -> PathBuf {
-    data_dir("WORKLOAD_DIR", "workload")
+    data_dir("HALYARD_WORKLOAD_DIR", "workload")
 }
 
 /// The directory the environment variable names, or else the vendored one under `tests/data`, so
