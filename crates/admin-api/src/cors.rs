@@ -16,10 +16,13 @@ fn cross_origin(path: &str) -> bool {
     path == "/api/frontend" || path.starts_with("/api/frontend/") || path.starts_with("/ofrep/")
 }
 
-/// The `Access-Control-Allow-Origin` value for a request from `origin`, if it is allowed.
+/// The `Access-Control-Allow-Origin` value for a request from `origin`, if it is allowed. With
+/// `*` configured, a request that names its origin gets that origin back: the answer allows
+/// credentials, and the CORS specification forbids `*` together with credentials, so browsers
+/// would refuse it.
 fn allowed_origin(origins: &[String], origin: Option<&HeaderValue>) -> Option<HeaderValue> {
     if origins.is_empty() || origins.iter().any(|allowed| allowed == "*") {
-        return Some(HeaderValue::from_static("*"));
+        return Some(origin.cloned().unwrap_or(HeaderValue::from_static("*")));
     }
     let origin = origin?;
     let text = origin.to_str().ok()?;
@@ -31,12 +34,15 @@ fn allowed_origin(origins: &[String], origin: Option<&HeaderValue>) -> Option<He
 
 fn add_common(headers: &mut HeaderMap, allow: Option<HeaderValue>) {
     if let Some(allow) = allow {
+        // Credentials go with a named origin only, never with `*`.
+        if allow != "*" {
+            headers.insert(
+                header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+                HeaderValue::from_static("true"),
+            );
+        }
         headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, allow);
     }
-    headers.insert(
-        header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
-        HeaderValue::from_static("true"),
-    );
     headers.insert(
         header::ACCESS_CONTROL_EXPOSE_HEADERS,
         HeaderValue::from_static("ETag"),
@@ -98,7 +104,11 @@ mod tests {
         );
         assert_eq!(allowed_origin(&listed, None), None);
         assert_eq!(allowed_origin(&["*".to_owned()], None), from("*"));
-        assert_eq!(allowed_origin(&[], from("https://x.example").as_ref()), from("*"));
+        assert_eq!(
+            allowed_origin(&[], from("https://x.example").as_ref()),
+            from("https://x.example"),
+            "with every origin allowed, the origin is named back, since credentials are allowed"
+        );
         assert!(cross_origin("/api/frontend") && cross_origin("/api/frontend/client/metrics"));
         assert!(cross_origin("/ofrep/v1/evaluate/flags") && !cross_origin("/api/frontendx"));
         assert!(!cross_origin("/api/client/features"));

@@ -27,6 +27,9 @@ pub enum ApiError {
     /// 415 `ContentTypeError`.
     #[error("we do not accept the content-type you provided ({0}); use application/json")]
     ContentType(String),
+    /// 415 `ContentTypeError`: a body in an encoding the server does not decode.
+    #[error("we do not accept the content-encoding you provided ({0}); use gzip, deflate, br or none")]
+    ContentEncoding(String),
     /// 405 `MethodNotAllowed`.
     #[error("method not allowed")]
     MethodNotAllowed,
@@ -63,7 +66,7 @@ impl ApiError {
                 AdminError::Internal(_) => "InternalError",
             },
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
-            Self::ContentType(_) => "ContentTypeError",
+            Self::ContentType(_) | Self::ContentEncoding(_) => "ContentTypeError",
             Self::MethodNotAllowed => "MethodNotAllowedError",
         }
     }
@@ -104,7 +107,7 @@ impl ResponseError for ApiError {
                 AdminError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
             },
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
-            Self::ContentType(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::ContentType(_) | Self::ContentEncoding(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
         }
     }

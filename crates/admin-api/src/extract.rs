@@ -6,7 +6,7 @@ use std::pin::Pin;
 
 use actix_web::dev::Payload;
 use actix_web::error::{PathError, PayloadError, QueryPayloadError};
-use actix_web::http::header::CONTENT_TYPE;
+use actix_web::http::header::{CONTENT_ENCODING, CONTENT_TYPE};
 use actix_web::{FromRequest, HttpRequest, web};
 use serde::de::DeserializeOwned;
 
@@ -57,6 +57,10 @@ impl FromRequest for JsonBytes {
             .and_then(|value| value.to_str().ok())
             .unwrap_or_default()
             .to_owned();
+        let encoding = request
+            .headers()
+            .get(CONTENT_ENCODING)
+            .map(|value| value.to_str().unwrap_or("(not text)").trim().to_ascii_lowercase());
         Box::pin(async move {
             let essence = content_type
                 .split(';')
@@ -71,12 +75,22 @@ impl FromRequest for JsonBytes {
                     content_type
                 }));
             }
+            // The encodings the server decodes; any other would be read as if it were none.
+            if let Some(encoding) = encoding
+                && !matches!(encoding.as_str(), "" | "identity" | "gzip" | "deflate" | "br")
+            {
+                return Err(ApiError::ContentEncoding(encoding));
+            }
             bytes
                 .await
                 .map(JsonBytes)
                 .map_err(|error| match error.as_error::<PayloadError>() {
                     Some(PayloadError::Overflow) => ApiError::PayloadTooLarge { limit },
-                    _ => ApiError::bad_request(format!("cannot read the body: {error}")),
+                    Some(PayloadError::EncodingCorrupted | PayloadError::Io(_)) => {
+                        ApiError::bad_request("the body cannot be decoded as its Content-Encoding says")
+                    }
+                    Some(PayloadError::Incomplete(_)) => ApiError::bad_request("the body ended early"),
+                    _ => ApiError::bad_request("the body cannot be read"),
                 })
         })
     }
@@ -86,7 +100,7 @@ impl FromRequest for JsonBytes {
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-        let path = pointer(&error.path().to_string());
+        let path = pointer(error.path());
         let inner = error.into_inner();
         if inner.is_syntax() || inner.is_eof() {
             ApiError::bad_request(format!("the body is not valid JSON: {inner}"))
@@ -104,18 +118,23 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     Ok(value)
 }
 
-/// `variants[0].weight` → `/variants/0/weight`; the root is `/`.
-fn pointer(path: &str) -> String {
-    if path == "." || path.is_empty() {
-        return "/".into();
-    }
+/// The JSON Pointer of the field a deserialisation failed at: `variants[0].weight` is
+/// `/variants/0/weight`, and a map key with dots or slashes stays one segment (`~1` for `/`);
+/// the root is `/`.
+fn pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
     let mut pointer = String::new();
-    for part in path.split(['.', '[']) {
-        let part = part.trim_end_matches(']');
-        if !part.is_empty() {
-            pointer.push('/');
-            pointer.push_str(part);
+    for segment in path {
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } => pointer.push_str(&flag_admin::dto::pointer_segment(key)),
+            Segment::Enum { variant } => pointer.push_str(&flag_admin::dto::pointer_segment(variant)),
+            Segment::Unknown => pointer.push('?'),
         }
+    }
+    if pointer.is_empty() {
+        pointer.push('/');
     }
     pointer
 }
@@ -143,10 +162,34 @@ pub fn query_error(error: QueryPayloadError, _request: &HttpRequest) -> actix_we
 mod tests {
     use super::*;
 
+    fn path_of(json: &str) -> String {
+        #[derive(Debug, serde::Deserialize)]
+        #[expect(dead_code, reason = "only the failure is looked at")]
+        struct Report {
+            variants: Vec<Weighted>,
+            toggles: std::collections::BTreeMap<String, Weighted>,
+        }
+        #[derive(Debug, serde::Deserialize)]
+        #[expect(dead_code, reason = "only the failure is looked at")]
+        struct Weighted {
+            weight: u32,
+        }
+        let mut deserializer = serde_json::Deserializer::from_str(json);
+        serde_path_to_error::deserialize::<_, Report>(&mut deserializer)
+            .map_or_else(|error| pointer(error.path()), |_| String::new())
+    }
+
     #[test]
-    fn paths_become_json_pointers() {
-        assert_eq!(pointer("variants[0].weight"), "/variants/0/weight");
-        assert_eq!(pointer("."), "/");
-        assert_eq!(pointer("context.appName"), "/context/appName");
+    fn paths_become_json_pointers_with_each_key_one_segment() {
+        assert_eq!(path_of(r#"{"variants": [{"weight": -1}]}"#), "/variants/0/weight");
+        assert_eq!(
+            path_of(r#"{"variants": [], "toggles": {"checkout.new": {"weight": -1}}}"#),
+            "/toggles/checkout.new/weight"
+        );
+        assert_eq!(
+            path_of(r#"{"variants": [], "toggles": {"a/b~c": {"weight": -1}}}"#),
+            "/toggles/a~1b~0c/weight"
+        );
+        assert_eq!(path_of("[]"), "/");
     }
 }

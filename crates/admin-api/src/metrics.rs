@@ -1,5 +1,5 @@
-//! Prometheus metrics: requests by method, route pattern and status, and password
-//! verifications. Labels never carry a raw path, so a secret in a path cannot reach them and
+//! Prometheus metrics: requests by method, route pattern and status, password verifications
+//! and dropped SDK usage. Labels never carry a raw path, so a secret in a path cannot reach them and
 //! unmatched paths share one label.
 
 use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounter, Registry, TextEncoder};
@@ -12,6 +12,8 @@ pub struct Metrics {
     requests: Option<HistogramVec>,
     /// Likewise `None` only if it could not be registered.
     verifications: Option<IntCounter>,
+    /// Likewise.
+    dropped_reports: Option<IntCounter>,
 }
 
 impl Default for Metrics {
@@ -35,10 +37,17 @@ impl Default for Metrics {
         )
         .ok()
         .filter(|counter| registry.register(Box::new(counter.clone())).is_ok());
+        let dropped_reports = IntCounter::new(
+            "sdk_usage_dropped_total",
+            "SDK usage entries dropped: past the in-memory bounds, or refused by the database",
+        )
+        .ok()
+        .filter(|counter| registry.register(Box::new(counter.clone())).is_ok());
         Self {
             registry,
             requests,
             verifications,
+            dropped_reports,
         }
     }
 }
@@ -53,11 +62,16 @@ impl Metrics {
         }
     }
 
-    /// The text exposition format, with `passwords_verified`, the application's count of
-    /// password verifications.
-    pub fn render(&self, passwords_verified: u64) -> String {
-        if let Some(verifications) = &self.verifications {
-            verifications.inc_by(passwords_verified.saturating_sub(verifications.get()));
+    /// The text exposition format, with the application's counts: password verifications
+    /// and dropped SDK usage.
+    pub fn render(&self, app: &flag_admin::Ctx) -> String {
+        for (counter, total) in [
+            (&self.verifications, app.passwords_verified()),
+            (&self.dropped_reports, app.usage().dropped()),
+        ] {
+            if let Some(counter) = counter {
+                counter.inc_by(total.saturating_sub(counter.get()));
+            }
         }
         let mut buffer = Vec::new();
         // Encoding gathered metrics into a Vec cannot fail.
@@ -74,7 +88,9 @@ mod tests {
     fn requests_are_exported_by_route() {
         let metrics = Metrics::default();
         metrics.observe("GET", "/invite/{token}/validate", 200, 0.002);
-        let text = metrics.render(0);
+        let mut buffer = Vec::new();
+        let _ = TextEncoder::new().encode(&metrics.registry.gather(), &mut buffer);
+        let text = String::from_utf8(buffer).unwrap_or_default();
         assert!(text.contains("http_request_duration_seconds_count{method=\"GET\",route=\"/invite/{token}/validate\",status=\"200\"} 1"), "{text}");
     }
 }

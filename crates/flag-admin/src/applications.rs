@@ -50,38 +50,25 @@ pub async fn list(ctx: &Ctx, query: ApplicationsQuery) -> Result<ApplicationsOut
         .filter(|limit| (1..=1000).contains(limit))
         .unwrap_or(1000);
     let descending = query.sort_order.as_deref() == Some("desc");
-    let ((rows, total), instances) = db::run(&ctx.store, move |conn| {
-        Ok((
-            client_metrics::applications(conn, &terms, offset, limit, descending)?,
-            client_metrics::all_instances(conn)?,
-        ))
+    let ((rows, total), (scopes, mut versions)) = db::run(&ctx.store, move |conn| {
+        let (rows, total) = client_metrics::applications(conn, &terms, offset, limit, descending)?;
+        let names: Vec<String> = rows.iter().map(|row| row.app_name.clone()).collect();
+        Ok(((rows, total), client_metrics::scopes_of(conn, &names)?))
     })
     .await?;
-    let mut by_application: HashMap<&str, Vec<&flag_store::models::ClientInstanceRow>> = HashMap::new();
-    for instance in &instances {
-        by_application
-            .entry(&instance.app_name)
-            .or_default()
-            .push(instance);
+    let mut by_application: HashMap<&str, BTreeMap<&str, BTreeSet<&str>>> = HashMap::new();
+    for scope in &scopes {
+        let usage = by_application.entry(&scope.app_name).or_default();
+        for project in &scope.projects {
+            usage.entry(project).or_default().insert(&scope.environment);
+        }
     }
     let mut applications = Vec::with_capacity(rows.len());
     for row in rows {
-        let mut usage: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-        let mut latest: Option<&flag_store::models::ClientInstanceRow> = None;
-        for &instance in by_application.get(row.app_name.as_str()).into_iter().flatten() {
-            for project in instance.projects()? {
-                usage
-                    .entry(project)
-                    .or_default()
-                    .insert(instance.environment.clone());
-            }
-            if latest.is_none_or(|latest| latest.last_seen < instance.last_seen) {
-                latest = Some(instance);
-            }
-        }
+        let usage = by_application.remove(row.app_name.as_str()).unwrap_or_default();
         applications.push(ApplicationItem {
             strategies: row.strategies()?,
-            sdk_version: latest.and_then(|instance| instance.sdk_version.clone()),
+            sdk_version: versions.remove(&row.app_name).flatten(),
             app_name: row.app_name,
             description: row.description,
             url: row.url,
@@ -91,8 +78,8 @@ pub async fn list(ctx: &Ctx, query: ApplicationsQuery) -> Result<ApplicationsOut
             usage: usage
                 .into_iter()
                 .map(|(project, environments)| ApplicationUsage {
-                    project,
-                    environments: environments.into_iter().collect(),
+                    project: project.to_owned(),
+                    environments: environments.into_iter().map(str::to_owned).collect(),
                 })
                 .collect(),
         });

@@ -448,6 +448,12 @@ fn segment_out<'a>(segment: &SegmentResult<'a>) -> SegmentOut<'a> {
 /// Longest name, email or username accepted, in characters, as Unleash caps them.
 pub const MAX_TEXT_CHARS: usize = 255;
 
+/// `key` as one segment of a JSON Pointer (RFC 6901): `~` as `~0` and `/` as `~1`, so a name
+/// with slashes or dots stays one segment.
+pub fn pointer_segment(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
 /// What is wrong with a name, email or username at `path`, if anything: empty once trimmed,
 /// longer than [`MAX_TEXT_CHARS`] characters, or holding a control character.
 pub fn text_problem(path: &str, text: &str) -> Option<Detail> {

@@ -13,18 +13,34 @@ use crate::dto::frontend::{
     CurrentVersion, FrontendFeatures, FrontendToggle, FrontendVariant, LatestVersion, SetCors, UiConfig,
     VersionInfo,
 };
+use crate::dto::{MAX_CONTEXT_FIELDS, MAX_CONTEXT_VALUE_BYTES, pointer_segment};
 use crate::{AdminError, Ctx, db};
 
 /// A context from `(name, value)` pairs, as Unleash builds it for the frontend API: the known
 /// fields by name, `properties[name]` and every other name as a property, `currentTime` ignored
 /// (date rules use the server's clock), `caller_address` when none is given, and a fresh
-/// session id when none is given.
+/// session id when none is given. At most [`MAX_CONTEXT_FIELDS`] fields, each name and value
+/// at most [`MAX_CONTEXT_VALUE_BYTES`], as in the playground.
 pub fn context_from(
     pairs: impl IntoIterator<Item = (String, String)>,
     caller_address: IpAddr,
 ) -> Result<Context, AdminError> {
     let mut context = Context::default();
-    for (name, value) in pairs {
+    for (index, (name, value)) in pairs.into_iter().enumerate() {
+        // The playground's limits: a context cannot make one request costly.
+        if index >= MAX_CONTEXT_FIELDS {
+            return Err(AdminError::invalid(
+                "/context",
+                format!("/context has more than {MAX_CONTEXT_FIELDS} fields and properties"),
+            ));
+        }
+        if name.len() > MAX_CONTEXT_VALUE_BYTES || value.len() > MAX_CONTEXT_VALUE_BYTES {
+            let path = format!("/context/{}", pointer_segment(&name));
+            return Err(AdminError::invalid(
+                &path,
+                format!("{path} is longer than {MAX_CONTEXT_VALUE_BYTES} bytes"),
+            ));
+        }
         if value.is_empty() {
             continue;
         }

@@ -96,7 +96,10 @@ fn context_of(body: &[u8], key: Option<&str>, caller_address: IpAddr) -> Result<
             pairs.push((name, text));
         }
     }
-    crate::frontend::context_from(pairs, caller_address).map_err(Failure::Internal)
+    crate::frontend::context_from(pairs, caller_address).map_err(|error| match error {
+        AdminError::Validation { message, .. } => failure(key, OfrepErrorCode::InvalidContext, message),
+        other => Failure::Internal(other),
+    })
 }
 
 /// One flag's evaluation in OFREP's terms.

@@ -62,7 +62,7 @@ pub fn register(
     address: IpAddr,
     registration: Registration,
 ) -> Result<(), AdminError> {
-    registration.check()?;
+    registration.check(crate::now())?;
     ctx.usage.instance(
         InstanceReport {
             sdk_version: registration.sdk_version,
@@ -95,7 +95,7 @@ pub fn metrics(
     address: IpAddr,
     report: MetricsReport,
 ) -> Result<(), AdminError> {
-    report.check()?;
+    report.check(crate::now())?;
     let environment = usage_environment(access.environment.as_deref());
     let app_name = report.app_name.clone();
     ctx.usage.instance(
@@ -121,7 +121,7 @@ pub fn metrics(
 /// Takes Unleash Edge's report: the applications behind it and their counts. Counts for
 /// another environment than the token's, or for flags outside its projects, are dropped.
 pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), AdminError> {
-    report.check()?;
+    report.check(crate::now())?;
     let accepted = usage_environment(access.environment.as_deref());
     let now = crate::now();
     for application in report.applications {
@@ -183,7 +183,7 @@ pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), A
 /// Checks a frontend SDK's registration, which is answered as Unleash answers it; frontend
 /// instances are recorded from their metrics.
 pub fn frontend_register(registration: &Registration) -> Result<(), AdminError> {
-    registration.check()
+    registration.check(crate::now())
 }
 
 /// Takes a frontend SDK's usage counts, filed under the token's environment. The instance is
@@ -195,7 +195,7 @@ pub fn frontend_metrics(
     sdk: Option<&str>,
     report: MetricsReport,
 ) -> Result<(), AdminError> {
-    report.check()?;
+    report.check(crate::now())?;
     if let Some(sdk) = sdk {
         check_text("Unleash-Sdk", sdk)?;
     }

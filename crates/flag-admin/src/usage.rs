@@ -50,13 +50,34 @@ struct Pending {
     counts: HashMap<CountKey, Counts>,
     /// Failed attempts to write the oldest part of this aggregate.
     attempts: u32,
+    /// What the entries hold, in bytes, about: their text and a fixed cost per entry.
+    bytes: usize,
 }
 
 impl Pending {
     fn is_empty(&self) -> bool {
         self.applications.is_empty() && self.instances.is_empty() && self.counts.is_empty()
     }
+
+    /// Whether an entry of `bytes` more fits under [`Usage::MAX_BYTES`]; counts it when it does.
+    fn reserve(&mut self, bytes: usize) -> bool {
+        pending_reserve(&mut self.bytes, bytes)
+    }
 }
+
+/// Whether an entry of `bytes` more fits in `held` bytes under [`Usage::MAX_BYTES`]; counts it
+/// when it does.
+fn pending_reserve(held: &mut usize, bytes: usize) -> bool {
+    let total = held.saturating_add(bytes).saturating_add(ENTRY_BYTES);
+    if total > Usage::MAX_BYTES {
+        return false;
+    }
+    *held = total;
+    true
+}
+
+/// What one entry of the aggregate costs beyond its text: its map slot, its key and its row.
+const ENTRY_BYTES: usize = 160;
 
 /// An instance's report about itself.
 #[derive(Debug, Clone)]
@@ -142,8 +163,13 @@ impl Usage {
     pub const MAX_APPLICATIONS: usize = 10_000;
     /// Most variant names counted per flag and hour.
     pub const MAX_VARIANTS: usize = 64;
+    /// Most memory the aggregate holds between flushes, in bytes, about; reports past it are
+    /// dropped and counted.
+    pub const MAX_BYTES: usize = 32 << 20;
     /// Writes a batch is given before it is dropped.
     pub const ATTEMPTS: u32 = 3;
+    /// Most rows written in one transaction.
+    pub const ROWS_PER_WRITE: usize = 500;
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending
@@ -190,7 +216,12 @@ impl Usage {
             if held.strategies.is_empty() {
                 held.strategies = application.strategies;
             }
-        } else if pending.applications.len() < Self::MAX_APPLICATIONS {
+        } else if pending.applications.len() < Self::MAX_APPLICATIONS
+            && pending.reserve(
+                application.app_name.len() * 2
+                    + application.strategies.iter().map(String::len).sum::<usize>(),
+            )
+        {
             pending
                 .applications
                 .insert(application.app_name.clone(), application);
@@ -207,7 +238,19 @@ impl Usage {
             row.environment.clone(),
         );
         let Some(held) = pending.instances.get_mut(&key) else {
-            if pending.instances.len() < Self::MAX_INSTANCES {
+            let text = [
+                Some(&row.app_name),
+                Some(&row.instance_id),
+                Some(&row.environment),
+                row.sdk_version.as_ref(),
+                row.client_ip.as_ref(),
+                Some(&row.projects),
+            ]
+            .into_iter()
+            .flatten()
+            .map(String::len)
+            .sum::<usize>();
+            if pending.instances.len() < Self::MAX_INSTANCES && pending.reserve(text * 2) {
                 pending.instances.insert(key, row);
             } else {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
@@ -230,16 +273,25 @@ impl Usage {
     }
 
     fn add_count(&self, pending: &mut Pending, key: CountKey, counts: Counts) {
-        if !pending.counts.contains_key(&key) && pending.counts.len() >= Self::MAX_COUNTS {
-            self.dropped.fetch_add(1, Ordering::Relaxed);
-            return;
+        if !pending.counts.contains_key(&key) {
+            let text = key.feature_name.len()
+                + key.app_name.len()
+                + key.environment.len()
+                + key.projects.iter().flatten().map(String::len).sum::<usize>();
+            if pending.counts.len() >= Self::MAX_COUNTS || !pending.reserve(text) {
+                self.dropped.fetch_add(1, Ordering::Relaxed);
+                return;
+            }
         }
         let held = pending.counts.entry(key).or_default();
         held.yes = held.yes.saturating_add(counts.yes);
         held.no = held.no.saturating_add(counts.no);
         held.reported_at = held.reported_at.max(counts.reported_at);
         for (variant, n) in counts.variants {
-            if held.variants.len() >= Self::MAX_VARIANTS && !held.variants.contains_key(&variant) {
+            if !held.variants.contains_key(&variant)
+                && (held.variants.len() >= Self::MAX_VARIANTS
+                    || !pending_reserve(&mut pending.bytes, variant.len()))
+            {
                 self.dropped.fetch_add(1, Ordering::Relaxed);
                 continue;
             }
@@ -283,44 +335,71 @@ impl Usage {
         }
     }
 
-    /// Writes everything pending in one transaction. One flush runs at a time: a flush that
-    /// finds another under way waits for it, then writes what arrived since. On failure
-    /// nothing is written and the batch is kept for the next flush, up to [`Usage::ATTEMPTS`]
-    /// attempts.
+    /// Writes everything pending, in parts of at most [`Usage::ROWS_PER_WRITE`] rows, each
+    /// its own transaction, so a write of the admin API waits at most for one small part. One
+    /// flush runs at a time: a flush that finds another under way waits for it, then writes
+    /// what arrived since.
+    ///
+    /// A part the database refuses is written again row by row, so one bad row costs only
+    /// itself, never another client's usage; a row that still fails is dropped and counted.
+    /// When the database is unavailable, what was not written is kept for the next flush, up
+    /// to [`Usage::ATTEMPTS`] attempts.
     pub async fn flush(&self, store: &Store) -> Result<Recorded, AdminError> {
         let _flushing = self.flushing.lock().await;
         let pending = std::mem::take(&mut *self.lock());
         if pending.is_empty() {
             return Ok(Recorded::default());
         }
-        let batch = Batch {
-            applications: pending.applications.values().cloned().collect(),
-            instances: pending.instances.values().cloned().collect(),
-            usage: pending
-                .counts
-                .iter()
-                .map(|(key, counts)| UsageCount {
-                    feature_name: key.feature_name.clone(),
-                    app_name: key.app_name.clone(),
-                    environment: key.environment.clone(),
-                    hour: key.hour,
-                    projects: key.projects.clone(),
-                    yes: counts.yes,
-                    no: counts.no,
-                    variants: counts.variants.clone(),
-                    reported_at: counts.reported_at,
-                })
-                .collect(),
-        };
+        let attempts = pending.attempts;
         let now = crate::now();
-        let written = crate::db::run(store, move |conn| client_metrics::record(conn, &batch, now)).await;
-        if let Err(error) = &written {
-            if pending.attempts + 1 >= Self::ATTEMPTS {
-                let lost = pending.counts.len() + pending.instances.len() + pending.applications.len();
+        let mut recorded = Recorded::default();
+        let mut failure = None;
+        let mut unwritten = Vec::new();
+        for part in parts(pending, Self::ROWS_PER_WRITE) {
+            if failure.is_some() {
+                unwritten.push(part);
+                continue;
+            }
+            match write(store, part.clone(), now).await {
+                Ok(done) => add(&mut recorded, done),
+                Err(error @ AdminError::Unavailable) => {
+                    failure = Some(error);
+                    unwritten.push(part);
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "a part of the SDK usage was refused; writing its rows one by one");
+                    for row in parts_of(part, 1) {
+                        if failure.is_some() {
+                            unwritten.push(row);
+                            continue;
+                        }
+                        match write(store, row.clone(), now).await {
+                            Ok(done) => add(&mut recorded, done),
+                            Err(error @ AdminError::Unavailable) => {
+                                failure = Some(error);
+                                unwritten.push(row);
+                            }
+                            Err(error) => {
+                                self.dropped.fetch_add(1, Ordering::Relaxed);
+                                tracing::warn!(%error, "one SDK usage row was refused by the database; dropped");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        if failure.is_none()
+            && let Err(error) = crate::db::run(store, move |conn| client_metrics::prune(conn, now)).await
+        {
+            tracing::warn!(%error, "pruning SDK usage failed; the next flush prunes again");
+        }
+        if let Some(error) = &failure {
+            let lost: usize = unwritten.iter().map(Batch::len).sum();
+            if attempts + 1 >= Self::ATTEMPTS {
                 self.dropped.fetch_add(lost as u64, Ordering::Relaxed);
                 tracing::error!(%error, lost, "SDK usage could not be written in {} attempts; dropped", Self::ATTEMPTS);
             } else {
-                self.merge_back(pending);
+                self.merge_back(unwritten, attempts + 1);
             }
         }
         let dropped = self.dropped();
@@ -330,23 +409,102 @@ impl Usage {
                 "SDK reports dropped since the start, over the in-memory bounds or unwritable"
             );
         }
-        written
+        failure.map_or(Ok(recorded), Err)
     }
 
-    /// Returns a batch that failed to write to the pending aggregate, within its bounds.
-    fn merge_back(&self, batch: Pending) {
+    /// Returns parts that could not be written to the pending aggregate, within its bounds.
+    fn merge_back(&self, parts: Vec<Batch>, attempts: u32) {
         let mut pending = self.lock();
-        pending.attempts = pending.attempts.max(batch.attempts + 1);
-        for (_, application) in batch.applications {
-            self.add_application(&mut pending, application);
-        }
-        for (_, instance) in batch.instances {
-            self.add_instance(&mut pending, instance);
-        }
-        for (key, counts) in batch.counts {
-            self.add_count(&mut pending, key, counts);
+        pending.attempts = pending.attempts.max(attempts);
+        for part in parts {
+            for application in part.applications {
+                self.add_application(&mut pending, application);
+            }
+            for instance in part.instances {
+                self.add_instance(&mut pending, instance);
+            }
+            for count in part.usage {
+                let key = CountKey {
+                    feature_name: count.feature_name,
+                    app_name: count.app_name,
+                    environment: count.environment,
+                    hour: count.hour,
+                    projects: count.projects,
+                };
+                let counts = Counts {
+                    yes: count.yes,
+                    no: count.no,
+                    variants: count.variants,
+                    reported_at: count.reported_at,
+                };
+                self.add_count(&mut pending, key, counts);
+            }
         }
     }
+}
+
+/// Writes one part in one transaction.
+async fn write(store: &Store, part: Batch, now: NaiveDateTime) -> Result<Recorded, AdminError> {
+    crate::db::run(store, move |conn| client_metrics::record(conn, &part, now)).await
+}
+
+fn add(total: &mut Recorded, part: Recorded) {
+    total.counted += part.counted;
+    total.unknown += part.unknown;
+    total.out_of_scope += part.out_of_scope;
+}
+
+/// The pending aggregate as batches of at most `size` rows: applications first, then instances,
+/// then usage, so a usage row is never written before its application.
+fn parts(pending: Pending, size: usize) -> Vec<Batch> {
+    let batch = Batch {
+        applications: pending.applications.into_values().collect(),
+        instances: pending.instances.into_values().collect(),
+        usage: pending
+            .counts
+            .into_iter()
+            .map(|(key, counts)| UsageCount {
+                feature_name: key.feature_name,
+                app_name: key.app_name,
+                environment: key.environment,
+                hour: key.hour,
+                projects: key.projects,
+                yes: counts.yes,
+                no: counts.no,
+                variants: counts.variants,
+                reported_at: counts.reported_at,
+            })
+            .collect(),
+    };
+    parts_of(batch, size)
+}
+
+/// `batch` cut into batches of at most `size` rows, in its order.
+fn parts_of(batch: Batch, size: usize) -> Vec<Batch> {
+    let size = size.max(1);
+    let mut parts = Vec::new();
+    let mut part = Batch::default();
+    let full = |part: &mut Batch, parts: &mut Vec<Batch>| {
+        if part.len() >= size {
+            parts.push(std::mem::take(part));
+        }
+    };
+    for application in batch.applications {
+        part.applications.push(application);
+        full(&mut part, &mut parts);
+    }
+    for instance in batch.instances {
+        part.instances.push(instance);
+        full(&mut part, &mut parts);
+    }
+    for count in batch.usage {
+        part.usage.push(count);
+        full(&mut part, &mut parts);
+    }
+    if !part.is_empty() {
+        parts.push(part);
+    }
+    parts
 }
 
 #[cfg(test)]
@@ -461,7 +619,7 @@ mod tests {
         let mut metrics_only = report("web", "i-1", None, &[]);
         metrics_only.interval_ms = None;
         usage.instance(metrics_only, at(11)).unwrap_or_default();
-        usage.merge_back(batch);
+        usage.merge_back(parts(batch, Usage::ROWS_PER_WRITE), 1);
         let pending = usage.lock();
         let instance = pending.instances.values().next().cloned();
         assert_eq!(
@@ -473,5 +631,28 @@ mod tests {
             Some(vec!["default".into()])
         );
         assert_eq!(pending.attempts, 1);
+    }
+
+    #[test]
+    fn a_flush_is_cut_into_small_parts_applications_first() {
+        let usage = Usage::default();
+        for n in 0..3 {
+            usage
+                .instance(report(&format!("app-{n}"), "i", None, &[]), at(10))
+                .unwrap_or_default();
+        }
+        usage.count(
+            "app-0",
+            "development",
+            None,
+            at(10),
+            (0..4).map(|n| count(&format!("flag-{n}"), &[])),
+        );
+        let pending = std::mem::take(&mut *usage.lock());
+        let cut = parts(pending, 4);
+        let sizes: Vec<usize> = cut.iter().map(Batch::len).collect();
+        assert_eq!(sizes, [4, 4, 2]);
+        assert_eq!(cut[0].applications.len(), 3, "applications come first");
+        assert!(cut.iter().skip(1).all(|part| part.applications.is_empty()));
     }
 }

@@ -378,6 +378,22 @@ fn quote_literal(text: &str) -> String {
     format!("'{}'", text.replace('\'', "''"))
 }
 
+/// Creates the SQLite database file readable and writable by its owner only, when it does not
+/// exist yet: it holds password hashes, session and token verifiers and invite secrets. SQLite
+/// gives its `-wal` and `-shm` files the database file's permissions. An existing file keeps
+/// the permissions its owner chose.
+fn create_private(path: &std::path::Path) -> std::io::Result<()> {
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    match options.open(path) {
+        Ok(_) => Ok(()),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(error) => Err(error),
+    }
+}
+
 /// Builds the pool. One connection is opened now, so a bad path or an unreachable server fails
 /// here with the backend's own message.
 pub(crate) fn build(config: &StoreConfig) -> Result<Pool<Manager>, StoreError> {
@@ -395,6 +411,12 @@ pub(crate) fn build(config: &StoreConfig) -> Result<Pool<Manager>, StoreError> {
                     )))
                 })?;
             }
+            create_private(path).map_err(|error| {
+                StoreError::Connection(diesel::ConnectionError::BadConnection(format!(
+                    "cannot create {}: {error}",
+                    path.display()
+                )))
+            })?;
         }
         Database::Postgres(postgres) => {
             // The schema must exist before any connection makes it its search path.

@@ -92,8 +92,5 @@ const PROMETHEUS_TEXT: &str = "text/plain; version=0.0.4";
     )
 )]
 pub async fn prometheus(state: web::Data<AppState>) -> Text {
-    Text::new(
-        PROMETHEUS_TEXT,
-        state.metrics.render(state.app.passwords_verified()),
-    )
+    Text::new(PROMETHEUS_TEXT, state.metrics.render(&state.app))
 }

@@ -236,12 +236,26 @@ fn header<B>(response: &actix_web::dev::ServiceResponse<B>, name: &str) -> Optio
 async fn cors_follows_the_configured_origins() {
     let app = app_with_flags().await;
     let service = app.service().await;
-    // Every origin by default.
+    // Every origin by default: the origin is named back with credentials allowed, never `*`
+    // with credentials, which the CORS specification forbids and browsers refuse.
     let request = get("/api/frontend", FRONTEND).insert_header(("Origin", "https://app.example.com"));
     let response = test::call_service(&service, request.to_request()).await;
     assert_eq!(
         header(&response, "Access-Control-Allow-Origin").as_deref(),
-        Some("*")
+        Some("https://app.example.com")
+    );
+    assert_eq!(
+        header(&response, "Access-Control-Allow-Credentials").as_deref(),
+        Some("true")
+    );
+    let response = test::call_service(&service, get("/api/frontend", FRONTEND).to_request()).await;
+    assert_eq!(
+        (
+            header(&response, "Access-Control-Allow-Origin"),
+            header(&response, "Access-Control-Allow-Credentials")
+        ),
+        (Some("*".to_owned()), None),
+        "without an Origin, `*` and no credentials"
     );
     assert_eq!(
         header(&response, "Access-Control-Expose-Headers").as_deref(),

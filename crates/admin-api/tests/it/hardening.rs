@@ -233,7 +233,7 @@ async fn issue_7_an_unknown_user_costs_a_password_verification() {
     let service = app.service().await;
     let (status, body) = send(&service, login_from([192, 0, 2, 1], "nobody@example.com")).await;
     assert_error(status, &body, 401, "AuthenticationRequired");
-    let metrics = app.state.metrics.render(app.state.app.passwords_verified());
+    let metrics = app.state.metrics.render(&app.state.app);
     assert!(metrics.contains("password_verifications_total 1"), "{metrics}");
 }
 

@@ -17,6 +17,7 @@ mod ofrep;
 mod openapi;
 mod parity;
 mod replicas;
+mod sdk_surface;
 mod sdks;
 mod shutdown;
 mod snapshots;

@@ -8,8 +8,68 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, de};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::dto::text_problem;
+use crate::dto::{pointer_segment, text_problem};
 use crate::error::{AdminError, Detail};
+
+/// The bounds every report is held to, whatever route it arrives on. A report past one is
+/// refused with a 400 naming the field; none is ever partly taken.
+#[derive(Debug, Clone, Copy)]
+pub struct ReportLimits;
+
+impl ReportLimits {
+    /// Most strategies a registration (or an application in Edge's report) names.
+    pub const STRATEGIES: usize = 100;
+    /// Most flags in one metrics bucket.
+    pub const FLAGS: usize = 10_000;
+    /// Most variants counted for one flag in one report.
+    pub const VARIANTS: usize = 100;
+    /// Most applications in one Edge report.
+    pub const APPLICATIONS: usize = 1_000;
+    /// Most counts in one Edge report.
+    pub const METRICS: usize = 10_000;
+    /// How far a report's times may run ahead of the server's clock.
+    pub const FUTURE: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+    /// How far back usage may be reported: the retention of hourly usage.
+    pub const PAST: chrono::TimeDelta = chrono::TimeDelta::hours(48);
+}
+
+/// A problem when `count` items at `path` are more than `most`.
+fn count_problem(path: &str, count: usize, most: usize) -> Option<Detail> {
+    (count > most).then(|| {
+        Detail::at(
+            path,
+            format!("{path} has {count} items; at most {most} are taken"),
+        )
+    })
+}
+
+/// A problem when the usage time at `path` is not within the window around `now` usage is
+/// kept for.
+fn usage_time_problem(path: &str, time: NaiveDateTime, now: NaiveDateTime) -> Option<Detail> {
+    if time > now + ReportLimits::FUTURE {
+        Some(Detail::at(
+            path,
+            format!("{path} is more than an hour ahead of the server's clock"),
+        ))
+    } else if time < now - ReportLimits::PAST {
+        Some(Detail::at(
+            path,
+            format!("{path} is older than the 48 hours usage is kept"),
+        ))
+    } else {
+        None
+    }
+}
+
+/// A problem when the time at `path` runs more than an hour ahead of `now`.
+fn future_problem(path: &str, time: NaiveDateTime, now: NaiveDateTime) -> Option<Detail> {
+    (time > now + ReportLimits::FUTURE).then(|| {
+        Detail::at(
+            path,
+            format!("{path} is more than an hour ahead of the server's clock"),
+        )
+    })
+}
 
 /// The problems of names a report gives: each at most 255 characters, without control
 /// characters, and not empty.
@@ -20,15 +80,36 @@ fn name_problems<'a>(names: impl IntoIterator<Item = (String, &'a str)>) -> Vec<
         .collect()
 }
 
-/// The problems of a bucket's flag and variant names.
+/// The problems of a bucket's flags: their number, and their flag and variant names, each
+/// named by a JSON Pointer in which a name is one segment, dots and slashes included.
 fn toggle_problems(toggles: &BTreeMap<String, ToggleCounts>, at: &str) -> Vec<Detail> {
-    let mut details = Vec::new();
+    let mut details: Vec<Detail> = count_problem(at, toggles.len(), ReportLimits::FLAGS)
+        .into_iter()
+        .collect();
     for (name, counts) in toggles {
-        let path = format!("{at}/{name}");
+        let path = format!("{at}/{}", pointer_segment(name));
         details.extend(text_problem(&path, name));
-        for variant in counts.variants.iter().flat_map(BTreeMap::keys) {
-            details.extend(text_problem(&format!("{path}/variants/{variant}"), variant));
-        }
+        details.extend(variant_problems(
+            counts.variants.as_ref(),
+            &format!("{path}/variants"),
+        ));
+    }
+    details
+}
+
+/// The problems of one flag's variant counts: their number and their names.
+fn variant_problems(variants: Option<&BTreeMap<String, u32>>, at: &str) -> Vec<Detail> {
+    let Some(variants) = variants else {
+        return Vec::new();
+    };
+    let mut details: Vec<Detail> = count_problem(at, variants.len(), ReportLimits::VARIANTS)
+        .into_iter()
+        .collect();
+    for variant in variants.keys() {
+        details.extend(text_problem(
+            &format!("{at}/{}", pointer_segment(variant)),
+            variant,
+        ));
     }
     details
 }
@@ -85,8 +166,10 @@ pub struct Registration {
 }
 
 impl Registration {
-    /// 400 unless `appName` is set and `interval` is a duration.
-    pub fn check(&self) -> Result<(), AdminError> {
+    /// 400 unless `appName` is set, every name is text of at most 255 characters, it names at
+    /// most [`ReportLimits::STRATEGIES`] strategies, `interval` is a duration, and it did not
+    /// start in the future of `now`.
+    pub fn check(&self, now: NaiveDateTime) -> Result<(), AdminError> {
         let mut details = name_problems(
             reporter_names(&self.app_name, self.instance_id.as_deref())
                 .chain(
@@ -107,6 +190,12 @@ impl Registration {
                 "/interval must be a number of milliseconds, 0 or more",
             ));
         }
+        details.extend(count_problem(
+            "/strategies",
+            self.strategies.len(),
+            ReportLimits::STRATEGIES,
+        ));
+        details.extend(future_problem("/started", self.started.0, now));
         AdminError::check(details)
     }
 }
@@ -164,11 +253,15 @@ fn reporter_names<'a>(
 }
 
 impl MetricsReport {
-    /// 400 unless `appName` is set and every name is text of at most 255 characters.
-    pub fn check(&self) -> Result<(), AdminError> {
+    /// 400 unless `appName` is set, every name is text of at most 255 characters, the bucket
+    /// holds at most [`ReportLimits::FLAGS`] flags of at most [`ReportLimits::VARIANTS`]
+    /// variants each, and it ends within the window around `now` usage is kept for.
+    pub fn check(&self, now: NaiveDateTime) -> Result<(), AdminError> {
         let mut details = name_problems(reporter_names(&self.app_name, self.instance_id.as_deref()));
         if let Some(bucket) = &self.bucket {
             details.extend(toggle_problems(&bucket.toggles, "/bucket/toggles"));
+            details.extend(usage_time_problem("/bucket/stop", bucket.stop.0, now));
+            details.extend(future_problem("/bucket/start", bucket.start.0, now));
         }
         AdminError::check(details)
     }
@@ -235,8 +328,50 @@ pub struct BulkReport {
 }
 
 impl BulkReport {
-    /// 400 unless every name is text of at most 255 characters.
-    pub fn check(&self) -> Result<(), AdminError> {
+    /// 400 unless every name is text of at most 255 characters, it holds at most
+    /// [`ReportLimits::APPLICATIONS`] applications of at most [`ReportLimits::STRATEGIES`]
+    /// strategies and [`ReportLimits::METRICS`] counts of at most [`ReportLimits::VARIANTS`]
+    /// variants, and every count's time is within the window around `now` usage is kept for.
+    pub fn check(&self, now: NaiveDateTime) -> Result<(), AdminError> {
+        let mut details: Vec<Detail> = count_problem(
+            "/applications",
+            self.applications.len(),
+            ReportLimits::APPLICATIONS,
+        )
+        .into_iter()
+        .chain(count_problem(
+            "/metrics",
+            self.metrics.len(),
+            ReportLimits::METRICS,
+        ))
+        .collect();
+        for (index, application) in self.applications.iter().enumerate() {
+            let at = format!("/applications/{index}");
+            details.extend(count_problem(
+                &format!("{at}/strategies"),
+                application.strategies.len(),
+                ReportLimits::STRATEGIES,
+            ));
+            if let Some(started) = application.started {
+                details.extend(future_problem(&format!("{at}/started"), started.0, now));
+            }
+        }
+        for (index, metric) in self.metrics.iter().enumerate() {
+            let at = format!("/metrics/{index}");
+            details.extend(usage_time_problem(
+                &format!("{at}/timestamp"),
+                metric.timestamp.0,
+                now,
+            ));
+            details.extend(variant_problems(
+                metric.variants.as_ref(),
+                &format!("{at}/variants"),
+            ));
+        }
+        // Past the counts, the names are not worth reading one by one.
+        if !details.is_empty() {
+            return AdminError::check(details);
+        }
         let mut names = Vec::new();
         for (index, application) in self.applications.iter().enumerate() {
             let at = format!("/applications/{index}");
@@ -255,9 +390,6 @@ impl BulkReport {
             names.push((format!("{at}/featureName"), metric.feature_name.as_str()));
             names.push((format!("{at}/appName"), metric.app_name.as_str()));
             names.push((format!("{at}/environment"), metric.environment.as_str()));
-            for variant in metric.variants.iter().flat_map(BTreeMap::keys) {
-                names.push((format!("{at}/variants/{variant}"), variant.as_str()));
-            }
         }
         AdminError::check(name_problems(names))
     }

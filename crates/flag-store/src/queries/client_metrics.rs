@@ -23,6 +23,9 @@ pub const INSTANCE_RETENTION: Duration = Duration::days(1);
 pub const APPLICATION_RETENTION: Duration = Duration::days(30);
 /// An unknown flag name not asked for again for this long is forgotten.
 pub const UNKNOWN_FLAG_RETENTION: Duration = Duration::hours(24);
+/// How far ahead of the server's clock a report's times may be: SDK clocks drift, but not by
+/// more than this.
+pub const FUTURE_SKEW: Duration = Duration::hours(1);
 
 /// An application as one report names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,6 +74,18 @@ pub struct Batch {
     pub usage: Vec<UsageCount>,
 }
 
+impl Batch {
+    /// How many rows it holds.
+    pub fn len(&self) -> usize {
+        self.applications.len() + self.instances.len() + self.usage.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// What a batch did.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Recorded {
@@ -83,9 +98,10 @@ pub struct Recorded {
 }
 
 /// Writes one batch in one transaction: applications and instances are created or touched,
-/// usage is added to its hour, unknown names are recorded, each used flag's `last_seen_at` in
-/// its environment becomes `now`, and what is past its retention is deleted ([`prune`]). All
-/// of it or none is written, so a failed batch can be retried without counting twice.
+/// usage is added to its hour, unknown names are recorded, and each used flag's `last_seen_at`
+/// in its environment becomes `now`. All of it or none is written, so a failed batch can be
+/// retried without counting twice. Callers keep batches small (see `flag_admin::usage`), so the
+/// write lock is held briefly; [`prune`] runs apart.
 pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Result<Recorded, StoreError> {
     crate::queries::write(conn, |conn| {
         for application in &batch.applications {
@@ -121,7 +137,6 @@ pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Res
                 .set(feature_environments::last_seen_at.eq(now))
                 .execute(conn)?;
         }
-        prune(conn, now)?;
         Ok(recorded)
     })
 }
@@ -260,32 +275,62 @@ fn unknown_flag(conn: &mut DbConnection, count: &UsageCount) -> Result<(), Store
     Ok(())
 }
 
-/// Deletes what is past its retention; returns how many rows went. [`record`] calls it in its
-/// own transaction.
+/// Deletes what is past its retention, and what claims to be from further ahead than
+/// [`FUTURE_SKEW`] (reports are refused beyond it, so only rows written before that rule were),
+/// so every row expires whatever time it claimed; returns how many rows went.
 pub fn prune(conn: &mut DbConnection, now: NaiveDateTime) -> Result<usize, StoreError> {
     crate::queries::write(conn, |conn| {
-        Ok(
-            diesel::delete(client_usage::table.filter(client_usage::hour.le(now - USAGE_RETENTION)))
-                .execute(conn)?
-                + diesel::delete(
-                    client_instances::table.filter(client_instances::last_seen.lt(now - INSTANCE_RETENTION)),
-                )
-                .execute(conn)?
-                + diesel::delete(
-                    client_applications::table
-                        .filter(client_applications::seen_at.lt(now - APPLICATION_RETENTION)),
-                )
-                .execute(conn)?
-                + diesel::delete(
-                    unknown_flags::table.filter(unknown_flags::seen_at.le(now - UNKNOWN_FLAG_RETENTION)),
-                )
-                .execute(conn)?,
+        Ok(diesel::delete(
+            client_usage::table.filter(
+                client_usage::hour
+                    .le(now - USAGE_RETENTION)
+                    .or(client_usage::hour.gt(now + FUTURE_SKEW)),
+            ),
         )
+        .execute(conn)?
+            + diesel::delete(
+                client_instances::table.filter(client_instances::last_seen.lt(now - INSTANCE_RETENTION)),
+            )
+            .execute(conn)?
+            + diesel::delete(
+                client_applications::table
+                    .filter(client_applications::seen_at.lt(now - APPLICATION_RETENTION)),
+            )
+            .execute(conn)?
+            + diesel::delete(
+                unknown_flags::table.filter(
+                    unknown_flags::seen_at
+                        .le(now - UNKNOWN_FLAG_RETENTION)
+                        .or(unknown_flags::seen_at.gt(now + FUTURE_SKEW)),
+                ),
+            )
+            .execute(conn)?)
     })
 }
 
-/// Applications whose name contains one of `terms` (all when none), by name, with the total
-/// matching.
+/// SQL functions both backends have.
+mod sql {
+    diesel::define_sql_function!(fn lower(text: diesel::sql_types::Text) -> diesel::sql_types::Text);
+}
+use sql::lower;
+
+/// `term` as a `LIKE` pattern that matches it anywhere, its wildcards escaped with `\`.
+fn contains_pattern(term: &str) -> String {
+    let mut pattern = String::with_capacity(term.len() + 2);
+    pattern.push('%');
+    for c in term.to_lowercase().chars() {
+        if matches!(c, '%' | '_' | '\\') {
+            pattern.push('\\');
+        }
+        pattern.push(c);
+    }
+    pattern.push('%');
+    pattern
+}
+
+/// Applications whose name contains one of `terms` in any letter case (all when none), by
+/// name, with the total matching: the database filters, counts and pages, so only the rows
+/// returned are read.
 pub fn applications(
     conn: &mut DbConnection,
     terms: &[String],
@@ -293,26 +338,84 @@ pub fn applications(
     limit: i64,
     descending: bool,
 ) -> Result<(Vec<ClientApplicationRow>, i64), StoreError> {
-    let mut rows: Vec<ClientApplicationRow> = client_applications::table
-        .order(client_applications::app_name.asc())
+    let patterns: Vec<String> = terms.iter().map(|term| contains_pattern(term)).collect();
+    let matching = || {
+        let mut query = client_applications::table.into_boxed();
+        for pattern in &patterns {
+            query = query.or_filter(
+                lower(client_applications::app_name)
+                    .like(pattern.clone())
+                    .escape('\\'),
+            );
+        }
+        query
+    };
+    let total: i64 = matching().count().get_result(conn)?;
+    let ordered = if descending {
+        matching().order(client_applications::app_name.desc())
+    } else {
+        matching().order(client_applications::app_name.asc())
+    };
+    let rows = ordered
+        .offset(offset)
+        .limit(limit)
         .select(ClientApplicationRow::as_select())
         .load(conn)?;
-    if !terms.is_empty() {
-        rows.retain(|row| {
-            let name = row.app_name.to_lowercase();
-            terms.iter().any(|term| name.contains(&term.to_lowercase()))
-        });
-    }
-    if descending {
-        rows.reverse();
-    }
-    let total = i64::try_from(rows.len()).unwrap_or(i64::MAX);
-    let rows = rows
-        .into_iter()
-        .skip(usize::try_from(offset).unwrap_or(0))
-        .take(usize::try_from(limit).unwrap_or(0))
-        .collect();
     Ok((rows, total))
+}
+
+/// Where an application's instances run: an environment and the projects of the token they
+/// reported with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceScope {
+    /// The application.
+    pub app_name: String,
+    /// The environment.
+    pub environment: String,
+    /// The projects, `["*"]` for all.
+    pub projects: Vec<String>,
+}
+
+/// Each application's SDK version, as its newest instance gave it.
+pub type SdkVersions = HashMap<String, Option<String>>;
+
+/// The distinct places the instances of `app_names` run, and each application's SDK version
+/// as its newest instance gave it: a few rows per application, however many instances it has.
+pub fn scopes_of(
+    conn: &mut DbConnection,
+    app_names: &[String],
+) -> Result<(Vec<InstanceScope>, SdkVersions), StoreError> {
+    let rows: Vec<(String, String, String)> = client_instances::table
+        .filter(client_instances::app_name.eq_any(app_names))
+        .select((
+            client_instances::app_name,
+            client_instances::environment,
+            client_instances::projects,
+        ))
+        .distinct()
+        .load(conn)?;
+    let scopes = rows
+        .into_iter()
+        .map(|(app_name, environment, projects)| {
+            let projects = crate::queries::from_json("client instance of", &app_name, "projects", &projects)?;
+            Ok(InstanceScope {
+                app_name,
+                environment,
+                projects,
+            })
+        })
+        .collect::<Result<_, StoreError>>()?;
+    let mut versions = HashMap::new();
+    for app_name in app_names {
+        let newest: Option<Option<String>> = client_instances::table
+            .filter(client_instances::app_name.eq(app_name))
+            .order(client_instances::last_seen.desc())
+            .select(client_instances::sdk_version)
+            .first(conn)
+            .optional()?;
+        versions.insert(app_name.clone(), newest.flatten());
+    }
+    Ok((scopes, versions))
 }
 
 /// One application.
@@ -353,17 +456,6 @@ pub fn instances(
     Ok(query.load(conn)?)
 }
 
-/// The instances of every application, for the applications list.
-pub fn all_instances(conn: &mut DbConnection) -> Result<Vec<ClientInstanceRow>, StoreError> {
-    Ok(client_instances::table
-        .select(ClientInstanceRow::as_select())
-        .order((
-            client_instances::app_name.asc(),
-            client_instances::instance_id.asc(),
-        ))
-        .load(conn)?)
-}
-
 /// Usage rows of an application since `since`.
 pub fn usage_of_application(
     conn: &mut DbConnection,
@@ -396,28 +488,33 @@ pub fn usage_of_feature(
         .load(conn)?)
 }
 
-/// Unknown flag names no flag has taken since, by name, at most 1,000 of them.
+/// Unknown flag names no flag has taken since, by name, at most 1,000 of them, with every
+/// application and environment that asked for each: the database picks the names, so only the
+/// rows returned are read.
 pub fn unknown(conn: &mut DbConnection) -> Result<Vec<UnknownFlagRow>, StoreError> {
-    let known: Vec<String> = features::table.select(features::name).load(conn)?;
-    let known: BTreeSet<String> = known.into_iter().collect();
-    let mut rows: Vec<UnknownFlagRow> = unknown_flags::table
-        .select(UnknownFlagRow::as_select())
-        .order((
-            unknown_flags::name.asc(),
-            unknown_flags::app_name.asc(),
-            unknown_flags::environment.asc(),
+    let names: Vec<String> = unknown_flags::table
+        .filter(diesel::dsl::not(
+            unknown_flags::name.eq_any(features::table.select(features::name)),
         ))
+        .select(unknown_flags::name)
+        .distinct()
+        .order(unknown_flags::name.asc())
+        .limit(1000)
         .load(conn)?;
-    rows.retain(|row| !known.contains(&row.name));
-    let mut names = 0;
-    let mut last: Option<String> = None;
-    rows.retain(|row| {
-        if last.as_deref() != Some(&row.name) {
-            names += 1;
-            last = Some(row.name.clone());
-        }
-        names <= 1000
-    });
+    let mut rows = Vec::new();
+    for chunk in names.chunks(500) {
+        rows.extend(
+            unknown_flags::table
+                .filter(unknown_flags::name.eq_any(chunk))
+                .select(UnknownFlagRow::as_select())
+                .order((
+                    unknown_flags::name.asc(),
+                    unknown_flags::app_name.asc(),
+                    unknown_flags::environment.asc(),
+                ))
+                .load::<UnknownFlagRow>(conn)?,
+        );
+    }
     Ok(rows)
 }
 

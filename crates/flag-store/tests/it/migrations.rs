@@ -279,3 +279,25 @@ fn postgres_connections_use_tls_when_the_url_requires_it() -> Result<(), Box<dyn
     assert!(encrypted.ssl, "the connection is not encrypted");
     Ok(())
 }
+
+/// A new SQLite database holds password hashes, session and token verifiers and invite
+/// secrets: it is created readable by its owner only, and so are its `-wal` and `-shm` files.
+#[cfg(unix)]
+#[test]
+fn issue_26_a_new_sqlite_database_is_readable_by_its_owner_only() -> Result<(), Box<dyn std::error::Error>> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let scratch = flag_store::scratch::Scratch::on(flag_store::Backend::Sqlite)?;
+    let store = scratch.open()?;
+    // A write, so that the write-ahead log and its index exist.
+    flag_store::queries::events::latest_id(&mut *store.connection()?)?;
+    let mut checked = 0;
+    for name in ["flags.db", "flags.db-wal", "flags.db-shm"] {
+        let path = scratch.directory().join(name);
+        if let Ok(metadata) = std::fs::metadata(&path) {
+            assert_eq!(metadata.permissions().mode() & 0o777, 0o600, "{}", path.display());
+            checked += 1;
+        }
+    }
+    assert!(checked >= 2, "the database and its write-ahead log exist");
+    Ok(())
+}

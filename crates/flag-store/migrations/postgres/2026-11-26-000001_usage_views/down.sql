@@ -1,0 +1,1 @@
+DROP INDEX client_instances_app_last_seen;
