@@ -1,6 +1,6 @@
 // Simulates SDK instances against a server, as scripts/sdk-swarm runs it: each instance
-// registers, polls /api/client/features every POLL seconds with its ETag, and posts metrics
-// every METRICS seconds, for SECONDS seconds; starts are spread over the first poll interval.
+// registers, polls /api/client/features every HALYARD_POLL seconds with its ETag, and posts metrics
+// every HALYARD_METRICS seconds, for SECONDS seconds; starts are spread over the first poll interval.
 // At WRITE_AT seconds a flag (FLAG) is switched, and every instance's next poll must show it.
 // Prints one JSON line: requests, errors, latency percentiles and how long the write took to
 // reach each instance.
@@ -16,10 +16,10 @@ const env = process.env;
 const url = env.HALYARD_URL;
 const token = env.BACKEND_TOKEN;
 const admin = env.ADMIN_TOKEN;
-const instances = Number(env.INSTANCES ?? 1000);
-const seconds = Number(env.DURATION ?? 300);
-const poll = Number(env.POLL ?? 15) * 1000;
-const metricsEvery = Number(env.METRICS ?? 60) * 1000;
+const instances = Number(env.HALYARD_INSTANCES ?? 1000);
+const seconds = Number(env.HALYARD_DURATION ?? 300);
+const poll = Number(env.HALYARD_POLL ?? 15) * 1000;
+const metricsEvery = Number(env.HALYARD_METRICS ?? 60) * 1000;
 const writeAt = Number(env.WRITE_AT ?? seconds / 2) * 1000;
 const flag = env.FLAG;
 const project = env.PROJECT ?? 'default';

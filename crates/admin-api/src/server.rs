@@ -27,7 +27,7 @@ use actix_web::web;
 
 use flag_admin::usage::Usage;
 
-use crate::build_app;
+use crate::app::build_app;
 use crate::state::AppState;
 
 /// How long a new connection may take to send its first request head; actix-web's default.
@@ -96,11 +96,16 @@ pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
     stopped
 }
 
-/// Writes SDK usage every [`Usage::FLUSH_INTERVAL`], for as long as the server runs.
+/// Writes SDK usage every [`Usage::FLUSH_INTERVAL`], and at once whenever the aggregate passes
+/// half of a bound, for as long as the server runs.
 async fn flush_periodically(state: web::Data<AppState>) {
     let mut interval = actix_web::rt::time::interval(Usage::FLUSH_INTERVAL);
     loop {
-        interval.tick().await;
+        {
+            let tick = std::pin::pin!(interval.tick());
+            let half_full = std::pin::pin!(state.app.usage().half_full());
+            futures_util::future::select(tick, half_full).await;
+        }
         if let Err(error) = state.app.flush_usage().await {
             tracing::warn!(%error, "writing SDK usage failed; it is kept for the next flush");
         }

@@ -32,6 +32,8 @@ const FLAGS: usize = 20;
 
 const TOKEN: &str = "*:*.hostile-suite-admin-token-0123456789";
 const PRODUCTION_TOKEN: &str = "*:production.hostile-suite-production-token";
+const BACKEND_TOKEN: &str = "*:development.hostile-suite-backend-token";
+const FRONTEND_TOKEN: &str = "*:development.hostile-suite-frontend-token";
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -90,7 +92,11 @@ fn start() -> Result<Server, Box<dyn std::error::Error>> {
     let (child, port) = start_server_with(
         &scratch,
         &["--log-level", "error"],
-        &[("INIT_ADMIN_API_TOKENS", &tokens)],
+        &[
+            ("INIT_ADMIN_API_TOKENS", &tokens),
+            ("INIT_BACKEND_API_TOKENS", BACKEND_TOKEN),
+            ("INIT_FRONTEND_API_TOKENS", FRONTEND_TOKEN),
+        ],
     )?;
     Ok(Server {
         running: Running(child),
@@ -414,5 +420,194 @@ fn logins_signups_and_writes_are_refused_as_documented() -> TestResult {
     let head = head?;
     assert_eq!(head.status, 200, "{head:?}");
     assert!(head.body.is_empty(), "HEAD has no body: {head:?}");
+    Ok(())
+}
+
+/// Now, as SDKs write times.
+fn sdk_now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// What anyone holding a client token, or the public frontend token, can send: reports no
+/// database could key, reports that multiply memory, far-future buckets, and floods of
+/// instances. Every bad report is a 400 with the envelope, `/health` answers throughout, memory
+/// stays under the ceiling, the views stay fast, and a good report sent among the attacks is
+/// counted exactly.
+#[test]
+fn the_sdk_surface_refuses_bad_reports_and_keeps_usage_exact() -> TestResult {
+    let server = start()?;
+    let healthy = AtomicBool::new(true);
+    let running = AtomicBool::new(true);
+    /// Stops the health thread however the attacks end, a failed assertion included, so a
+    /// failure is reported instead of hanging.
+    struct Stop<'a>(&'a AtomicBool);
+    impl Drop for Stop<'_> {
+        fn drop(&mut self) {
+            self.0.store(false, Ordering::Relaxed);
+        }
+    }
+    std::thread::scope(|scope| -> TestResult {
+        let health = scope.spawn(|| -> Result<u32, String> {
+            let mut answers = 0;
+            while running.load(Ordering::Relaxed) {
+                let status = agent(Duration::from_secs(10))
+                    .get(format!("{}/health", server.base))
+                    .call()
+                    .map_err(|error| error.to_string())?
+                    .status()
+                    .as_u16();
+                if status != 200 {
+                    healthy.store(false, Ordering::Relaxed);
+                }
+                answers += 1;
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Ok(answers)
+        });
+
+        let stop = Stop(&running);
+        let attacks = (|| -> TestResult {
+            // Edge reports no database could key: a NUL, a 20,000-character identifier, a
+            // 400,000-character application.
+            for (identifier, app_name) in [
+                ("a\u{0}b".to_owned(), "edge".to_owned()),
+                ("i".repeat(20_000), "edge".to_owned()),
+                ("edge-1".to_owned(), "a".repeat(400_000)),
+            ] {
+                let (status, answer) = post(
+                    &server,
+                    "/api/client/metrics/edge",
+                    BACKEND_TOKEN,
+                    &json!({"identifier": identifier, "appName": app_name}),
+                )?;
+                assert_rejected(status, &answer, 400, "ValidationError");
+            }
+            // A 100 KB `Unleash-Sdk` header, with the public frontend token.
+            let mut response = agent(Duration::from_secs(10))
+                .post(format!("{}/api/frontend/client/metrics", server.base))
+                .header("Authorization", FRONTEND_TOKEN)
+                .header("Unleash-Sdk", "x".repeat(100_000))
+                .send_json(json!({"appName": "browser", "instanceId": "i", "bucket":
+                    {"start": sdk_now(), "stop": sdk_now(), "toggles": {}}}))?;
+            let answer: Value = response.body_mut().read_json().unwrap_or(Value::Null);
+            assert_rejected(response.status().as_u16(), &answer, 400, "ValidationError");
+            // Registrations of 110,000 strategies each.
+            let strategies = vec!["x"; 110_000];
+            for n in 0..10 {
+                let (status, answer) = post(
+                    &server,
+                    "/api/client/register",
+                    BACKEND_TOKEN,
+                    &json!({"appName": format!("many-{n}"), "strategies": strategies, "started": sdk_now(), "interval": 1}),
+                )?;
+                assert_rejected(status, &answer, 400, "ValidationError");
+            }
+            // Buckets in the year 9999, which would never expire.
+            let (status, answer) = post(
+                &server,
+                "/api/client/metrics",
+                BACKEND_TOKEN,
+                &json!({"appName": "web", "bucket": {"start": sdk_now(), "stop": "9999-12-31T23:59:59Z",
+                    "toggles": {"flag-00": {"yes": 1}}}}),
+            )?;
+            assert_rejected(status, &answer, 400, "ValidationError");
+            let (status, answer) = post(
+                &server,
+                "/api/client/metrics/bulk",
+                BACKEND_TOKEN,
+                &json!({"applications": [], "metrics": [{"featureName": "flag-00", "appName": "a",
+                    "environment": "development", "timestamp": "9999-06-01T00:00:00Z", "yes": 1, "no": 0}]}),
+            )?;
+            assert_rejected(status, &answer, 400, "ValidationError");
+            // A good report among the attacks, before the flood, is counted exactly.
+            let (status, answer) = post(
+                &server,
+                "/api/client/metrics",
+                BACKEND_TOKEN,
+                &json!({"appName": "web", "instanceId": "i-1", "bucket": {"start": sdk_now(), "stop": sdk_now(),
+                    "toggles": {"flag-00": {"yes": 7, "no": 2}}}}),
+            )?;
+            assert_eq!(status, 202, "{answer}");
+            // A flood of instances and unknown names, as large as reports may be.
+            for n in 0..20 {
+                let applications: Vec<Value> = (0..1_000)
+                    .map(|i| json!({"appName": format!("flood-{n}-{i}"), "instanceId": "i", "environment": "development"}))
+                    .collect();
+                let metrics: Vec<Value> = (0..1_000)
+                    .map(|i| json!({"featureName": format!("unknown-{n}-{i}"), "appName": "flood", "environment": "development",
+                        "timestamp": sdk_now(), "yes": 1, "no": 0}))
+                    .collect();
+                let (status, answer) = post(
+                    &server,
+                    "/api/client/metrics/bulk",
+                    BACKEND_TOKEN,
+                    &json!({"applications": applications, "metrics": metrics}),
+                )?;
+                assert_eq!(status, 202, "{answer}");
+            }
+            // The views answer what they show, paged in the database.
+            let started = Instant::now();
+            let mut response = agent(Duration::from_secs(10))
+                .get(format!("{}/api/admin/metrics/applications?limit=10", server.base))
+                .header("Authorization", TOKEN)
+                .call()?;
+            let list: Value = response.body_mut().with_config().limit(64 << 20).read_json()?;
+            eprintln!(
+                "applications view: {:?}, total {}",
+                started.elapsed(),
+                list["total"]
+            );
+            assert_eq!(list["applications"].as_array().map(Vec::len), Some(10), "{list}");
+            assert!(
+                list["total"].as_i64().unwrap_or_default() >= 1_000,
+                "{}",
+                list["total"]
+            );
+            let mut response = agent(Duration::from_secs(10))
+                .get(format!("{}/api/admin/metrics/unknown-flags", server.base))
+                .header("Authorization", TOKEN)
+                .call()?;
+            let unknown: Value = response.body_mut().with_config().limit(64 << 20).read_json()?;
+            assert!(
+                unknown["unknownFlags"]
+                    .as_array()
+                    .is_some_and(|flags| !flags.is_empty()),
+                "{unknown}"
+            );
+            let mut response = agent(Duration::from_secs(10))
+                .get(format!(
+                    "{}/api/admin/client-metrics/features/flag-00/raw",
+                    server.base
+                ))
+                .header("Authorization", TOKEN)
+                .call()?;
+            let raw: Value = response.body_mut().read_json()?;
+            let counted = raw["data"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .fold((0, 0), |(yes, no), hour| {
+                    (
+                        yes + hour["yes"].as_i64().unwrap_or_default(),
+                        no + hour["no"].as_i64().unwrap_or_default(),
+                    )
+                });
+            assert_eq!(counted, (7, 2), "{raw}");
+            Ok(())
+        })();
+        drop(stop);
+        let answers = health.join().map_err(|_| "the health thread panicked")??;
+        assert!(
+            answers > 0 && healthy.load(Ordering::Relaxed),
+            "/health answered throughout"
+        );
+        Ok(())
+    })?;
+    let peak_mib = peak_memory_kib(server.running.0.id())? / 1024;
+    eprintln!("SDK surface attacks: peak RSS {peak_mib} MiB");
+    assert!(
+        peak_mib <= MEMORY_CEILING_MIB,
+        "peak RSS {peak_mib} MiB is over the {MEMORY_CEILING_MIB} MiB ceiling"
+    );
     Ok(())
 }

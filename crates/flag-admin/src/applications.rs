@@ -299,14 +299,18 @@ pub async fn feature_usage(ctx: &Ctx, name: String) -> Result<FeatureUsageOut, A
     flushed(ctx).await;
     let now = crate::now();
     let feature = name.clone();
-    let rows = db::run(&ctx.store, move |conn| {
-        client_metrics::usage_of_feature(conn, &feature, now - TimeDelta::hours(24))
+    // The hours that started in the last hour, as Unleash counts them, and the applications of
+    // the last day: only those rows are read.
+    let last_hour = now - TimeDelta::hours(1);
+    let (rows, seen) = db::run(&ctx.store, move |conn| {
+        Ok((
+            client_metrics::usage_of_feature(conn, &feature, last_hour, None)?,
+            client_metrics::applications_of_feature(conn, &feature, now - TimeDelta::hours(24), i64::MAX)?,
+        ))
     })
     .await?;
-    // The hours that started in the last hour, as Unleash counts them.
-    let last_hour = now - TimeDelta::hours(1);
     let mut by_environment: BTreeMap<&str, UsageOut> = BTreeMap::new();
-    for row in rows.iter().filter(|row| row.hour >= last_hour) {
+    for row in &rows {
         let total = by_environment
             .entry(&row.environment)
             .or_insert_with(|| UsageOut {
@@ -321,12 +325,11 @@ pub async fn feature_usage(ctx: &Ctx, name: String) -> Result<FeatureUsageOut, A
         total.yes += row.yes;
         total.no += row.no;
     }
-    let seen: BTreeSet<&str> = rows.iter().map(|row| row.app_name.as_str()).collect();
     Ok(FeatureUsageOut {
         version: 1,
         maturity: "stable",
         last_hour_usage: by_environment.into_values().collect(),
-        seen_applications: seen.into_iter().map(str::to_owned).collect(),
+        seen_applications: seen,
         feature_name: name,
     })
 }
@@ -342,16 +345,14 @@ pub async fn raw_usage(ctx: &Ctx, name: String, query: RawQuery) -> Result<RawUs
     let newest = hour_of(crate::now());
     let oldest = newest - TimeDelta::hours(hours - 1);
     let feature = name.clone();
+    // At most 100 applications, as Unleash shows, picked in the database.
     let rows = db::run(&ctx.store, move |conn| {
-        client_metrics::usage_of_feature(conn, &feature, oldest)
+        let applications = client_metrics::applications_of_feature(conn, &feature, oldest, 100)?;
+        client_metrics::usage_of_feature(conn, &feature, oldest, Some(&applications))
     })
     .await?;
-    // At most 100 applications, as Unleash shows.
-    let applications: BTreeSet<&str> = rows.iter().map(|row| row.app_name.as_str()).collect();
-    let applications: BTreeSet<&str> = applications.into_iter().take(100).collect();
     let by_key: HashMap<(NaiveDateTime, &str, &str), &flag_store::models::UsageRow> = rows
         .iter()
-        .filter(|row| applications.contains(row.app_name.as_str()))
         .map(|row| ((row.hour, row.environment.as_str(), row.app_name.as_str()), row))
         .collect();
     let pairs: BTreeSet<(&str, &str)> = by_key

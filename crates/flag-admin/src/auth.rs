@@ -377,10 +377,18 @@ pub async fn validate_tokens(ctx: &Ctx, tokens: Vec<String>) -> Result<Vec<Valid
                 .by_hash
                 .get(&secrets::verifier(&token))
                 .filter(|grant| grant.expires_at.is_none_or(|at| at > now))?;
+            // A token whose row does not read is left out, as an invalid one is, and logged.
+            let (kind, projects) = match (grant.kind(), grant.projects()) {
+                (Ok(kind), Ok(projects)) => (kind, projects.to_vec()),
+                (Err(error), _) | (_, Err(error)) => {
+                    tracing::error!(%error, "left out of Edge's token validation");
+                    return None;
+                }
+            };
             Some(ValidToken {
-                token_type: grant.kind().ok()?,
+                token_type: kind,
                 environment: grant.environment.clone(),
-                projects: grant.projects().ok()?.to_vec(),
+                projects,
                 token,
             })
         })

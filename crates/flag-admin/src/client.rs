@@ -10,14 +10,40 @@ use crate::dto::client::{
 };
 use crate::{AdminError, Ctx, db};
 
+/// The client specification an SDK follows, from its `Unleash-Client-Spec` header: SDKs of
+/// 4.2.0 or later take segments apart from the strategies that name them; older ones, and SDKs
+/// that send no version, get each segment's constraints inlined.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientSpec {
+    inline_segment_constraints: bool,
+}
+
+impl ClientSpec {
+    /// The specification `header` names; a value that is not a semantic version is refused.
+    pub fn parse(header: Option<&str>) -> Result<Self, AdminError> {
+        let Some(text) = header.map(str::trim) else {
+            return Ok(Self {
+                inline_segment_constraints: true,
+            });
+        };
+        let version = semver::Version::parse(text.trim_start_matches('v')).map_err(|_| {
+            AdminError::bad_request(format!("Unleash-Client-Spec {text:?} is not a semantic version"))
+        })?;
+        Ok(Self {
+            inline_segment_constraints: version < semver::Version::new(4, 2, 0),
+        })
+    }
+
+    /// Whether segments' constraints are inlined into the strategies that name them.
+    pub fn inlines_segments(self) -> bool {
+        self.inline_segment_constraints
+    }
+}
+
 /// What a request asks for: the token's environment, else the query's, else
 /// [`DEFAULT_ENVIRONMENT`]; the token's projects, else the query's project; and whether segment
 /// constraints are inlined (SDKs before client specification 4.2.0) or sent apart.
-pub fn question(
-    access: &ClientAccess,
-    query: ClientQuery,
-    inline_segment_constraints: bool,
-) -> ClientFeaturesQuery {
+pub fn question(access: &ClientAccess, query: ClientQuery, spec: ClientSpec) -> ClientFeaturesQuery {
     ClientFeaturesQuery {
         environment: access
             .environment
@@ -29,7 +55,7 @@ pub fn question(
             .clone()
             .or_else(|| query.project.map(|project| vec![project])),
         name_prefix: query.name_prefix,
-        inline_segment_constraints,
+        inline_segment_constraints: spec.inlines_segments(),
     }
 }
 
@@ -115,7 +141,7 @@ pub async fn feature(
     access: &ClientAccess,
     name: String,
     environment: Option<String>,
-    inline_segment_constraints: bool,
+    spec: ClientSpec,
 ) -> Result<ClientFeatureResponse, AdminError> {
     let environment = access
         .environment
@@ -138,6 +164,6 @@ pub async fn feature(
     Ok(ClientFeatureResponse::new(
         feature,
         &document.segments,
-        !inline_segment_constraints,
+        !spec.inlines_segments(),
     ))
 }

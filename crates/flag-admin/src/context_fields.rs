@@ -30,11 +30,7 @@ pub async fn create(
         &request.legal_values,
         crate::now(),
     )?;
-    let actor = caller.actor().to_owned();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::context_fields::create(conn, &row, &actor)
-    })
-    .await?;
+    let row = db::write_as(&ctx.store, caller, row, queries::context_fields::create).await?;
     Ok(CreatedContextFieldOut {
         name: row.name,
         description: row.description,

@@ -20,3 +20,19 @@ where
     .map_err(|error| AdminError::Internal(format!("blocking task failed: {error}")))?;
     result.map_err(AdminError::from)
 }
+
+/// Runs a store write `write` of `input` on behalf of `caller`, whose name goes into the
+/// write's audit event: the shape every create operation shares.
+pub async fn write_as<I, T>(
+    store: &Store,
+    caller: &crate::auth::Caller,
+    input: I,
+    write: fn(&mut DbConnection, &I, &str) -> Result<T, StoreError>,
+) -> Result<T, AdminError>
+where
+    I: Send + 'static,
+    T: Send + 'static,
+{
+    let actor = caller.actor().to_owned();
+    run(store, move |conn| write(conn, &input, &actor)).await
+}

@@ -29,11 +29,7 @@ pub async fn create(
         enabled: request.enabled.unwrap_or(true),
         created_at: crate::now(),
     };
-    let actor = caller.actor().to_owned();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::environments::create(conn, &row, &actor)
-    })
-    .await?;
+    let row = db::write_as(&ctx.store, caller, row, queries::environments::create).await?;
     Ok(EnvironmentOut::from(row))
 }
 

@@ -29,11 +29,7 @@ pub async fn create(
         archived_at: None,
         created_at: crate::now(),
     };
-    let actor = caller.actor().to_owned();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::features::create(conn, &row, &actor)
-    })
-    .await?;
+    let row = db::write_as(&ctx.store, caller, row, queries::features::create).await?;
     Ok(FeatureOut::from(row))
 }
 

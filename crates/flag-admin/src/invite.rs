@@ -53,11 +53,7 @@ pub async fn create(
         created_at: now.naive_utc(),
         created_by: Some(caller.actor().to_owned()),
     };
-    let actor = caller.actor().to_owned();
-    let token = db::run(&ctx.store, move |conn| {
-        queries::signup_tokens::create(conn, &row, &actor)
-    })
-    .await?;
+    let token = db::write_as(&ctx.store, caller, row, queries::signup_tokens::create).await?;
     Ok(SignupTokenResponse::new(token, now.naive_utc()))
 }
 

@@ -249,7 +249,7 @@ pub fn edge_instance(ctx: &Ctx, access: ClientAccess, instance: EdgeInstance) ->
             ..InstanceReport::new(
                 instance.app_name,
                 instance.identifier,
-                access.environment.unwrap_or_else(|| "default".into()),
+                usage_environment(access.environment.as_deref()),
                 access.projects,
                 "backend",
             )

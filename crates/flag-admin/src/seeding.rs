@@ -29,26 +29,30 @@ pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[String]) -> R
         if token.is_empty() {
             continue;
         }
-        queries::api_tokens::create_unless_stored(&mut conn, &new_token(token, token_type, now), "system")?;
+        queries::api_tokens::create_unless_stored(&mut conn, &new_token(token, token_type, now)?, "system")?;
     }
     Ok(())
 }
 
 /// The row for a configured secret `<project>:<environment>.<random part>`.
-fn new_token(token: &str, token_type: TokenType, now: chrono::NaiveDateTime) -> NewApiToken {
+fn new_token(
+    token: &str,
+    token_type: TokenType,
+    now: chrono::NaiveDateTime,
+) -> Result<NewApiToken, StoreError> {
     let (project, environment) = token
         .split_once('.')
         .and_then(|(scope, _)| scope.split_once(':'))
         .unwrap_or(("*", "*"));
-    NewApiToken {
-        token_name: "admin".into(),
-        secret_hash: secrets::verifier(token),
-        token_type: token_type.as_str().into(),
-        environment: environment.into(),
-        projects: serde_json::json!([project]).to_string(),
-        expires_at: None,
-        created_at: now,
-    }
+    NewApiToken::new(
+        "admin".into(),
+        secrets::verifier(token),
+        token_type.as_str(),
+        environment.into(),
+        &[project.to_owned()],
+        None,
+        now,
+    )
 }
 
 /// On a first start with no admin token at all, creates one and writes it to `admin-token` in
@@ -66,7 +70,7 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> Result<Option<std:
         "*:*.{}",
         secrets::random_hex(28).map_err(|error| AdminError::Internal(error.to_string()))?
     );
-    let row = new_token(&token, TokenType::Admin, crate::now());
+    let row = new_token(&token, TokenType::Admin, crate::now())?;
     // Written before the token is stored, so a stored token is never one nobody can read.
     std::fs::create_dir_all(directory)?;
     let path = directory.join("admin-token");

@@ -35,11 +35,7 @@ pub async fn create(
         Some(caller.actor().to_owned()),
         crate::now(),
     )?;
-    let actor = caller.actor().to_owned();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::segments::create(conn, &segment, &actor)
-    })
-    .await?;
+    let row = db::write_as(&ctx.store, caller, segment, queries::segments::create).await?;
     Ok(CreatedSegmentOut {
         id: row.id,
         name: row.name,

@@ -33,10 +33,6 @@ pub async fn create(
         &request.parameters,
         crate::now(),
     )?;
-    let actor = caller.actor().to_owned();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::strategies::register_type(conn, &row, &actor)
-    })
-    .await?;
+    let row = db::write_as(&ctx.store, caller, row, queries::strategies::register_type).await?;
     Ok(StrategyTypeOut::try_from(row)?)
 }

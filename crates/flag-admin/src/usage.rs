@@ -77,7 +77,7 @@ fn pending_reserve(held: &mut usize, bytes: usize) -> bool {
 }
 
 /// What one entry of the aggregate costs beyond its text: its map slot, its key and its row.
-const ENTRY_BYTES: usize = 160;
+const ENTRY_BYTES: usize = 256;
 
 /// An instance's report about itself.
 #[derive(Debug, Clone)]
@@ -147,6 +147,8 @@ pub struct Usage {
     pending: Mutex<Pending>,
     /// Held by the flush under way.
     flushing: tokio::sync::Mutex<()>,
+    /// Woken when the aggregate passes half of a bound, so it is written before it fills.
+    half_full: tokio::sync::Notify,
     dropped: AtomicU64,
     /// `dropped` as last logged.
     logged: AtomicU64,
@@ -165,7 +167,7 @@ impl Usage {
     pub const MAX_VARIANTS: usize = 64;
     /// Most memory the aggregate holds between flushes, in bytes, about; reports past it are
     /// dropped and counted.
-    pub const MAX_BYTES: usize = 32 << 20;
+    pub const MAX_BYTES: usize = 8 << 20;
     /// Writes a batch is given before it is dropped.
     pub const ATTEMPTS: u32 = 3;
     /// Most rows written in one transaction.
@@ -177,6 +179,24 @@ impl Usage {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
+    /// Waits until the aggregate passes half of one of its bounds: the server then flushes at
+    /// once instead of at the next interval, so a flood of reports is written as it comes and
+    /// fills the aggregate only when the database cannot keep up.
+    pub async fn half_full(&self) {
+        self.half_full.notified().await;
+    }
+
+    /// Wakes [`Usage::half_full`] when `pending` passes half of a bound.
+    fn note_size(&self, pending: &Pending) {
+        if pending.bytes > Self::MAX_BYTES / 2
+            || pending.counts.len() > Self::MAX_COUNTS / 2
+            || pending.instances.len() > Self::MAX_INSTANCES / 2
+            || pending.applications.len() > Self::MAX_APPLICATIONS / 2
+        {
+            self.half_full.notify_one();
+        }
+    }
+
     /// Reports dropped because a bound was reached, since the server started.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
@@ -184,20 +204,20 @@ impl Usage {
 
     /// Notes an instance (and its application) as heard from `now`.
     pub fn instance(&self, report: InstanceReport, now: NaiveDateTime) -> Result<(), AdminError> {
-        let projects = serde_json::to_string(report.projects.as_deref().unwrap_or(&["*".to_owned()]))
-            .map_err(|error| AdminError::Internal(error.to_string()))?;
+        let row = ClientInstanceRow::new(
+            report.app_name.clone(),
+            report.instance_id,
+            report.environment,
+            report.projects.as_deref(),
+            report.sdk_type,
+            now,
+        )?;
         let row = ClientInstanceRow {
-            app_name: report.app_name.clone(),
-            instance_id: report.instance_id,
-            environment: report.environment,
             sdk_version: report.sdk_version,
-            sdk_type: report.sdk_type.into(),
             client_ip: report.client_ip,
-            projects,
             started: report.started,
             interval_ms: report.interval_ms,
-            created_at: now,
-            last_seen: now,
+            ..row
         };
         let application = SeenApplication {
             app_name: report.app_name,
@@ -207,6 +227,7 @@ impl Usage {
         let mut pending = self.lock();
         self.add_application(&mut pending, application);
         self.add_instance(&mut pending, row);
+        self.note_size(&pending);
         Ok(())
     }
 
@@ -333,6 +354,7 @@ impl Usage {
             };
             self.add_count(&mut pending, key, counts);
         }
+        self.note_size(&pending);
     }
 
     /// Writes everything pending, in parts of at most [`Usage::ROWS_PER_WRITE`] rows, each

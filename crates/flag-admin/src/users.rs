@@ -57,11 +57,7 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateUserRequest) -> R
         root_role: request.root_role.id(),
         created_at: crate::now(),
     };
-    let actor = caller.actor().to_owned();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::users::create(conn, &user, &actor)
-    })
-    .await?;
+    let row = db::write_as(&ctx.store, caller, user, queries::users::create).await?;
     UserOut::try_from(row)
 }
 

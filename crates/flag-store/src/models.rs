@@ -684,6 +684,14 @@ pub struct NewEvent {
 }
 
 impl NewEvent {
+    /// The event with `data`, written as JSON, as what it records.
+    pub fn with_data<T: Serialize + ?Sized>(self, data: &T) -> Result<Self, StoreError> {
+        Ok(Self {
+            data: Some(crate::queries::to_json("data", data)?),
+            ..self
+        })
+    }
+
     /// An event of `event_type` by `created_by` at `created_at`, about nothing in particular yet.
     pub fn new(event_type: EventType, created_by: String, created_at: NaiveDateTime) -> Self {
         Self {
@@ -1074,6 +1082,38 @@ pub struct ClientInstanceRow {
     pub created_at: NaiveDateTime,
     /// Latest report, UTC.
     pub last_seen: NaiveDateTime,
+}
+
+impl ClientInstanceRow {
+    /// An instance of `app_name` in `environment`, heard from `at`, reporting with a token of
+    /// `projects` (`None` for all); the store writes the projects as JSON and keeps the time to
+    /// the microsecond. What the instance says of itself is added by the caller.
+    pub fn new(
+        app_name: String,
+        instance_id: String,
+        environment: String,
+        projects: Option<&[String]>,
+        sdk_type: &str,
+        at: NaiveDateTime,
+    ) -> Result<Self, StoreError> {
+        let at = crate::time::stored(at);
+        Ok(Self {
+            app_name,
+            instance_id,
+            environment,
+            sdk_version: None,
+            sdk_type: sdk_type.to_owned(),
+            client_ip: None,
+            projects: crate::queries::to_json(
+                "client_instances.projects",
+                projects.unwrap_or(&["*".to_owned()]),
+            )?,
+            started: None,
+            interval_ms: None,
+            created_at: at,
+            last_seen: at,
+        })
+    }
 }
 
 impl ClientInstanceRow {

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use actix_web::{HttpRequest, web};
-use flag_admin::client;
+use flag_admin::client::{self, ClientSpec};
 use flag_admin::dto::client::{
     ClientFeatureResponse, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery, FeatureQuery,
 };
@@ -13,16 +13,14 @@ use crate::client_cache::{Answer, Cached, Precompressed};
 use crate::error::{ApiError, ErrorBody};
 use crate::state::AppState;
 
-/// Whether the `Unleash-Client-Spec` header asks for segments sent separately (4.2.0 or later).
-fn separate_segments(request: &HttpRequest) -> Result<bool, ApiError> {
-    let Some(header) = request.headers().get("Unleash-Client-Spec") else {
-        return Ok(false);
-    };
-    let text = header.to_str().unwrap_or_default().trim();
-    let version = semver::Version::parse(text.trim_start_matches('v')).map_err(|_| {
-        ApiError::bad_request(format!("Unleash-Client-Spec {text:?} is not a semantic version"))
-    })?;
-    Ok(version >= semver::Version::new(4, 2, 0))
+/// The client specification the request's SDK follows; a header that is not text is refused
+/// as one that is not a version is.
+fn client_spec(request: &HttpRequest) -> Result<ClientSpec, ApiError> {
+    let header = request
+        .headers()
+        .get("Unleash-Client-Spec")
+        .map(|value| value.to_str().unwrap_or("(not text)"));
+    Ok(ClientSpec::parse(header)?)
 }
 
 /// The client-features document SDKs poll.
@@ -54,7 +52,7 @@ pub async fn features(
     request: HttpRequest,
     query: web::Query<ClientQuery>,
 ) -> Result<Cached, ApiError> {
-    let question = client::question(&access, query.into_inner(), !separate_segments(&request)?);
+    let question = client::question(&access, query.into_inner(), client_spec(&request)?);
     let revision = state.app.revision().await?;
     let answer = state
         .answers
@@ -129,9 +127,9 @@ pub async fn feature(
     path: web::Path<String>,
     query: web::Query<FeatureQuery>,
 ) -> Result<web::Json<ClientFeatureResponse>, ApiError> {
-    let inline = !separate_segments(&request)?;
+    let spec = client_spec(&request)?;
     let environment = query.into_inner().environment;
     Ok(web::Json(
-        client::feature(&state.app, &access, path.into_inner(), environment, inline).await?,
+        client::feature(&state.app, &access, path.into_inner(), environment, spec).await?,
     ))
 }

@@ -405,15 +405,43 @@ pub fn scopes_of(
             })
         })
         .collect::<Result<_, StoreError>>()?;
-    let mut versions = HashMap::new();
-    for app_name in app_names {
-        let newest: Option<Option<String>> = client_instances::table
-            .filter(client_instances::app_name.eq(app_name))
-            .order(client_instances::last_seen.desc())
-            .select(client_instances::sdk_version)
-            .first(conn)
-            .optional()?;
-        versions.insert(app_name.clone(), newest.flatten());
+    // Each application's newest instance, then the version it gave: two queries, on the index
+    // of (app_name, last_seen), however many instances there are.
+    let newest: Vec<(String, Option<NaiveDateTime>)> = client_instances::table
+        .filter(client_instances::app_name.eq_any(app_names))
+        .group_by(client_instances::app_name)
+        .select((
+            client_instances::app_name,
+            diesel::dsl::max(client_instances::last_seen),
+        ))
+        .load(conn)?;
+    let mut versions: SdkVersions = app_names.iter().map(|name| (name.clone(), None)).collect();
+    for chunk in newest.chunks(200) {
+        let newest: Vec<(&String, NaiveDateTime)> = chunk
+            .iter()
+            .filter_map(|(app_name, last_seen)| Some((app_name, (*last_seen)?)))
+            .collect();
+        if newest.is_empty() {
+            continue;
+        }
+        let mut query = client_instances::table.into_boxed();
+        for (app_name, last_seen) in newest {
+            query = query.or_filter(
+                client_instances::app_name
+                    .eq(app_name.clone())
+                    .and(client_instances::last_seen.eq(last_seen)),
+            );
+        }
+        let rows: Vec<(String, Option<String>)> = query
+            .select((client_instances::app_name, client_instances::sdk_version))
+            .order(client_instances::instance_id.asc())
+            .load(conn)?;
+        for (app_name, version) in rows {
+            let held = versions.entry(app_name).or_default();
+            if held.is_none() {
+                *held = version;
+            }
+        }
     }
     Ok((scopes, versions))
 }
@@ -470,15 +498,39 @@ pub fn usage_of_application(
         .load(conn)?)
 }
 
-/// Usage rows of a flag since `since`, by hour.
+/// The applications that used a flag since `since`, by name, at most `limit`: read from the
+/// primary key, one row per application.
+pub fn applications_of_feature(
+    conn: &mut DbConnection,
+    feature_name: &str,
+    since: NaiveDateTime,
+    limit: i64,
+) -> Result<Vec<String>, StoreError> {
+    Ok(client_usage::table
+        .filter(client_usage::feature_name.eq(feature_name))
+        .filter(client_usage::hour.ge(since))
+        .select(client_usage::app_name)
+        .distinct()
+        .order(client_usage::app_name.asc())
+        .limit(limit)
+        .load(conn)?)
+}
+
+/// Usage rows of a flag since `since`, by hour; only those of `applications` when given.
 pub fn usage_of_feature(
     conn: &mut DbConnection,
     feature_name: &str,
     since: NaiveDateTime,
+    applications: Option<&[String]>,
 ) -> Result<Vec<UsageRow>, StoreError> {
-    Ok(client_usage::table
+    let mut query = client_usage::table
         .filter(client_usage::feature_name.eq(feature_name))
         .filter(client_usage::hour.ge(since))
+        .into_boxed();
+    if let Some(applications) = applications {
+        query = query.filter(client_usage::app_name.eq_any(applications));
+    }
+    Ok(query
         .select(UsageRow::as_select())
         .order((
             client_usage::hour.asc(),

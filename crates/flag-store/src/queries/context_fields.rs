@@ -6,7 +6,7 @@ use flag_eval::{Constraint, Operator};
 
 use crate::error::StoreError;
 use crate::models::{ContextFieldRow, EventType, NewEvent};
-use crate::queries::{events, refuse_unreadable, to_json};
+use crate::queries::{events, refuse_unreadable};
 use crate::schema::context_fields;
 
 /// All fields, by sort order then name.
@@ -25,19 +25,13 @@ pub fn create(
     actor: &str,
 ) -> Result<ContextFieldRow, StoreError> {
     row.legal_values().map_err(refuse_unreadable)?;
-    crate::queries::write(conn, |conn| {
-        diesel::insert_into(context_fields::table)
-            .values(row)
-            .execute(conn)?;
-        events::record(
-            conn,
-            &NewEvent {
-                data: Some(to_json("data", &serde_json::json!({"name": row.name}))?),
-                ..NewEvent::new(EventType::ContextFieldCreated, actor.into(), row.created_at)
-            },
-        )?;
-        Ok(row.clone())
-    })
+    events::insert_with_event!(
+        conn,
+        context_fields::table,
+        row,
+        NewEvent::new(EventType::ContextFieldCreated, actor.into(), row.created_at)
+            .with_data(&serde_json::json!({"name": row.name}))?
+    )
 }
 
 /// Checks each constraint against its context field's legal values, as Unleash does for strategy

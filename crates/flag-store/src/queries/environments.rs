@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use crate::error::StoreError;
 use crate::models::{EnvironmentRow, EventType, NewEvent};
-use crate::queries::{events, to_json};
+use crate::queries::events;
 use crate::schema::environments;
 
 /// All environments, by sort order then name.
@@ -32,23 +32,16 @@ pub fn create(
     row: &EnvironmentRow,
     actor: &str,
 ) -> Result<EnvironmentRow, StoreError> {
-    crate::queries::write(conn, |conn| {
-        diesel::insert_into(environments::table)
-            .values(row)
-            .execute(conn)?;
-        events::record(
-            conn,
-            &NewEvent {
-                environment: Some(row.name.clone()),
-                data: Some(to_json(
-                    "data",
-                    &serde_json::json!({"name": row.name, "type": row.environment_type}),
-                )?),
-                ..NewEvent::new(EventType::EnvironmentCreated, actor.into(), row.created_at)
-            },
-        )?;
-        Ok(row.clone())
-    })
+    events::insert_with_event!(
+        conn,
+        environments::table,
+        row,
+        NewEvent {
+            environment: Some(row.name.clone()),
+            ..NewEvent::new(EventType::EnvironmentCreated, actor.into(), row.created_at)
+                .with_data(&serde_json::json!({"name": row.name, "type": row.environment_type}))?
+        }
+    )
 }
 
 /// Turns an environment on or off globally.

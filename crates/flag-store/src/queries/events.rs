@@ -13,6 +13,19 @@ pub fn record(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreErro
     Ok(())
 }
 
+/// Inserts `$row` into `$table` and records `$event` (built after the insert, so it may read
+/// the row) in one write transaction; answers the row: the shape of every plain create.
+macro_rules! insert_with_event {
+    ($conn:expr, $table:expr, $row:expr, $event:expr) => {
+        $crate::queries::write($conn, |conn| {
+            diesel::insert_into($table).values($row).execute(conn)?;
+            $crate::queries::events::record(conn, &$event)?;
+            Ok($row.clone())
+        })
+    };
+}
+pub(crate) use insert_with_event;
+
 /// Events about one feature in one environment, oldest first.
 pub fn for_feature(
     conn: &mut DbConnection,

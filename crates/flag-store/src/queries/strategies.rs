@@ -448,17 +448,11 @@ pub fn register_type(
     actor: &str,
 ) -> Result<StrategyTypeRow, StoreError> {
     row.parameters().map_err(refuse_unreadable)?;
-    crate::queries::write(conn, |conn| {
-        diesel::insert_into(strategy_types::table)
-            .values(row)
-            .execute(conn)?;
-        events::record(
-            conn,
-            &NewEvent {
-                data: Some(to_json("data", &serde_json::json!({"name": row.name}))?),
-                ..NewEvent::new(EventType::StrategyCreated, actor.into(), row.created_at)
-            },
-        )?;
-        Ok(row.clone())
-    })
+    events::insert_with_event!(
+        conn,
+        strategy_types::table,
+        row,
+        NewEvent::new(EventType::StrategyCreated, actor.into(), row.created_at)
+            .with_data(&serde_json::json!({"name": row.name}))?
+    )
 }

@@ -15,9 +15,9 @@ use flag_store::{Backend, Database, Store, StoreConfig, StoreError, queries};
 use crate::common;
 
 /// The database the child writes to: a file path or a PostgreSQL URL.
-const CHILD_ENV: &str = "FLAG_STORE_CRASH_WRITER_DB";
+const CHILD_ENV: &str = "HALYARD_CRASH_WRITER_DB";
 /// The PostgreSQL schema the child writes in, when there is one.
-const CHILD_SCHEMA_ENV: &str = "FLAG_STORE_CRASH_WRITER_SCHEMA";
+const CHILD_SCHEMA_ENV: &str = "HALYARD_CRASH_WRITER_SCHEMA";
 
 /// The child's environment for `database`.
 fn child_environment(database: &Database) -> Vec<(&'static str, String)> {

@@ -1,1 +1,2 @@
+DROP INDEX client_instances_app_scope;
 DROP INDEX client_instances_app_last_seen;

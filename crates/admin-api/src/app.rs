@@ -1,0 +1,40 @@
+//! The whole application: middleware, settings and every declared operation.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceFactory, ServiceRequest, ServiceResponse};
+use actix_web::{App, web};
+
+use crate::extract::BodyLimit;
+use crate::state::AppState;
+use crate::{cors, extract, handlers, openapi, request_log, routes};
+
+/// The whole application on `state`.
+pub fn build_app(
+    state: web::Data<AppState>,
+) -> App<
+    impl ServiceFactory<
+        ServiceRequest,
+        Config = (),
+        Response = ServiceResponse<impl MessageBody>,
+        Error = actix_web::Error,
+        InitError = (),
+    >,
+> {
+    let limit = state.app.settings().body_limit;
+    App::new()
+        .wrap(actix_web::middleware::Compress::default())
+        .wrap(actix_web::middleware::from_fn(cors::cors))
+        .wrap(actix_web::middleware::from_fn(request_log::log_request))
+        .app_data(state)
+        .app_data(web::Data::new(BodyLimit(limit)))
+        .app_data(web::PayloadConfig::new(limit))
+        .app_data(web::PathConfig::default().error_handler(extract::path_error))
+        .app_data(web::QueryConfig::default().error_handler(extract::query_error))
+        .configure(routes::configure)
+        .route("/docs/openapi.json", web::get().to(openapi::serve))
+        .service(
+            utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
+                .config(utoipa_swagger_ui::Config::from("/docs/openapi.json")),
+        )
+        .default_service(web::to(handlers::not_found))
+}
