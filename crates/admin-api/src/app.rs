@@ -25,6 +25,7 @@ pub fn build_app(
         .wrap(actix_web::middleware::Compress::default())
         .wrap(actix_web::middleware::from_fn(cors::cors))
         .wrap(actix_web::middleware::from_fn(request_log::log_request))
+        .wrap(actix_web::middleware::from_fn(routes::trim_trailing_slash))
         .app_data(state)
         .app_data(web::Data::new(BodyLimit(limit)))
         .app_data(web::PayloadConfig::new(limit))

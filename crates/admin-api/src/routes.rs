@@ -5,7 +5,11 @@
 //! A path's other methods answer 405, GET operations answer HEAD as well, and a trailing slash
 //! names the same path.
 
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
 use actix_web::http::Method;
+use actix_web::http::uri::{PathAndQuery, Uri};
+use actix_web::middleware::Next;
 use actix_web::{FromRequest, Handler, Responder, Route, guard, web};
 use flag_admin::auth::Access;
 use flag_admin::domain::Permission;
@@ -26,10 +30,11 @@ pub struct Operation {
     pub path: String,
     /// Who may call it.
     pub access: Access,
-    /// Its description in the API document.
-    pub documented: Documented,
-    /// The schemas its description refers to.
-    pub schemas: Vec<(String, RefOr<Schema>)>,
+    /// Its description in the API document, made only when the document is: the router needs
+    /// none of it.
+    pub describe: fn() -> Documented,
+    /// Adds the schemas its description refers to.
+    pub schemas: fn(&mut Vec<(String, RefOr<Schema>)>),
     route: Box<dyn Fn() -> Route>,
 }
 
@@ -65,14 +70,12 @@ where
         Some(HttpMethod::Trace) => Method::TRACE,
         None => Method::GET,
     };
-    let mut schemas = Vec::new();
-    D::schemas(&mut schemas);
     Operation {
         method,
         path: D::path(),
         access,
-        documented: D::operation(),
-        schemas,
+        describe: D::operation,
+        schemas: D::schemas,
         route: Box::new(move || web::to(handler.clone())),
     }
 }
@@ -241,11 +244,44 @@ pub fn operations() -> Vec<Operation> {
     ]
 }
 
+/// A trailing slash names the same resource, as in Unleash's (non-strict) router: the slash is
+/// trimmed before routing, so every route keeps one static pattern, which the router matches
+/// without a regular expression. The API page keeps its own (`/docs/`).
+pub async fn trim_trailing_slash(
+    mut request: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let path = request.path();
+    if path.len() > 1 && path.ends_with('/') && !path.starts_with("/docs") {
+        let trimmed = match path.trim_end_matches('/') {
+            "" => "/",
+            trimmed => trimmed,
+        };
+        let mut parts = request.head().uri.clone().into_parts();
+        let path_and_query = match parts.path_and_query.as_ref().and_then(|pq| pq.query()) {
+            Some(query) => format!("{trimmed}?{query}"),
+            None => trimmed.to_owned(),
+        };
+        if let Ok(path_and_query) = PathAndQuery::try_from(path_and_query) {
+            parts.path_and_query = Some(path_and_query);
+            if let Ok(uri) = Uri::from_parts(parts) {
+                request.match_info_mut().get_mut().update(&uri);
+                request.head_mut().uri = uri;
+            }
+        }
+    }
+    next.call(request).await
+}
+
 /// Registers every operation on `config`: one resource per path, which holds the accesses its
 /// operations declare and answers its other methods with 405.
 pub fn configure(config: &mut web::ServiceConfig) {
     let mut paths: Vec<(String, Vec<Operation>)> = Vec::new();
-    for operation in operations() {
+    // The router tries resources in the order they are registered, so the paths SDKs poll
+    // thousands of times a second come first.
+    let mut declared = operations();
+    declared.sort_by_key(|operation| !matches!(operation.access, Access::Client | Access::Frontend));
+    for operation in declared {
         match paths.iter_mut().find(|(path, _)| *path == operation.path) {
             Some((_, operations)) => operations.push(operation),
             None => paths.push((operation.path.clone(), vec![operation])),
@@ -258,8 +294,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .map(|operation| (operation.method.clone(), operation.access))
                 .collect(),
         );
-        // A trailing slash names the same resource, as in Unleash's (non-strict) router.
-        let mut resource = web::resource([path.clone(), format!("{path}/")])
+        let mut resource = web::resource(path)
             .app_data(declared)
             .default_service(web::to(handlers::method_not_allowed));
         for operation in operations {

@@ -56,9 +56,11 @@ pub fn generated() -> Document {
     let components = document.components.get_or_insert_with(Default::default);
     let mut paths = utoipa::openapi::path::PathsBuilder::new();
     for operation in routes::operations() {
-        let mut documented = operation.documented;
+        let mut documented = (operation.describe)();
         documented.security = security(operation.access);
-        for (name, schema) in operation.schemas {
+        let mut schemas = Vec::new();
+        (operation.schemas)(&mut schemas);
+        for (name, schema) in schemas {
             components.schemas.entry(name).or_insert(schema);
         }
         paths = paths.path(
