@@ -405,43 +405,17 @@ pub fn scopes_of(
             })
         })
         .collect::<Result<_, StoreError>>()?;
-    // Each application's newest instance, then the version it gave: two queries, on the index
-    // of (app_name, last_seen), however many instances there are.
-    let newest: Vec<(String, Option<NaiveDateTime>)> = client_instances::table
-        .filter(client_instances::app_name.eq_any(app_names))
-        .group_by(client_instances::app_name)
-        .select((
-            client_instances::app_name,
-            diesel::dsl::max(client_instances::last_seen),
-        ))
-        .load(conn)?;
-    let mut versions: SdkVersions = app_names.iter().map(|name| (name.clone(), None)).collect();
-    for chunk in newest.chunks(200) {
-        let newest: Vec<(&String, NaiveDateTime)> = chunk
-            .iter()
-            .filter_map(|(app_name, last_seen)| Some((app_name, (*last_seen)?)))
-            .collect();
-        if newest.is_empty() {
-            continue;
-        }
-        let mut query = client_instances::table.into_boxed();
-        for (app_name, last_seen) in newest {
-            query = query.or_filter(
-                client_instances::app_name
-                    .eq(app_name.clone())
-                    .and(client_instances::last_seen.eq(last_seen)),
-            );
-        }
-        let rows: Vec<(String, Option<String>)> = query
-            .select((client_instances::app_name, client_instances::sdk_version))
-            .order(client_instances::instance_id.asc())
-            .load(conn)?;
-        for (app_name, version) in rows {
-            let held = versions.entry(app_name).or_default();
-            if held.is_none() {
-                *held = version;
-            }
-        }
+    // Each application's newest instance: one seek on the index of (app_name, last_seen) per
+    // application listed, however many instances it has.
+    let mut versions = SdkVersions::new();
+    for app_name in app_names {
+        let newest: Option<Option<String>> = client_instances::table
+            .filter(client_instances::app_name.eq(app_name))
+            .order(client_instances::last_seen.desc())
+            .select(client_instances::sdk_version)
+            .first(conn)
+            .optional()?;
+        versions.insert(app_name.clone(), newest.flatten());
     }
     Ok((scopes, versions))
 }
