@@ -156,5 +156,5 @@ pub struct ProjectEnvironment {
     /// edition ignores it.
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
-    pub default_strategy: Option<serde_json::Value>,
+    pub default_strategy: Option<serde_json::Map<String, serde_json::Value>>,
 }
