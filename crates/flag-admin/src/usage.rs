@@ -601,7 +601,7 @@ mod tests {
     }
 
     #[test]
-    fn the_aggregate_is_bounded() {
+    fn the_aggregate_is_bounded_in_entries_and_in_bytes() {
         let usage = Usage::default();
         let variants: Vec<(String, i64)> = (0..Usage::MAX_VARIANTS + 5)
             .map(|n| (format!("v{n}"), 1))
@@ -609,15 +609,23 @@ mod tests {
         let borrowed: Vec<(&str, i64)> = variants.iter().map(|(name, n)| (name.as_str(), *n)).collect();
         usage.count("web", "development", None, at(10), [count("f", &borrowed)]);
         assert_eq!(usage.dropped(), 5);
+        // More counts than either bound takes: what is held stays within both, and every
+        // count not held is counted as dropped.
+        let offered = Usage::MAX_COUNTS + 10;
         usage.count(
             "web",
             "development",
             None,
             at(10),
-            (0..Usage::MAX_COUNTS + 10).map(|n| count(&format!("flag-{n}"), &[])),
+            (0..offered).map(|n| count(&format!("flag-{n}"), &[])),
         );
-        assert_eq!(usage.lock().counts.len(), Usage::MAX_COUNTS);
-        assert_eq!(usage.dropped(), 5 + 11);
+        let held = usage.lock().counts.len();
+        assert!(held <= Usage::MAX_COUNTS && held > 1_000, "{held} counts held");
+        assert!(usage.lock().bytes <= Usage::MAX_BYTES);
+        assert_eq!(usage.dropped(), (5 + offered + 1 - held) as u64);
+        // With the bytes spent, new applications are dropped too; a fresh aggregate takes
+        // applications up to their own bound.
+        let usage = Usage::default();
         for n in 0..Usage::MAX_APPLICATIONS + 3 {
             usage
                 .instance(report(&format!("app-{n}"), "i", None, &[]), at(10))
@@ -625,6 +633,7 @@ mod tests {
         }
         assert_eq!(usage.lock().applications.len(), Usage::MAX_APPLICATIONS);
         assert!(usage.lock().instances.len() <= Usage::MAX_INSTANCES);
+        assert!(usage.lock().bytes <= Usage::MAX_BYTES);
     }
 
     #[test]
