@@ -297,7 +297,9 @@ impl TokenGrant {
 #[derive(Debug)]
 pub struct TokenMap {
     by_hash: HashMap<String, TokenGrant>,
-    origins: Arc<[String]>,
+    /// The origins, or why the stored setting does not read: that fails CORS alone, never a
+    /// token check.
+    origins: Result<Arc<[String]>, String>,
 }
 
 /// The API tokens in memory, so that checking a token needs no database round trip. Expiry is
@@ -319,8 +321,11 @@ async fn token_map(ctx: &Ctx) -> Result<Arc<TokenMap>, AdminError> {
             crate::db::run(&store, |conn| {
                 let tokens = queries::api_tokens::list(conn)?;
                 // An unreadable setting is an error, never a fallback to every origin.
-                let origins = queries::settings::get::<Vec<String>>(conn, FRONTEND_ORIGINS)?
-                    .map_or_else(default_origins, Arc::from);
+                let origins = match queries::settings::get::<Vec<String>>(conn, FRONTEND_ORIGINS) {
+                    Ok(origins) => Ok(origins.map_or_else(default_origins, Arc::from)),
+                    Err(error @ flag_store::StoreError::Corrupt { .. }) => Err(error.to_string()),
+                    Err(error) => return Err(error),
+                };
                 Ok((tokens, origins))
             })
             .await
@@ -348,7 +353,11 @@ async fn token_map(ctx: &Ctx) -> Result<Arc<TokenMap>, AdminError> {
 
 /// The origins the frontend API answers (`*` for all), as of the store's current revision.
 pub async fn frontend_origins(ctx: &Ctx) -> Result<Arc<[String]>, AdminError> {
-    Ok(Arc::clone(&token_map(ctx).await?.origins))
+    token_map(ctx)
+        .await?
+        .origins
+        .clone()
+        .map_err(AdminError::Internal)
 }
 
 /// What Unleash Edge learns of a token it validates (Edge's `EdgeToken`).

@@ -5,7 +5,7 @@
 
 use std::net::IpAddr;
 
-use crate::auth::{ClientAccess, FrontendAccess, ValidToken};
+use crate::auth::{ClientAccess, FrontendAccess};
 use crate::dto::edge::EdgeInstance;
 use crate::dto::text_problem;
 use crate::dto::usage::{BulkReport, MetricsReport, Registration};
@@ -41,18 +41,6 @@ fn counts(report: MetricsReport) -> Option<(chrono::NaiveDateTime, Vec<FlagCount
         })
         .collect();
     Some((bucket.stop.0, counts))
-}
-
-/// Checks a text that arrived outside the body, such as a header, by the rule names in bodies
-/// follow; `field` names it in the refusal.
-fn check_text(field: &str, text: &str) -> Result<(), AdminError> {
-    match text_problem(field, text) {
-        Some(detail) => Err(AdminError::Validation {
-            message: detail.message.clone(),
-            details: vec![detail],
-        }),
-        None => Ok(()),
-    }
 }
 
 /// Registers a server-side SDK instance, reported from `address`.
@@ -197,7 +185,7 @@ pub fn frontend_metrics(
 ) -> Result<(), AdminError> {
     report.check(crate::now())?;
     if let Some(sdk) = sdk {
-        check_text("Unleash-Sdk", sdk)?;
+        AdminError::check(text_problem("Unleash-Sdk", sdk).into_iter().collect())?;
     }
     if let (Some(instance), Some(sdk)) = (report.instance_id.clone(), sdk) {
         ctx.usage.instance(
@@ -256,9 +244,4 @@ pub fn edge_instance(ctx: &Ctx, access: ClientAccess, instance: EdgeInstance) ->
         },
         crate::now(),
     )
-}
-
-/// Which of `tokens` are valid now, with what they grant, for Edge.
-pub async fn validate_tokens(ctx: &Ctx, tokens: Vec<String>) -> Result<Vec<ValidToken>, AdminError> {
-    crate::auth::validate_tokens(ctx, tokens).await
 }

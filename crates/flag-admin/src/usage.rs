@@ -664,6 +664,27 @@ mod tests {
         assert_eq!(pending.attempts, 1);
     }
 
+    #[tokio::test]
+    async fn passing_half_of_a_bound_asks_for_a_flush_at_once() {
+        let usage = Usage::default();
+        let below = Usage::MAX_APPLICATIONS / 2;
+        for n in 0..below {
+            usage
+                .instance(report(&format!("app-{n}"), "i", None, &[]), at(10))
+                .unwrap_or_default();
+        }
+        let asked = tokio::time::timeout(Duration::from_millis(50), usage.half_full()).await;
+        assert!(asked.is_err(), "half of a bound is not yet past it");
+        usage
+            .instance(report("one-more", "i", None, &[]), at(10))
+            .unwrap_or_default();
+        let asked = tokio::time::timeout(Duration::from_millis(50), usage.half_full()).await;
+        assert!(
+            asked.is_ok(),
+            "past half of the applications' bound, a flush is asked for"
+        );
+    }
+
     #[test]
     fn a_flush_is_cut_into_small_parts_applications_first() {
         let usage = Usage::default();

@@ -31,7 +31,7 @@ pub async fn validate(
     Body(request): Body<ValidateRequest>,
 ) -> Result<web::Json<ValidTokens>, ApiError> {
     Ok(web::Json(ValidTokens {
-        tokens: reports::validate_tokens(&state.app, request.tokens).await?,
+        tokens: flag_admin::auth::validate_tokens(&state.app, request.tokens).await?,
     }))
 }
 

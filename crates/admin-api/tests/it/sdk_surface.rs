@@ -360,3 +360,52 @@ async fn issue_26_the_applications_view_pages_and_filters_in_the_database() {
     let (_, list) = send(&service, get("/api/admin/metrics/applications?query=%25", ADMIN)).await;
     assert_eq!(list["total"], json!(0), "{list}");
 }
+
+/// A stored value that does not read is an error where it is used, never a default: a CORS
+/// setting that is not a list of origins allows no origin (and costs no token check), a token
+/// whose stored projects do not read is refused while the others work, and a user whose stored
+/// root role is a project role is not shown as a Viewer.
+#[actix_web::test]
+async fn issue_21_stored_values_that_do_not_read_are_errors_never_defaults()
+-> Result<(), Box<dyn std::error::Error>> {
+    use diesel::RunQueryDsl;
+    let app = TestApp::new();
+    app.store_token(FRONTEND, "frontend", "development", &["*"])?;
+    diesel::sql_query("INSERT INTO settings (name, content) VALUES ('frontendApiOrigins', 'not a list')")
+        .execute(&mut *app.store.connection()?)?;
+    diesel::sql_query(
+        "UPDATE api_tokens SET projects = 'not a list' WHERE token_name = 'backend-development'",
+    )
+    .execute(&mut *app.store.connection()?)?;
+    let service = app.service().await;
+
+    let request = get("/api/frontend", FRONTEND).insert_header(("Origin", "https://evil.example.com"));
+    let response = actix_web::test::call_service(&service, request.to_request()).await;
+    assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+    assert!(response.headers().get("Access-Control-Allow-Origin").is_none());
+    // Paths browsers do not call cross-origin, and other tokens, are not affected.
+    let (status, body) = send(&service, get("/api/admin/projects", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let (status, body) = send(&service, get("/api/client/features", SDK)).await;
+    assert_error(status, &body, 500, "InternalError");
+
+    let (status, user) = send(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": "role@example.com", "rootRole": 2}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{user}");
+    diesel::sql_query(format!(
+        "UPDATE users SET root_role = 4 WHERE id = {}",
+        user["id"]
+    ))
+    .execute(&mut *app.store.connection()?)?;
+    let (status, body) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    assert_error(status, &body, 500, "InternalError");
+    Ok(())
+}
