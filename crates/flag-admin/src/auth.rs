@@ -11,6 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use flag_store::models::Actor;
 use flag_store::queries;
 
 use crate::Ctx;
@@ -114,11 +115,18 @@ fn beyond(permission: Permission, allowed: &[String]) -> AdminError {
 }
 
 impl Principal {
-    /// The name written to the audit log.
-    pub fn actor(&self) -> &str {
+    /// Who the audit log says wrote: a user by email or username and id, or an admin token by
+    /// its name.
+    pub fn actor(&self) -> Actor {
         match self {
-            Self::AdminToken { name, .. } => name,
-            Self::User { label, .. } => label,
+            Self::AdminToken { name, .. } => Actor {
+                name: name.clone(),
+                user_id: Actor::ADMIN_TOKEN,
+            },
+            Self::User { id, label, .. } => Actor {
+                name: label.clone(),
+                user_id: *id,
+            },
         }
     }
 
@@ -197,8 +205,8 @@ impl Caller {
         &self.principal
     }
 
-    /// The name written to the audit log.
-    pub fn actor(&self) -> &str {
+    /// Who the audit log says wrote.
+    pub fn actor(&self) -> Actor {
         self.principal.actor()
     }
 

@@ -27,12 +27,12 @@ pub async fn write_as<I, T>(
     store: &Store,
     caller: &crate::auth::Caller,
     input: I,
-    write: fn(&mut DbConnection, &I, &str) -> Result<T, StoreError>,
+    write: fn(&mut DbConnection, &I, &flag_store::models::Actor) -> Result<T, StoreError>,
 ) -> Result<T, AdminError>
 where
     I: Send + 'static,
     T: Send + 'static,
 {
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     run(store, move |conn| write(conn, &input, &actor)).await
 }

@@ -14,7 +14,7 @@ pub async fn add(
     child: String,
     request: AddDependency,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::dependencies::set(
@@ -33,7 +33,7 @@ pub async fn add(
 
 /// Removes the dependency of `child` of `project`.
 pub async fn remove(ctx: &Ctx, caller: &Caller, project: String, child: String) -> Result<(), AdminError> {
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::dependencies::remove(conn, &project, &child, &actor, now)

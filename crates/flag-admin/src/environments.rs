@@ -35,7 +35,7 @@ pub async fn create(
 
 /// Switches the environment `name` on or off.
 pub async fn switch(ctx: &Ctx, caller: &Caller, name: String, enabled: bool) -> Result<(), AdminError> {
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::environments::set_enabled(conn, &name, enabled, &actor, now)

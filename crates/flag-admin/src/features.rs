@@ -28,6 +28,7 @@ pub async fn create(
         stale: false,
         archived_at: None,
         created_at: crate::now(),
+        created_by_user_id: Some(caller.actor().user_id),
     };
     let row = db::write_as(&ctx.store, caller, row, queries::features::create).await?;
     Ok(FeatureOut::from(row))
@@ -112,7 +113,7 @@ pub async fn switch(
     enabled: bool,
 ) -> Result<(), AdminError> {
     caller.require_in(&environment)?;
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::features::set_enabled(conn, &project, &feature, &environment, enabled, &actor, now)

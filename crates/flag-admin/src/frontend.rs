@@ -203,7 +203,7 @@ pub async fn set_cors(ctx: &Ctx, caller: &Caller, request: SetCors) -> Result<()
         ));
     }
     let origins = request.frontend_api_origins;
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     db::run(&ctx.store, move |conn| {
         queries::settings::put(conn, FRONTEND_ORIGINS, &origins, &actor, crate::now())
     })

@@ -51,7 +51,7 @@ pub async fn create(
         enabled: true,
         expires_at: request.expires_at.0.min(cap).naive_utc(),
         created_at: now.naive_utc(),
-        created_by: Some(caller.actor().to_owned()),
+        created_by: Some(caller.actor().name),
     };
     let token = db::write_as(&ctx.store, caller, row, queries::signup_tokens::create).await?;
     Ok(SignupTokenResponse::new(token, now.naive_utc()))
@@ -67,7 +67,7 @@ pub async fn update(
     if request.expires_at.is_none() && request.enabled.is_none() {
         return Err(AdminError::invalid("/", "give expiresAt, enabled or both"));
     }
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     let token = db::run(&ctx.store, move |conn| {
         queries::signup_tokens::update(

@@ -53,7 +53,7 @@ pub async fn create(
     let environments: Option<Vec<String>> = request
         .environments
         .map(|names| names.into_iter().map(ResourceName::into_string).collect());
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let (row, environments) = db::run(&ctx.store, move |conn| {
         let row = queries::projects::create(conn, &row, environments.as_deref(), &actor)?;
         let environments = queries::projects::environments_of(conn, &row.id)?;
@@ -99,7 +99,7 @@ pub async fn enable_environment(
         ));
     }
     let environment = request.environment.into_string();
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::projects::enable_environment(conn, &project, &environment, &actor, now)
@@ -114,7 +114,7 @@ pub async fn disable_environment(
     project: String,
     environment: String,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::projects::disable_environment(conn, &project, &environment, &actor, now)

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use flag_store::models::NewApiToken;
+use flag_store::models::{Actor, NewApiToken};
 use flag_store::{Store, StoreError, queries};
 
 use crate::domain::TokenType;
@@ -29,7 +29,11 @@ pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[String]) -> R
         if token.is_empty() {
             continue;
         }
-        queries::api_tokens::create_unless_stored(&mut conn, &new_token(token, token_type, now)?, "system")?;
+        queries::api_tokens::create_unless_stored(
+            &mut conn,
+            &new_token(token, token_type, now)?,
+            &Actor::system(),
+        )?;
     }
     Ok(())
 }
@@ -76,7 +80,7 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> Result<Option<std:
     let path = directory.join("admin-token");
     let pending = directory.join(format!("admin-token.{}", std::process::id()));
     write_private(&pending, &format!("{token}\n"))?;
-    let stored = queries::api_tokens::create_if_none_of_type(&mut conn, &row, "system");
+    let stored = queries::api_tokens::create_if_none_of_type(&mut conn, &row, &Actor::system());
     if matches!(stored, Ok(true)) {
         std::fs::rename(&pending, &path)?;
         return Ok(Some(path));
@@ -109,7 +113,7 @@ pub fn import(
         project,
         environment,
         document,
-        "import",
+        &Actor::system(),
         crate::now(),
     )?;
     Ok((warnings, report))

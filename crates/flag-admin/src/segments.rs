@@ -32,7 +32,7 @@ pub async fn create(
         request.description,
         request.project,
         &request.constraints,
-        Some(caller.actor().to_owned()),
+        Some(caller.actor().name),
         crate::now(),
     )?;
     let row = db::write_as(&ctx.store, caller, segment, queries::segments::create).await?;

@@ -40,7 +40,7 @@ async fn save(
 ) -> Result<flag_eval::Strategy, AdminError> {
     caller.require_in(&environment)?;
     let input = request.into_input(&feature)?;
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| match &id {
         None => queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now),
@@ -59,7 +59,7 @@ pub async fn delete(
     id: String,
 ) -> Result<(), AdminError> {
     caller.require_in(&environment)?;
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::strategies::delete(conn, &project, &feature, &environment, &id, &actor, now)

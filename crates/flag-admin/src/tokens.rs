@@ -54,7 +54,7 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<
         request.expires_at.map(|at| at.0.naive_utc()),
         crate::now(),
     )?;
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let row = db::run(&ctx.store, move |conn| {
         // An unknown environment is a mistake in the request, not a missing resource.
         queries::environments::get(conn, &environment).map_err(|error| match error {
@@ -83,7 +83,7 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<
 /// Deletes the token whose secret is `secret`.
 pub async fn delete(ctx: &Ctx, caller: &Caller, secret: &str) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         let token = queries::api_tokens::find_by_hash(conn, &hash)?

@@ -78,7 +78,7 @@ pub async fn update(
         email: request.email.map(|email| email.trim().to_owned()),
         root_role: request.root_role.map(crate::domain::RootRole::id),
     };
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     let row = db::run(&ctx.store, move |conn| {
         queries::users::update(conn, id, &changes, &actor, now)
@@ -89,7 +89,7 @@ pub async fn update(
 
 /// Deletes a user.
 pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::users::delete(conn, id, &actor, now)

@@ -21,7 +21,7 @@ pub async fn batch(
         caller.require_in(environment)?;
     }
     push.normalise()?;
-    let actor = caller.actor().to_owned();
+    let actor = caller.actor();
     let now = crate::now();
     let environments = push.environments().to_vec();
     let stored = push.variants().to_vec();

@@ -394,8 +394,8 @@ mod tests {
         let db = TestStore::new()?;
         let mut conn = db.store.connection()?;
         let field = tenant_field("[]");
-        queries::context_fields::create(&mut conn, &field, "test")?;
-        let error = queries::context_fields::create(&mut conn, &field, "test").err();
+        queries::context_fields::create(&mut conn, &field, &crate::models::Actor::system())?;
+        let error = queries::context_fields::create(&mut conn, &field, &crate::models::Actor::system()).err();
         assert!(
             matches!(&error, Some(StoreError::Conflict { entity: "context field", key }) if key == "name"),
             "{error:?}"
@@ -409,8 +409,8 @@ mod tests {
             expires_at: None,
             created_at: now(),
         };
-        queries::api_tokens::create(&mut conn, &token, "test")?;
-        let error = queries::api_tokens::create(&mut conn, &token, "test").err();
+        queries::api_tokens::create(&mut conn, &token, &crate::models::Actor::system())?;
+        let error = queries::api_tokens::create(&mut conn, &token, &crate::models::Actor::system()).err();
         assert!(
             matches!(&error, Some(StoreError::Conflict { entity: "api token", key }) if key == "secret_hash"),
             "{error:?}"
@@ -434,12 +434,13 @@ mod tests {
             ))?,
         }
         let field = tenant_field("[]");
-        let error = queries::context_fields::create(&mut writer, &field, "test").err();
+        let error =
+            queries::context_fields::create(&mut writer, &field, &crate::models::Actor::system()).err();
         holder.batch_execute("ROLLBACK")?;
         assert!(matches!(&error, Some(StoreError::Busy(_))), "{error:?}");
         assert!(error.is_some_and(|error| error.is_unavailable()));
         // Once the lock is released, the same write goes through.
-        queries::context_fields::create(&mut writer, &field, "test")?;
+        queries::context_fields::create(&mut writer, &field, &crate::models::Actor::system())?;
         Ok(())
     }
 
@@ -455,7 +456,7 @@ mod tests {
             created_by: None,
             created_at: now(),
         };
-        let error = queries::segments::create(&mut conn, &segment, "test").err();
+        let error = queries::segments::create(&mut conn, &segment, &crate::models::Actor::system()).err();
         assert!(
             matches!(&error, Some(StoreError::Rejected { message }) if message == "no project no-such-project exists"),
             "{error:?}"

@@ -97,6 +97,8 @@ pub struct FeatureRow {
     pub archived_at: Option<NaiveDateTime>,
     /// Creation time, UTC.
     pub created_at: NaiveDateTime,
+    /// The user who created it ([`Actor::user_id`]), when known.
+    pub created_by_user_id: Option<i32>,
 }
 
 /// A feature's state in one environment.
@@ -143,6 +145,8 @@ pub struct StrategyTypeRow {
     pub built_in: bool,
     /// Creation time, UTC.
     pub created_at: NaiveDateTime,
+    /// Whether it is deprecated: still evaluated, no longer offered for new strategies.
+    pub deprecated: bool,
 }
 
 impl StrategyTypeRow {
@@ -162,6 +166,7 @@ impl StrategyTypeRow {
             parameters: crate::queries::to_json("strategy_types.parameters", parameters)?,
             built_in: false,
             created_at: crate::time::stored(at),
+            deprecated: false,
         })
     }
 
@@ -681,6 +686,33 @@ pub struct NewEvent {
     pub data: Option<String>,
     /// Old value, JSON.
     pub pre_data: Option<String>,
+    /// The user who wrote, as Unleash numbers them: [`Actor::ADMIN_TOKEN`] for an admin API
+    /// token, [`Actor::SYSTEM`] for the server itself.
+    pub created_by_user_id: Option<i32>,
+}
+
+/// Who writes: the name the audit log shows and the user id it records.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Actor {
+    /// Email or username of a user, the name of an admin API token, or the server's name.
+    pub name: String,
+    /// The user's id, or one of the ids Unleash gives non-users.
+    pub user_id: i32,
+}
+
+impl Actor {
+    /// The user id Unleash records for writes through an admin API token.
+    pub const ADMIN_TOKEN: i32 = -42;
+    /// The user id Unleash records for the server's own writes.
+    pub const SYSTEM: i32 = -1337;
+
+    /// The server itself: seeding, imports at start.
+    pub fn system() -> Self {
+        Self {
+            name: "unleash_system_user".to_owned(),
+            user_id: Self::SYSTEM,
+        }
+    }
 }
 
 impl NewEvent {
@@ -692,11 +724,12 @@ impl NewEvent {
         })
     }
 
-    /// An event of `event_type` by `created_by` at `created_at`, about nothing in particular yet.
-    pub fn new(event_type: EventType, created_by: String, created_at: NaiveDateTime) -> Self {
+    /// An event of `event_type` by `actor` at `created_at`, about nothing in particular yet.
+    pub fn new(event_type: EventType, actor: &Actor, created_at: NaiveDateTime) -> Self {
         Self {
             event_type,
-            created_by,
+            created_by: actor.name.clone(),
+            created_by_user_id: Some(actor.user_id),
             created_at,
             project: None,
             environment: None,
@@ -777,8 +810,9 @@ mod tests {
                 stale: false,
                 archived_at: None,
                 created_at: now(),
+                created_by_user_id: None,
             },
-            "test",
+            &crate::models::Actor::system(),
         )
     }
 
@@ -789,7 +823,16 @@ mod tests {
         let conn = &mut *conn;
         feature(conn, "parent")?;
         feature(conn, "child")?;
-        dependencies::set(conn, "default", "child", "parent", true, &[], "test", now())?;
+        dependencies::set(
+            conn,
+            "default",
+            "child",
+            "parent",
+            true,
+            &[],
+            &crate::models::Actor::system(),
+            now(),
+        )?;
         let strategy = strategies::add(
             conn,
             "default",
@@ -799,7 +842,7 @@ mod tests {
                 name: "default".into(),
                 ..StrategyInput::default()
             },
-            "test",
+            &crate::models::Actor::system(),
             now(),
         )?;
         let strategy_id = strategy.id.unwrap_or_default();
@@ -813,7 +856,7 @@ mod tests {
                 created_by: None,
                 created_at: now(),
             },
-            "test",
+            &crate::models::Actor::system(),
         )?;
         let token = api_tokens::create(
             conn,
@@ -826,7 +869,7 @@ mod tests {
                 expires_at: None,
                 created_at: now(),
             },
-            "test",
+            &crate::models::Actor::system(),
         )?;
         let client_features =
             |conn: &mut DbConnection| evaluation::client_features(conn, &ProjectScope::All, "development");
@@ -967,10 +1010,11 @@ mod tests {
             parameters: r#"[{"name":"tenants","type":"list"}]"#.into(),
             built_in: false,
             created_at: now(),
+            deprecated: false,
         };
-        strategies::register_type(&mut conn, &custom, "test")?;
+        strategies::register_type(&mut conn, &custom, &crate::models::Actor::system())?;
         let field = tenant_field(r#"[{"value":"a"},{"value":"b","description":"the b tenant"}]"#);
-        queries::context_fields::create(&mut conn, &field, "test")?;
+        queries::context_fields::create(&mut conn, &field, &crate::models::Actor::system())?;
         for row in strategies::list_types(&mut conn)? {
             let stored: Value = serde_json::from_str(&row.parameters)?;
             assert_eq!(serde_json::to_value(row.parameters()?)?, stored, "{}", row.name);
@@ -987,7 +1031,7 @@ mod tests {
         let db = TestStore::new()?;
         let mut conn = db.store.connection()?;
         let field = tenant_field(r#"["a", "b"]"#);
-        let error = queries::context_fields::create(&mut conn, &field, "test").err();
+        let error = queries::context_fields::create(&mut conn, &field, &crate::models::Actor::system()).err();
         assert!(
             matches!(&error, Some(StoreError::Rejected { message })
                 if message.starts_with("context field tenant has invalid legal_values: ")),
@@ -1000,8 +1044,9 @@ mod tests {
             parameters: r#"[{"name":"tenants"}]"#.into(),
             built_in: false,
             created_at: now(),
+            deprecated: false,
         };
-        let error = strategies::register_type(&mut conn, &custom, "test").err();
+        let error = strategies::register_type(&mut conn, &custom, &crate::models::Actor::system()).err();
         assert!(
             matches!(&error, Some(StoreError::Rejected { message })
                 if message.starts_with("strategy type byTenant has invalid parameters: ")),

@@ -87,6 +87,7 @@ diesel::table! {
         feature_name -> Nullable<Text>,
         data -> Nullable<Text>,
         pre_data -> Nullable<Text>,
+        created_by_user_id -> Nullable<Integer>,
     }
 }
 
@@ -106,6 +107,16 @@ diesel::table! {
         enabled -> Bool,
         variants -> Text,
         last_seen_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    feature_lifecycles (feature_name, stage) {
+        feature_name -> Text,
+        stage -> Text,
+        status -> Nullable<Text>,
+        status_value -> Nullable<Text>,
+        created_at -> Timestamp,
     }
 }
 
@@ -133,6 +144,26 @@ diesel::table! {
 }
 
 diesel::table! {
+    feature_tags (feature_name, tag_type, tag_value) {
+        feature_name -> Text,
+        tag_type -> Text,
+        tag_value -> Text,
+        created_by_user_id -> Nullable<Integer>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    feature_types (id) {
+        id -> Text,
+        name -> Text,
+        description -> Text,
+        lifetime_days -> Nullable<Integer>,
+        sort_order -> Integer,
+    }
+}
+
+diesel::table! {
     features (name) {
         name -> Text,
         project_id -> Text,
@@ -142,6 +173,7 @@ diesel::table! {
         stale -> Bool,
         archived_at -> Nullable<Timestamp>,
         created_at -> Timestamp,
+        created_by_user_id -> Nullable<Integer>,
     }
 }
 
@@ -227,6 +259,25 @@ diesel::table! {
         parameters -> Text,
         built_in -> Bool,
         created_at -> Timestamp,
+        deprecated -> Bool,
+    }
+}
+
+diesel::table! {
+    tag_types (name) {
+        name -> Text,
+        description -> Nullable<Text>,
+        icon -> Nullable<Text>,
+        color -> Nullable<Text>,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    tags (tag_type, value) {
+        tag_type -> Text,
+        value -> Text,
+        created_at -> Timestamp,
     }
 }
 
@@ -255,11 +306,13 @@ diesel::table! {
 
 diesel::joinable!(feature_environments -> environments (environment_name));
 diesel::joinable!(feature_environments -> features (feature_name));
+diesel::joinable!(feature_lifecycles -> features (feature_name));
 diesel::joinable!(feature_strategies -> environments (environment_name));
 diesel::joinable!(feature_strategies -> features (feature_name));
 diesel::joinable!(feature_strategies -> strategy_types (strategy_name));
 diesel::joinable!(feature_strategy_segments -> feature_strategies (strategy_id));
 diesel::joinable!(feature_strategy_segments -> segments (segment_id));
+diesel::joinable!(feature_tags -> features (feature_name));
 diesel::joinable!(features -> projects (project_id));
 diesel::joinable!(login_sessions -> users (user_id));
 diesel::joinable!(project_environments -> environments (environment_name));
@@ -268,6 +321,7 @@ diesel::joinable!(public_signup_token_users -> public_signup_tokens (secret));
 diesel::joinable!(public_signup_token_users -> users (user_id));
 diesel::joinable!(public_signup_tokens -> roles (role_id));
 diesel::joinable!(segments -> projects (project_id));
+diesel::joinable!(tags -> tag_types (tag_type));
 diesel::joinable!(users -> roles (root_role));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -280,8 +334,11 @@ diesel::allow_tables_to_appear_in_same_query!(
     events,
     feature_dependencies,
     feature_environments,
+    feature_lifecycles,
     feature_strategies,
     feature_strategy_segments,
+    feature_tags,
+    feature_types,
     features,
     login_sessions,
     project_environments,
@@ -292,6 +349,8 @@ diesel::allow_tables_to_appear_in_same_query!(
     segments,
     settings,
     strategy_types,
+    tag_types,
+    tags,
     unknown_flags,
     users,
 );

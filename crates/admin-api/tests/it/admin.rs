@@ -286,7 +286,7 @@ async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(
             root_role: 2,
             created_at: chrono::Utc::now().naive_utc(),
         },
-        "test",
+        &flag_store::models::Actor::system(),
     )?;
     let service = app.service().await;
     seed_feature(&service, "f").await;

@@ -117,7 +117,7 @@ async fn client_tokens_are_refused_on_the_admin_api() -> Result<(), Box<dyn std:
             expires_at: None,
             created_at: chrono::Utc::now().naive_utc(),
         },
-        "test",
+        &flag_store::models::Actor::system(),
     )?;
     let service = app.service().await;
     let (status, body) = send(

@@ -206,7 +206,7 @@ async fn issue_7_login_resolves_an_email_before_a_username() {
         created_at: chrono::Utc::now().naive_utc(),
     };
     let mut conn = app.store.connection().unwrap_or_else(|error| panic!("{error}"));
-    flag_store::queries::users::create(&mut conn, &squatter, "test")
+    flag_store::queries::users::create(&mut conn, &squatter, &flag_store::models::Actor::system())
         .unwrap_or_else(|error| panic!("{error}"));
     drop(conn);
     let service = app.service().await;

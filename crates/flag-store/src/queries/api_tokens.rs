@@ -6,12 +6,16 @@ use diesel::prelude::*;
 use crate::connection::{DbConnection, MultiBackend};
 
 use crate::error::StoreError;
-use crate::models::{ApiTokenRow, EventType, NewApiToken, NewEvent};
+use crate::models::{Actor, ApiTokenRow, EventType, NewApiToken, NewEvent};
 use crate::queries::{events, to_json};
 use crate::schema::api_tokens;
 
 /// Stores a token.
-pub fn create(conn: &mut DbConnection, token: &NewApiToken, actor: &str) -> Result<ApiTokenRow, StoreError> {
+pub fn create(
+    conn: &mut DbConnection,
+    token: &NewApiToken,
+    actor: &Actor,
+) -> Result<ApiTokenRow, StoreError> {
     crate::queries::write(conn, |conn| {
         let row: ApiTokenRow = diesel::insert_into(api_tokens::table)
             .values(token)
@@ -25,7 +29,7 @@ pub fn create(conn: &mut DbConnection, token: &NewApiToken, actor: &str) -> Resu
                     "data",
                     &serde_json::json!({"tokenName": row.token_name, "type": row.token_type, "environment": row.environment}),
                 )?),
-                ..NewEvent::new(EventType::ApiTokenCreated, actor.into(), row.created_at)
+                ..NewEvent::new(EventType::ApiTokenCreated, actor, row.created_at)
             },
         )?;
         Ok(row)
@@ -38,7 +42,7 @@ pub fn create(conn: &mut DbConnection, token: &NewApiToken, actor: &str) -> Resu
 pub fn create_unless_stored(
     conn: &mut DbConnection,
     token: &NewApiToken,
-    actor: &str,
+    actor: &Actor,
 ) -> Result<bool, StoreError> {
     crate::queries::write(conn, |conn| {
         if find_by_hash(conn, &token.secret_hash)?.is_some() {
@@ -53,7 +57,7 @@ pub fn create_unless_stored(
 pub fn create_if_none_of_type(
     conn: &mut DbConnection,
     token: &NewApiToken,
-    actor: &str,
+    actor: &Actor,
 ) -> Result<bool, StoreError> {
     crate::queries::write(conn, |conn| {
         let existing: i64 = api_tokens::table
@@ -88,7 +92,7 @@ pub fn list(conn: &mut DbConnection) -> Result<Vec<ApiTokenRow>, StoreError> {
 pub fn delete(
     conn: &mut DbConnection,
     id: i32,
-    actor: &str,
+    actor: &Actor,
     now: chrono::NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -100,7 +104,7 @@ pub fn delete(
             conn,
             &NewEvent {
                 data: Some(to_json("data", &serde_json::json!({"id": id}))?),
-                ..NewEvent::new(EventType::ApiTokenDeleted, actor.into(), now)
+                ..NewEvent::new(EventType::ApiTokenDeleted, actor, now)
             },
         )
     })

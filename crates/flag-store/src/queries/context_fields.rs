@@ -5,7 +5,7 @@ use diesel::prelude::*;
 use flag_eval::{Constraint, Operator};
 
 use crate::error::StoreError;
-use crate::models::{ContextFieldRow, EventType, NewEvent};
+use crate::models::{Actor, ContextFieldRow, EventType, NewEvent};
 use crate::queries::{events, refuse_unreadable};
 use crate::schema::context_fields;
 
@@ -22,14 +22,14 @@ pub fn list(conn: &mut DbConnection) -> Result<Vec<ContextFieldRow>, StoreError>
 pub fn create(
     conn: &mut DbConnection,
     row: &ContextFieldRow,
-    actor: &str,
+    actor: &Actor,
 ) -> Result<ContextFieldRow, StoreError> {
     row.legal_values().map_err(refuse_unreadable)?;
     events::insert_with_event!(
         conn,
         context_fields::table,
         row,
-        NewEvent::new(EventType::ContextFieldCreated, actor.into(), row.created_at)
+        NewEvent::new(EventType::ContextFieldCreated, actor, row.created_at)
             .with_data(&serde_json::json!({"name": row.name}))?
     )
 }

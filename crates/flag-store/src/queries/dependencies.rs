@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{DependencyRow, EventType, FeatureRow, NewEvent};
+use crate::models::{Actor, DependencyRow, EventType, FeatureRow, NewEvent};
 use crate::queries::{events, features, to_json};
 use crate::schema::{feature_dependencies, features as features_table};
 
@@ -21,7 +21,7 @@ pub fn set(
     parent: &str,
     enabled: bool,
     variants: &[String],
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -74,7 +74,7 @@ pub fn set(
                     "data",
                     &serde_json::json!({"feature": parent, "enabled": enabled, "variants": variants}),
                 )?),
-                ..NewEvent::new(EventType::FeatureDependencyAdded, actor.into(), now)
+                ..NewEvent::new(EventType::FeatureDependencyAdded, actor, now)
             },
         )
     })
@@ -85,7 +85,7 @@ pub fn remove(
     conn: &mut DbConnection,
     project: &str,
     child: &str,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -96,7 +96,7 @@ pub fn remove(
             &NewEvent {
                 project: Some(project.into()),
                 feature_name: Some(child.into()),
-                ..NewEvent::new(EventType::FeatureDependenciesRemoved, actor.into(), now)
+                ..NewEvent::new(EventType::FeatureDependenciesRemoved, actor, now)
             },
         )
     })

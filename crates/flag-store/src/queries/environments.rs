@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{EnvironmentRow, EventType, NewEvent};
+use crate::models::{Actor, EnvironmentRow, EventType, NewEvent};
 use crate::queries::events;
 use crate::schema::environments;
 
@@ -30,7 +30,7 @@ pub fn get(conn: &mut DbConnection, name: &str) -> Result<EnvironmentRow, StoreE
 pub fn create(
     conn: &mut DbConnection,
     row: &EnvironmentRow,
-    actor: &str,
+    actor: &Actor,
 ) -> Result<EnvironmentRow, StoreError> {
     events::insert_with_event!(
         conn,
@@ -38,7 +38,7 @@ pub fn create(
         row,
         NewEvent {
             environment: Some(row.name.clone()),
-            ..NewEvent::new(EventType::EnvironmentCreated, actor.into(), row.created_at)
+            ..NewEvent::new(EventType::EnvironmentCreated, actor, row.created_at)
                 .with_data(&serde_json::json!({"name": row.name, "type": row.environment_type}))?
         }
     )
@@ -49,7 +49,7 @@ pub fn set_enabled(
     conn: &mut DbConnection,
     name: &str,
     enabled: bool,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -68,7 +68,7 @@ pub fn set_enabled(
             conn,
             &NewEvent {
                 environment: Some(name.into()),
-                ..NewEvent::new(event_type, actor.into(), now)
+                ..NewEvent::new(event_type, actor, now)
             },
         )
     })

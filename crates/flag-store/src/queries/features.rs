@@ -5,13 +5,13 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{EventType, FeatureEnvironmentRow, FeatureRow, NewEvent};
+use crate::models::{Actor, EventType, FeatureEnvironmentRow, FeatureRow, NewEvent};
 use crate::queries::{events, projects, strategies, to_json};
 use crate::schema::{feature_environments, features};
 
 /// Creates a feature with a disabled row in each environment of its project. Names are unique
 /// across projects and archived features.
-pub fn create(conn: &mut DbConnection, row: &FeatureRow, actor: &str) -> Result<FeatureRow, StoreError> {
+pub fn create(conn: &mut DbConnection, row: &FeatureRow, actor: &Actor) -> Result<FeatureRow, StoreError> {
     crate::queries::write(conn, |conn| {
         projects::get(conn, &row.project_id)?;
         diesel::insert_into(features::table).values(row).execute(conn)?;
@@ -35,7 +35,7 @@ pub fn create(conn: &mut DbConnection, row: &FeatureRow, actor: &str) -> Result<
                     "data",
                     &serde_json::json!({"name": row.name, "type": row.feature_type, "description": row.description}),
                 )?),
-                ..NewEvent::new(EventType::FeatureCreated, actor.into(), row.created_at)
+                ..NewEvent::new(EventType::FeatureCreated, actor, row.created_at)
             },
         )?;
         Ok(row.clone())
@@ -114,7 +114,7 @@ pub fn set_enabled(
     name: &str,
     environment_name: &str,
     enabled: bool,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -144,7 +144,7 @@ pub(crate) fn write_enabled(
     name: &str,
     environment_name: &str,
     enabled: bool,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -160,7 +160,7 @@ fn store_switch(
     project: &str,
     before: &FeatureEnvironmentRow,
     enabled: bool,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     let (name, environment_name) = (before.feature_name.as_str(), before.environment_name.as_str());
@@ -184,7 +184,7 @@ fn store_switch(
                 } else {
                     EventType::FeatureEnvironmentDisabled
                 },
-                actor.into(),
+                actor,
                 now,
             )
         },
@@ -196,7 +196,7 @@ pub fn archive(
     conn: &mut DbConnection,
     project: &str,
     name: &str,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -209,7 +209,7 @@ pub fn archive(
             &NewEvent {
                 project: Some(project.into()),
                 feature_name: Some(name.into()),
-                ..NewEvent::new(EventType::FeatureArchived, actor.into(), now)
+                ..NewEvent::new(EventType::FeatureArchived, actor, now)
             },
         )
     })

@@ -9,7 +9,7 @@ use diesel::prelude::*;
 use flag_eval::ClientFeatures;
 
 use crate::error::StoreError;
-use crate::models::{FeatureRow, NewSegment, StrategyTypeRow};
+use crate::models::{Actor, FeatureRow, NewSegment, StrategyTypeRow};
 use crate::queries::strategies::StrategyInput;
 use crate::queries::{dependencies, features, projects, segments, strategies, to_json, variants};
 use crate::schema::{feature_strategies, segments as segments_table, strategy_types};
@@ -33,7 +33,7 @@ pub fn client_features(
     project: &str,
     environment: &str,
     document: &ClientFeatures,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<ImportReport, StoreError> {
     crate::queries::write(conn, |conn| {
@@ -64,7 +64,7 @@ pub fn client_features(
                             description: None,
                             project_id: None,
                             constraints: to_json("constraints", &segment.constraints)?,
-                            created_by: Some(actor.into()),
+                            created_by: Some(actor.name.clone()),
                             created_at: now,
                         },
                         actor,
@@ -89,6 +89,7 @@ pub fn client_features(
                             stale: feature.stale.unwrap_or(false),
                             archived_at: None,
                             created_at: now,
+                            created_by_user_id: Some(actor.user_id),
                         },
                         actor,
                     )?;
@@ -177,6 +178,7 @@ fn register_type(conn: &mut DbConnection, name: &str, now: NaiveDateTime) -> Res
                 parameters: "[]".into(),
                 built_in: false,
                 created_at: now,
+                deprecated: false,
             })
             .execute(conn)?;
     }

@@ -5,7 +5,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{EventType, FeatureEnvironmentRow, NewEvent, ProjectRow};
+use crate::models::{Actor, EventType, FeatureEnvironmentRow, NewEvent, ProjectRow};
 use crate::queries::{events, to_json};
 use crate::schema::{
     environments, feature_environments, feature_strategies, features, project_environments, projects,
@@ -43,7 +43,7 @@ pub fn create(
     conn: &mut DbConnection,
     row: &ProjectRow,
     environment_names: Option<&[String]>,
-    actor: &str,
+    actor: &Actor,
 ) -> Result<ProjectRow, StoreError> {
     crate::queries::write(conn, |conn| {
         diesel::insert_into(projects::table).values(row).execute(conn)?;
@@ -66,7 +66,7 @@ pub fn create(
                     "data",
                     &serde_json::json!({"id": row.id, "name": row.name, "environments": names}),
                 )?),
-                ..NewEvent::new(EventType::ProjectCreated, actor.into(), row.created_at)
+                ..NewEvent::new(EventType::ProjectCreated, actor, row.created_at)
             },
         )?;
         Ok(row.clone())
@@ -111,7 +111,7 @@ pub fn enable_environment(
     conn: &mut DbConnection,
     project: &str,
     environment: &str,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -122,7 +122,7 @@ pub fn enable_environment(
             &NewEvent {
                 project: Some(project.into()),
                 environment: Some(environment.into()),
-                ..NewEvent::new(EventType::ProjectEnvironmentAdded, actor.into(), now)
+                ..NewEvent::new(EventType::ProjectEnvironmentAdded, actor, now)
             },
         )
     })
@@ -133,7 +133,7 @@ pub fn disable_environment(
     conn: &mut DbConnection,
     project: &str,
     environment: &str,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -167,7 +167,7 @@ pub fn disable_environment(
             &NewEvent {
                 project: Some(project.into()),
                 environment: Some(environment.into()),
-                ..NewEvent::new(EventType::ProjectEnvironmentRemoved, actor.into(), now)
+                ..NewEvent::new(EventType::ProjectEnvironmentRemoved, actor, now)
             },
         )
     })

@@ -5,14 +5,18 @@ use diesel::prelude::*;
 use crate::connection::{DbConnection, MultiBackend};
 
 use crate::error::StoreError;
-use crate::models::{EventType, NewEvent, NewSegment, SegmentRow};
+use crate::models::{Actor, EventType, NewEvent, NewSegment, SegmentRow};
 use crate::queries::{context_fields, events, refuse_unreadable, to_json};
 use crate::schema::segments;
 
 /// Creates a segment; a taken name is a conflict, and a project that does not exist is
 /// [`StoreError::Rejected`], like a missing parent in [`crate::queries::dependencies::set`]: the
 /// caller named it in what it asked to write.
-pub fn create(conn: &mut DbConnection, segment: &NewSegment, actor: &str) -> Result<SegmentRow, StoreError> {
+pub fn create(
+    conn: &mut DbConnection,
+    segment: &NewSegment,
+    actor: &Actor,
+) -> Result<SegmentRow, StoreError> {
     let constraints: Vec<flag_eval::Constraint> =
         crate::queries::from_json("segment", &segment.name, "constraints", &segment.constraints)
             .map_err(refuse_unreadable)?;
@@ -38,7 +42,7 @@ pub fn create(conn: &mut DbConnection, segment: &NewSegment, actor: &str) -> Res
                     "data",
                     &serde_json::json!({"id": row.id, "name": row.name}),
                 )?),
-                ..NewEvent::new(EventType::SegmentCreated, actor.into(), row.created_at)
+                ..NewEvent::new(EventType::SegmentCreated, actor, row.created_at)
             },
         )?;
         Ok(row)

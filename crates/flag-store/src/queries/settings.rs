@@ -7,7 +7,7 @@ use serde::de::DeserializeOwned;
 
 use crate::connection::DbConnection;
 use crate::error::StoreError;
-use crate::models::{EventType, NewEvent, SettingRow};
+use crate::models::{Actor, EventType, NewEvent, SettingRow};
 use crate::queries::events;
 use crate::schema::settings;
 
@@ -39,7 +39,7 @@ pub fn put<T: Serialize + ?Sized>(
     conn: &mut DbConnection,
     name: &str,
     value: &T,
-    actor: &str,
+    actor: &Actor,
     now: chrono::NaiveDateTime,
 ) -> Result<(), StoreError> {
     let content = serde_json::to_string(value).map_err(|source| StoreError::Encode {
@@ -65,7 +65,7 @@ pub fn put<T: Serialize + ?Sized>(
             &NewEvent {
                 data: Some(format!("{{\"{name}\":{content}}}")),
                 pre_data: before.map(|before| format!("{{\"{name}\":{before}}}")),
-                ..NewEvent::new(EventType::SettingUpdated, actor.into(), now)
+                ..NewEvent::new(EventType::SettingUpdated, actor, now)
             },
         )
     })

@@ -7,7 +7,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{EventType, NewEvent, NewUser, RoleRow, SignupTokenRow, UserRow};
+use crate::models::{Actor, EventType, NewEvent, NewUser, RoleRow, SignupTokenRow, UserRow};
 use crate::queries::{events, to_json, users};
 use crate::schema::{public_signup_token_users, public_signup_tokens, roles};
 
@@ -33,7 +33,11 @@ impl SignupToken {
 }
 
 /// Creates a token.
-pub fn create(conn: &mut DbConnection, row: &SignupTokenRow, actor: &str) -> Result<SignupToken, StoreError> {
+pub fn create(
+    conn: &mut DbConnection,
+    row: &SignupTokenRow,
+    actor: &Actor,
+) -> Result<SignupToken, StoreError> {
     crate::queries::write(conn, |conn| {
         // The role is the signup tokens table's only foreign key, so a foreign-key violation can
         // only mean that it does not exist.
@@ -50,7 +54,7 @@ pub fn create(conn: &mut DbConnection, row: &SignupTokenRow, actor: &str) -> Res
                     "data",
                     &serde_json::json!({"name": row.name, "expiresAt": row.expires_at, "enabled": row.enabled}),
                 )?),
-                ..NewEvent::new(EventType::PublicSignupTokenCreated, actor.into(), row.created_at)
+                ..NewEvent::new(EventType::PublicSignupTokenCreated, actor, row.created_at)
             },
         )?;
         get(conn, &row.secret)
@@ -118,7 +122,7 @@ pub fn update(
     secret: &str,
     expires_at: Option<NaiveDateTime>,
     enabled: Option<bool>,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<SignupToken, StoreError> {
     if expires_at.is_none() && enabled.is_none() {
@@ -151,7 +155,7 @@ pub fn update(
                     "pre_data",
                     &serde_json::json!({"enabled": before.token.enabled, "expiresAt": before.token.expires_at}),
                 )?),
-                ..NewEvent::new(EventType::PublicSignupTokenUpdated, actor.into(), now)
+                ..NewEvent::new(EventType::PublicSignupTokenUpdated, actor, now)
             },
         )?;
         Ok(after)
@@ -193,12 +197,16 @@ pub fn sign_up(
             .select(public_signup_tokens::role_id)
             .first(conn)?;
         user.root_role = role_id;
-        let actor = user
-            .email
-            .clone()
-            .or_else(|| user.username.clone())
-            .unwrap_or_default();
+        let mut actor = Actor {
+            name: user
+                .email
+                .clone()
+                .or_else(|| user.username.clone())
+                .unwrap_or_default(),
+            user_id: Actor::SYSTEM,
+        };
         let row = users::insert(conn, &user, &actor)?;
+        actor.user_id = row.id;
         diesel::insert_into(public_signup_token_users::table)
             .values((
                 public_signup_token_users::secret.eq(secret),
@@ -210,7 +218,7 @@ pub fn sign_up(
             conn,
             &NewEvent {
                 data: Some(to_json("data", &serde_json::json!({"userId": row.id}))?),
-                ..NewEvent::new(EventType::PublicSignupTokenUserAdded, actor, now)
+                ..NewEvent::new(EventType::PublicSignupTokenUserAdded, &actor, now)
             },
         )?;
         Ok(row)

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use flag_eval::{Constraint, Variant};
 
 use crate::error::StoreError;
-use crate::models::{EventType, NewEvent, StrategyRow, StrategyTypeRow};
+use crate::models::{Actor, EventType, NewEvent, StrategyRow, StrategyTypeRow};
 use crate::queries::{context_fields, environments, events, features, refuse_unreadable, to_json};
 use crate::schema::{
     feature_environments, feature_strategies, feature_strategy_segments, segments, strategy_types,
@@ -42,7 +42,7 @@ pub fn add(
     feature: &str,
     environment: &str,
     input: &StrategyInput,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<flag_eval::Strategy, StoreError> {
     crate::queries::write(conn, |conn| {
@@ -118,7 +118,7 @@ fn switch_off_without_active(
     project: &str,
     feature: &str,
     environment: &str,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     if has_active(conn, feature, environment)? {
@@ -147,7 +147,7 @@ pub fn update(
     environment: &str,
     id: &str,
     input: &StrategyInput,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<flag_eval::Strategy, StoreError> {
     crate::queries::write(conn, |conn| {
@@ -202,7 +202,7 @@ pub fn delete(
     feature: &str,
     environment: &str,
     id: &str,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
@@ -414,14 +414,15 @@ fn record(
     environment: &str,
     after: Option<&flag_eval::Strategy>,
     before: Option<&flag_eval::Strategy>,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     events::record(
         conn,
         &NewEvent {
             event_type,
-            created_by: actor.into(),
+            created_by: actor.name.clone(),
+            created_by_user_id: Some(actor.user_id),
             created_at: now,
             project: Some(project.into()),
             environment: Some(environment.into()),
@@ -445,14 +446,14 @@ pub fn list_types(conn: &mut DbConnection) -> Result<Vec<StrategyTypeRow>, Store
 pub fn register_type(
     conn: &mut DbConnection,
     row: &StrategyTypeRow,
-    actor: &str,
+    actor: &Actor,
 ) -> Result<StrategyTypeRow, StoreError> {
     row.parameters().map_err(refuse_unreadable)?;
     events::insert_with_event!(
         conn,
         strategy_types::table,
         row,
-        NewEvent::new(EventType::StrategyCreated, actor.into(), row.created_at)
+        NewEvent::new(EventType::StrategyCreated, actor, row.created_at)
             .with_data(&serde_json::json!({"name": row.name}))?
     )
 }

@@ -6,20 +6,20 @@ use diesel::prelude::*;
 use crate::connection::{DbConnection, MultiBackend};
 
 use crate::error::StoreError;
-use crate::models::{EventType, NewEvent, NewUser, RoleRow, UserChanges, UserRow};
+use crate::models::{Actor, EventType, NewEvent, NewUser, RoleRow, UserChanges, UserRow};
 use crate::queries::{events, to_json};
 use crate::schema::{roles, users};
 
 /// Inserts a user, lower-casing the email. The unique indexes decide: a taken email (in any
 /// letter case) or username is [`StoreError::Conflict`], even when two signups race.
-pub fn create(conn: &mut DbConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
+pub fn create(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> Result<UserRow, StoreError> {
     let mut user = user.clone();
     user.email = user.email.map(|email| flag_eval::fold_case(&email));
     crate::queries::write(conn, |conn| insert(conn, &user, actor))
 }
 
 /// The insert and its event, for callers already in a transaction.
-pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &str) -> Result<UserRow, StoreError> {
+pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> Result<UserRow, StoreError> {
     // The root role is the users table's only foreign key, so a foreign-key violation can only
     // mean that it does not exist.
     let row: UserRow = diesel::insert_into(users::table)
@@ -36,7 +36,7 @@ pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &str) -> Re
                 "data",
                 &serde_json::json!({"id": row.id, "name": row.name, "email": row.email, "username": row.username}),
             )?),
-            ..NewEvent::new(EventType::UserCreated, actor.into(), row.created_at)
+            ..NewEvent::new(EventType::UserCreated, actor, row.created_at)
         },
     )?;
     Ok(row)
@@ -113,7 +113,7 @@ pub fn update(
     conn: &mut DbConnection,
     id: i32,
     changes: &UserChanges,
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<UserRow, StoreError> {
     let mut changes = changes.clone();
@@ -140,7 +140,7 @@ pub fn update(
             &NewEvent {
                 data: Some(to_json("data", &summary(&after))?),
                 pre_data: Some(to_json("pre_data", &summary(&before))?),
-                ..NewEvent::new(EventType::UserUpdated, actor.into(), now)
+                ..NewEvent::new(EventType::UserUpdated, actor, now)
             },
         )?;
         Ok(after)
@@ -148,7 +148,7 @@ pub fn update(
 }
 
 /// Deletes a user, their sessions and their signup-token links.
-pub fn delete(conn: &mut DbConnection, id: i32, actor: &str, now: NaiveDateTime) -> Result<(), StoreError> {
+pub fn delete(conn: &mut DbConnection, id: i32, actor: &Actor, now: NaiveDateTime) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
         let before = get(conn, id)?;
         diesel::delete(users::table.find(id)).execute(conn)?;
@@ -159,7 +159,7 @@ pub fn delete(conn: &mut DbConnection, id: i32, actor: &str, now: NaiveDateTime)
                     "pre_data",
                     &serde_json::json!({"id": id, "email": before.email, "username": before.username}),
                 )?),
-                ..NewEvent::new(EventType::UserDeleted, actor.into(), now)
+                ..NewEvent::new(EventType::UserDeleted, actor, now)
             },
         )
     })

@@ -8,7 +8,7 @@ use diesel::prelude::*;
 use flag_eval::Variant;
 
 use crate::error::StoreError;
-use crate::models::{EventType, NewEvent};
+use crate::models::{Actor, EventType, NewEvent};
 use crate::queries::{events, features, name_order, to_json};
 use crate::schema::feature_environments;
 
@@ -25,7 +25,7 @@ pub fn set_variants_batch(
     feature: &str,
     environments: &[String],
     variants: &[Variant],
-    actor: &str,
+    actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<Vec<Variant>, StoreError> {
     let mut sorted = variants.to_vec();
@@ -46,7 +46,8 @@ pub fn set_variants_batch(
                 conn,
                 &NewEvent {
                     event_type: EventType::FeatureEnvironmentVariantsUpdated,
-                    created_by: actor.into(),
+                    created_by: actor.name.clone(),
+                    created_by_user_id: Some(actor.user_id),
                     created_at: now,
                     project: Some(project.into()),
                     environment: Some(environment.clone()),

@@ -46,7 +46,8 @@ pub fn feature(conn: &mut DbConnection, name: &str) -> Result<FeatureRow, StoreE
             stale: false,
             archived_at: None,
             created_at: now(),
+            created_by_user_id: None,
         },
-        "test",
+        &flag_store::models::Actor::system(),
     )
 }

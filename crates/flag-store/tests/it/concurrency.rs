@@ -56,7 +56,10 @@ fn concurrent_variants_batches_never_lose_or_mix_writes() -> Result<(), Box<dyn 
                         "contended",
                         &environments,
                         &payload(thread, write),
-                        &format!("thread-{thread}"),
+                        &flag_store::models::Actor {
+                            name: format!("thread-{thread}"),
+                            user_id: 1,
+                        },
                         common::now(),
                     )?;
                 }
@@ -129,7 +132,7 @@ fn racing_signups_with_one_email_create_exactly_one_user() -> Result<(), Box<dyn
             created_at: now,
             created_by: Some("test".into()),
         },
-        "test",
+        &flag_store::models::Actor::system(),
     )?;
     let barrier = Arc::new(Barrier::new(RACERS));
     let handles: Vec<_> = (0..RACERS)
@@ -206,8 +209,17 @@ fn duplicate_usernames_conflict_too() -> Result<(), Box<dyn std::error::Error>> 
         root_role: 3,
         created_at: common::now(),
     };
-    queries::users::create(&mut conn, &user("a@example.com"), "test")?;
-    let error = queries::users::create(&mut conn, &user("b@example.com"), "test").err();
+    queries::users::create(
+        &mut conn,
+        &user("a@example.com"),
+        &flag_store::models::Actor::system(),
+    )?;
+    let error = queries::users::create(
+        &mut conn,
+        &user("b@example.com"),
+        &flag_store::models::Actor::system(),
+    )
+    .err();
     assert!(
         matches!(&error, Some(StoreError::Conflict { entity: "user", key }) if key == "username"),
         "{error:?}"

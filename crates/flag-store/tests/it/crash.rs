@@ -63,7 +63,7 @@ fn write_batches(database: &Database, limit: Option<u64>) -> Result<u64, StoreEr
             "crashy",
             &environments,
             &payload(write),
-            "writer",
+            &flag_store::models::Actor::system(),
             common::now(),
         )?;
         // Reported only once the transaction has committed.

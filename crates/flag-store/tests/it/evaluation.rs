@@ -35,7 +35,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
             created_at: now,
         },
         Some(&["development".to_owned()]),
-        "test",
+        &flag_store::models::Actor::system(),
     )?;
     let segment = queries::segments::create(
         &mut conn,
@@ -47,7 +47,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
             created_by: Some("test".into()),
             created_at: now,
         },
-        "test",
+        &flag_store::models::Actor::system(),
     )?;
 
     common::feature(&mut conn, "parent")?;
@@ -55,7 +55,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
     let mut other = common::feature(&mut conn, "elsewhere-template")?;
     other.name = "elsewhere".into();
     other.project_id = "other".into();
-    queries::features::create(&mut conn, &other, "test")?;
+    queries::features::create(&mut conn, &other, &flag_store::models::Actor::system())?;
 
     let rollout = queries::strategies::add(
         &mut conn,
@@ -80,7 +80,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
             }],
             ..StrategyInput::default()
         },
-        "test",
+        &flag_store::models::Actor::system(),
         now,
     )?;
     let disabled = queries::strategies::add(
@@ -94,7 +94,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
             sort_order: Some(0),
             ..StrategyInput::default()
         },
-        "test",
+        &flag_store::models::Actor::system(),
         now,
     )?;
     let variants = vec![
@@ -115,7 +115,7 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
         "child",
         &["production".into()],
         &variants,
-        "test",
+        &flag_store::models::Actor::system(),
         now,
     )?;
     queries::dependencies::set(
@@ -125,14 +125,30 @@ fn playground_input_matches_the_seeded_data() -> Result<(), Box<dyn std::error::
         "parent",
         true,
         &["s".into()],
-        "test",
+        &flag_store::models::Actor::system(),
         now,
     )?;
 
     // The parent has an active strategy by now; the child has none, so switching it on adds
     // the default rollout, as Unleash does.
-    queries::features::set_enabled(&mut conn, "default", "parent", "production", true, "test", now)?;
-    queries::features::set_enabled(&mut conn, "default", "child", "production", true, "test", now)?;
+    queries::features::set_enabled(
+        &mut conn,
+        "default",
+        "parent",
+        "production",
+        true,
+        &flag_store::models::Actor::system(),
+        now,
+    )?;
+    queries::features::set_enabled(
+        &mut conn,
+        "default",
+        "child",
+        "production",
+        true,
+        &flag_store::models::Actor::system(),
+        now,
+    )?;
     let added = queries::strategies::list(&mut conn, "child", "production")?;
     assert_eq!(added.len(), 1);
     assert_eq!(added[0].name, "flexibleRollout");
@@ -228,7 +244,7 @@ fn variants_batch_is_all_or_nothing() -> Result<(), Box<dyn std::error::Error>> 
         "f",
         &environments,
         &variants,
-        "t",
+        &flag_store::models::Actor::system(),
         common::now(),
     )
     .err();
@@ -245,7 +261,7 @@ fn variants_batch_is_all_or_nothing() -> Result<(), Box<dyn std::error::Error>> 
         "f",
         &environments[..1],
         &variants,
-        "t",
+        &flag_store::models::Actor::system(),
         common::now(),
     )
     .err();
@@ -262,7 +278,15 @@ fn variants_batch_is_all_or_nothing() -> Result<(), Box<dyn std::error::Error>> 
 
     // An environment listed twice is written once.
     let twice = ["production".to_owned(), "production".to_owned()];
-    queries::variants::set_variants_batch(&mut conn, "default", "f", &twice, &variants, "t", common::now())?;
+    queries::variants::set_variants_batch(
+        &mut conn,
+        "default",
+        "f",
+        &twice,
+        &variants,
+        &flag_store::models::Actor::system(),
+        common::now(),
+    )?;
     assert_eq!(
         queries::events::for_feature(&mut conn, "f", "production")?.len(),
         1
@@ -294,7 +318,14 @@ fn importing_nameless_segments_into_a_second_environment_reuses_them()
         }],
     };
     for environment in ["development", "production"] {
-        queries::import::client_features(&mut conn, "default", environment, &document, "t", common::now())?;
+        queries::import::client_features(
+            &mut conn,
+            "default",
+            environment,
+            &document,
+            &flag_store::models::Actor::system(),
+            common::now(),
+        )?;
     }
     let segments = queries::segments::list(&mut conn)?;
     assert_eq!(
@@ -345,7 +376,7 @@ fn strategies_of_many_flags_come_back_with_their_flag_in_order() -> Result<(), B
                 disabled,
                 ..StrategyInput::default()
             },
-            "test",
+            &flag_store::models::Actor::system(),
             now,
         )?;
     }

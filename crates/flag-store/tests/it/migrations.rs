@@ -37,7 +37,7 @@ fn migrations_run_up_down_and_up_again() -> Result<(), Box<dyn std::error::Error
     let db = common::TestDb::new()?;
     let mut conn = db.store.connection()?;
     let created = tables(&mut conn)?;
-    assert_eq!(created.len(), 23, "{created:?}");
+    assert_eq!(created.len(), 28, "{created:?}");
     flag_store::revert_all(&mut conn)?;
     assert!(tables(&mut conn)?.is_empty());
     flag_store::migrate(&mut conn)?;
@@ -98,7 +98,7 @@ fn a_foreign_key_violation_fails() -> Result<(), Box<dyn std::error::Error>> {
     let mut row = common::feature(&mut conn, "ok")?;
     row.name = "orphan".into();
     row.project_id = "no-such-project".into();
-    let error = queries::features::create(&mut conn, &row, "test").err();
+    let error = queries::features::create(&mut conn, &row, &flag_store::models::Actor::system()).err();
     assert!(
         matches!(
             error,

@@ -73,7 +73,12 @@ impl TestApp {
             None,
             chrono::Utc::now().naive_utc(),
         )?;
-        flag_store::queries::api_tokens::create(&mut *self.store.connection()?, &token, "test").map(drop)
+        flag_store::queries::api_tokens::create(
+            &mut *self.store.connection()?,
+            &token,
+            &flag_store::models::Actor::system(),
+        )
+        .map(drop)
     }
 
     /// Imports an SDK document into `environment` of the `default` project, as `halyard import`
@@ -88,7 +93,7 @@ impl TestApp {
             "default",
             environment,
             document,
-            "test",
+            &flag_store::models::Actor::system(),
             chrono::Utc::now().naive_utc(),
         )
     }

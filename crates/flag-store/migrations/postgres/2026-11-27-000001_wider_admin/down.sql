@@ -1,0 +1,11 @@
+DROP INDEX events_project_id;
+DROP INDEX events_feature_id;
+ALTER TABLE strategy_types DROP COLUMN deprecated;
+ALTER TABLE events DROP COLUMN created_by_user_id;
+ALTER TABLE features DROP COLUMN created_by_user_id;
+DROP TABLE feature_lifecycles;
+DROP INDEX feature_tags_tag;
+DROP TABLE feature_tags;
+DROP TABLE tags;
+DROP TABLE tag_types;
+DROP TABLE feature_types;

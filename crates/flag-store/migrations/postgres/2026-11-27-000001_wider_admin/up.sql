@@ -1,0 +1,64 @@
+-- The wider admin API, as the SQLite migration of the same version creates it: the same tables,
+-- columns, types and keys.
+
+CREATE TABLE feature_types (
+    id TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+    name TEXT COLLATE "C" NOT NULL,
+    description TEXT COLLATE "C" NOT NULL,
+    lifetime_days INTEGER,
+    sort_order INTEGER NOT NULL
+);
+
+INSERT INTO feature_types (id, name, description, lifetime_days, sort_order) VALUES
+    ('release', 'Release', 'Roll out new or incomplete features. Expected lifetime ~40 days', 40, 1),
+    ('experiment', 'Experiment', 'A/B and multivariate testing. Expected lifetime ~40 days', 40, 2),
+    ('operational', 'Operational', 'Transition between technical implementations with minimal risk. Expected lifetime: ~7 days', 7, 3),
+    ('kill-switch', 'Kill switch', 'Quickly disable certain functionalities or features. Expected lifetime: permanent', NULL, 4),
+    ('permission', 'Permission', 'Control feature access based on user roles or entitlements. Expected lifetime: permanent', NULL, 5),
+    ('sunset', 'Sunset', 'Coordinate the planned removal of an existing feature. Expected lifetime: ~90 days', 90, 6);
+
+CREATE TABLE tag_types (
+    name TEXT COLLATE "C" PRIMARY KEY NOT NULL,
+    description TEXT COLLATE "C",
+    icon TEXT COLLATE "C",
+    color TEXT COLLATE "C",
+    created_at TIMESTAMP NOT NULL
+);
+
+INSERT INTO tag_types (name, description, icon, color, created_at) VALUES
+    ('simple', 'Used to simplify filtering of features', '#', NULL, '2026-01-01 00:00:00');
+
+CREATE TABLE tags (
+    tag_type TEXT COLLATE "C" NOT NULL REFERENCES tag_types (name) ON DELETE CASCADE,
+    value TEXT COLLATE "C" NOT NULL,
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (tag_type, value)
+);
+
+CREATE TABLE feature_tags (
+    feature_name TEXT COLLATE "C" NOT NULL REFERENCES features (name) ON DELETE CASCADE,
+    tag_type TEXT COLLATE "C" NOT NULL,
+    tag_value TEXT COLLATE "C" NOT NULL,
+    created_by_user_id INTEGER,
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (feature_name, tag_type, tag_value),
+    FOREIGN KEY (tag_type, tag_value) REFERENCES tags (tag_type, value) ON DELETE CASCADE
+);
+CREATE INDEX feature_tags_tag ON feature_tags (tag_type, tag_value);
+
+-- The stages a flag entered, each once: initial, pre-live, live, completed, archived.
+CREATE TABLE feature_lifecycles (
+    feature_name TEXT COLLATE "C" NOT NULL REFERENCES features (name) ON DELETE CASCADE,
+    stage TEXT COLLATE "C" NOT NULL,
+    status TEXT COLLATE "C",
+    status_value TEXT COLLATE "C",
+    created_at TIMESTAMP NOT NULL,
+    PRIMARY KEY (feature_name, stage)
+);
+
+ALTER TABLE features ADD COLUMN created_by_user_id INTEGER;
+ALTER TABLE events ADD COLUMN created_by_user_id INTEGER;
+ALTER TABLE strategy_types ADD COLUMN deprecated BOOLEAN NOT NULL DEFAULT FALSE;
+
+CREATE INDEX events_feature_id ON events (feature_name, id);
+CREATE INDEX events_project_id ON events (project, id);
