@@ -61,6 +61,8 @@ impl ApiError {
                 AdminError::InvalidOperation(_) => "InvalidOperationError",
                 AdminError::NotFound(_) => "NotFoundError",
                 AdminError::NameExists(_) => "NameExistsError",
+                AdminError::Conflict(_) => "ConflictError",
+                AdminError::ArchivedFeature => "ArchivedFeatureError",
                 AdminError::TooManyRequests { .. } => "TooManyRequestsError",
                 AdminError::Unavailable => "ServiceUnavailableError",
                 AdminError::Internal(_) => "InternalError",
@@ -97,11 +99,11 @@ impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
             Self::Admin(error) => match error {
-                AdminError::Validation { .. } => StatusCode::BAD_REQUEST,
+                AdminError::Validation { .. } | AdminError::ArchivedFeature => StatusCode::BAD_REQUEST,
                 AdminError::AuthenticationRequired => StatusCode::UNAUTHORIZED,
                 AdminError::NoAccess(_) | AdminError::InvalidOperation(_) => StatusCode::FORBIDDEN,
                 AdminError::NotFound(_) => StatusCode::NOT_FOUND,
-                AdminError::NameExists(_) => StatusCode::CONFLICT,
+                AdminError::NameExists(_) | AdminError::Conflict(_) => StatusCode::CONFLICT,
                 AdminError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
                 AdminError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
                 AdminError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,

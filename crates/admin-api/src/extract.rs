@@ -100,7 +100,7 @@ impl FromRequest for JsonBytes {
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-        let path = pointer(error.path());
+        let path = flag_admin::dto::pointer(error.path());
         let inner = error.into_inner();
         if inner.is_syntax() || inner.is_eof() {
             ApiError::bad_request(format!("the body is not valid JSON: {inner}"))
@@ -116,27 +116,6 @@ pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
         .end()
         .map_err(|error| ApiError::bad_request(format!("the body is not valid JSON: {error}")))?;
     Ok(value)
-}
-
-/// The JSON Pointer of the field a deserialisation failed at: `variants[0].weight` is
-/// `/variants/0/weight`, and a map key with dots or slashes stays one segment (`~1` for `/`);
-/// the root is `/`.
-fn pointer(path: &serde_path_to_error::Path) -> String {
-    use serde_path_to_error::Segment;
-    let mut pointer = String::new();
-    for segment in path {
-        pointer.push('/');
-        match segment {
-            Segment::Seq { index } => pointer.push_str(&index.to_string()),
-            Segment::Map { key } => pointer.push_str(&flag_admin::dto::pointer_segment(key)),
-            Segment::Enum { variant } => pointer.push_str(&flag_admin::dto::pointer_segment(variant)),
-            Segment::Unknown => pointer.push('?'),
-        }
-    }
-    if pointer.is_empty() {
-        pointer.push('/');
-    }
-    pointer
 }
 
 /// The address a request is counted against: the connection's peer.
@@ -160,7 +139,6 @@ pub fn query_error(error: QueryPayloadError, _request: &HttpRequest) -> actix_we
 
 #[cfg(test)]
 mod tests {
-    use super::*;
 
     fn path_of(json: &str) -> String {
         #[derive(Debug, serde::Deserialize)]
@@ -176,7 +154,7 @@ mod tests {
         }
         let mut deserializer = serde_json::Deserializer::from_str(json);
         serde_path_to_error::deserialize::<_, Report>(&mut deserializer)
-            .map_or_else(|error| pointer(error.path()), |_| String::new())
+            .map_or_else(|error| flag_admin::dto::pointer(error.path()), |_| String::new())
     }
 
     #[test]

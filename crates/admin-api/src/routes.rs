@@ -18,8 +18,9 @@ use utoipa::openapi::{RefOr, Schema};
 
 use crate::auth::Declared;
 use crate::handlers::{
-    self, applications, client, context, dependencies, edge, environments, flags, frontend, invite, ofrep,
-    playground, projects, segments, session, strategies, strategy_types, tokens, usage, users, variants,
+    self, applications, archive, client, context, dependencies, edge, environments, events, flags, frontend,
+    invite, ofrep, playground, projects, segments, session, strategies, strategy_types, tags, tokens, usage,
+    users, variants,
 };
 
 /// One operation: how it is documented, who may call it, and its handler.
@@ -160,6 +161,129 @@ pub fn operations() -> Vec<Operation> {
         ),
         operation(flags::__path_get, flags::get, Read),
         operation(
+            flags::__path_update,
+            flags::update,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
+            flags::__path_patch,
+            flags::patch,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(flags::__path_validate_name, flags::validate_name, Read),
+        operation(flags::__path_types, flags::types, Read),
+        operation(flags::__path_set_lifetime, flags::set_lifetime, Admin),
+        operation(
+            flags::__path_environment,
+            flags::environment,
+            ReadIn(Permission::ReadFeatureEnvironmentVariants),
+        ),
+        operation(
+            flags::__path_bulk_on,
+            flags::bulk_on,
+            WriteIn(Permission::UpdateFeatureEnvironment),
+        ),
+        operation(
+            flags::__path_bulk_off,
+            flags::bulk_off,
+            WriteIn(Permission::UpdateFeatureEnvironment),
+        ),
+        operation(
+            archive::__path_stale,
+            archive::stale,
+            Write(Permission::UpdateFeature),
+        ),
+        // The archive.
+        operation(
+            archive::__path_archive_one,
+            archive::archive_one,
+            Write(Permission::DeleteFeature),
+        ),
+        operation(
+            archive::__path_archive_many,
+            archive::archive_many,
+            Write(Permission::DeleteFeature),
+        ),
+        operation(archive::__path_validate, archive::validate, Read),
+        operation(
+            archive::__path_revive_one,
+            archive::revive_one,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
+            archive::__path_revive_many,
+            archive::revive_many,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
+            archive::__path_delete_one,
+            archive::delete_one,
+            Write(Permission::DeleteFeature),
+        ),
+        operation(
+            archive::__path_delete_many,
+            archive::delete_many,
+            Write(Permission::DeleteFeature),
+        ),
+        // The audit log.
+        operation(events::__path_list, events::list, AdminRead),
+        operation(events::__path_of_feature, events::of_feature, Read),
+        operation(events::__path_search, events::search, Read),
+        operation(events::__path_creators, events::creators, Read),
+        // Tags.
+        operation(tags::__path_list_types, tags::list_types, Read),
+        operation(
+            tags::__path_create_type,
+            tags::create_type,
+            Write(Permission::CreateTagType),
+        ),
+        operation(tags::__path_validate_type, tags::validate_type, Read),
+        operation(tags::__path_get_type, tags::get_type, Read),
+        operation(
+            tags::__path_update_type,
+            tags::update_type,
+            Write(Permission::UpdateTagType),
+        ),
+        operation(
+            tags::__path_delete_type,
+            tags::delete_type,
+            Write(Permission::DeleteTagType),
+        ),
+        operation(tags::__path_list, tags::list, Read),
+        operation(
+            tags::__path_create,
+            tags::create,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(tags::__path_list_of_type, tags::list_of_type, Read),
+        operation(tags::__path_get, tags::get, Read),
+        operation(
+            tags::__path_delete,
+            tags::delete,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(tags::__path_of_feature, tags::of_feature, Read),
+        operation(
+            tags::__path_add_to_feature,
+            tags::add_to_feature,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
+            tags::__path_update_feature,
+            tags::update_feature,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
+            tags::__path_remove_from_feature,
+            tags::remove_from_feature,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
+            tags::__path_update_many,
+            tags::update_many,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
             dependencies::__path_add,
             dependencies::add,
             Write(Permission::UpdateFeatureDependency),
@@ -169,6 +293,9 @@ pub fn operations() -> Vec<Operation> {
             dependencies::remove,
             Write(Permission::UpdateFeatureDependency),
         ),
+        operation(flags::__path_parent_options, flags::parent_options, Read),
+        operation(flags::__path_parent_variants, flags::parent_variants, Read),
+        operation(flags::__path_has_dependencies, flags::has_dependencies, Read),
         operation(
             variants::__path_variants_batch,
             variants::variants_batch,
@@ -190,9 +317,29 @@ pub fn operations() -> Vec<Operation> {
             WriteIn(Permission::UpdateFeatureEnvironment),
         ),
         operation(
+            strategies::__path_list,
+            strategies::list,
+            ReadIn(Permission::ReadFeatureEnvironmentVariants),
+        ),
+        operation(
             strategies::__path_add,
             strategies::add,
             WriteIn(Permission::CreateFeatureStrategy),
+        ),
+        operation(
+            strategies::__path_get,
+            strategies::get,
+            ReadIn(Permission::ReadFeatureEnvironmentVariants),
+        ),
+        operation(
+            strategies::__path_set_sort_order,
+            strategies::set_sort_order,
+            WriteIn(Permission::UpdateFeatureStrategy),
+        ),
+        operation(
+            strategies::__path_patch,
+            strategies::patch,
+            WriteIn(Permission::UpdateFeatureStrategy),
         ),
         operation(
             strategies::__path_update,
@@ -279,8 +426,19 @@ pub fn configure(config: &mut web::ServiceConfig) {
     let mut paths: Vec<(String, Vec<Operation>)> = Vec::new();
     // The router tries resources in the order they are registered, so the paths SDKs poll
     // thousands of times a second come first.
+    // A static segment is tried before a parameter in the same place, so that
+    // `/api/admin/tag-types/validate` is not taken for the tag type `validate`.
     let mut declared = operations();
-    declared.sort_by_key(|operation| !matches!(operation.access, Access::Client | Access::Frontend));
+    declared.sort_by_key(|operation| {
+        (
+            !matches!(operation.access, Access::Client | Access::Frontend),
+            operation
+                .path
+                .split('/')
+                .map(|segment| segment.starts_with('{'))
+                .collect::<Vec<bool>>(),
+        )
+    });
     for operation in declared {
         match paths.iter_mut().find(|(path, _)| *path == operation.path) {
             Some((_, operations)) => operations.push(operation),

@@ -161,7 +161,7 @@ impl Principal {
     }
 
     /// Whether the caller administers: admin tokens and Admins.
-    fn administers(&self) -> bool {
+    pub fn administers(&self) -> bool {
         matches!(
             self,
             Self::AdminToken { .. }

@@ -85,6 +85,104 @@ impl PartialSchema for ResourceName {
 
 impl ToSchema for ResourceName {}
 
+/// Declares a text newtype checked once, where it is read: `$check` answers why a text is not
+/// one, and the schema gives its pattern and lengths.
+macro_rules! checked_text {
+    ($(#[$doc:meta])* $name:ident, $pattern:expr, $min:expr, $max:expr, $what:expr, $check:expr) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
+        #[serde(transparent)]
+        pub struct $name(String);
+
+        impl $name {
+            /// The text.
+            pub fn as_str(&self) -> &str {
+                &self.0
+            }
+
+            /// The text, owned.
+            pub fn into_string(self) -> String {
+                self.0
+            }
+        }
+
+        impl TryFrom<&str> for $name {
+            type Error = String;
+
+            fn try_from(text: &str) -> Result<Self, Self::Error> {
+                let check: fn(&str) -> Option<String> = $check;
+                match check(text) {
+                    Some(text) => Ok(Self(text)),
+                    None => Err(format!("{text:?} is not {}", $what)),
+                }
+            }
+        }
+
+        impl<'de> Deserialize<'de> for $name {
+            fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                let text = String::deserialize(deserializer)?;
+                Self::try_from(text.as_str()).map_err(de::Error::custom)
+            }
+        }
+
+        impl PartialSchema for $name {
+            fn schema() -> RefOr<Schema> {
+                ObjectBuilder::new()
+                    .schema_type(Type::String)
+                    .pattern($pattern)
+                    .min_length(Some($min))
+                    .max_length(Some($max))
+                    .description(Some($what))
+                    .into()
+            }
+        }
+
+        impl ToSchema for $name {}
+    };
+}
+
+checked_text!(
+    /// A tag type's name: URL-friendly, 2 to 50 characters.
+    TagTypeName,
+    Some("^[a-zA-Z0-9~_.-]{2,50}$"),
+    2,
+    50,
+    "a URL-friendly name of 2 to 50 characters",
+    |text| {
+        let name = text.trim();
+        (2..=50).contains(&name.len()).then(|| name.to_owned()).filter(|name| {
+            name.chars()
+                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.' | '~'))
+        })
+    }
+);
+
+checked_text!(
+    /// A tag's value: 2 to 50 characters once surrounding white space is trimmed.
+    TagValue,
+    None::<String>,
+    2,
+    50,
+    "a tag value of 2 to 50 characters",
+    |text| {
+        let value = text.trim();
+        (2..=50).contains(&value.chars().count()).then(|| value.to_owned())
+    }
+);
+
+checked_text!(
+    /// A colour: `#` and six hexadecimal digits.
+    Color,
+    Some("^#[0-9A-Fa-f]{6}$"),
+    7,
+    7,
+    "a colour: # and six hexadecimal digits",
+    |text| {
+        (text.len() == 7 && text.starts_with('#') && text[1..].chars().all(|c| c.is_ascii_hexdigit()))
+            .then(|| text.to_owned())
+    }
+);
+
 /// A root or project role, with Unleash's ids.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum RootRole {
@@ -305,6 +403,20 @@ pub enum Permission {
     Admin,
     /// Creating a feature.
     CreateFeature,
+    /// Changing a feature: its fields, tags, staleness, reviving it.
+    UpdateFeature,
+    /// Archiving a feature, or deleting an archived one.
+    DeleteFeature,
+    /// Creating a tag type.
+    CreateTagType,
+    /// Changing a tag type.
+    UpdateTagType,
+    /// Deleting a tag type.
+    DeleteTagType,
+    /// Changing a segment.
+    UpdateSegment,
+    /// Deleting a segment.
+    DeleteSegment,
     /// Switching a feature on or off in an environment.
     UpdateFeatureEnvironment,
     /// Adding a strategy.
@@ -331,6 +443,13 @@ impl Permission {
         match self {
             Self::Admin => "ADMIN",
             Self::CreateFeature => "CREATE_FEATURE",
+            Self::UpdateFeature => "UPDATE_FEATURE",
+            Self::DeleteFeature => "DELETE_FEATURE",
+            Self::CreateTagType => "CREATE_TAG_TYPE",
+            Self::UpdateTagType => "UPDATE_TAG_TYPE",
+            Self::DeleteTagType => "DELETE_TAG_TYPE",
+            Self::UpdateSegment => "UPDATE_SEGMENT",
+            Self::DeleteSegment => "DELETE_SEGMENT",
             Self::UpdateFeatureEnvironment => "UPDATE_FEATURE_ENVIRONMENT",
             Self::CreateFeatureStrategy => "CREATE_FEATURE_STRATEGY",
             Self::UpdateFeatureStrategy => "UPDATE_FEATURE_STRATEGY",

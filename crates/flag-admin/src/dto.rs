@@ -8,6 +8,7 @@ pub mod context;
 pub mod dependencies;
 pub mod edge;
 pub mod environments;
+pub mod events;
 pub mod features;
 pub mod frontend;
 pub mod model;
@@ -16,6 +17,7 @@ pub mod projects;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_types;
+pub mod tags;
 pub mod tokens;
 pub mod usage;
 
@@ -448,6 +450,38 @@ fn segment_out<'a>(segment: &SegmentResult<'a>) -> SegmentOut<'a> {
 /// Longest name, email or username accepted, in characters, as Unleash caps them.
 pub const MAX_TEXT_CHARS: usize = 255;
 
+/// The JSON Pointer (RFC 6901) of where deserialising failed: `/variants/0/weight`.
+pub fn pointer(path: &serde_path_to_error::Path) -> String {
+    use serde_path_to_error::Segment;
+    let mut pointer = String::new();
+    for segment in path {
+        pointer.push('/');
+        match segment {
+            Segment::Seq { index } => pointer.push_str(&index.to_string()),
+            Segment::Map { key } => pointer.push_str(&pointer_segment(key)),
+            Segment::Enum { variant } => pointer.push_str(&pointer_segment(variant)),
+            Segment::Unknown => pointer.push('?'),
+        }
+    }
+    if pointer.is_empty() {
+        pointer.push('/');
+    }
+    pointer
+}
+
+/// Reads a request type out of a JSON document built by an operation (a patched document), a
+/// mismatch being a 400 that names the field.
+pub fn parse_value<T: serde::de::DeserializeOwned>(document: serde_json::Value) -> Result<T, AdminError> {
+    serde_path_to_error::deserialize(document).map_err(|error| {
+        let path = pointer(error.path());
+        let inner = error.into_inner();
+        AdminError::Validation {
+            message: format!("the patched document does not match the schema: {path}: {inner}"),
+            details: vec![Detail::at(path, inner.to_string())],
+        }
+    })
+}
+
 /// `key` as one segment of a JSON Pointer (RFC 6901): `~` as `~0` and `/` as `~1`, so a name
 /// with slashes or dots stays one segment.
 pub fn pointer_segment(key: &str) -> String {
@@ -533,7 +567,7 @@ where
 
 /// Unleash's date format: ISO 8601 with milliseconds and `Z`.
 pub fn iso(time: NaiveDateTime) -> String {
-    time.and_utc().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+    flag_store::time::iso(time)
 }
 
 /// The user as Unleash returns it (Unleash's `userSchema`), never with a password or its hash.

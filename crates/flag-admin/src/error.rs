@@ -51,6 +51,12 @@ pub enum AdminError {
     /// The name is taken.
     #[error("{0}")]
     NameExists(String),
+    /// The object is in use and cannot be removed, or the write conflicts with the current state.
+    #[error("{0}")]
+    Conflict(String),
+    /// The operation needs a live feature and the feature is archived.
+    #[error("Cannot perform this operation on archived features")]
+    ArchivedFeature,
     /// Too many attempts from one address.
     #[error("too many requests; try again in {retry_after} seconds")]
     TooManyRequests {
@@ -125,6 +131,8 @@ impl From<StoreError> for AdminError {
             }
             StoreError::Rejected { message } => Self::bad_request(message),
             StoreError::InvalidOperation { message } => Self::InvalidOperation(message),
+            StoreError::InUse { message } => Self::Conflict(message),
+            StoreError::Archived => Self::ArchivedFeature,
             other => Self::Internal(other.to_string()),
         }
     }

@@ -4,11 +4,14 @@ use std::collections::HashMap;
 
 use flag_store::models::FeatureRow;
 use flag_store::queries;
+use flag_store::queries::features::{FeatureMetadata, Switch};
 
 use crate::auth::Caller;
+use crate::domain::ResourceName;
 use crate::dto::features::{
-    CreateFeature, FeatureDetailOut, FeatureEnvironmentOut, FeatureEnvironmentSummary, FeatureListItem,
-    FeatureOut, FeaturesOut,
+    BulkSwitch, CreateFeature, EnvironmentStrategyOut, FeatureDetailOut, FeatureEnvironmentOut,
+    FeatureEnvironmentSummary, FeatureInEnvironmentOut, FeatureListItem, FeatureOut, FeatureTypeOut,
+    FeatureTypesOut, FeaturesOut, UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
 use crate::{AdminError, Ctx, db};
 
@@ -104,19 +107,241 @@ pub async fn get(
     })
 }
 
-/// Switches `feature` of `project` on or off in `environment`. Like Unleash, a feature with no
-/// strategy there stays without one.
-pub async fn switch(
+/// Updates a flag of `project`: every field is set, one left out of the request takes its
+/// default, as in Unleash. A flag cannot be renamed or moved.
+pub async fn update(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, name): (String, String),
+    request: UpdateFeature,
+) -> Result<FeatureOut, AdminError> {
+    if request.name.as_ref().is_some_and(|given| *given != name) {
+        return Err(AdminError::invalid("/name", "Cannot change name of feature flag"));
+    }
+    let metadata = FeatureMetadata {
+        feature_type: request.feature_type.as_str().to_owned(),
+        description: request.description.filter(|text| !text.is_empty()),
+        stale: request.stale,
+        impression_data: request.impression_data,
+        archived: request.archived,
+    };
+    write_metadata(ctx, caller, project, name, metadata, false).await
+}
+
+/// Changes a flag of `project` with a JSON Patch over `{name, description, type, project, stale,
+/// createdAt, impressionData, archivedAt?, archived}`; the name, project and times cannot
+/// change, and variants have operations of their own.
+pub async fn patch(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, name): (String, String),
+    operations: json_patch::Patch,
+) -> Result<FeatureOut, AdminError> {
+    if operations
+        .iter()
+        .any(|operation| operation.path().as_str().contains("/variants"))
+    {
+        return Err(AdminError::InvalidOperation(
+            "Changing variants is done via PATCH operation to /api/admin/projects/:project/features/:feature/variants"
+                .into(),
+        ));
+    }
+    let (read_project, read_name) = (project.clone(), name.clone());
+    let row = db::run(&ctx.store, move |conn| {
+        queries::features::get(conn, &read_project, &read_name)
+    })
+    .await?;
+    let mut document = queries::features::feature_json(&row);
+    json_patch::patch(&mut document, &operations)
+        .map_err(|error| AdminError::bad_request(error.to_string()))?;
+    let patched: UpdateFeature = crate::dto::parse_value(document)?;
+    let metadata = FeatureMetadata {
+        feature_type: patched.feature_type.as_str().to_owned(),
+        description: patched.description.filter(|text| !text.is_empty()),
+        stale: patched.stale,
+        impression_data: patched.impression_data,
+        archived: patched.archived,
+    };
+    if patched.name.as_ref().is_some_and(|given| *given != name) {
+        return Err(AdminError::invalid("/name", "Cannot change name of feature flag"));
+    }
+    write_metadata(ctx, caller, project, name, metadata, true).await
+}
+
+async fn write_metadata(
+    ctx: &Ctx,
+    caller: &Caller,
+    project: String,
+    name: String,
+    metadata: FeatureMetadata,
+    stale_events: bool,
+) -> Result<FeatureOut, AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    let row = db::run(&ctx.store, move |conn| {
+        queries::features::update_metadata(conn, &project, &name, &metadata, stale_events, &actor, now)
+    })
+    .await?;
+    Ok(FeatureOut::from(row))
+}
+
+/// Checks that `name` could name a new flag: URL-friendly and not taken, by a live or an
+/// archived flag.
+pub async fn validate_name(ctx: &Ctx, request: ValidateFeatureName) -> Result<(), AdminError> {
+    let name =
+        ResourceName::try_from(request.name.as_str()).map_err(|error| AdminError::invalid("/name", error))?;
+    let existing = db::run(&ctx.store, move |conn| {
+        queries::features::find(conn, name.as_str())
+    })
+    .await?;
+    match existing {
+        None => Ok(()),
+        Some(row) if row.archived_at.is_some() => Err(AdminError::NameExists(
+            "An archived flag with that name already exists".into(),
+        )),
+        Some(_) => Err(AdminError::NameExists(
+            "A flag with that name already exists".into(),
+        )),
+    }
+}
+
+/// The feature types, in Unleash's order.
+pub async fn types(ctx: &Ctx) -> Result<FeatureTypesOut, AdminError> {
+    let rows = db::run(&ctx.store, queries::feature_types::list).await?;
+    Ok(FeatureTypesOut {
+        version: 1,
+        types: rows.into_iter().map(FeatureTypeOut::from).collect(),
+    })
+}
+
+/// Sets after how many days a flag of type `id` (in any letter case) is potentially stale;
+/// `0` means never.
+pub async fn set_lifetime(
+    ctx: &Ctx,
+    caller: &Caller,
+    id: String,
+    request: UpdateLifetime,
+) -> Result<FeatureTypeOut, AdminError> {
+    let days = match request.lifetime_days {
+        None | Some(0) => None,
+        Some(days) => Some(
+            i32::try_from(days)
+                .map_err(|_| AdminError::invalid("/lifetimeDays", "must be at most 2147483647"))?,
+        ),
+    };
+    let id = id.to_lowercase();
+    let actor = caller.actor();
+    let now = crate::now();
+    let row = db::run(&ctx.store, move |conn| {
+        queries::feature_types::set_lifetime(conn, &id, days, &actor, now).map_err(|error| match error {
+            flag_store::StoreError::NotFound { .. } => flag_store::StoreError::NotFound {
+                entity: "feature type",
+                key: id.clone(),
+            },
+            other => other,
+        })
+    })
+    .await?;
+    Ok(FeatureTypeOut::from(row))
+}
+
+/// A flag of `project` in one environment, with its strategies there.
+pub async fn environment(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, name, environment): (String, String, String),
+) -> Result<FeatureInEnvironmentOut, AdminError> {
+    caller.require_in(&environment)?;
+    let (state, strategies) = db::run(&ctx.store, move |conn| {
+        queries::features::get(conn, &project, &name)?;
+        let state = queries::features::environment(conn, &name, &environment)?;
+        let strategies = queries::strategies::list(conn, &name, &environment)?;
+        Ok((state, strategies))
+    })
+    .await?;
+    Ok(FeatureInEnvironmentOut {
+        strategies: strategies
+            .into_iter()
+            .map(|strategy| EnvironmentStrategyOut {
+                id: strategy.id.unwrap_or_default(),
+                feature_name: state.feature_name.clone(),
+                title: strategy.title,
+                parameters: strategy.parameters,
+                constraints: strategy.constraints,
+                variants: strategy.variants,
+                sort_order: strategy.sort_order.unwrap_or(0),
+                disabled: strategy.disabled.unwrap_or(false),
+                name: strategy.name,
+            })
+            .collect(),
+        name: state.feature_name,
+        environment: state.environment_name,
+        enabled: state.enabled,
+    })
+}
+
+/// Switches a flag of `project` on or off in `environment`; switching on with
+/// `activate_disabled` enables its disabled strategies there instead of adding the default one.
+pub async fn switch_with(
     ctx: &Ctx,
     caller: &Caller,
     (project, feature, environment): (String, String, String),
-    enabled: bool,
+    how: Switch,
 ) -> Result<(), AdminError> {
     caller.require_in(&environment)?;
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
-        queries::features::set_enabled(conn, &project, &feature, &environment, enabled, &actor, now)
+        queries::features::switch(conn, &project, &feature, &environment, how, &actor, now)
+    })
+    .await
+}
+
+/// Switches several flags of `project` in `environment` at once: all or none.
+pub async fn switch_many(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, environment): (String, String),
+    request: BulkSwitch,
+    how: Switch,
+) -> Result<(), AdminError> {
+    caller.require_in(&environment)?;
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::features::switch_many(conn, &project, &request.features, &environment, how, &actor, now)
+    })
+    .await
+}
+
+/// The flags of `child`'s project that could be its parent: live, not `child`, and without a
+/// parent of their own.
+pub async fn parent_options(ctx: &Ctx, child: String) -> Result<Vec<String>, AdminError> {
+    db::run(&ctx.store, move |conn| {
+        queries::dependencies::parent_options(conn, &child)
+    })
+    .await
+}
+
+/// The variant names of `parent` in any environment, sorted, for a dependency on one of them.
+pub async fn parent_variants(ctx: &Ctx, parent: String) -> Result<Vec<String>, AdminError> {
+    let states = db::run(&ctx.store, move |conn| {
+        queries::features::environments_of(conn, &parent)
+    })
+    .await?;
+    let mut names = std::collections::BTreeSet::new();
+    for state in states {
+        for variant in state.variants()? {
+            names.insert(variant.name);
+        }
+    }
+    Ok(names.into_iter().collect())
+}
+
+/// Whether any flag of `project` depends on another.
+pub async fn has_dependencies(ctx: &Ctx, project: String) -> Result<bool, AdminError> {
+    db::run(&ctx.store, move |conn| {
+        queries::dependencies::exist_in(conn, &project)
     })
     .await
 }

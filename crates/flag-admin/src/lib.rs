@@ -25,6 +25,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod applications;
+pub mod archive;
 pub mod auth;
 pub mod cache;
 pub mod client;
@@ -38,6 +39,7 @@ pub mod dto;
 pub mod engines;
 pub mod environments;
 pub mod error;
+pub mod events;
 pub mod features;
 pub mod frontend;
 pub mod health;
@@ -56,6 +58,7 @@ pub mod session;
 pub mod settings;
 pub mod strategies;
 pub mod strategy_types;
+pub mod tags;
 pub mod tokens;
 pub mod usage;
 pub mod users;

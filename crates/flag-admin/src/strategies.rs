@@ -3,6 +3,7 @@
 use flag_store::queries;
 
 use crate::auth::Caller;
+use crate::dto::features::{StrategyListItem, StrategyOrder, StrategyOut};
 use crate::dto::strategies::StrategyRequest;
 use crate::{AdminError, Ctx, db};
 
@@ -65,4 +66,92 @@ pub async fn delete(
         queries::strategies::delete(conn, &project, &feature, &environment, &id, &actor, now)
     })
     .await
+}
+
+/// A flag's strategies in one environment, in evaluation order.
+pub async fn list(
+    ctx: &Ctx,
+    caller: &Caller,
+    (_project, feature, environment): Place,
+) -> Result<Vec<StrategyListItem>, AdminError> {
+    caller.require_in(&environment)?;
+    let strategies = db::run(&ctx.store, move |conn| {
+        queries::features::environment(conn, &feature, &environment).map_err(|_| {
+            flag_store::StoreError::NotFound {
+                entity: "environment of feature",
+                key: format!("{environment} of {feature}"),
+            }
+        })?;
+        queries::strategies::list(conn, &feature, &environment)
+    })
+    .await?;
+    Ok(strategies
+        .into_iter()
+        .map(|strategy| StrategyListItem {
+            id: strategy.id.unwrap_or_default(),
+            name: strategy.name,
+            constraints: strategy.constraints,
+            parameters: strategy.parameters,
+            variants: strategy.variants,
+            title: strategy.title,
+            disabled: strategy.disabled.unwrap_or(false),
+            sort_order: strategy.sort_order.unwrap_or(0),
+            milestone_id: None,
+            segments: strategy.segments,
+        })
+        .collect())
+}
+
+/// One strategy of a flag of `project`.
+pub async fn get(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature, environment): Place,
+    id: String,
+) -> Result<StrategyOut, AdminError> {
+    caller.require_in(&environment)?;
+    let strategy = db::run(&ctx.store, move |conn| {
+        queries::features::get(conn, &project, &feature)?;
+        queries::strategies::get(conn, &feature, &environment, &id)
+    })
+    .await?;
+    Ok(StrategyOut::of(strategy))
+}
+
+/// Sets the evaluation order of some of a flag's strategies in one environment.
+pub async fn set_sort_order(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature, environment): Place,
+    orders: Vec<StrategyOrder>,
+) -> Result<(), AdminError> {
+    caller.require_in(&environment)?;
+    let orders: Vec<(String, i32)> = orders
+        .into_iter()
+        .map(|order| (order.id, order.sort_order))
+        .collect();
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::strategies::set_sort_order(conn, &project, &feature, &environment, &orders, &actor, now)
+    })
+    .await
+}
+
+/// Changes a strategy with a JSON Patch over `{id, name, constraints, parameters, variants,
+/// segments, title, disabled, sortOrder}`; the result replaces the strategy as an update does.
+pub async fn patch(
+    ctx: &Ctx,
+    caller: &Caller,
+    place: Place,
+    id: String,
+    operations: json_patch::Patch,
+) -> Result<StrategyOut, AdminError> {
+    let current = get(ctx, caller, place.clone(), id.clone()).await?;
+    let mut document = serde_json::to_value(&current)
+        .map_err(|error| AdminError::Internal(format!("cannot write a strategy as JSON: {error}")))?;
+    json_patch::patch(&mut document, &operations)
+        .map_err(|error| AdminError::bad_request(error.to_string()))?;
+    let request: StrategyRequest = crate::dto::parse_value(document)?;
+    Ok(StrategyOut::of(update(ctx, caller, place, id, request).await?))
 }

@@ -43,6 +43,17 @@ pub enum StoreError {
         /// What is not allowed, for the user.
         message: String,
     },
+    /// The feature is archived, and the operation needs a live one (Unleash's
+    /// `ArchivedFeatureError`).
+    #[error("Cannot perform this operation on archived features")]
+    Archived,
+    /// The object is in use and cannot be removed: a segment or context field that strategies
+    /// still use.
+    #[error("{message}")]
+    InUse {
+        /// What uses it, for the user.
+        message: String,
+    },
     /// A stored JSON column of one row could not be read back into its type.
     #[error("stored {column} of {entity} {key} is not valid: {source}")]
     Corrupt {

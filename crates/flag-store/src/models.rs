@@ -101,6 +101,64 @@ pub struct FeatureRow {
     pub created_by_user_id: Option<i32>,
 }
 
+/// A tag on a feature: `{value, type}`, as Unleash writes it in events.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct TagRef {
+    /// The value.
+    pub value: String,
+    /// The tag type.
+    #[serde(rename = "type")]
+    pub tag_type: String,
+}
+
+/// A stage a flag entered.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = feature_lifecycles, check_for_backend(crate::connection::MultiBackend))]
+pub struct LifecycleRow {
+    /// The flag.
+    pub feature_name: String,
+    /// `initial`, `pre-live`, `live`, `completed` or `archived`.
+    pub stage: String,
+    /// For `completed`: `kept` or `discarded`.
+    pub status: Option<String>,
+    /// For `completed`: the variant kept.
+    pub status_value: Option<String>,
+    /// When it entered the stage, UTC.
+    pub created_at: NaiveDateTime,
+}
+
+/// A tag type.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = tag_types, check_for_backend(crate::connection::MultiBackend))]
+pub struct TagTypeRow {
+    /// Its name.
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// An icon name.
+    pub icon: Option<String>,
+    /// `#rrggbb`.
+    pub color: Option<String>,
+    /// Creation time, UTC.
+    pub created_at: NaiveDateTime,
+}
+
+/// A feature type, with the days after which a flag of it is potentially stale.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[diesel(table_name = feature_types, check_for_backend(crate::connection::MultiBackend))]
+pub struct FeatureTypeRow {
+    /// `release`, `kill-switch`...
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// Days until potentially stale; `None` for never.
+    pub lifetime_days: Option<i32>,
+    /// Position in lists.
+    pub sort_order: i32,
+}
+
 /// A feature's state in one environment.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = feature_environments, check_for_backend(crate::connection::MultiBackend))]
@@ -556,6 +614,10 @@ pub struct EventRow {
     pub data: Option<String>,
     /// Old value, JSON.
     pub pre_data: Option<String>,
+    /// The user who wrote ([`Actor::user_id`]); `None` for events from before it was kept.
+    pub created_by_user_id: Option<i32>,
+    /// The feature's tags, JSON `[{value, type}]`.
+    pub tags: Option<String>,
 }
 
 /// What an audit event records, named as Unleash names its events.
@@ -566,34 +628,62 @@ pub enum EventType {
     ApiTokenCreated,
     /// `api-token-deleted`.
     ApiTokenDeleted,
+    /// `api-token-updated`.
+    ApiTokenUpdated,
     /// `context-field-created`.
     ContextFieldCreated,
+    /// `context-field-deleted`.
+    ContextFieldDeleted,
+    /// `context-field-updated`.
+    ContextFieldUpdated,
     /// `environment-created`.
     EnvironmentCreated,
-    /// `environment-enabled`.
-    EnvironmentEnabled,
     /// `environment-disabled`.
     EnvironmentDisabled,
+    /// `environment-enabled`.
+    EnvironmentEnabled,
     /// `feature-archived`.
     FeatureArchived,
+    /// `feature-completed`.
+    FeatureCompleted,
     /// `feature-created`.
     FeatureCreated,
+    /// `feature-deleted`.
+    FeatureDeleted,
     /// `feature-dependencies-removed`.
     FeatureDependenciesRemoved,
     /// `feature-dependency-added`.
     FeatureDependencyAdded,
-    /// `feature-environment-enabled`.
-    FeatureEnvironmentEnabled,
     /// `feature-environment-disabled`.
     FeatureEnvironmentDisabled,
+    /// `feature-environment-enabled`.
+    FeatureEnvironmentEnabled,
     /// `feature-environment-variants-updated`.
     FeatureEnvironmentVariantsUpdated,
+    /// `feature-metadata-updated`.
+    FeatureMetadataUpdated,
+    /// `feature-revived`.
+    FeatureRevived,
+    /// `feature-stale-off`.
+    FeatureStaleOff,
+    /// `feature-stale-on`.
+    FeatureStaleOn,
     /// `feature-strategy-add`.
     FeatureStrategyAdd,
-    /// `feature-strategy-update`.
-    FeatureStrategyUpdate,
     /// `feature-strategy-remove`.
     FeatureStrategyRemove,
+    /// `feature-strategy-update`.
+    FeatureStrategyUpdate,
+    /// `feature-tagged`.
+    FeatureTagged,
+    /// `feature-type-updated`.
+    FeatureTypeUpdated,
+    /// `feature-uncompleted`.
+    FeatureUncompleted,
+    /// `feature-untagged`.
+    FeatureUntagged,
+    /// `features-imported`.
+    FeaturesImported,
     /// `project-created`.
     ProjectCreated,
     /// `project-environment-added`.
@@ -608,10 +698,34 @@ pub enum EventType {
     PublicSignupTokenUserAdded,
     /// `segment-created`.
     SegmentCreated,
+    /// `segment-deleted`.
+    SegmentDeleted,
+    /// `segment-updated`.
+    SegmentUpdated,
     /// `setting-updated`.
     SettingUpdated,
     /// `strategy-created`.
     StrategyCreated,
+    /// `strategy-deleted`.
+    StrategyDeleted,
+    /// `strategy-deprecated`.
+    StrategyDeprecated,
+    /// `strategy-order-changed`.
+    StrategyOrderChanged,
+    /// `strategy-reactivated`.
+    StrategyReactivated,
+    /// `strategy-updated`.
+    StrategyUpdated,
+    /// `tag-created`.
+    TagCreated,
+    /// `tag-deleted`.
+    TagDeleted,
+    /// `tag-type-created`.
+    TagTypeCreated,
+    /// `tag-type-deleted`.
+    TagTypeDeleted,
+    /// `tag-type-updated`.
+    TagTypeUpdated,
     /// `user-created`.
     UserCreated,
     /// `user-deleted`.
@@ -626,20 +740,34 @@ impl EventType {
         match self {
             Self::ApiTokenCreated => "api-token-created",
             Self::ApiTokenDeleted => "api-token-deleted",
+            Self::ApiTokenUpdated => "api-token-updated",
             Self::ContextFieldCreated => "context-field-created",
+            Self::ContextFieldDeleted => "context-field-deleted",
+            Self::ContextFieldUpdated => "context-field-updated",
             Self::EnvironmentCreated => "environment-created",
-            Self::EnvironmentEnabled => "environment-enabled",
             Self::EnvironmentDisabled => "environment-disabled",
+            Self::EnvironmentEnabled => "environment-enabled",
             Self::FeatureArchived => "feature-archived",
+            Self::FeatureCompleted => "feature-completed",
             Self::FeatureCreated => "feature-created",
+            Self::FeatureDeleted => "feature-deleted",
             Self::FeatureDependenciesRemoved => "feature-dependencies-removed",
             Self::FeatureDependencyAdded => "feature-dependency-added",
-            Self::FeatureEnvironmentEnabled => "feature-environment-enabled",
             Self::FeatureEnvironmentDisabled => "feature-environment-disabled",
+            Self::FeatureEnvironmentEnabled => "feature-environment-enabled",
             Self::FeatureEnvironmentVariantsUpdated => "feature-environment-variants-updated",
+            Self::FeatureMetadataUpdated => "feature-metadata-updated",
+            Self::FeatureRevived => "feature-revived",
+            Self::FeatureStaleOff => "feature-stale-off",
+            Self::FeatureStaleOn => "feature-stale-on",
             Self::FeatureStrategyAdd => "feature-strategy-add",
-            Self::FeatureStrategyUpdate => "feature-strategy-update",
             Self::FeatureStrategyRemove => "feature-strategy-remove",
+            Self::FeatureStrategyUpdate => "feature-strategy-update",
+            Self::FeatureTagged => "feature-tagged",
+            Self::FeatureTypeUpdated => "feature-type-updated",
+            Self::FeatureUncompleted => "feature-uncompleted",
+            Self::FeatureUntagged => "feature-untagged",
+            Self::FeaturesImported => "features-imported",
             Self::ProjectCreated => "project-created",
             Self::ProjectEnvironmentAdded => "project-environment-added",
             Self::ProjectEnvironmentRemoved => "project-environment-removed",
@@ -647,8 +775,20 @@ impl EventType {
             Self::PublicSignupTokenUpdated => "public-signup-token-updated",
             Self::PublicSignupTokenUserAdded => "public-signup-token-user-added",
             Self::SegmentCreated => "segment-created",
+            Self::SegmentDeleted => "segment-deleted",
+            Self::SegmentUpdated => "segment-updated",
             Self::SettingUpdated => "setting-updated",
             Self::StrategyCreated => "strategy-created",
+            Self::StrategyDeleted => "strategy-deleted",
+            Self::StrategyDeprecated => "strategy-deprecated",
+            Self::StrategyOrderChanged => "strategy-order-changed",
+            Self::StrategyReactivated => "strategy-reactivated",
+            Self::StrategyUpdated => "strategy-updated",
+            Self::TagCreated => "tag-created",
+            Self::TagDeleted => "tag-deleted",
+            Self::TagTypeCreated => "tag-type-created",
+            Self::TagTypeDeleted => "tag-type-deleted",
+            Self::TagTypeUpdated => "tag-type-updated",
             Self::UserCreated => "user-created",
             Self::UserDeleted => "user-deleted",
             Self::UserUpdated => "user-updated",
@@ -689,6 +829,9 @@ pub struct NewEvent {
     /// The user who wrote, as Unleash numbers them: [`Actor::ADMIN_TOKEN`] for an admin API
     /// token, [`Actor::SYSTEM`] for the server itself.
     pub created_by_user_id: Option<i32>,
+    /// The tags of the feature, JSON `[{value, type}]`; the feature's tags at the time when
+    /// left `None` for an event about a feature.
+    pub tags: Option<String>,
 }
 
 /// Who writes: the name the audit log shows and the user id it records.
@@ -716,6 +859,14 @@ impl Actor {
 }
 
 impl NewEvent {
+    /// The event with `tags`, the feature's tags it records.
+    pub fn with_tags(self, tags: &[TagRef]) -> Result<Self, StoreError> {
+        Ok(Self {
+            tags: Some(crate::queries::to_json("tags", tags)?),
+            ..self
+        })
+    }
+
     /// The event with `data`, written as JSON, as what it records.
     pub fn with_data<T: Serialize + ?Sized>(self, data: &T) -> Result<Self, StoreError> {
         Ok(Self {
@@ -730,6 +881,7 @@ impl NewEvent {
             event_type,
             created_by: actor.name.clone(),
             created_by_user_id: Some(actor.user_id),
+            tags: None,
             created_at,
             project: None,
             environment: None,

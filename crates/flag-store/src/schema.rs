@@ -88,6 +88,7 @@ diesel::table! {
         data -> Nullable<Text>,
         pre_data -> Nullable<Text>,
         created_by_user_id -> Nullable<Integer>,
+        tags -> Nullable<Text>,
     }
 }
 

@@ -7,3 +7,8 @@ use chrono::{NaiveDateTime, SubsecRound as _};
 pub fn stored(at: NaiveDateTime) -> NaiveDateTime {
     at.trunc_subsecs(6)
 }
+
+/// `at` as Unleash writes times in JSON: RFC 3339 in UTC, to the millisecond.
+pub fn iso(at: NaiveDateTime) -> String {
+    at.and_utc().format("%Y-%m-%dT%H:%M:%S%.3fZ").to_string()
+}

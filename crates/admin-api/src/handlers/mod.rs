@@ -1,11 +1,13 @@
 //! Request handlers, one module per resource.
 
 pub mod applications;
+pub mod archive;
 pub mod client;
 pub mod context;
 pub mod dependencies;
 pub mod edge;
 pub mod environments;
+pub mod events;
 pub mod flags;
 pub mod frontend;
 pub mod invite;
@@ -16,6 +18,7 @@ pub mod segments;
 pub mod session;
 pub mod strategies;
 pub mod strategy_types;
+pub mod tags;
 pub mod tokens;
 pub mod usage;
 pub mod users;

@@ -1,6 +1,7 @@
 //! A feature's strategies in an environment: add, change, remove.
 
 use actix_web::web;
+use flag_admin::dto::features::{PatchOperationSchema, StrategyListItem, StrategyOrder, StrategyOut};
 use flag_admin::dto::model::StrategySchema;
 use flag_admin::dto::strategies::StrategyRequest;
 use flag_admin::strategies;
@@ -100,4 +101,129 @@ pub async fn delete(
     let (project, feature, environment, id) = path.into_inner();
     strategies::delete(&state.app, &caller, (project, feature, environment), id).await?;
     Ok(Done)
+}
+
+/// A flag's strategies in an environment, in evaluation order.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies",
+    tag = "Features",
+    operation_id = "getFeatureStrategies",
+    params(
+        ("projectId" = String, Path, description = "The project"),
+        ("featureName" = String, Path, description = "The flag"),
+        ("environment" = String, Path, description = "The environment"),
+    ),
+    responses(
+        (status = 200, description = "The strategies", body = Vec<StrategyListItem>),
+        (status = 403, description = "A token limited to other environments", body = ErrorBody),
+        (status = 404, description = "The flag does not have this environment", body = ErrorBody),
+    ),
+)]
+pub async fn list(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<(String, String, String)>,
+) -> Result<web::Json<Vec<StrategyListItem>>, ApiError> {
+    Ok(web::Json(
+        strategies::list(&state.app, &caller, path.into_inner()).await?,
+    ))
+}
+
+/// One strategy of a flag.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+    tag = "Features",
+    operation_id = "getFeatureStrategy",
+    params(
+        ("projectId" = String, Path, description = "The project"),
+        ("featureName" = String, Path, description = "The flag"),
+        ("environment" = String, Path, description = "The environment"),
+        ("strategyId" = String, Path, description = "The strategy"),
+    ),
+    responses(
+        (status = 200, description = "The strategy", body = StrategyOut),
+        (status = 403, description = "A token limited to other environments", body = ErrorBody),
+        (status = 404, description = "No such flag or strategy", body = ErrorBody),
+    ),
+)]
+pub async fn get(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<(String, String, String, String)>,
+) -> Result<web::Json<StrategyOut>, ApiError> {
+    let (project, feature, environment, id) = path.into_inner();
+    Ok(web::Json(
+        strategies::get(&state.app, &caller, (project, feature, environment), id).await?,
+    ))
+}
+
+/// Sets the evaluation order of some of a flag's strategies in an environment.
+#[utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/set-sort-order",
+    tag = "Features",
+    operation_id = "setStrategySortOrder",
+    params(
+        ("projectId" = String, Path, description = "The project"),
+        ("featureName" = String, Path, description = "The flag"),
+        ("environment" = String, Path, description = "The environment"),
+    ),
+    request_body = Vec<StrategyOrder>,
+    responses(
+        (status = 200, description = "Ordered; no body"),
+        (status = 400, description = "The body breaks the schema, or names a strategy of another flag or environment", body = ErrorBody),
+        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
+        (status = 404, description = "The flag does not have this environment", body = ErrorBody),
+    ),
+)]
+pub async fn set_sort_order(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<(String, String, String)>,
+    Body(orders): Body<Vec<StrategyOrder>>,
+) -> Result<Done, ApiError> {
+    strategies::set_sort_order(&state.app, &caller, path.into_inner(), orders).await?;
+    Ok(Done)
+}
+
+/// Changes a strategy with a JSON Patch over `{id, name, constraints, parameters, variants,
+/// segments, title, disabled, sortOrder}`; the result replaces the strategy as an update does.
+#[utoipa::path(
+    patch,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+    tag = "Features",
+    operation_id = "patchFeatureStrategy",
+    params(
+        ("projectId" = String, Path, description = "The project"),
+        ("featureName" = String, Path, description = "The flag"),
+        ("environment" = String, Path, description = "The environment"),
+        ("strategyId" = String, Path, description = "The strategy"),
+    ),
+    request_body = Vec<PatchOperationSchema>,
+    responses(
+        (status = 200, description = "The strategy", body = StrategyOut),
+        (status = 400, description = "The patch does not apply, or its result is not a valid strategy", body = ErrorBody),
+        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
+        (status = 404, description = "No such flag or strategy", body = ErrorBody),
+    ),
+)]
+pub async fn patch(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<(String, String, String, String)>,
+    Body(operations): Body<json_patch::Patch>,
+) -> Result<web::Json<StrategyOut>, ApiError> {
+    let (project, feature, environment, id) = path.into_inner();
+    Ok(web::Json(
+        strategies::patch(
+            &state.app,
+            &caller,
+            (project, feature, environment),
+            id,
+            operations,
+        )
+        .await?,
+    ))
 }

@@ -139,9 +139,15 @@ impl Modify for Conventions {
         };
         for (path, item) in &mut document.paths.paths {
             let asks_database = path != "/health" && path != "/internal-backstage/prometheus";
-            for operation in [&mut item.get, &mut item.post, &mut item.put, &mut item.delete]
-                .into_iter()
-                .flatten()
+            for operation in [
+                &mut item.get,
+                &mut item.post,
+                &mut item.put,
+                &mut item.patch,
+                &mut item.delete,
+            ]
+            .into_iter()
+            .flatten()
             {
                 let secured = operation
                     .security

@@ -4,6 +4,7 @@
 
 mod admin;
 mod api;
+mod archive;
 mod client;
 mod client_cache;
 mod common;
@@ -21,5 +22,6 @@ mod sdk_surface;
 mod sdks;
 mod shutdown;
 mod snapshots;
+mod tags;
 mod token_scope;
 mod usage;

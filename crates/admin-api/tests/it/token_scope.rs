@@ -85,6 +85,38 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
             json!({"feature": "parent"})
         }
         ("post", "/api/admin/projects/{projectId}/features") => json!({"name": "new-flag"}),
+        ("put", "/api/admin/projects/{projectId}/features/{featureName}") => json!({}),
+        (
+            "patch",
+            "/api/admin/projects/{projectId}/features/{featureName}"
+            | "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+        ) => json!([]),
+        ("post", "/api/admin/features/validate") => json!({"name": "free-name"}),
+        ("put", "/api/admin/feature-types/{id}/lifetime") => json!({"lifetimeDays": 7}),
+        (
+            "post",
+            "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/on"
+            | "/api/admin/projects/{projectId}/bulk_features/environments/{environment}/off"
+            | "/api/admin/projects/{projectId}/archive"
+            | "/api/admin/projects/{projectId}/archive/validate"
+            | "/api/admin/projects/{projectId}/revive"
+            | "/api/admin/projects/{projectId}/delete",
+        ) => json!({"features": ["f"]}),
+        ("post", "/api/admin/projects/{projectId}/stale") => json!({"features": ["f"], "stale": true}),
+        ("post", "/api/admin/archive/revive/{featureName}") => Value::Null,
+        ("post", "/api/admin/tag-types" | "/api/admin/tag-types/validate") => json!({"name": "team"}),
+        ("put", "/api/admin/tag-types/{name}") => json!({"description": "d"}),
+        ("post", "/api/admin/tags" | "/api/admin/features/{featureName}/tags") => {
+            json!({"type": "simple", "value": "blue"})
+        }
+        ("put", "/api/admin/features/{featureName}/tags") => json!({"addedTags": [], "removedTags": []}),
+        ("put", "/api/admin/projects/{projectId}/tags") => {
+            json!({"features": ["f"], "tags": {"addedTags": [], "removedTags": []}})
+        }
+        (
+            "post",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/set-sort-order",
+        ) => json!([]),
         ("put", "/api/admin/projects/{projectId}/features/{featureName}/variants-batch") => {
             json!({"variants": [], "environments": ["production", "development"]})
         }

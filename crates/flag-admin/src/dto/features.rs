@@ -9,40 +9,45 @@ use crate::domain::{FeatureType, ResourceName};
 use crate::dto::iso;
 use crate::dto::model::{StrategySchema, VariantSchema};
 
-/// A feature, without its environments.
+/// A feature, without its environments, as Unleash answers its writes: `archivedAt` only once
+/// archived.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct FeatureOut {
     /// Its name.
     pub name: String,
+    /// Free text.
+    pub description: Option<String>,
     /// `release`, `experiment`, `operational`, `kill-switch`, `permission` or `sunset`.
     #[serde(rename = "type")]
     pub feature_type: String,
-    /// Free text.
-    pub description: Option<String>,
     /// The project it belongs to.
     pub project: String,
     /// Whether it is marked stale.
     pub stale: bool,
-    /// Whether SDKs emit impression events for it.
-    pub impression_data: bool,
-    /// Whether it is archived.
-    pub archived: bool,
     /// When it was created.
     pub created_at: String,
+    /// Whether SDKs emit impression events for it.
+    pub impression_data: bool,
+    /// When it was archived.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub archived_at: Option<String>,
+    /// Whether it is archived.
+    pub archived: bool,
 }
 
 impl From<FeatureRow> for FeatureOut {
     fn from(row: FeatureRow) -> Self {
         Self {
             name: row.name,
-            feature_type: row.feature_type,
             description: row.description,
+            feature_type: row.feature_type,
             project: row.project_id,
             stale: row.stale,
-            impression_data: row.impression_data,
-            archived: row.archived_at.is_some(),
             created_at: iso(row.created_at),
+            impression_data: row.impression_data,
+            archived_at: row.archived_at.map(iso),
+            archived: row.archived_at.is_some(),
         }
     }
 }
@@ -121,4 +126,288 @@ pub struct FeatureDetailOut {
     pub feature: FeatureOut,
     /// Its state in each environment of its project that the caller may read.
     pub environments: Vec<FeatureEnvironmentOut>,
+}
+
+/// Body of `PUT /api/admin/projects/{projectId}/features/{featureName}`. As in Unleash, every
+/// field is set: one left out takes its default (no description, `release`, not stale, no
+/// impression data, not archived).
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateFeature {
+    /// Must be the feature's own name when given: a feature cannot be renamed.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The type.
+    #[serde(default, rename = "type")]
+    pub feature_type: FeatureType,
+    /// Marked stale.
+    #[serde(default)]
+    pub stale: bool,
+    /// Archives the feature, or revives it when `false`, without the archive operations' checks.
+    #[serde(default)]
+    pub archived: bool,
+    /// Whether SDKs emit impression events.
+    #[serde(default)]
+    pub impression_data: bool,
+}
+
+/// One RFC 6902 JSON Patch operation.
+#[derive(Debug, ToSchema)]
+#[allow(dead_code, reason = "schema-only: the body is read as json_patch::Patch")]
+pub struct PatchOperationSchema {
+    /// `add`, `remove`, `replace`, `copy`, `move` or `test`.
+    op: String,
+    /// A JSON Pointer into the document.
+    path: String,
+    /// For `copy` and `move`: the pointer to copy or move from.
+    from: Option<String>,
+    /// For `add`, `replace` and `test`.
+    value: Option<serde_json::Value>,
+}
+
+/// Body of `POST /api/admin/features/validate`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ValidateFeatureName {
+    /// The name to check.
+    pub name: String,
+    /// The project the flag would belong to.
+    #[serde(default)]
+    pub project_id: Option<String>,
+}
+
+/// A list of flag names: the body of the batch archive, revive and delete operations.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BatchFeatures {
+    /// The flags.
+    pub features: Vec<String>,
+}
+
+/// Body of `POST /api/admin/projects/{projectId}/stale`.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BatchStale {
+    /// The flags.
+    pub features: Vec<String>,
+    /// Stale, or not.
+    pub stale: bool,
+}
+
+/// What archiving some flags would do.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ArchiveImpactOut {
+    /// Listed flags that unlisted flags depend on: archiving them is refused.
+    pub parents_with_child_features: Vec<String>,
+    /// Whether any listed flag is in a dependency, which archiving removes.
+    pub has_deleted_dependencies: bool,
+}
+
+/// A feature type.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureTypeOut {
+    /// `release`, `kill-switch`...
+    pub id: String,
+    /// Display name.
+    pub name: String,
+    /// What it is for.
+    pub description: String,
+    /// Days after which a flag of this type is potentially stale; `null` for never.
+    pub lifetime_days: Option<i32>,
+}
+
+impl From<flag_store::models::FeatureTypeRow> for FeatureTypeOut {
+    fn from(row: flag_store::models::FeatureTypeRow) -> Self {
+        Self {
+            id: row.id,
+            name: row.name,
+            description: row.description,
+            lifetime_days: row.lifetime_days,
+        }
+    }
+}
+
+/// `GET /api/admin/feature-types`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeatureTypesOut {
+    /// Always 1.
+    pub version: u32,
+    /// The types.
+    pub types: Vec<FeatureTypeOut>,
+}
+
+/// Body of `PUT /api/admin/feature-types/{id}/lifetime`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateLifetime {
+    /// Days, at least 0; `0` or `null` for never potentially stale.
+    #[schema(minimum = 0, maximum = 2147483647)]
+    pub lifetime_days: Option<u32>,
+}
+
+/// Body of `POST /api/admin/projects/{projectId}/features/{featureName}/clone`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct CloneFeature {
+    /// The new flag's name.
+    pub name: ResourceName,
+    /// Whether strategies grouped by the old name (`groupId`) are grouped by the new one; `true`
+    /// when absent.
+    #[serde(default = "yes")]
+    pub replace_group_id: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+/// The query of the switch operations.
+#[derive(Debug, Default, Deserialize, ToSchema, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct SwitchQuery {
+    /// `true`: switching on a flag whose strategies are all disabled enables them, instead of
+    /// adding the default strategy.
+    #[serde(default)]
+    pub should_activate_disabled_strategies: Option<String>,
+}
+
+impl SwitchQuery {
+    /// Whether to enable disabled strategies: only the exact text `true`, as in Unleash.
+    pub fn activate_disabled(&self) -> bool {
+        self.should_activate_disabled_strategies.as_deref() == Some("true")
+    }
+}
+
+/// A strategy as a feature environment lists it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentStrategyOut {
+    /// Its id.
+    pub id: String,
+    /// The flag.
+    pub feature_name: String,
+    /// Display title.
+    pub title: Option<String>,
+    /// Parameters, as strings.
+    #[schema(value_type = Object)]
+    pub parameters: flag_eval::Parameters,
+    /// Constraints.
+    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    pub constraints: Vec<flag_eval::Constraint>,
+    /// Strategy variants.
+    #[schema(value_type = Vec<VariantSchema>)]
+    pub variants: Vec<Variant>,
+    /// Evaluation order.
+    pub sort_order: i64,
+    /// Disabled strategies are kept but not evaluated.
+    pub disabled: bool,
+    /// The strategy type.
+    pub name: String,
+}
+
+/// `GET /api/admin/projects/{projectId}/features/{featureName}/environments/{environment}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct FeatureInEnvironmentOut {
+    /// The flag.
+    pub name: String,
+    /// The environment.
+    pub environment: String,
+    /// Whether the flag is on there.
+    pub enabled: bool,
+    /// Its strategies there, in evaluation order.
+    pub strategies: Vec<EnvironmentStrategyOut>,
+}
+
+/// A strategy as the strategy list of a feature environment shows it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyListItem {
+    /// Its id.
+    pub id: String,
+    /// The strategy type.
+    pub name: String,
+    /// Constraints.
+    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    pub constraints: Vec<flag_eval::Constraint>,
+    /// Parameters, as strings.
+    #[schema(value_type = Object)]
+    pub parameters: flag_eval::Parameters,
+    /// Strategy variants.
+    #[schema(value_type = Vec<VariantSchema>)]
+    pub variants: Vec<Variant>,
+    /// Display title.
+    pub title: Option<String>,
+    /// Disabled strategies are kept but not evaluated.
+    pub disabled: bool,
+    /// Evaluation order.
+    pub sort_order: i64,
+    /// A release plan's milestone: always `null` here.
+    pub milestone_id: Option<String>,
+    /// Segment ids.
+    pub segments: Vec<i64>,
+}
+
+/// One strategy, as its own read answers it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct StrategyOut {
+    /// Its id.
+    pub id: String,
+    /// The strategy type.
+    pub name: String,
+    /// Constraints.
+    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    pub constraints: Vec<flag_eval::Constraint>,
+    /// Parameters, as strings.
+    #[schema(value_type = Object)]
+    pub parameters: flag_eval::Parameters,
+    /// Strategy variants.
+    #[schema(value_type = Vec<VariantSchema>)]
+    pub variants: Vec<Variant>,
+    /// Segment ids.
+    pub segments: Vec<i64>,
+    /// Display title.
+    pub title: Option<String>,
+    /// Disabled strategies are kept but not evaluated.
+    pub disabled: bool,
+    /// Evaluation order.
+    pub sort_order: i64,
+}
+
+impl StrategyOut {
+    /// `strategy` as its read shows it.
+    pub fn of(strategy: Strategy) -> Self {
+        Self {
+            id: strategy.id.unwrap_or_default(),
+            name: strategy.name,
+            constraints: strategy.constraints,
+            parameters: strategy.parameters,
+            variants: strategy.variants,
+            segments: strategy.segments,
+            title: strategy.title,
+            disabled: strategy.disabled.unwrap_or(false),
+            sort_order: strategy.sort_order.unwrap_or(0),
+        }
+    }
+}
+
+/// A new place in the evaluation order.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct StrategyOrder {
+    /// The strategy.
+    pub id: String,
+    /// Its new place.
+    pub sort_order: i32,
+}
+
+/// Body of the bulk switch operations.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct BulkSwitch {
+    /// The flags.
+    pub features: Vec<String>,
 }

@@ -110,3 +110,45 @@ pub fn of(conn: &mut DbConnection, child: &str) -> Result<Option<DependencyRow>,
         .first(conn)
         .optional()?)
 }
+
+/// The flags that could be `child`'s parent, sorted: the live flags of its project other than
+/// itself that have no parent of their own. An unknown child has none.
+pub fn parent_options(conn: &mut DbConnection, child: &str) -> Result<Vec<String>, StoreError> {
+    let Some(row) = features::find(conn, child)? else {
+        return Ok(Vec::new());
+    };
+    let with_parent: Vec<String> = feature_dependencies::table
+        .select(feature_dependencies::child)
+        .load(conn)?;
+    Ok(features_table::table
+        .filter(features_table::project_id.eq(&row.project_id))
+        .filter(features_table::archived_at.is_null())
+        .filter(features_table::name.ne(child))
+        .order(features_table::name.asc())
+        .select(features_table::name)
+        .load::<String>(conn)?
+        .into_iter()
+        .filter(|name| !with_parent.contains(name))
+        .collect())
+}
+
+/// Whether any flag of `project` depends on another.
+pub fn exist_in(conn: &mut DbConnection, project: &str) -> Result<bool, StoreError> {
+    let count: i64 = feature_dependencies::table
+        .inner_join(features_table::table.on(features_table::name.eq(feature_dependencies::child)))
+        .filter(features_table::project_id.eq(project))
+        .count()
+        .get_result(conn)?;
+    Ok(count > 0)
+}
+
+/// The children of every flag that has any, as `(parent, child)`, by parent then child.
+pub fn children(conn: &mut DbConnection) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(feature_dependencies::table
+        .order((
+            feature_dependencies::parent.asc(),
+            feature_dependencies::child.asc(),
+        ))
+        .select((feature_dependencies::parent, feature_dependencies::child))
+        .load(conn)?)
+}

@@ -1,16 +1,42 @@
 //! The audit log.
 
 use crate::connection::DbConnection;
+use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
 use crate::models::{EventRow, NewEvent};
 use crate::schema::events;
 
-/// Appends an event. Call it inside the transaction of the write it records.
+/// Appends an event. Call it inside the transaction of the write it records. As in Unleash, an
+/// event whose value before and after are the same records nothing: nothing changed.
 pub fn record(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreError> {
+    if let (Some(data), Some(pre_data)) = (&event.data, &event.pre_data)
+        && unchanged(data, pre_data)
+    {
+        return Ok(());
+    }
+    if event.tags.is_none()
+        && let Some(feature) = &event.feature_name
+    {
+        let tags = crate::queries::tags::of_feature(conn, feature)?;
+        let event = event.clone().with_tags(&tags)?;
+        diesel::insert_into(events::table).values(&event).execute(conn)?;
+        return Ok(());
+    }
     diesel::insert_into(events::table).values(event).execute(conn)?;
     Ok(())
+}
+
+/// Whether two JSON values are equal, whatever their key order (maps compare as maps).
+fn unchanged(data: &str, pre_data: &str) -> bool {
+    match (
+        serde_json::from_str::<serde_json::Value>(data),
+        serde_json::from_str::<serde_json::Value>(pre_data),
+    ) {
+        (Ok(data), Ok(pre_data)) => data == pre_data,
+        _ => false,
+    }
 }
 
 /// Inserts `$row` into `$table` and records `$event` (built after the insert, so it may read
@@ -56,4 +82,104 @@ pub fn latest_id(conn: &mut DbConnection) -> Result<i32, StoreError> {
         .select(max(events::id))
         .first::<Option<i32>>(conn)?
         .unwrap_or(0))
+}
+
+/// Which events a search returns: each list given keeps the events whose field is one of its
+/// values, and the others narrow further; newest first.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct EventFilter {
+    /// Text found in the event's data, its data before, or its tags, in any letter case.
+    pub query: Option<String>,
+    /// Flags.
+    pub features: Option<Vec<String>>,
+    /// Projects.
+    pub projects: Option<Vec<String>>,
+    /// Event types.
+    pub types: Option<Vec<String>>,
+    /// Users, by id.
+    pub created_by: Option<Vec<i32>>,
+    /// Environments.
+    pub environments: Option<Vec<String>>,
+    /// Event ids.
+    pub ids: Option<Vec<i32>>,
+    /// From this time on.
+    pub from: Option<NaiveDateTime>,
+    /// Before this time.
+    pub to: Option<NaiveDateTime>,
+    /// Only events about a project: what users who are not administrators see.
+    pub with_project: bool,
+}
+
+/// The events `filter` keeps, newest first, `limit` of them after skipping `offset`, with how
+/// many it keeps in all.
+pub fn search(
+    conn: &mut DbConnection,
+    filter: &EventFilter,
+    offset: i64,
+    limit: i64,
+) -> Result<(Vec<EventRow>, i64), StoreError> {
+    let query = || {
+        let mut query = events::table.into_boxed();
+        if let Some(features) = &filter.features {
+            query = query.filter(events::feature_name.eq_any(features.clone()));
+        }
+        if let Some(projects) = &filter.projects {
+            query = query.filter(events::project.eq_any(projects.clone()));
+        }
+        if let Some(types) = &filter.types {
+            query = query.filter(events::event_type.eq_any(types.clone()));
+        }
+        if let Some(users) = &filter.created_by {
+            query = query.filter(events::created_by_user_id.eq_any(users.clone()));
+        }
+        if let Some(environments) = &filter.environments {
+            query = query.filter(events::environment.eq_any(environments.clone()));
+        }
+        if let Some(ids) = &filter.ids {
+            query = query.filter(events::id.eq_any(ids.clone()));
+        }
+        if let Some(from) = filter.from {
+            query = query.filter(events::created_at.ge(from));
+        }
+        if let Some(to) = filter.to {
+            query = query.filter(events::created_at.lt(to));
+        }
+        if filter.with_project {
+            query = query.filter(events::project.is_not_null());
+        }
+        if let Some(text) = &filter.query {
+            use diesel::dsl::sql;
+            use diesel::sql_types::{Bool, Text};
+            let pattern = format!("%{}%", flag_eval::fold_case(text));
+            query = query.filter(
+                sql::<Bool>("(lower(coalesce(data, '')) LIKE ")
+                    .bind::<Text, _>(pattern.clone())
+                    .sql(" OR lower(coalesce(pre_data, '')) LIKE ")
+                    .bind::<Text, _>(pattern.clone())
+                    .sql(" OR lower(coalesce(tags, '')) LIKE ")
+                    .bind::<Text, _>(pattern)
+                    .sql(")"),
+            );
+        }
+        query
+    };
+    let total: i64 = query().count().get_result(conn)?;
+    let rows = query()
+        .order((events::created_at.desc(), events::id.desc()))
+        .offset(offset)
+        .limit(limit)
+        .select(EventRow::as_select())
+        .load(conn)?;
+    Ok((rows, total))
+}
+
+/// The users who wrote events, as `(user id, name written)`, one per id, by id.
+pub fn creators(conn: &mut DbConnection) -> Result<Vec<(Option<i32>, String)>, StoreError> {
+    let mut rows: Vec<(Option<i32>, String)> = events::table
+        .select((events::created_by_user_id, events::created_by))
+        .distinct()
+        .order((events::created_by_user_id.asc(), events::created_by.asc()))
+        .load(conn)?;
+    rows.dedup_by(|next, previous| next.0 == previous.0);
+    Ok(rows)
 }

@@ -6,7 +6,7 @@ use diesel::prelude::*;
 
 use crate::error::StoreError;
 use crate::models::{Actor, EventType, FeatureEnvironmentRow, FeatureRow, NewEvent};
-use crate::queries::{events, projects, strategies, to_json};
+use crate::queries::{events, lifecycle, projects, strategies, to_json};
 use crate::schema::{feature_environments, features};
 
 /// Creates a feature with a disabled row in each environment of its project. Names are unique
@@ -31,13 +31,11 @@ pub fn create(conn: &mut DbConnection, row: &FeatureRow, actor: &Actor) -> Resul
             &NewEvent {
                 project: Some(row.project_id.clone()),
                 feature_name: Some(row.name.clone()),
-                data: Some(to_json(
-                    "data",
-                    &serde_json::json!({"name": row.name, "type": row.feature_type, "description": row.description}),
-                )?),
+                data: Some(to_json("data", &feature_json(row))?),
                 ..NewEvent::new(EventType::FeatureCreated, actor, row.created_at)
             },
         )?;
+        lifecycle::enter(conn, &row.name, "initial", row.created_at)?;
         Ok(row.clone())
     })
 }
@@ -117,9 +115,59 @@ pub fn set_enabled(
     actor: &Actor,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
+    switch(
+        conn,
+        project,
+        name,
+        environment_name,
+        Switch::new(enabled),
+        actor,
+        now,
+    )
+}
+
+/// How to switch a feature in an environment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Switch {
+    /// On or off.
+    pub enabled: bool,
+    /// When switching on a feature whose strategies there are all disabled: enable them, instead
+    /// of adding the default strategy (Unleash's `shouldActivateDisabledStrategies`).
+    pub activate_disabled: bool,
+}
+
+impl Switch {
+    /// On or off, adding the default strategy when switching on with no active one.
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            activate_disabled: false,
+        }
+    }
+}
+
+/// Switches a feature in one environment, as Unleash does: an archived feature cannot be
+/// switched; switching on with no active strategy there enables the disabled ones (when asked)
+/// or adds the default strategy ([`strategies::default_for`]).
+pub fn switch(
+    conn: &mut DbConnection,
+    project: &str,
+    name: &str,
+    environment_name: &str,
+    how: Switch,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    let enabled = how.enabled;
     crate::queries::write(conn, |conn| {
-        get(conn, project, name)?;
+        let feature = get(conn, project, name)?;
+        if feature.archived_at.is_some() {
+            return Err(StoreError::Archived);
+        }
         let before = environment(conn, name, environment_name)?;
+        if enabled && how.activate_disabled && !strategies::has_active(conn, name, environment_name)? {
+            strategies::enable_all(conn, project, name, environment_name, actor, now)?;
+        }
         // So SDKs, the playground and feature reads all see the same rule.
         if enabled && !strategies::has_active(conn, name, environment_name)? {
             strategies::add(
@@ -164,6 +212,9 @@ fn store_switch(
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     let (name, environment_name) = (before.feature_name.as_str(), before.environment_name.as_str());
+    if before.enabled == enabled {
+        return Ok(());
+    }
     diesel::update(feature_environments::table.find((name, environment_name)))
         .set(feature_environments::enabled.eq(enabled))
         .execute(conn)?;
@@ -191,26 +242,154 @@ fn store_switch(
     )
 }
 
-/// Archives a feature: SDKs and the playground no longer see it; its name stays taken.
-pub fn archive(
+/// A feature as Unleash writes it in events and in the answers of writes:
+/// `{name, description, type, project, stale, createdAt, impressionData, archivedAt?, archived}`,
+/// with `archivedAt` left out while the feature is live.
+pub fn feature_json(row: &FeatureRow) -> serde_json::Value {
+    let mut object = serde_json::Map::new();
+    object.insert("name".into(), row.name.clone().into());
+    object.insert("description".into(), row.description.clone().into());
+    object.insert("type".into(), row.feature_type.clone().into());
+    object.insert("project".into(), row.project_id.clone().into());
+    object.insert("stale".into(), row.stale.into());
+    object.insert("createdAt".into(), crate::time::iso(row.created_at).into());
+    object.insert("impressionData".into(), row.impression_data.into());
+    if let Some(archived_at) = row.archived_at {
+        object.insert("archivedAt".into(), crate::time::iso(archived_at).into());
+    }
+    object.insert("archived".into(), row.archived_at.is_some().into());
+    serde_json::Value::Object(object)
+}
+
+/// What an update of a feature sets: every one of these fields, as Unleash's update replaces
+/// them all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FeatureMetadata {
+    /// `release`, `experiment`...
+    pub feature_type: String,
+    /// Free text; `None` clears it.
+    pub description: Option<String>,
+    /// Marked stale.
+    pub stale: bool,
+    /// Whether SDKs emit impression events.
+    pub impression_data: bool,
+    /// Archived: archives a live feature, revives an archived one, without the checks and
+    /// events of the archive operations, as in Unleash.
+    pub archived: bool,
+}
+
+/// Updates a feature of `project`, recording `feature-metadata-updated` (unless nothing changed)
+/// and, with `stale_events`, `feature-stale-on` or `feature-stale-off` when staleness changed.
+pub fn update_metadata(
     conn: &mut DbConnection,
     project: &str,
     name: &str,
+    metadata: &FeatureMetadata,
+    stale_events: bool,
     actor: &Actor,
     now: NaiveDateTime,
-) -> Result<(), StoreError> {
+) -> Result<FeatureRow, StoreError> {
     crate::queries::write(conn, |conn| {
-        get(conn, project, name)?;
+        let before = get(conn, project, name)?;
+        let archived_at = match (metadata.archived, before.archived_at) {
+            (true, Some(at)) => Some(at),
+            (true, None) => Some(now),
+            (false, _) => None,
+        };
         diesel::update(features::table.find(name))
-            .set(features::archived_at.eq(Some(now)))
+            .set((
+                features::feature_type.eq(&metadata.feature_type),
+                features::description.eq(&metadata.description),
+                features::stale.eq(metadata.stale),
+                features::impression_data.eq(metadata.impression_data),
+                features::archived_at.eq(archived_at),
+            ))
             .execute(conn)?;
+        let after = get(conn, project, name)?;
         events::record(
             conn,
             &NewEvent {
                 project: Some(project.into()),
                 feature_name: Some(name.into()),
-                ..NewEvent::new(EventType::FeatureArchived, actor, now)
+                data: Some(to_json("data", &feature_json(&after))?),
+                pre_data: Some(to_json("pre_data", &feature_json(&before))?),
+                ..NewEvent::new(EventType::FeatureMetadataUpdated, actor, now)
             },
-        )
+        )?;
+        if stale_events && before.stale != after.stale {
+            record_stale(conn, project, name, after.stale, actor, now)?;
+        }
+        Ok(after)
+    })
+}
+
+/// Records `feature-stale-on` or `feature-stale-off`.
+pub(crate) fn record_stale(
+    conn: &mut DbConnection,
+    project: &str,
+    name: &str,
+    stale: bool,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    events::record(
+        conn,
+        &NewEvent {
+            project: Some(project.into()),
+            feature_name: Some(name.into()),
+            ..NewEvent::new(
+                if stale {
+                    EventType::FeatureStaleOn
+                } else {
+                    EventType::FeatureStaleOff
+                },
+                actor,
+                now,
+            )
+        },
+    )
+}
+
+/// Whether a feature (live or archived) has this name.
+pub fn find(conn: &mut DbConnection, name: &str) -> Result<Option<FeatureRow>, StoreError> {
+    Ok(features::table
+        .find(name)
+        .select(FeatureRow::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// The features with these names, live or archived, by name.
+pub fn named(conn: &mut DbConnection, names: &[String]) -> Result<Vec<FeatureRow>, StoreError> {
+    Ok(features::table
+        .filter(features::name.eq_any(names))
+        .order(features::name.asc())
+        .select(FeatureRow::as_select())
+        .load(conn)?)
+}
+
+/// Every feature, live and archived, by name.
+pub fn all(conn: &mut DbConnection) -> Result<Vec<FeatureRow>, StoreError> {
+    Ok(features::table
+        .order(features::name.asc())
+        .select(FeatureRow::as_select())
+        .load(conn)?)
+}
+
+/// Switches several features of `project` in one environment in one transaction: all or none.
+pub fn switch_many(
+    conn: &mut DbConnection,
+    project: &str,
+    names: &[String],
+    environment_name: &str,
+    how: Switch,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        for name in names {
+            switch(conn, project, name, environment_name, how, actor, now)?;
+        }
+        Ok(())
     })
 }

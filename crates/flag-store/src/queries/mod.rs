@@ -6,20 +6,24 @@
 //! clock and tests are deterministic.
 
 pub mod api_tokens;
+pub mod archive;
 pub mod client_metrics;
 pub mod context_fields;
 pub mod dependencies;
 pub mod environments;
 pub mod evaluation;
 pub mod events;
+pub mod feature_types;
 pub mod features;
 pub mod import;
+pub mod lifecycle;
 pub mod projects;
 pub mod segments;
 pub mod sessions;
 pub mod settings;
 pub mod signup_tokens;
 pub mod strategies;
+pub mod tags;
 pub mod users;
 pub mod variants;
 

@@ -224,6 +224,113 @@ pub fn delete(
     })
 }
 
+/// Enables every strategy of a feature in an environment, as switching on with
+/// `shouldActivateDisabledStrategies` does: one `feature-strategy-update` for each that was
+/// disabled.
+pub fn enable_all(
+    conn: &mut DbConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    for before in list(conn, feature, environment)? {
+        if before.disabled != Some(true) {
+            continue;
+        }
+        let Some(id) = before.id.clone() else { continue };
+        diesel::update(feature_strategies::table.find(&id))
+            .set(feature_strategies::disabled.eq(false))
+            .execute(conn)?;
+        let after = flag_eval::Strategy {
+            disabled: Some(false),
+            ..before.clone()
+        };
+        record(
+            conn,
+            EventType::FeatureStrategyUpdate,
+            project,
+            feature,
+            environment,
+            Some(&after),
+            Some(&before),
+            actor,
+            now,
+        )?;
+    }
+    Ok(())
+}
+
+/// Sets the evaluation order of some of a feature's strategies in an environment. Every id must
+/// be one of them; the change is recorded as `strategy-order-changed` with the order before and
+/// after.
+pub fn set_sort_order(
+    conn: &mut DbConnection,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    orders: &[(String, i32)],
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        features::environment(conn, feature, environment).map_err(|_| StoreError::NotFound {
+            entity: "environment of feature",
+            key: format!("{environment} of {feature}"),
+        })?;
+        let before = list(conn, feature, environment)?;
+        let ids = |strategies: &[flag_eval::Strategy]| -> Vec<String> {
+            strategies
+                .iter()
+                .filter_map(|strategy| strategy.id.clone())
+                .collect()
+        };
+        let known = ids(&before);
+        if orders.iter().any(|(id, _)| !known.contains(id)) {
+            return Err(StoreError::Rejected {
+                message: "trying to change strategies for environment via update sortOrder".into(),
+            });
+        }
+        for (id, order) in orders {
+            diesel::update(feature_strategies::table.find(id))
+                .set(feature_strategies::sort_order.eq(order))
+                .execute(conn)?;
+        }
+        let after = list(conn, feature, environment)?;
+        events::record(
+            conn,
+            &NewEvent {
+                project: Some(project.into()),
+                environment: Some(environment.into()),
+                feature_name: Some(feature.into()),
+                data: Some(to_json("data", &serde_json::json!({"strategyIds": ids(&after)}))?),
+                pre_data: Some(to_json(
+                    "pre_data",
+                    &serde_json::json!({"strategyIds": ids(&before)}),
+                )?),
+                ..NewEvent::new(EventType::StrategyOrderChanged, actor, now)
+            },
+        )
+    })
+}
+
+/// A strategy by id, with the feature and environment it belongs to.
+pub fn by_id(conn: &mut DbConnection, id: &str) -> Result<(StrategyRow, flag_eval::Strategy), StoreError> {
+    let row: StrategyRow = feature_strategies::table
+        .find(id)
+        .select(StrategyRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("strategy", id))?;
+    let strategy = with_segments(conn, std::slice::from_ref(&row))?
+        .pop()
+        .ok_or_else(|| StoreError::NotFound {
+            entity: "strategy",
+            key: id.to_owned(),
+        })?;
+    Ok((row, strategy))
+}
+
 /// One strategy of a feature in an environment.
 pub fn get(
     conn: &mut DbConnection,
@@ -423,6 +530,7 @@ fn record(
             event_type,
             created_by: actor.name.clone(),
             created_by_user_id: Some(actor.user_id),
+            tags: None,
             created_at: now,
             project: Some(project.into()),
             environment: Some(environment.into()),

@@ -48,6 +48,7 @@ pub fn set_variants_batch(
                     event_type: EventType::FeatureEnvironmentVariantsUpdated,
                     created_by: actor.name.clone(),
                     created_by_user_id: Some(actor.user_id),
+                    tags: None,
                     created_at: now,
                     project: Some(project.into()),
                     environment: Some(environment.clone()),

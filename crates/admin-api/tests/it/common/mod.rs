@@ -138,6 +138,19 @@ pub fn put(path: &str, token: &str, body: Value) -> test::TestRequest {
         .set_json(body)
 }
 
+pub fn patch(path: &str, token: &str, body: Value) -> test::TestRequest {
+    test::TestRequest::patch()
+        .uri(path)
+        .insert_header(("Authorization", token))
+        .set_json(body)
+}
+
+pub fn delete(path: &str, token: &str) -> test::TestRequest {
+    test::TestRequest::delete()
+        .uri(path)
+        .insert_header(("Authorization", token))
+}
+
 pub fn get(path: &str, token: &str) -> test::TestRequest {
     test::TestRequest::get()
         .uri(path)

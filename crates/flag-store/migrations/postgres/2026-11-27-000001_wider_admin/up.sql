@@ -58,6 +58,8 @@ CREATE TABLE feature_lifecycles (
 
 ALTER TABLE features ADD COLUMN created_by_user_id INTEGER;
 ALTER TABLE events ADD COLUMN created_by_user_id INTEGER;
+-- The tags of the event's feature when it was written, a JSON list of {value, type}.
+ALTER TABLE events ADD COLUMN tags TEXT COLLATE "C";
 ALTER TABLE strategy_types ADD COLUMN deprecated BOOLEAN NOT NULL DEFAULT FALSE;
 
 CREATE INDEX events_feature_id ON events (feature_name, id);

@@ -1,6 +1,7 @@
 DROP INDEX events_project_id;
 DROP INDEX events_feature_id;
 ALTER TABLE strategy_types DROP COLUMN deprecated;
+ALTER TABLE events DROP COLUMN tags;
 ALTER TABLE events DROP COLUMN created_by_user_id;
 ALTER TABLE features DROP COLUMN created_by_user_id;
 DROP TABLE feature_lifecycles;

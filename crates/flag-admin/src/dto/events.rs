@@ -1,0 +1,174 @@
+//! The audit log as Unleash shows it.
+
+use flag_store::models::EventRow;
+use serde::{Deserialize, Serialize};
+use utoipa::{IntoParams, ToSchema};
+
+use crate::dto::iso;
+
+/// One event.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventOut {
+    /// Its id: increasing.
+    pub id: i32,
+    /// Its type (`feature-created`...).
+    #[serde(rename = "type")]
+    pub event_type: String,
+    /// Who wrote: an email or username, or an admin token's name.
+    pub created_by: String,
+    /// When.
+    pub created_at: String,
+    /// The user's id: -42 for an admin token, -1337 for the server.
+    pub created_by_user_id: Option<i32>,
+    /// The value after.
+    #[schema(value_type = Option<Object>)]
+    pub data: Option<serde_json::Value>,
+    /// The value before.
+    #[schema(value_type = Option<Object>)]
+    pub pre_data: Option<serde_json::Value>,
+    /// The flag's tags then.
+    #[schema(value_type = Vec<Object>)]
+    pub tags: serde_json::Value,
+    /// The flag concerned.
+    pub feature_name: Option<String>,
+    /// The project concerned.
+    pub project: Option<String>,
+    /// The environment concerned.
+    pub environment: Option<String>,
+    /// A short name of what happened; in searches only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub label: Option<String>,
+    /// What happened, in Markdown; in searches only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+}
+
+impl EventOut {
+    /// `row` as Unleash shows it; stored JSON that does not read is shown as `null`.
+    pub fn of(row: EventRow) -> Self {
+        let json = |text: Option<String>| text.and_then(|text| serde_json::from_str(&text).ok());
+        Self {
+            id: row.id,
+            event_type: row.event_type,
+            created_by: row.created_by,
+            created_at: iso(row.created_at),
+            created_by_user_id: row.created_by_user_id,
+            data: json(row.data),
+            pre_data: json(row.pre_data),
+            tags: json(row.tags).unwrap_or_else(|| serde_json::Value::Array(Vec::new())),
+            feature_name: row.feature_name,
+            project: row.project,
+            environment: row.environment,
+            label: None,
+            summary: None,
+        }
+    }
+
+    /// With the label and summary a search adds.
+    pub fn described(mut self) -> Self {
+        self.summary = Some(format!(
+            "**{}** triggered **{}**",
+            self.created_by, self.event_type
+        ));
+        self.label = Some(self.event_type.clone());
+        self
+    }
+}
+
+/// `GET /api/admin/events`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EventsOut {
+    /// Always 1.
+    pub version: u32,
+    /// The newest events.
+    pub events: Vec<EventOut>,
+    /// How many events there are.
+    pub total_events: i64,
+}
+
+/// `GET /api/admin/events/{featureName}`.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureEventsOut {
+    /// Always 1.
+    pub version: u32,
+    /// The flag.
+    pub toggle_name: String,
+    /// Its newest events.
+    pub events: Vec<EventOut>,
+    /// How many events it has.
+    pub total_events: i64,
+}
+
+/// `GET /api/admin/search/events`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventSearchOut {
+    /// The page of events, newest first.
+    pub events: Vec<EventOut>,
+    /// How many match.
+    pub total: i64,
+}
+
+/// Someone who wrote events.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct EventCreatorOut {
+    /// The user's id: -42 for admin tokens, -1337 for the server, 0 when unknown.
+    pub id: i32,
+    /// Their name.
+    pub name: String,
+}
+
+/// Query of `GET /api/admin/events`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct EventsQuery {
+    /// Only this project's events.
+    #[serde(default)]
+    pub project: Option<String>,
+}
+
+/// Query of `GET /api/admin/search/events`: the filters are `IS:value` or
+/// `IS_ANY_OF:value,value`, the dates `IS:yyyy-MM-dd`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct EventSearchQuery {
+    /// Text in the events' data or tags.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Flags.
+    #[serde(default)]
+    pub feature: Option<String>,
+    /// Projects.
+    #[serde(default)]
+    pub project: Option<String>,
+    /// Event types.
+    #[serde(default, rename = "type")]
+    pub event_type: Option<String>,
+    /// Users, by id.
+    #[serde(default)]
+    pub created_by: Option<String>,
+    /// Environments.
+    #[serde(default)]
+    pub environment: Option<String>,
+    /// Event ids.
+    #[serde(default)]
+    pub id: Option<String>,
+    /// Transaction groups: none here, so any value matches nothing.
+    #[serde(default)]
+    pub group_id: Option<String>,
+    /// From this day on.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// Up to and including this day.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// Events to skip; 0 by default.
+    #[serde(default)]
+    pub offset: Option<String>,
+    /// Events to answer, 1 to 1000; 50 by default.
+    #[serde(default)]
+    pub limit: Option<String>,
+}

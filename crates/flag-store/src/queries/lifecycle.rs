@@ -1,0 +1,100 @@
+//! Each flag's lifecycle: the stages it entered, each once, as Unleash records them.
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use crate::connection::DbConnection;
+use crate::error::StoreError;
+use crate::models::LifecycleRow;
+use crate::schema::feature_lifecycles;
+
+/// The stages, in the order a flag passes through them.
+pub const STAGES: [&str; 5] = ["initial", "pre-live", "live", "completed", "archived"];
+
+/// Records that `feature` entered `stage` at `now`, unless it already had.
+pub fn enter(
+    conn: &mut DbConnection,
+    feature: &str,
+    stage: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    let known: i64 = feature_lifecycles::table
+        .filter(feature_lifecycles::feature_name.eq(feature))
+        .filter(feature_lifecycles::stage.eq(stage))
+        .count()
+        .get_result(conn)?;
+    if known == 0 {
+        diesel::insert_into(feature_lifecycles::table)
+            .values(&LifecycleRow {
+                feature_name: feature.to_owned(),
+                stage: stage.to_owned(),
+                status: None,
+                status_value: None,
+                created_at: now,
+            })
+            .execute(conn)?;
+    }
+    Ok(())
+}
+
+/// Starts `feature`'s lifecycle again at `initial`, as a revived flag does.
+pub fn restart(conn: &mut DbConnection, feature: &str, now: NaiveDateTime) -> Result<(), StoreError> {
+    diesel::delete(feature_lifecycles::table.filter(feature_lifecycles::feature_name.eq(feature)))
+        .execute(conn)?;
+    enter(conn, feature, "initial", now)
+}
+
+/// Marks `feature` completed, with whether it was kept or discarded and the variant kept.
+pub fn complete(
+    conn: &mut DbConnection,
+    feature: &str,
+    status: &str,
+    status_value: Option<&str>,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    uncomplete(conn, feature)?;
+    diesel::insert_into(feature_lifecycles::table)
+        .values(&LifecycleRow {
+            feature_name: feature.to_owned(),
+            stage: "completed".to_owned(),
+            status: Some(status.to_owned()),
+            status_value: status_value.map(str::to_owned),
+            created_at: now,
+        })
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Takes back `feature`'s completion.
+pub fn uncomplete(conn: &mut DbConnection, feature: &str) -> Result<(), StoreError> {
+    diesel::delete(
+        feature_lifecycles::table
+            .filter(feature_lifecycles::feature_name.eq(feature))
+            .filter(feature_lifecycles::stage.eq("completed")),
+    )
+    .execute(conn)?;
+    Ok(())
+}
+
+/// The stages `features` entered, oldest first for each.
+pub fn of(conn: &mut DbConnection, features: &[String]) -> Result<Vec<LifecycleRow>, StoreError> {
+    Ok(feature_lifecycles::table
+        .filter(feature_lifecycles::feature_name.eq_any(features))
+        .order((
+            feature_lifecycles::feature_name.asc(),
+            feature_lifecycles::created_at.asc(),
+        ))
+        .select(LifecycleRow::as_select())
+        .load(conn)?)
+}
+
+/// Every flag's stages, oldest first for each.
+pub fn all(conn: &mut DbConnection) -> Result<Vec<LifecycleRow>, StoreError> {
+    Ok(feature_lifecycles::table
+        .order((
+            feature_lifecycles::feature_name.asc(),
+            feature_lifecycles::created_at.asc(),
+        ))
+        .select(LifecycleRow::as_select())
+        .load(conn)?)
+}
