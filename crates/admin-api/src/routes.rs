@@ -119,6 +119,9 @@ pub fn operations() -> Vec<Operation> {
         operation(environments::__path_create, environments::create, Admin),
         operation(environments::__path_on, environments::on, Admin),
         operation(environments::__path_off, environments::off, Admin),
+        operation(environments::__path_get, environments::get, Read),
+        operation(environments::__path_sort_order, environments::sort_order, Admin),
+        operation(environments::__path_of_project, environments::of_project, Read),
         // Projects.
         operation(projects::__path_list, projects::list, Read),
         operation(projects::__path_create, projects::create, Admin),
@@ -144,10 +147,57 @@ pub fn operations() -> Vec<Operation> {
             segments::create,
             Write(Permission::CreateSegment),
         ),
+        operation(context::__path_get, context::get, Read),
+        operation(context::__path_update, context::update, Admin),
+        operation(context::__path_delete, context::delete, Admin),
+        operation(context::__path_validate, context::validate, Admin),
+        operation(context::__path_add_legal_value, context::add_legal_value, Admin),
+        operation(
+            context::__path_remove_legal_value,
+            context::remove_legal_value,
+            Admin,
+        ),
+        operation(context::__path_strategies, context::strategies, Read),
+        operation(strategy_types::__path_get, strategy_types::get, Read),
+        operation(strategy_types::__path_update, strategy_types::update, Admin),
+        operation(strategy_types::__path_delete, strategy_types::delete, Admin),
+        operation(strategy_types::__path_deprecate, strategy_types::deprecate, Admin),
+        operation(
+            strategy_types::__path_reactivate,
+            strategy_types::reactivate,
+            Admin,
+        ),
+        operation(segments::__path_get, segments::get, Read),
+        operation(
+            segments::__path_update,
+            segments::update,
+            Write(Permission::UpdateSegment),
+        ),
+        operation(
+            segments::__path_delete,
+            segments::delete,
+            Write(Permission::DeleteSegment),
+        ),
+        operation(segments::__path_strategies, segments::strategies, Read),
+        operation(segments::__path_of_strategy, segments::of_strategy, Read),
+        operation(segments::__path_validate, segments::validate, Read),
         // API tokens and users.
         operation(tokens::__path_list, tokens::list, AdminRead),
         operation(tokens::__path_create, tokens::create, Admin),
         operation(tokens::__path_delete, tokens::delete, Admin),
+        operation(tokens::__path_by_name, tokens::by_name, AdminRead),
+        operation(tokens::__path_set_expiry, tokens::set_expiry, Admin),
+        operation(tokens::__path_of_project, tokens::of_project, AdminRead),
+        operation(
+            tokens::__path_create_for_project,
+            tokens::create_for_project,
+            Admin,
+        ),
+        operation(
+            tokens::__path_delete_for_project,
+            tokens::delete_for_project,
+            Admin,
+        ),
         operation(users::__path_list, users::list, AdminRead),
         operation(users::__path_create, users::create, Admin),
         operation(users::__path_update, users::update, Admin),
@@ -439,8 +489,19 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .collect::<Vec<bool>>(),
         )
     });
+    // Operations whose paths differ only in their parameters' names (`/api-tokens/{name}` and
+    // `/api-tokens/{token}`) share one resource: handlers read parameters by position.
+    let shape = |path: &str| -> String {
+        path.split('/')
+            .map(|segment| if segment.starts_with('{') { "{}" } else { segment })
+            .collect::<Vec<_>>()
+            .join("/")
+    };
     for operation in declared {
-        match paths.iter_mut().find(|(path, _)| *path == operation.path) {
+        match paths
+            .iter_mut()
+            .find(|(path, _)| shape(path) == shape(&operation.path))
+        {
             Some((_, operations)) => operations.push(operation),
             None => paths.push((operation.path.clone(), vec![operation])),
         }

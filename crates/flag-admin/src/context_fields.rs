@@ -1,10 +1,16 @@
 //! Context fields: list and create.
 
-use flag_store::models::ContextFieldRow;
+use flag_store::models::{ContextFieldRow, LegalValue};
 use flag_store::queries;
 
 use crate::auth::Caller;
-use crate::dto::context::{ContextFieldOut, CreateContextField, CreatedContextFieldOut};
+use crate::domain::ResourceName;
+use crate::dto::context::{
+    ContextFieldOut, ContextStrategiesOut, CreateContextField, CreatedContextFieldOut, LegalValueIn,
+    UpdateContextField,
+};
+use crate::dto::segments::{NameIn, StrategyUseOut};
+use crate::error::Detail;
 use crate::{AdminError, Ctx, db};
 
 /// Every context field.
@@ -22,6 +28,7 @@ pub async fn create(
     caller: &Caller,
     request: CreateContextField,
 ) -> Result<CreatedContextFieldOut, AdminError> {
+    check_legal_values(&request.legal_values)?;
     let row = ContextFieldRow::new(
         request.name.into_string(),
         request.description,
@@ -36,4 +43,155 @@ pub async fn create(
         description: row.description,
         stickiness: row.stickiness,
     })
+}
+
+/// One context field.
+pub async fn get(ctx: &Ctx, name: String) -> Result<ContextFieldOut, AdminError> {
+    let row = db::run(&ctx.store, move |conn| queries::context_fields::get(conn, &name)).await?;
+    Ok(ContextFieldOut::try_from(row)?)
+}
+
+/// Replaces a field's stickiness and legal values (none when absent), and its description and
+/// order when given.
+pub async fn update(
+    ctx: &Ctx,
+    caller: &Caller,
+    name: String,
+    request: UpdateContextField,
+) -> Result<(), AdminError> {
+    check_legal_values(&request.legal_values)?;
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        let before = queries::context_fields::get(conn, &name)?;
+        let row = ContextFieldRow::new(
+            name,
+            request.description.or(before.description),
+            request.stickiness,
+            request.sort_order.unwrap_or(before.sort_order),
+            &request.legal_values,
+            before.created_at,
+        )?;
+        queries::context_fields::update(conn, &row, &actor, now)
+    })
+    .await?;
+    Ok(())
+}
+
+/// Adds a legal value to a field, or replaces the description of one it has.
+pub async fn add_legal_value(
+    ctx: &Ctx,
+    caller: &Caller,
+    name: String,
+    request: LegalValueIn,
+) -> Result<(), AdminError> {
+    let value = LegalValue {
+        value: request.value,
+        description: request.description,
+    };
+    check_legal_values(std::slice::from_ref(&value))?;
+    change_legal_values(ctx, caller, name, move |values| {
+        match values.iter_mut().find(|existing| existing.value == value.value) {
+            Some(existing) => *existing = value,
+            None => values.push(value),
+        }
+    })
+    .await
+}
+
+/// Removes a legal value from a field; removing one it lacks is not an error.
+pub async fn remove_legal_value(
+    ctx: &Ctx,
+    caller: &Caller,
+    name: String,
+    value: String,
+) -> Result<(), AdminError> {
+    change_legal_values(ctx, caller, name, move |values| {
+        values.retain(|existing| existing.value != value);
+    })
+    .await
+}
+
+async fn change_legal_values(
+    ctx: &Ctx,
+    caller: &Caller,
+    name: String,
+    change: impl FnOnce(&mut Vec<LegalValue>) + Send + 'static,
+) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        let before = queries::context_fields::get(conn, &name)?;
+        let mut values = before.legal_values()?;
+        change(&mut values);
+        let row = ContextFieldRow::new(
+            name,
+            before.description,
+            before.stickiness,
+            before.sort_order,
+            &values,
+            before.created_at,
+        )?;
+        queries::context_fields::update(conn, &row, &actor, now)
+    })
+    .await?;
+    Ok(())
+}
+
+/// Deletes a field that no strategy of a live flag constrains on.
+pub async fn delete(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::context_fields::delete(conn, &name, &actor, now)
+    })
+    .await
+}
+
+/// Checks that a field could have this name: URL-friendly and not taken.
+pub async fn validate_name(ctx: &Ctx, request: NameIn) -> Result<(), AdminError> {
+    let name =
+        ResourceName::try_from(request.name.as_str()).map_err(|error| AdminError::invalid("/name", error))?;
+    let taken = db::run(&ctx.store, move |conn| {
+        Ok(queries::context_fields::get(conn, name.as_str()).is_ok())
+    })
+    .await?;
+    if taken {
+        return Err(AdminError::NameExists(
+            "A context field with that name already exist".into(),
+        ));
+    }
+    Ok(())
+}
+
+/// The strategies of live flags with a constraint on a field.
+pub async fn strategies(ctx: &Ctx, name: String) -> Result<ContextStrategiesOut, AdminError> {
+    let uses = db::run(&ctx.store, move |conn| {
+        queries::context_fields::strategies_using(conn, &name)
+    })
+    .await?;
+    Ok(ContextStrategiesOut {
+        strategies: uses.into_iter().map(StrategyUseOut::from).collect(),
+    })
+}
+
+/// Legal values are 1 to 100 characters and each appears once.
+fn check_legal_values(values: &[LegalValue]) -> Result<(), AdminError> {
+    let mut details = Vec::new();
+    for (index, value) in values.iter().enumerate() {
+        let length = value.value.chars().count();
+        if !(1..=100).contains(&length) {
+            details.push(Detail::at(
+                format!("/legalValues/{index}/value"),
+                "a legal value must be 1 to 100 characters long",
+            ));
+        }
+        if values[..index].iter().any(|earlier| earlier.value == value.value) {
+            details.push(Detail::at(
+                format!("/legalValues/{index}/value"),
+                format!("{:?} is listed twice", value.value),
+            ));
+        }
+    }
+    AdminError::check(details)
 }

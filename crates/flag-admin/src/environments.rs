@@ -4,7 +4,10 @@ use flag_store::models::EnvironmentRow;
 use flag_store::queries;
 
 use crate::auth::Caller;
-use crate::dto::environments::{CreateEnvironment, EnvironmentOut, EnvironmentsOut};
+use crate::dto::environments::{
+    CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentOut,
+    ProjectEnvironmentsOut,
+};
 use crate::{AdminError, Ctx, db};
 
 /// Every environment, by display order.
@@ -41,4 +44,64 @@ pub async fn switch(ctx: &Ctx, caller: &Caller, name: String, enabled: bool) -> 
         queries::environments::set_enabled(conn, &name, enabled, &actor, now)
     })
     .await
+}
+
+/// One environment.
+pub async fn get(ctx: &Ctx, name: String) -> Result<EnvironmentDetailOut, AdminError> {
+    let row = db::run(&ctx.store, move |conn| queries::environments::get(conn, &name)).await?;
+    Ok(EnvironmentDetailOut::from(row))
+}
+
+/// Sets the display order of the named environments; unknown names are skipped.
+pub async fn set_sort_order(
+    ctx: &Ctx,
+    orders: std::collections::BTreeMap<String, i32>,
+) -> Result<(), AdminError> {
+    let orders: Vec<(String, i32)> = orders.into_iter().collect();
+    db::run(&ctx.store, move |conn| {
+        queries::environments::set_sort_orders(conn, &orders)
+    })
+    .await
+}
+
+/// Every environment as a project sees it: whether it has it, its tokens there and its flags on
+/// there. An unknown project has none of them.
+pub async fn of_project(ctx: &Ctx, project: String) -> Result<ProjectEnvironmentsOut, AdminError> {
+    let (rows, visible, enabled, tokens) = db::run(&ctx.store, move |conn| {
+        Ok((
+            queries::environments::list(conn)?,
+            queries::projects::environments_of(conn, &project)?,
+            queries::environments::enabled_flags_of_project(conn, &project)?,
+            queries::api_tokens::list(conn)?
+                .into_iter()
+                .filter(|token| {
+                    token
+                        .projects()
+                        .is_ok_and(|projects| projects.iter().any(|name| name == "*" || *name == project))
+                })
+                .map(|token| token.environment)
+                .collect::<Vec<_>>(),
+        ))
+    })
+    .await?;
+    Ok(ProjectEnvironmentsOut {
+        version: 1,
+        environments: rows
+            .into_iter()
+            .map(|row| ProjectEnvironmentOut {
+                project_api_token_count: tokens
+                    .iter()
+                    .filter(|environment| **environment == row.name)
+                    .count(),
+                project_enabled_toggle_count: enabled.get(&row.name).copied().unwrap_or(0),
+                visible: visible.contains(&row.name),
+                name: row.name,
+                environment_type: row.environment_type,
+                sort_order: row.sort_order,
+                enabled: row.enabled,
+                protected: false,
+                required_approvals: None,
+            })
+            .collect(),
+    })
 }

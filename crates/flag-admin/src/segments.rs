@@ -4,7 +4,10 @@ use flag_store::models::NewSegment;
 use flag_store::queries;
 
 use crate::auth::Caller;
-use crate::dto::segments::{CreateSegment, CreatedSegmentOut, SegmentOut, SegmentsOut};
+use crate::dto::segments::{
+    CreateSegment, CreatedSegmentOut, NameIn, SegmentDetailOut, SegmentOut, SegmentStrategiesOut,
+    SegmentsOut, StrategySegmentsOut, StrategyUseOut,
+};
 use crate::{AdminError, Ctx, db};
 
 /// Every segment.
@@ -23,26 +26,101 @@ pub async fn create(
     caller: &Caller,
     request: CreateSegment,
 ) -> Result<CreatedSegmentOut, AdminError> {
+    let constraints = request.constraints.clone();
+    let segment = new_segment(caller, request)?;
+    let row = db::write_as(&ctx.store, caller, segment, queries::segments::create).await?;
+    Ok(CreatedSegmentOut {
+        id: row.id,
+        name: row.name,
+        description: row.description,
+        constraints,
+        created_at: crate::dto::iso(row.created_at),
+        created_by: row.created_by,
+        project: row.project_id,
+    })
+}
+
+/// One segment.
+pub async fn get(ctx: &Ctx, id: i32) -> Result<SegmentDetailOut, AdminError> {
+    let row = db::run(&ctx.store, move |conn| queries::segments::get(conn, id)).await?;
+    Ok(SegmentDetailOut::try_from(row)?)
+}
+
+/// Replaces a segment's name, description, project and constraints.
+pub async fn update(ctx: &Ctx, caller: &Caller, id: i32, request: CreateSegment) -> Result<(), AdminError> {
+    let changes = new_segment(caller, request)?;
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::segments::update(conn, id, &changes, &actor, now)
+    })
+    .await?;
+    Ok(())
+}
+
+/// Deletes a segment that no strategy of a live flag uses.
+pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::segments::delete(conn, id, &actor, now)
+    })
+    .await
+}
+
+/// The strategies of live flags that use a segment.
+pub async fn strategies(ctx: &Ctx, id: i32) -> Result<SegmentStrategiesOut, AdminError> {
+    let uses = db::run(&ctx.store, move |conn| {
+        queries::segments::get(conn, id)?;
+        queries::segments::strategies_using(conn, id)
+    })
+    .await?;
+    Ok(SegmentStrategiesOut {
+        strategies: uses.into_iter().map(StrategyUseOut::from).collect(),
+        change_request_strategies: Vec::new(),
+    })
+}
+
+/// The segments a strategy uses.
+pub async fn of_strategy(ctx: &Ctx, strategy_id: String) -> Result<StrategySegmentsOut, AdminError> {
+    let rows = db::run(&ctx.store, move |conn| {
+        queries::segments::of_strategy(conn, &strategy_id)
+    })
+    .await?;
+    Ok(StrategySegmentsOut {
+        segments: rows
+            .into_iter()
+            .map(SegmentDetailOut::try_from)
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// Checks that a segment could have this name: not empty, not taken.
+pub async fn validate_name(ctx: &Ctx, request: NameIn) -> Result<(), AdminError> {
+    let name = request.name.trim().to_owned();
+    if name.is_empty() {
+        return Err(AdminError::invalid("/name", "Segment name cannot be empty"));
+    }
+    let taken = db::run(&ctx.store, move |conn| queries::segments::name_taken(conn, &name)).await?;
+    if taken {
+        return Err(AdminError::NameExists("Segment name already exists".into()));
+    }
+    Ok(())
+}
+
+/// The segment a create or update request describes, its name not empty and its constraints
+/// checked as strategy constraints are.
+fn new_segment(caller: &Caller, request: CreateSegment) -> Result<NewSegment, AdminError> {
     if request.name.trim().is_empty() {
         return Err(AdminError::invalid("/name", "/name must not be empty"));
     }
     crate::dto::check_constraints(&request.constraints)?;
-    let segment = NewSegment::new(
+    Ok(NewSegment::new(
         request.name,
         request.description,
         request.project,
         &request.constraints,
         Some(caller.actor().name),
         crate::now(),
-    )?;
-    let row = db::write_as(&ctx.store, caller, segment, queries::segments::create).await?;
-    Ok(CreatedSegmentOut {
-        id: row.id,
-        name: row.name,
-        description: row.description,
-        constraints: request.constraints,
-        created_at: crate::dto::iso(row.created_at),
-        created_by: row.created_by,
-        project: row.project_id,
-    })
+    )?)
 }

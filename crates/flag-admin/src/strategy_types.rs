@@ -4,7 +4,7 @@ use flag_store::models::StrategyTypeRow;
 use flag_store::queries;
 
 use crate::auth::Caller;
-use crate::dto::strategy_types::{CreateStrategyType, StrategyTypeOut, StrategyTypesOut};
+use crate::dto::strategy_types::{CreateStrategyType, StrategyTypeOut, StrategyTypesOut, UpdateStrategyType};
 use crate::{AdminError, Ctx, db};
 
 /// Every strategy type, built-in and custom.
@@ -35,4 +35,59 @@ pub async fn create(
     )?;
     let row = db::write_as(&ctx.store, caller, row, queries::strategies::register_type).await?;
     Ok(StrategyTypeOut::try_from(row)?)
+}
+
+/// One strategy type.
+pub async fn get(ctx: &Ctx, name: String) -> Result<StrategyTypeOut, AdminError> {
+    let row = db::run(&ctx.store, move |conn| queries::strategies::get_type(conn, &name)).await?;
+    Ok(StrategyTypeOut::try_from(row)?)
+}
+
+/// Replaces a custom strategy type's title, description and parameters; built-in ones cannot
+/// change.
+pub async fn update(
+    ctx: &Ctx,
+    caller: &Caller,
+    name: String,
+    request: UpdateStrategyType,
+) -> Result<(), AdminError> {
+    let row = StrategyTypeRow::custom(
+        name,
+        request.title,
+        request.description,
+        &request.parameters,
+        crate::now(),
+    )?;
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::strategies::update_type(conn, &row, &actor, now)
+    })
+    .await?;
+    Ok(())
+}
+
+/// Deletes a custom strategy type that no strategy uses; built-in ones cannot go.
+pub async fn delete(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::strategies::delete_type(conn, &name, &actor, now)
+    })
+    .await
+}
+
+/// Deprecates a strategy type, or reactivates it; deprecated types are still evaluated.
+pub async fn set_deprecated(
+    ctx: &Ctx,
+    caller: &Caller,
+    name: String,
+    deprecated: bool,
+) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::strategies::set_deprecated(conn, &name, deprecated, &actor, now)
+    })
+    .await
 }

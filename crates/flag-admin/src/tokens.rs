@@ -6,7 +6,7 @@ use flag_store::queries;
 
 use crate::auth::{Caller, DEFAULT_ENVIRONMENT};
 use crate::domain::TokenType;
-use crate::dto::tokens::{CreateToken, CreatedTokenOut, TokenOut, TokensOut, project_part};
+use crate::dto::tokens::{CreateToken, CreatedTokenOut, TokenOut, TokensOut, UpdateToken, project_part};
 use crate::{AdminError, Ctx, db, secrets};
 
 /// Every token, without its secret.
@@ -91,4 +91,76 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, secret: &str) -> Result<(), Admi
         queries::api_tokens::delete(conn, token.id, &actor, now)
     })
     .await
+}
+
+/// The tokens named `name`, without their secrets; names need not be unique.
+pub async fn by_name(ctx: &Ctx, name: String) -> Result<TokensOut, AdminError> {
+    let mut tokens = list(ctx).await?;
+    tokens.tokens.retain(|token| token.token_name == name);
+    Ok(tokens)
+}
+
+/// Sets when the token whose secret is `secret` stops working; a time in the past revokes it.
+/// An unknown secret changes nothing.
+pub async fn set_expiry(
+    ctx: &Ctx,
+    caller: &Caller,
+    secret: &str,
+    request: UpdateToken,
+) -> Result<(), AdminError> {
+    let hash = secrets::verifier(secret);
+    let expires_at = flag_store::time::stored(request.expires_at.0.naive_utc());
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::api_tokens::set_expiry(conn, &hash, expires_at, &actor, now)
+    })
+    .await?;
+    Ok(())
+}
+
+/// The tokens limited to `project` (alone or with others), without their secrets.
+pub async fn of_project(ctx: &Ctx, project: String) -> Result<TokensOut, AdminError> {
+    let check = project.clone();
+    db::run(&ctx.store, move |conn| queries::projects::get(conn, &check)).await?;
+    let mut tokens = list(ctx).await?;
+    tokens
+        .tokens
+        .retain(|token| token.token_type != "admin" && token.projects.contains(&project));
+    Ok(tokens)
+}
+
+/// Creates a token for `project` alone.
+pub async fn create_for_project(
+    ctx: &Ctx,
+    caller: &Caller,
+    project: String,
+    mut request: CreateToken,
+) -> Result<CreatedTokenOut, AdminError> {
+    let check = project.clone();
+    db::run(&ctx.store, move |conn| queries::projects::get(conn, &check)).await?;
+    request.projects = Some(vec![project]);
+    request.project = None;
+    create(ctx, caller, request).await
+}
+
+/// Deletes the token whose secret is `secret`, which must be limited to `project` alone.
+pub async fn delete_for_project(
+    ctx: &Ctx,
+    caller: &Caller,
+    project: String,
+    secret: &str,
+) -> Result<(), AdminError> {
+    let hash = secrets::verifier(secret);
+    let row = db::run(&ctx.store, move |conn| {
+        queries::api_tokens::find_by_hash(conn, &hash)?
+            .ok_or_else(|| flag_store::StoreError::not_found("api token", "(secret)"))
+    })
+    .await?;
+    if row.projects()? != [project] {
+        return Err(AdminError::bad_request(
+            "the token is not limited to this project alone",
+        ));
+    }
+    delete(ctx, caller, secret).await
 }

@@ -1,13 +1,15 @@
 //! Environments: list, create, switch on and off.
 
 use actix_web::web;
-use flag_admin::dto::environments::{CreateEnvironment, EnvironmentOut, EnvironmentsOut};
+use flag_admin::dto::environments::{
+    CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentsOut,
+};
 use flag_admin::environments;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
-use crate::respond::{Created, NoContent};
+use crate::respond::{Created, Done, NoContent};
 use crate::state::AppState;
 
 /// Every environment, by display order.
@@ -93,4 +95,70 @@ pub async fn off(
 ) -> Result<NoContent, ApiError> {
     environments::switch(&state.app, &caller, path.into_inner(), false).await?;
     Ok(NoContent)
+}
+
+/// One environment.
+#[utoipa::path(
+    get,
+    path = "/api/admin/environments/{name}",
+    tag = "Environments",
+    operation_id = "getEnvironment",
+    params(
+        ("name" = String, Path, description = "The environment"),
+    ),
+    responses(
+        (status = 200, description = "The environment", body = EnvironmentDetailOut),
+        (status = 404, description = "No such environment", body = ErrorBody),
+    ),
+)]
+pub async fn get(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<EnvironmentDetailOut>, ApiError> {
+    Ok(web::Json(environments::get(&state.app, path.into_inner()).await?))
+}
+
+/// Sets the display order of the named environments; unknown names are skipped.
+#[utoipa::path(
+    put,
+    path = "/api/admin/environments/sort-order",
+    tag = "Environments",
+    operation_id = "updateSortOrder",
+    request_body = std::collections::BTreeMap<String, i32>,
+    responses(
+        (status = 200, description = "Ordered; no body"),
+        (status = 400, description = "The body is not an object of whole numbers", body = ErrorBody),
+    ),
+)]
+pub async fn sort_order(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    Body(orders): Body<std::collections::BTreeMap<String, i32>>,
+) -> Result<Done, ApiError> {
+    environments::set_sort_order(&state.app, orders).await?;
+    Ok(Done)
+}
+
+/// Every environment as a project sees it.
+#[utoipa::path(
+    get,
+    path = "/api/admin/environments/project/{projectId}",
+    tag = "Environments",
+    operation_id = "getProjectEnvironments",
+    params(
+        ("projectId" = String, Path, description = "The project"),
+    ),
+    responses(
+        (status = 200, description = "The environments, by display order", body = ProjectEnvironmentsOut),
+    ),
+)]
+pub async fn of_project(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<ProjectEnvironmentsOut>, ApiError> {
+    Ok(web::Json(
+        environments::of_project(&state.app, path.into_inner()).await?,
+    ))
 }

@@ -18,6 +18,7 @@ mod ofrep;
 mod openapi;
 mod parity;
 mod replicas;
+mod resources;
 mod sdk_surface;
 mod sdks;
 mod shutdown;

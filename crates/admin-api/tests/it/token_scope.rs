@@ -86,6 +86,21 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
         }
         ("post", "/api/admin/projects/{projectId}/features") => json!({"name": "new-flag"}),
         ("put", "/api/admin/projects/{projectId}/features/{featureName}") => json!({}),
+        ("put", "/api/admin/environments/sort-order") => json!({"development": 1}),
+        ("put", "/api/admin/context/{contextField}") => json!({}),
+        ("post", "/api/admin/context/validate" | "/api/admin/segments/validate") => json!({"name": "fresh"}),
+        ("post", "/api/admin/context/{contextField}/legal-values") => json!({"value": "v"}),
+        ("put", "/api/admin/strategies/{name}") => json!({"parameters": []}),
+        (
+            "post",
+            "/api/admin/strategies/{strategyName}/deprecate"
+            | "/api/admin/strategies/{strategyName}/reactivate",
+        ) => Value::Null,
+        ("put", "/api/admin/segments/{id}") => json!({"name": "s", "constraints": []}),
+        ("put", "/api/admin/api-tokens/{token}") => json!({"expiresAt": "2030-01-01T00:00:00Z"}),
+        ("post", "/api/admin/projects/{projectId}/api-tokens") => {
+            json!({"tokenName": "t", "type": "client", "environment": "production"})
+        }
         (
             "patch",
             "/api/admin/projects/{projectId}/features/{featureName}"

@@ -82,3 +82,40 @@ pub struct CreateContextField {
     #[schema(value_type = Vec<LegalValueSchema>)]
     pub legal_values: Vec<LegalValue>,
 }
+
+/// Body of `PUT /api/admin/context/{name}`: the name comes from the path.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateContextField {
+    /// Free text; unchanged when absent.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// Whether it can be used for stickiness; `false` when absent.
+    #[serde(default)]
+    pub stickiness: bool,
+    /// Display order; unchanged when absent.
+    #[serde(default)]
+    pub sort_order: Option<i32>,
+    /// The values constraints on it may use; none when absent.
+    #[serde(default)]
+    #[schema(value_type = Vec<LegalValueSchema>)]
+    pub legal_values: Vec<LegalValue>,
+}
+
+/// Body of `POST /api/admin/context/{name}/legal-values`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LegalValueIn {
+    /// The value, 1 to 100 characters.
+    pub value: String,
+    /// What it means.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// `GET /api/admin/context/{name}/strategies`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ContextStrategiesOut {
+    /// The strategies of live flags with a constraint on the field.
+    pub strategies: Vec<crate::dto::segments::StrategyUseOut>,
+}

@@ -60,3 +60,69 @@ pub struct CreateEnvironment {
     #[serde(default)]
     pub sort_order: Option<i32>,
 }
+
+/// One environment, as its own read answers it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct EnvironmentDetailOut {
+    /// Its name.
+    pub name: String,
+    /// `development`, `production`, or any other type.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// Display order.
+    pub sort_order: i32,
+    /// Whether it is in use.
+    pub enabled: bool,
+    /// Always `false`.
+    pub protected: bool,
+    /// Approvals a change request needs: always `null` here.
+    pub required_approvals: Option<u32>,
+}
+
+impl From<EnvironmentRow> for EnvironmentDetailOut {
+    fn from(row: EnvironmentRow) -> Self {
+        Self {
+            name: row.name,
+            environment_type: row.environment_type,
+            sort_order: row.sort_order,
+            enabled: row.enabled,
+            protected: false,
+            required_approvals: None,
+        }
+    }
+}
+
+/// An environment as a project sees it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectEnvironmentOut {
+    /// Its name.
+    pub name: String,
+    /// `development`, `production`, or any other type.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// Display order.
+    pub sort_order: i32,
+    /// Whether it is in use.
+    pub enabled: bool,
+    /// Always `false`.
+    pub protected: bool,
+    /// Always `null`.
+    pub required_approvals: Option<u32>,
+    /// API tokens for the project (or every project) in it.
+    pub project_api_token_count: usize,
+    /// The project's live flags on in it.
+    pub project_enabled_toggle_count: i64,
+    /// Whether the project has it.
+    pub visible: bool,
+}
+
+/// `GET /api/admin/environments/project/{projectId}`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProjectEnvironmentsOut {
+    /// Always 1.
+    pub version: u32,
+    /// Every environment, by display order.
+    pub environments: Vec<ProjectEnvironmentOut>,
+}

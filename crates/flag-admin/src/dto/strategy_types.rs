@@ -51,7 +51,7 @@ impl TryFrom<StrategyTypeRow> for StrategyTypeOut {
             name: row.name,
             title: row.title,
             description: row.description,
-            deprecated: false,
+            deprecated: row.deprecated,
         })
     }
 }
@@ -78,6 +78,20 @@ pub struct CreateStrategyType {
     pub description: Option<String>,
     /// The parameters its strategies take.
     #[serde(default)]
+    #[schema(value_type = Vec<StrategyParameterSchema>)]
+    pub parameters: Vec<StrategyParameter>,
+}
+
+/// Body of `PUT /api/admin/strategies/{name}`: the name comes from the path.
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct UpdateStrategyType {
+    /// Display title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The parameters its strategies take.
     #[schema(value_type = Vec<StrategyParameterSchema>)]
     pub parameters: Vec<StrategyParameter>,
 }

@@ -131,3 +131,12 @@ pub struct CreateToken {
     #[serde(default)]
     pub expires_at: Option<Timestamp>,
 }
+
+/// Body of `PUT /api/admin/api-tokens/{token}`.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateToken {
+    /// When the token stops working; a time in the past revokes it.
+    #[schema(value_type = String, format = DateTime)]
+    pub expires_at: Timestamp,
+}

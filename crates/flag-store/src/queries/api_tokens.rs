@@ -109,3 +109,39 @@ pub fn delete(
         )
     })
 }
+
+/// Sets when the token whose secret hashes to `secret_hash` stops working; a time in the past
+/// revokes it. Answers whether such a token exists.
+pub fn set_expiry(
+    conn: &mut DbConnection,
+    secret_hash: &str,
+    expires_at: chrono::NaiveDateTime,
+    actor: &Actor,
+    now: chrono::NaiveDateTime,
+) -> Result<bool, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let Some(before) = find_by_hash(conn, secret_hash)? else {
+            return Ok(false);
+        };
+        diesel::update(api_tokens::table.find(before.id))
+            .set(api_tokens::expires_at.eq(Some(expires_at)))
+            .execute(conn)?;
+        let shown = |expires: Option<chrono::NaiveDateTime>| {
+            serde_json::json!({
+                "tokenName": before.token_name,
+                "type": before.token_type,
+                "environment": before.environment,
+                "expiresAt": expires.map(crate::time::iso),
+            })
+        };
+        events::record(
+            conn,
+            &NewEvent {
+                environment: Some(before.environment.clone()),
+                pre_data: Some(to_json("pre_data", &shown(before.expires_at))?),
+                ..NewEvent::new(EventType::ApiTokenUpdated, actor, now).with_data(&shown(Some(expires_at)))?
+            },
+        )?;
+        Ok(true)
+    })
+}

@@ -87,3 +87,115 @@ pub fn check_legal_values(conn: &mut DbConnection, constraints: &[Constraint]) -
     }
     Ok(())
 }
+
+/// One field.
+pub fn get(conn: &mut DbConnection, name: &str) -> Result<ContextFieldRow, StoreError> {
+    context_fields::table
+        .find(name)
+        .select(ContextFieldRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("context field", name))
+}
+
+/// A field as Unleash writes it in events: `{name, description, stickiness, sortOrder,
+/// legalValues, createdAt}`.
+pub fn field_json(row: &ContextFieldRow) -> Result<serde_json::Value, StoreError> {
+    Ok(serde_json::json!({
+        "name": row.name,
+        "description": row.description,
+        "stickiness": row.stickiness,
+        "sortOrder": row.sort_order,
+        "legalValues": row.legal_values()?,
+        "createdAt": crate::time::iso(row.created_at),
+    }))
+}
+
+/// Replaces field `row.name`'s description, stickiness, order and legal values, recording the
+/// change unless nothing changed.
+pub fn update(
+    conn: &mut DbConnection,
+    row: &ContextFieldRow,
+    actor: &Actor,
+    now: chrono::NaiveDateTime,
+) -> Result<ContextFieldRow, StoreError> {
+    row.legal_values().map_err(refuse_unreadable)?;
+    crate::queries::write(conn, |conn| {
+        let before = get(conn, &row.name)?;
+        diesel::update(context_fields::table.find(&row.name))
+            .set((
+                context_fields::description.eq(&row.description),
+                context_fields::stickiness.eq(row.stickiness),
+                context_fields::sort_order.eq(row.sort_order),
+                context_fields::legal_values.eq(&row.legal_values),
+            ))
+            .execute(conn)?;
+        let after = get(conn, &row.name)?;
+        events::record(
+            conn,
+            &NewEvent {
+                pre_data: Some(crate::queries::to_json("pre_data", &field_json(&before)?)?),
+                ..NewEvent::new(EventType::ContextFieldUpdated, actor, now).with_data(&field_json(&after)?)?
+            },
+        )?;
+        Ok(after)
+    })
+}
+
+/// Deletes field `name`, which no strategy of a live flag may constrain on.
+pub fn delete(
+    conn: &mut DbConnection,
+    name: &str,
+    actor: &Actor,
+    now: chrono::NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = get(conn, name)?;
+        if !strategies_using(conn, name)?.is_empty() {
+            return Err(StoreError::InUse {
+                message: "This context field is in use by existing flags. To delete it, first remove its usage from all flags."
+                    .into(),
+            });
+        }
+        diesel::delete(context_fields::table.find(name)).execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                pre_data: Some(crate::queries::to_json("pre_data", &field_json(&before)?)?),
+                ..NewEvent::new(EventType::ContextFieldDeleted, actor, now)
+            },
+        )
+    })
+}
+
+/// The strategies of live flags with a constraint on field `name`.
+pub fn strategies_using(
+    conn: &mut DbConnection,
+    name: &str,
+) -> Result<Vec<crate::queries::segments::StrategyUse>, StoreError> {
+    use crate::models::StrategyRow;
+    use crate::schema::{feature_strategies, features};
+    let rows: Vec<(StrategyRow, String)> = feature_strategies::table
+        .inner_join(features::table)
+        .filter(features::archived_at.is_null())
+        .filter(feature_strategies::constraints.like(format!("%{}%", name.replace(['%', '_'], ""))))
+        .order((features::name.asc(), feature_strategies::id.asc()))
+        .select((StrategyRow::as_select(), features::project_id))
+        .load(conn)?;
+    let mut using = Vec::new();
+    for (row, project) in rows {
+        if row
+            .constraints()?
+            .iter()
+            .any(|constraint| constraint.context_name == name)
+        {
+            using.push((
+                row.id,
+                project,
+                row.feature_name,
+                row.strategy_name,
+                row.environment_name,
+            ));
+        }
+    }
+    Ok(using)
+}

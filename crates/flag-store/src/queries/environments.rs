@@ -73,3 +73,35 @@ pub fn set_enabled(
         )
     })
 }
+
+/// Sets the sort order of the named environments; unknown names are skipped, as in Unleash.
+pub fn set_sort_orders(conn: &mut DbConnection, orders: &[(String, i32)]) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        for (name, order) in orders {
+            diesel::update(environments::table.find(name))
+                .set(environments::sort_order.eq(order))
+                .execute(conn)?;
+        }
+        Ok(())
+    })
+}
+
+/// For each environment, how many live flags of `project` are on there.
+pub fn enabled_flags_of_project(
+    conn: &mut DbConnection,
+    project: &str,
+) -> Result<std::collections::HashMap<String, i64>, StoreError> {
+    use crate::schema::{feature_environments, features};
+    let rows: Vec<String> = feature_environments::table
+        .inner_join(features::table)
+        .filter(features::project_id.eq(project))
+        .filter(features::archived_at.is_null())
+        .filter(feature_environments::enabled.eq(true))
+        .select(feature_environments::environment_name)
+        .load(conn)?;
+    let mut counts = std::collections::HashMap::new();
+    for environment in rows {
+        *counts.entry(environment).or_insert(0) += 1;
+    }
+    Ok(counts)
+}

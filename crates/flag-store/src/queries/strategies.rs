@@ -565,3 +565,116 @@ pub fn register_type(
             .with_data(&serde_json::json!({"name": row.name}))?
     )
 }
+
+/// One strategy type.
+pub fn get_type(conn: &mut DbConnection, name: &str) -> Result<StrategyTypeRow, StoreError> {
+    strategy_types::table
+        .find(name)
+        .select(StrategyTypeRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("strategy type", name))
+}
+
+/// Refuses a change to a built-in strategy type.
+fn refuse_built_in(row: &StrategyTypeRow) -> Result<(), StoreError> {
+    if row.built_in {
+        return Err(StoreError::Rejected {
+            message: format!(
+                "{} is a built-in strategy type: it cannot be changed or deleted",
+                row.name
+            ),
+        });
+    }
+    Ok(())
+}
+
+/// Replaces a custom strategy type's title, description and parameters.
+pub fn update_type(
+    conn: &mut DbConnection,
+    row: &StrategyTypeRow,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<StrategyTypeRow, StoreError> {
+    row.parameters().map_err(refuse_unreadable)?;
+    crate::queries::write(conn, |conn| {
+        let before = get_type(conn, &row.name)?;
+        refuse_built_in(&before)?;
+        diesel::update(strategy_types::table.find(&row.name))
+            .set((
+                strategy_types::title.eq(&row.title),
+                strategy_types::description.eq(&row.description),
+                strategy_types::parameters.eq(&row.parameters),
+            ))
+            .execute(conn)?;
+        let after = get_type(conn, &row.name)?;
+        events::record(
+            conn,
+            &NewEvent::new(EventType::StrategyUpdated, actor, now).with_data(&serde_json::json!({
+                "name": after.name,
+                "title": after.title,
+                "description": after.description,
+                "parameters": after.parameters()?,
+                "editable": true,
+                "deprecated": after.deprecated,
+            }))?,
+        )?;
+        Ok(after)
+    })
+}
+
+/// Deletes a custom strategy type that no strategy uses.
+pub fn delete_type(
+    conn: &mut DbConnection,
+    name: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = get_type(conn, name)?;
+        refuse_built_in(&before)?;
+        let users: i64 = feature_strategies::table
+            .filter(feature_strategies::strategy_name.eq(name))
+            .count()
+            .get_result(conn)?;
+        if users > 0 {
+            return Err(StoreError::InUse {
+                message: format!("strategy type {name} is used by {users} strategies: remove them first"),
+            });
+        }
+        diesel::delete(strategy_types::table.find(name)).execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent::new(EventType::StrategyDeleted, actor, now)
+                .with_data(&serde_json::json!({"name": name}))?,
+        )
+    })
+}
+
+/// Deprecates a strategy type, or reactivates it: deprecated types are still evaluated.
+pub fn set_deprecated(
+    conn: &mut DbConnection,
+    name: &str,
+    deprecated: bool,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        get_type(conn, name)?;
+        diesel::update(strategy_types::table.find(name))
+            .set(strategy_types::deprecated.eq(deprecated))
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent::new(
+                if deprecated {
+                    EventType::StrategyDeprecated
+                } else {
+                    EventType::StrategyReactivated
+                },
+                actor,
+                now,
+            )
+            .with_data(&serde_json::json!({"name": name}))?,
+        )
+    })
+}
