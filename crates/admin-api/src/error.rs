@@ -57,6 +57,7 @@ impl ApiError {
             Self::Admin(error) => match error {
                 AdminError::Validation { .. } => "ValidationError",
                 AdminError::AuthenticationRequired => "AuthenticationRequired",
+                AdminError::PasswordMismatch => "PasswordMismatch",
                 AdminError::NoAccess(_) => "NoAccessError",
                 AdminError::InvalidOperation(_) => "InvalidOperationError",
                 AdminError::NotFound(_) => "NotFoundError",
@@ -93,6 +94,23 @@ pub struct ErrorBody {
     /// The fields at fault, where there are any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<Detail>>,
+    /// Where to log in, on `AuthenticationRequired`: what Unleash's web UI reads to show its
+    /// login form.
+    #[serde(flatten, skip_serializing_if = "Option::is_none")]
+    pub login: Option<LoginHint>,
+}
+
+/// How to log in: `{path, type, defaultHidden}`, as Unleash adds them to a 401.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LoginHint {
+    /// The login operation's path.
+    pub path: &'static str,
+    /// `password`: a username and password form.
+    #[serde(rename = "type")]
+    pub login_type: &'static str,
+    /// Whether the password form starts hidden; it does not.
+    pub default_hidden: bool,
 }
 
 impl ResponseError for ApiError {
@@ -100,7 +118,7 @@ impl ResponseError for ApiError {
         match self {
             Self::Admin(error) => match error {
                 AdminError::Validation { .. } | AdminError::ArchivedFeature => StatusCode::BAD_REQUEST,
-                AdminError::AuthenticationRequired => StatusCode::UNAUTHORIZED,
+                AdminError::AuthenticationRequired | AdminError::PasswordMismatch => StatusCode::UNAUTHORIZED,
                 AdminError::NoAccess(_) | AdminError::InvalidOperation(_) => StatusCode::FORBIDDEN,
                 AdminError::NotFound(_) => StatusCode::NOT_FOUND,
                 AdminError::NameExists(_) | AdminError::Conflict(_) => StatusCode::CONFLICT,
@@ -139,6 +157,11 @@ impl ResponseError for ApiError {
             name: self.name().to_owned(),
             message: self.to_string(),
             details,
+            login: matches!(self, Self::Admin(AdminError::AuthenticationRequired)).then_some(LoginHint {
+                path: "/auth/simple/login",
+                login_type: "password",
+                default_hidden: false,
+            }),
         })
     }
 }

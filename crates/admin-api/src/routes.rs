@@ -19,8 +19,8 @@ use utoipa::openapi::{RefOr, Schema};
 use crate::auth::Declared;
 use crate::handlers::{
     self, applications, archive, client, context, dependencies, edge, environments, events, flags, frontend,
-    invite, ofrep, playground, projects, segments, session, strategies, strategy_types, tags, tokens, usage,
-    users, variants,
+    invite, me, ofrep, playground, projects, segments, session, strategies, strategy_types, tags, tokens,
+    usage, users, variants,
 };
 
 /// One operation: how it is documented, who may call it, and its handler.
@@ -109,6 +109,10 @@ pub fn operations() -> Vec<Operation> {
             playground::advanced,
             ReadIn(Permission::Playground),
         ),
+        // The signed-in caller.
+        operation(me::__path_get, me::get, Read),
+        operation(me::__path_profile, me::profile, Read),
+        operation(me::__path_close_splash, me::close_splash, Read),
         // Invite links.
         operation(invite::__path_list, invite::list, AdminRead),
         operation(invite::__path_create, invite::create, Admin),

@@ -346,7 +346,7 @@ fn logins_signups_and_writes_are_refused_as_documented() -> TestResult {
             "",
             &json!({"username": "admin@example.com", "password": "Gu3ss-Passw0rd!"}),
         )?;
-        assert_rejected(status, &answer, 401, "AuthenticationRequired");
+        assert_rejected(status, &answer, 401, "PasswordMismatch");
     }
     let response = agent(Duration::from_secs(10))
         .post(format!("{}/auth/simple/login", server.base))

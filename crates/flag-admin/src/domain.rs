@@ -233,6 +233,23 @@ impl RootRole {
         }
     }
 
+    /// What it allows, as Unleash describes it.
+    pub fn description(self) -> &'static str {
+        match self {
+            Self::Admin => {
+                "Users with the root admin role have superuser access to Unleash and can perform any operation within the Unleash platform."
+            }
+            Self::Editor => {
+                "Users with the root editor role have access to most features in Unleash, but can not manage users and roles in the root scope."
+            }
+            Self::Viewer => "Users with the root viewer role can only read root resources in Unleash.",
+            Self::Owner => "Users with the project owner role have full control over the project.",
+            Self::Member => {
+                "Users with the project member permission allows the user to perform CRUD operations on feature flags within a project."
+            }
+        }
+    }
+
     /// The root role stored for user `user` as `id`. A stored id that is not a root role is an
     /// error, never a default role.
     pub fn stored(user: i32, id: i32) -> Result<Self, crate::error::AdminError> {

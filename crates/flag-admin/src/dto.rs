@@ -11,6 +11,7 @@ pub mod environments;
 pub mod events;
 pub mod features;
 pub mod frontend;
+pub mod me;
 pub mod model;
 pub mod ofrep;
 pub mod projects;
@@ -606,6 +607,43 @@ pub struct UserOut {
     product_updates_email_consent: Option<bool>,
     /// 1 (Admin), 2 (Editor) or 3 (Viewer), written as its id.
     root_role: crate::domain::RootRole,
+}
+
+/// The Gravatar address Unleash makes for a user: from their email, else username, else id.
+pub fn image_url(email: Option<&str>, username: Option<&str>, id: i32) -> String {
+    let key = email
+        .or(username)
+        .map_or_else(|| id.to_string(), str::to_lowercase);
+    format!(
+        "https://gravatar.com/avatar/{}?s=42&d=retro&r=g",
+        hex::encode(Sha256::digest(key))
+    )
+}
+
+/// Someone who wrote: a user by their name, else username, else email; an admin token or the
+/// server by the names Unleash gives them; anyone else by the name the audit log kept.
+pub fn person(id: i32, user: Option<&UserRow>, written: &str) -> features::PersonOut {
+    let name = match (id, user) {
+        (_, Some(user)) => user
+            .name
+            .clone()
+            .or_else(|| user.username.clone())
+            .or_else(|| user.email.clone())
+            .unwrap_or_else(|| "unknown".into()),
+        (flag_store::models::Actor::ADMIN_TOKEN, None) => "Unleash Admin Token User".into(),
+        (flag_store::models::Actor::SYSTEM, None) => "Unleash System".into(),
+        (_, None) if !written.is_empty() => written.to_owned(),
+        (_, None) => "unknown".into(),
+    };
+    features::PersonOut {
+        id,
+        image_url: image_url(
+            user.and_then(|user| user.email.as_deref()),
+            user.and_then(|user| user.username.as_deref()),
+            id,
+        ),
+        name,
+    }
 }
 
 impl TryFrom<UserRow> for UserOut {

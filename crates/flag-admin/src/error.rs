@@ -39,6 +39,9 @@ pub enum AdminError {
     /// No credentials, or unknown ones.
     #[error("you must log in or give an API token in the Authorization header")]
     AuthenticationRequired,
+    /// An unknown user or a wrong password at login.
+    #[error("Wrong password, try again.")]
+    PasswordMismatch,
     /// The caller may not do this.
     #[error("{0}")]
     NoAccess(String),

@@ -9,9 +9,10 @@ use flag_store::queries::features::{FeatureMetadata, Switch};
 use crate::auth::Caller;
 use crate::domain::ResourceName;
 use crate::dto::features::{
-    BulkSwitch, CreateFeature, EnvironmentStrategyOut, FeatureDetailOut, FeatureEnvironmentOut,
-    FeatureEnvironmentSummary, FeatureInEnvironmentOut, FeatureListItem, FeatureOut, FeatureTypeOut,
-    FeatureTypesOut, FeaturesOut, UpdateFeature, UpdateLifetime, ValidateFeatureName,
+    BulkSwitch, CollaboratorsOut, CreateFeature, DependencyOut, EnvironmentStrategyOut, FeatureDetailOut,
+    FeatureEnvironmentOut, FeatureEnvironmentSummary, FeatureInEnvironmentOut, FeatureListItem, FeatureOut,
+    FeatureQuery, FeatureStrategyOut, FeatureTypeOut, FeatureTypesOut, FeaturesOut, LifecycleOut,
+    UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
 use crate::{AdminError, Ctx, db};
 
@@ -73,38 +74,154 @@ pub async fn list(ctx: &Ctx, caller: &Caller, project: String) -> Result<Feature
     })
 }
 
-/// A feature with its state, strategies and variants in each environment of its project that
-/// the caller may read; three queries, whatever the number of environments.
+/// A flag as Unleash's read shows it: its state, strategies (and, when asked, variants) in each
+/// environment of its project that the caller may read, with last hour's usage there, its
+/// parents and children, lifecycle stage, creator and collaborators. An archived flag is not
+/// found.
 pub async fn get(
     ctx: &Ctx,
     caller: &Caller,
-    project: String,
-    name: String,
+    (project, name): (String, String),
+    query: FeatureQuery,
 ) -> Result<FeatureDetailOut, AdminError> {
-    let (row, states, mut strategies) = db::run(&ctx.store, move |conn| {
+    let with_variants = query.variant_environments.as_deref() == Some("true");
+    let since = crate::now() - chrono::Duration::hours(1);
+    let read = db::run(&ctx.store, move |conn| {
         let row = queries::features::get(conn, &project, &name)?;
-        let states = queries::features::environments_of(conn, &name)?;
-        let strategies = queries::strategies::by_environment(conn, &name)?;
-        Ok((row, states, strategies))
+        if row.archived_at.is_some() {
+            return Err(flag_store::StoreError::NotFound {
+                entity: "feature flag with name",
+                key: name,
+            });
+        }
+        let writers = queries::events::writers_of_feature(conn, &name)?;
+        let mut ids: Vec<i32> = writers.iter().filter_map(|(id, _)| *id).collect();
+        ids.extend(row.created_by_user_id);
+        Ok(Detail {
+            states: queries::features::environments_of(conn, &name)?,
+            environments: queries::environments::list(conn)?,
+            strategies: queries::strategies::by_environment(conn, &name)?,
+            usage: queries::client_metrics::usage_of_feature(conn, &name, since, None)?,
+            parent: queries::dependencies::of(conn, &name)?,
+            children: queries::dependencies::children_of(conn, &name)?,
+            stages: queries::lifecycle::of(conn, std::slice::from_ref(&name))?,
+            users: queries::users::with_ids(conn, &ids)?,
+            writers,
+            row,
+        })
     })
     .await?;
-    let environments = states
+    let Detail {
+        row,
+        states,
+        environments,
+        mut strategies,
+        usage,
+        parent,
+        children,
+        stages,
+        users,
+        writers,
+    } = read;
+    let mut shown: Vec<FeatureEnvironmentOut> = Vec::new();
+    for state in states
         .into_iter()
         .filter(|state| caller.may_read(&state.environment_name))
-        .map(|state| {
-            Ok(FeatureEnvironmentOut {
-                strategies: strategies.remove(&state.environment_name).unwrap_or_default(),
-                variants: state.variants()?,
-                last_seen_at: state.last_seen_at.map(crate::dto::iso),
-                name: state.environment_name,
-                enabled: state.enabled,
-            })
-        })
-        .collect::<Result<_, AdminError>>()?;
+    {
+        let environment = environments
+            .iter()
+            .find(|environment| environment.name == state.environment_name);
+        let (yes, no) = usage
+            .iter()
+            .filter(|entry| entry.environment == state.environment_name)
+            .fold((0, 0), |(yes, no), entry| (yes + entry.yes, no + entry.no));
+        shown.push(FeatureEnvironmentOut {
+            last_seen_at: state.last_seen_at.map(crate::dto::iso),
+            variants: if with_variants {
+                Some(state.variants()?)
+            } else {
+                None
+            },
+            enabled: state.enabled,
+            yes,
+            no,
+            environment_type: environment
+                .map(|environment| environment.environment_type.clone())
+                .unwrap_or_default(),
+            sort_order: environment.map_or(0, |environment| environment.sort_order),
+            strategies: strategies
+                .remove(&state.environment_name)
+                .unwrap_or_default()
+                .into_iter()
+                .map(FeatureStrategyOut::of)
+                .collect(),
+            name: state.environment_name,
+        });
+    }
+    shown.sort_by(|left, right| {
+        left.sort_order
+            .cmp(&right.sort_order)
+            .then_with(|| left.name.cmp(&right.name))
+    });
+    let user = |id: i32| users.iter().find(|user| user.id == id);
     Ok(FeatureDetailOut {
-        feature: FeatureOut::from(row),
-        environments,
+        environments: shown,
+        impression_data: row.impression_data,
+        description: row.description,
+        project: row.project_id,
+        stale: row.stale,
+        created_at: crate::dto::iso(row.created_at),
+        created_by: row
+            .created_by_user_id
+            .map(|id| crate::dto::person(id, user(id), "")),
+        feature_type: row.feature_type,
+        archived: false,
+        dependencies: match parent {
+            Some(parent) => vec![DependencyOut {
+                variants: parent.variants()?,
+                feature: parent.parent,
+                enabled: parent.enabled,
+            }],
+            None => Vec::new(),
+        },
+        children,
+        lifecycle: current_stage(&stages),
+        links: Vec::new(),
+        collaborators: CollaboratorsOut {
+            users: writers
+                .iter()
+                .filter_map(|(id, written)| id.map(|id| crate::dto::person(id, user(id), written)))
+                .collect(),
+        },
+        name: row.name,
     })
+}
+
+/// What a flag's read gathers in one visit to the database.
+struct Detail {
+    row: FeatureRow,
+    states: Vec<flag_store::models::FeatureEnvironmentRow>,
+    environments: Vec<flag_store::models::EnvironmentRow>,
+    strategies: HashMap<String, Vec<flag_eval::Strategy>>,
+    usage: Vec<flag_store::models::UsageRow>,
+    parent: Option<flag_store::models::DependencyRow>,
+    children: Vec<String>,
+    stages: Vec<flag_store::models::LifecycleRow>,
+    users: Vec<flag_store::models::UserRow>,
+    writers: Vec<(Option<i32>, String)>,
+}
+
+/// A flag's current lifecycle stage, as Unleash picks it: the first it entered of archived,
+/// completed, live, pre-live and initial.
+pub fn current_stage(stages: &[flag_store::models::LifecycleRow]) -> Option<LifecycleOut> {
+    ["archived", "completed", "live", "pre-live", "initial"]
+        .into_iter()
+        .find_map(|stage| stages.iter().find(|row| row.stage == stage))
+        .map(|row| LifecycleOut {
+            stage: row.stage.clone(),
+            status: row.status.clone(),
+            entered_stage_at: crate::dto::iso(row.created_at),
+        })
 }
 
 /// Updates a flag of `project`: every field is set, one left out of the request takes its

@@ -10,8 +10,8 @@ use sha2::{Digest as _, Sha256};
 
 use crate::auth::{Caller, FRONTEND_ORIGINS, FrontendAccess};
 use crate::dto::frontend::{
-    CurrentVersion, FrontendFeatures, FrontendToggle, FrontendVariant, LatestVersion, SetCors, UiConfig,
-    VersionInfo,
+    CurrentVersion, FrontendFeatures, FrontendToggle, FrontendVariant, LatestVersion, ResourceLimits,
+    SetCors, UiConfig, VersionInfo,
 };
 use crate::dto::{MAX_CONTEXT_FIELDS, MAX_CONTEXT_VALUE_BYTES, pointer_segment};
 use crate::{AdminError, Ctx, db};
@@ -148,19 +148,30 @@ pub async fn ui_config(ctx: &Ctx) -> Result<UiConfig, AdminError> {
     let origins = crate::auth::frontend_origins(ctx).await?;
     let version = env!("CARGO_PKG_VERSION").to_owned();
     Ok(UiConfig {
+        environment: "Open Source",
+        flags: serde_json::json!({}),
+        email_enabled: false,
+        unleash_url: ctx.settings.unleash_url.clone(),
+        base_uri_path: String::new(),
+        authentication_type: "open-source",
+        frontend_api_origins: origins.to_vec(),
         version_info: VersionInfo {
-            current: CurrentVersion { oss: version.clone() },
+            current: CurrentVersion {
+                oss: version.clone(),
+                enterprise: String::new(),
+            },
             latest: LatestVersion::default(),
             is_latest: true,
         },
         version,
-        unleash_url: ctx.settings.unleash_url.clone(),
-        base_uri_path: String::new(),
-        authentication_type: "password",
-        email_enabled: false,
+        prometheus_api_available: false,
+        impact_metrics: "disabled",
+        resource_limits: ResourceLimits::default(),
         disable_password_auth: false,
         maintenance_mode: false,
-        frontend_api_origins: origins.to_vec(),
+        max_sessions_count: 0,
+        unleash_context: serde_json::json!({}),
+        stories_page_enabled: false,
     })
 }
 

@@ -44,6 +44,7 @@ pub mod features;
 pub mod frontend;
 pub mod health;
 pub mod invite;
+pub mod me;
 pub mod memory;
 pub mod ofrep;
 pub mod password;

@@ -44,7 +44,7 @@ pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<
         .await?;
     ctx.passwords_verified.fetch_add(1, Ordering::Relaxed);
     let Some(mut user) = user else {
-        return Err(AdminError::AuthenticationRequired);
+        return Err(AdminError::PasswordMismatch);
     };
     let now = crate::now();
     let id = user.id;
@@ -53,7 +53,7 @@ pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<
     })
     .await?;
     if !valid {
-        return Err(AdminError::AuthenticationRequired);
+        return Err(AdminError::PasswordMismatch);
     }
     let secret = secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
     let session = SessionRow {

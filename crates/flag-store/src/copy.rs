@@ -12,14 +12,16 @@ use crate::connection::{DbConnection, insert_rows};
 use crate::error::StoreError;
 use crate::models::{
     ApiTokenRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow, EnvironmentRow,
-    EventRow, FeatureEnvironmentRow, FeatureRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow,
-    SignupTokenRow, StrategyRow, StrategyTypeRow, UnknownFlagRow, UsageRow, UserRow,
+    EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, LifecycleRow, ProjectRow, RoleRow,
+    SegmentRow, SessionRow, SettingRow, SignupTokenRow, StrategyRow, StrategyTypeRow, TagTypeRow,
+    UnknownFlagRow, UsageRow, UserRow,
 };
 use crate::schema::{
     api_tokens, client_applications, client_instances, client_usage, context_fields, environments, events,
-    feature_dependencies, feature_environments, feature_strategies, feature_strategy_segments, features,
-    login_sessions, project_environments, projects, public_signup_token_users, public_signup_tokens, roles,
-    segments, settings, strategy_types, unknown_flags, users,
+    feature_dependencies, feature_environments, feature_lifecycles, feature_strategies,
+    feature_strategy_segments, feature_tags, feature_types, features, login_sessions, project_environments,
+    projects, public_signup_token_users, public_signup_tokens, roles, segments, settings, strategy_types,
+    tag_types, tags, unknown_flags, user_splashes, users,
 };
 use crate::{Backend, Store};
 
@@ -51,16 +53,47 @@ struct SignupTokenUserRow {
     created_at: chrono::NaiveDateTime,
 }
 
+/// A tag.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = tags)]
+struct TagRow {
+    tag_type: String,
+    value: String,
+    created_at: chrono::NaiveDateTime,
+}
+
+/// A tag on a flag.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = feature_tags)]
+struct FeatureTagRow {
+    feature_name: String,
+    tag_type: String,
+    tag_value: String,
+    created_by_user_id: Option<i32>,
+    created_at: chrono::NaiveDateTime,
+}
+
+/// A one-time dialog a user closed.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = user_splashes)]
+struct SplashRow {
+    user_id: i32,
+    splash_id: String,
+    seen: bool,
+}
+
 /// The tables the migrations fill with a fresh installation's rows (roles, the two environments,
 /// the default project, built-in strategy types and context fields). A target that holds only
 /// these, and no audit event, has never been written to.
-const SEEDED: [&str; 6] = [
+const SEEDED: [&str; 8] = [
     "roles",
     "environments",
     "projects",
     "project_environments",
     "strategy_types",
     "context_fields",
+    "feature_types",
+    "tag_types",
 ];
 
 /// Rows copied, by table, in the order they were copied (parents before children).
@@ -111,7 +144,29 @@ macro_rules! for_each_table {
             feature_dependencies::child
         );
         $apply!(context_fields, ContextFieldRow, context_fields::name);
+        $apply!(feature_types, FeatureTypeRow, feature_types::id);
+        $apply!(tag_types, TagTypeRow, tag_types::name);
+        $apply!(tags, TagRow, (tags::tag_type, tags::value));
+        $apply!(
+            feature_tags,
+            FeatureTagRow,
+            (
+                feature_tags::feature_name,
+                feature_tags::tag_type,
+                feature_tags::tag_value
+            )
+        );
+        $apply!(
+            feature_lifecycles,
+            LifecycleRow,
+            (feature_lifecycles::feature_name, feature_lifecycles::stage)
+        );
         $apply!(users, UserRow, users::id);
+        $apply!(
+            user_splashes,
+            SplashRow,
+            (user_splashes::user_id, user_splashes::splash_id)
+        );
         $apply!(
             public_signup_tokens,
             SignupTokenRow,

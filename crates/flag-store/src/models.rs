@@ -144,7 +144,7 @@ pub struct TagTypeRow {
 }
 
 /// A feature type, with the days after which a flag of it is potentially stale.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable)]
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = feature_types, check_for_backend(crate::connection::MultiBackend))]
 pub struct FeatureTypeRow {
     /// `release`, `kill-switch`...

@@ -292,6 +292,14 @@ diesel::table! {
 }
 
 diesel::table! {
+    user_splashes (user_id, splash_id) {
+        user_id -> Integer,
+        splash_id -> Text,
+        seen -> Bool,
+    }
+}
+
+diesel::table! {
     users (id) {
         id -> Integer,
         name -> Nullable<Text>,
@@ -323,6 +331,7 @@ diesel::joinable!(public_signup_token_users -> users (user_id));
 diesel::joinable!(public_signup_tokens -> roles (role_id));
 diesel::joinable!(segments -> projects (project_id));
 diesel::joinable!(tags -> tag_types (tag_type));
+diesel::joinable!(user_splashes -> users (user_id));
 diesel::joinable!(users -> roles (root_role));
 
 diesel::allow_tables_to_appear_in_same_query!(
@@ -353,5 +362,6 @@ diesel::allow_tables_to_appear_in_same_query!(
     tag_types,
     tags,
     unknown_flags,
+    user_splashes,
     users,
 );

@@ -2,9 +2,9 @@
 
 use actix_web::web;
 use flag_admin::dto::features::{
-    BulkSwitch, CreateFeature, FeatureDetailOut, FeatureInEnvironmentOut, FeatureOut, FeatureTypeOut,
-    FeatureTypesOut, FeaturesOut, PatchOperationSchema, SwitchQuery, UpdateFeature, UpdateLifetime,
-    ValidateFeatureName,
+    BulkSwitch, CreateFeature, FeatureDetailOut, FeatureInEnvironmentOut, FeatureOut, FeatureQuery,
+    FeatureTypeOut, FeatureTypesOut, FeaturesOut, PatchOperationSchema, SwitchQuery, UpdateFeature,
+    UpdateLifetime, ValidateFeatureName,
 };
 use flag_admin::features;
 use flag_store::queries::features::Switch;
@@ -74,6 +74,7 @@ pub async fn list(
     params(
         ("projectId" = String, Path, description = "The project"),
         ("featureName" = String, Path, description = "The feature"),
+        FeatureQuery,
     ),
     responses(
         (status = 200, description = "The feature", body = FeatureDetailOut),
@@ -84,10 +85,10 @@ pub async fn get(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
+    query: web::Query<FeatureQuery>,
 ) -> Result<web::Json<FeatureDetailOut>, ApiError> {
-    let (project, name) = path.into_inner();
     Ok(web::Json(
-        features::get(&state.app, &caller, project, name).await?,
+        features::get(&state.app, &caller, path.into_inner(), query.into_inner()).await?,
     ))
 }
 

@@ -802,6 +802,7 @@ async fn get_feature_answer() {
     .await;
     insta::assert_json_snapshot!(body, {
         ".createdAt" => time(),
+        ".lifecycle.enteredStageAt" => time(),
         ".environments[].strategies[].id" => uuid(),
     });
 }

@@ -232,7 +232,7 @@ async fn issue_7_an_unknown_user_costs_a_password_verification() {
     let app = TestApp::new();
     let service = app.service().await;
     let (status, body) = send(&service, login_from([192, 0, 2, 1], "nobody@example.com")).await;
-    assert_error(status, &body, 401, "AuthenticationRequired");
+    assert_error(status, &body, 401, "PasswordMismatch");
     let metrics = app.state.metrics.render(&app.state.app);
     assert!(metrics.contains("password_verifications_total 1"), "{metrics}");
 }
@@ -246,7 +246,7 @@ async fn issue_7_logins_are_limited_per_address() {
     let service = app.service().await;
     for _ in 0..10 {
         let (status, body) = send(&service, login_from([192, 0, 2, 1], "nobody@example.com")).await;
-        assert_error(status, &body, 401, "AuthenticationRequired");
+        assert_error(status, &body, 401, "PasswordMismatch");
     }
     let response = actix_web::test::call_service(
         &service,

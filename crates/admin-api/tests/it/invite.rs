@@ -306,6 +306,6 @@ async fn wrong_passwords_do_not_log_in() {
             .uri("/auth/simple/login")
             .set_json(json!({"username": username, "password": password}));
         let (status, body) = send(&service, login).await;
-        assert_error(status, &body, 401, "AuthenticationRequired");
+        assert_error(status, &body, 401, "PasswordMismatch");
     }
 }

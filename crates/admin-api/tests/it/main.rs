@@ -26,3 +26,4 @@ mod snapshots;
 mod tags;
 mod token_scope;
 mod usage;
+mod webui;

@@ -550,7 +550,7 @@ fn copy_database_moves_everything_and_refuses_a_written_target() -> TestResult {
     let (status, feature) = call(
         &agent,
         "GET",
-        &replica.url("/api/admin/projects/default/features/moved"),
+        &replica.url("/api/admin/projects/default/features/moved?variantEnvironments=true"),
         None,
     )?;
     assert_eq!(status, 200, "{feature}");

@@ -87,6 +87,7 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
         ("post", "/api/admin/projects/{projectId}/features") => json!({"name": "new-flag"}),
         ("put", "/api/admin/projects/{projectId}/features/{featureName}") => json!({}),
         ("put", "/api/admin/environments/sort-order") => json!({"development": 1}),
+        ("post", "/api/admin/splash/{id}") => Value::Null,
         ("put", "/api/admin/context/{contextField}") => json!({}),
         ("post", "/api/admin/context/validate" | "/api/admin/segments/validate") => json!({"name": "fresh"}),
         ("post", "/api/admin/context/{contextField}/legal-values") => json!({"value": "v"}),

@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 
 use crate::domain::{FeatureType, ResourceName};
 use crate::dto::iso;
-use crate::dto::model::{StrategySchema, VariantSchema};
+use crate::dto::model::VariantSchema;
 
 /// A feature, without its environments, as Unleash answers its writes: `archivedAt` only once
 /// archived.
@@ -100,32 +100,168 @@ pub struct CreateFeature {
     pub impression_data: bool,
 }
 
-/// A feature's state in one environment.
+/// A strategy as a flag's read shows it.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct FeatureStrategyOut {
+    /// The strategy type.
+    pub name: String,
+    /// Constraints.
+    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    pub constraints: Vec<flag_eval::Constraint>,
+    /// Strategy variants.
+    #[schema(value_type = Vec<VariantSchema>)]
+    pub variants: Vec<Variant>,
+    /// Parameters.
+    #[schema(value_type = Object)]
+    pub parameters: flag_eval::Parameters,
+    /// Segment ids.
+    pub segments: Vec<i64>,
+    /// Evaluation order.
+    pub sort_order: i64,
+    /// Its id.
+    pub id: String,
+    /// Display title.
+    pub title: Option<String>,
+    /// Disabled strategies are kept but not evaluated.
+    pub disabled: bool,
+}
+
+impl FeatureStrategyOut {
+    /// `strategy` as a flag's read shows it.
+    pub fn of(strategy: Strategy) -> Self {
+        Self {
+            name: strategy.name,
+            constraints: strategy.constraints,
+            variants: strategy.variants,
+            parameters: strategy.parameters,
+            segments: strategy.segments,
+            sort_order: strategy.sort_order.unwrap_or(0),
+            id: strategy.id.unwrap_or_default(),
+            title: strategy.title,
+            disabled: strategy.disabled.unwrap_or(false),
+        }
+    }
+}
+
+/// A flag's state in one environment.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct FeatureEnvironmentOut {
     /// The environment.
     pub name: String,
-    /// Whether the feature is on there.
-    pub enabled: bool,
-    /// Its strategies there, in evaluation order.
-    #[schema(value_type = Vec<StrategySchema>)]
-    pub strategies: Vec<Strategy>,
-    /// Its variants there.
-    #[schema(value_type = Vec<VariantSchema>)]
-    pub variants: Vec<Variant>,
-    /// When an SDK last reported evaluating it there.
-    #[serde(rename = "lastSeenAt")]
+    /// When an SDK last reported evaluating the flag there.
     pub last_seen_at: Option<String>,
+    /// Its variants there; only when asked for (`variantEnvironments=true`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<Vec<VariantSchema>>)]
+    pub variants: Option<Vec<Variant>>,
+    /// Whether the flag is on there.
+    pub enabled: bool,
+    /// Evaluations to true SDKs reported there in the last hour.
+    pub yes: i64,
+    /// Evaluations to false SDKs reported there in the last hour.
+    pub no: i64,
+    /// The environment's type.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// The environment's display order.
+    pub sort_order: i32,
+    /// Its strategies there, in evaluation order.
+    pub strategies: Vec<FeatureStrategyOut>,
 }
 
-/// `GET /api/admin/projects/{projectId}/features/{featureName}`.
+/// Someone who created or changed a flag.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct PersonOut {
+    /// The user's id: -42 for admin tokens, -1337 for the server.
+    pub id: i32,
+    /// Their name, username or email.
+    pub name: String,
+    /// A Gravatar address.
+    pub image_url: String,
+}
+
+/// A parent a flag depends on.
 #[derive(Debug, Serialize, ToSchema)]
+pub struct DependencyOut {
+    /// The parent.
+    pub feature: String,
+    /// Whether the parent must be on (or off).
+    pub enabled: bool,
+    /// Parent variants that satisfy it; any when empty.
+    pub variants: Vec<String>,
+}
+
+/// The stage of its lifecycle a flag is in.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LifecycleOut {
+    /// `initial`, `pre-live`, `live`, `completed` or `archived`.
+    pub stage: String,
+    /// For `completed`: `kept` or `discarded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// When it entered the stage.
+    pub entered_stage_at: String,
+}
+
+/// Who changed a flag.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct CollaboratorsOut {
+    /// The users, most recent first.
+    pub users: Vec<PersonOut>,
+}
+
+/// `GET /api/admin/projects/{projectId}/features/{featureName}`, as Unleash answers it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct FeatureDetailOut {
-    /// The feature.
-    #[serde(flatten)]
-    pub feature: FeatureOut,
-    /// Its state in each environment of its project that the caller may read.
+    /// Its state in each environment of its project that the caller may read, by display order.
     pub environments: Vec<FeatureEnvironmentOut>,
+    /// Its name.
+    pub name: String,
+    /// Whether SDKs emit impression events for it.
+    pub impression_data: bool,
+    /// Free text.
+    pub description: Option<String>,
+    /// Its project.
+    pub project: String,
+    /// Whether it is marked stale.
+    pub stale: bool,
+    /// When it was created.
+    pub created_at: String,
+    /// Who created it, when known.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub created_by: Option<PersonOut>,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub feature_type: String,
+    /// Always false: an archived flag is not found here.
+    pub archived: bool,
+    /// The parents it depends on.
+    pub dependencies: Vec<DependencyOut>,
+    /// The flags that depend on it.
+    pub children: Vec<String>,
+    /// Its lifecycle stage, when recorded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub lifecycle: Option<LifecycleOut>,
+    /// Links: none here.
+    #[schema(value_type = Vec<Object>)]
+    pub links: Vec<serde_json::Value>,
+    /// Who changed it.
+    pub collaborators: CollaboratorsOut,
+}
+
+/// The query of a flag's read.
+#[derive(Debug, Default, Deserialize, utoipa::IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct FeatureQuery {
+    /// `true`: each environment shows its variants.
+    #[serde(default)]
+    pub variant_environments: Option<String>,
 }
 
 /// Body of `PUT /api/admin/projects/{projectId}/features/{featureName}`. As in Unleash, every

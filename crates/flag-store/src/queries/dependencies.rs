@@ -152,3 +152,12 @@ pub fn children(conn: &mut DbConnection) -> Result<Vec<(String, String)>, StoreE
         .select((feature_dependencies::parent, feature_dependencies::child))
         .load(conn)?)
 }
+
+/// The flags that depend on `parent`, by name.
+pub fn children_of(conn: &mut DbConnection, parent: &str) -> Result<Vec<String>, StoreError> {
+    Ok(feature_dependencies::table
+        .filter(feature_dependencies::parent.eq(parent))
+        .order(feature_dependencies::child.asc())
+        .select(feature_dependencies::child)
+        .load(conn)?)
+}

@@ -183,3 +183,22 @@ pub fn creators(conn: &mut DbConnection) -> Result<Vec<(Option<i32>, String)>, S
     rows.dedup_by(|next, previous| next.0 == previous.0);
     Ok(rows)
 }
+
+/// Who wrote events about `feature`, as `(user id, name written)`, most recent first.
+pub fn writers_of_feature(
+    conn: &mut DbConnection,
+    feature: &str,
+) -> Result<Vec<(Option<i32>, String)>, StoreError> {
+    let rows: Vec<(Option<i32>, String)> = events::table
+        .filter(events::feature_name.eq(feature))
+        .order(events::id.desc())
+        .select((events::created_by_user_id, events::created_by))
+        .load(conn)?;
+    let mut writers: Vec<(Option<i32>, String)> = Vec::new();
+    for row in rows {
+        if !writers.iter().any(|known| known.0 == row.0) {
+            writers.push(row);
+        }
+    }
+    Ok(writers)
+}

@@ -164,3 +164,38 @@ pub fn delete(conn: &mut DbConnection, id: i32, actor: &Actor, now: NaiveDateTim
         )
     })
 }
+
+/// The one-time dialogs `user_id` has closed, as `(dialog, seen)`.
+pub fn splashes(conn: &mut DbConnection, user_id: i32) -> Result<Vec<(String, bool)>, StoreError> {
+    use crate::schema::user_splashes;
+    Ok(user_splashes::table
+        .filter(user_splashes::user_id.eq(user_id))
+        .order(user_splashes::splash_id.asc())
+        .select((user_splashes::splash_id, user_splashes::seen))
+        .load(conn)?)
+}
+
+/// Records that `user_id` closed the dialog `splash_id`.
+pub fn close_splash(conn: &mut DbConnection, user_id: i32, splash_id: &str) -> Result<(), StoreError> {
+    use crate::schema::user_splashes;
+    crate::queries::write(conn, |conn| {
+        diesel::delete(user_splashes::table.find((user_id, splash_id))).execute(conn)?;
+        diesel::insert_into(user_splashes::table)
+            .values((
+                user_splashes::user_id.eq(user_id),
+                user_splashes::splash_id.eq(splash_id),
+                user_splashes::seen.eq(true),
+            ))
+            .execute(conn)?;
+        Ok(())
+    })
+}
+
+/// The users with these ids, by id.
+pub fn with_ids(conn: &mut DbConnection, ids: &[i32]) -> Result<Vec<UserRow>, StoreError> {
+    Ok(users::table
+        .filter(users::id.eq_any(ids))
+        .order(users::id.asc())
+        .select(UserRow::as_select())
+        .load(conn)?)
+}

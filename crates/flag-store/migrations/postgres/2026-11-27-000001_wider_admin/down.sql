@@ -1,3 +1,4 @@
+DROP TABLE user_splashes;
 DROP INDEX events_project_id;
 DROP INDEX events_feature_id;
 ALTER TABLE strategy_types DROP COLUMN deprecated;

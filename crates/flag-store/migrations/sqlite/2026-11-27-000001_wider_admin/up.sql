@@ -64,3 +64,11 @@ ALTER TABLE strategy_types ADD COLUMN deprecated BOOLEAN NOT NULL DEFAULT FALSE;
 
 CREATE INDEX events_feature_id ON events (feature_name, id);
 CREATE INDEX events_project_id ON events (project, id);
+
+-- Which of the web UI's one-time dialogs each user has closed.
+CREATE TABLE user_splashes (
+    user_id INTEGER NOT NULL REFERENCES users (id) ON DELETE CASCADE,
+    splash_id TEXT NOT NULL,
+    seen BOOLEAN NOT NULL DEFAULT TRUE,
+    PRIMARY KEY (user_id, splash_id)
+);

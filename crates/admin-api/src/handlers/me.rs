@@ -1,0 +1,65 @@
+//! The signed-in caller, as Unleash's web UI asks for it.
+
+use actix_web::web;
+use flag_admin::dto::me::{MeOut, ProfileOut};
+use flag_admin::me;
+
+use crate::auth::Admitted;
+use crate::error::{ApiError, ErrorBody};
+use crate::respond::Done;
+use crate::state::AppState;
+
+/// Who is signed in, what they may do, and the one-time dialogs they closed; 401, with how to
+/// log in, when nobody is.
+#[utoipa::path(
+    get,
+    path = "/api/admin/user",
+    tag = "Users",
+    operation_id = "getMe",
+    responses(
+        (status = 200, description = "The caller", body = MeOut),
+        (status = 401, description = "Nobody is signed in: where and how to log in", body = ErrorBody),
+    ),
+)]
+pub async fn get(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+) -> Result<web::Json<MeOut>, ApiError> {
+    Ok(web::Json(me::get(&state.app, &caller).await?))
+}
+
+/// The signed-in user's projects and root role.
+#[utoipa::path(
+    get,
+    path = "/api/admin/user/profile",
+    tag = "Users",
+    operation_id = "getProfile",
+    responses(
+        (status = 200, description = "The profile", body = ProfileOut),
+        (status = 400, description = "An API token has no profile", body = ErrorBody),
+    ),
+)]
+pub async fn profile(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+) -> Result<web::Json<ProfileOut>, ApiError> {
+    Ok(web::Json(me::profile(&state.app, &caller).await?))
+}
+
+/// Records that the signed-in user closed a one-time dialog of the web UI.
+#[utoipa::path(
+    post,
+    path = "/api/admin/splash/{id}",
+    tag = "Users",
+    operation_id = "updateSplashSettings",
+    params(("id" = String, Path, description = "The dialog")),
+    responses((status = 200, description = "Recorded; no body")),
+)]
+pub async fn close_splash(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<String>,
+) -> Result<Done, ApiError> {
+    me::close_splash(&state.app, &caller, path.into_inner()).await?;
+    Ok(Done)
+}

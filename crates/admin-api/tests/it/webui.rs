@@ -1,0 +1,180 @@
+//! What Unleash's own web UI reads first: who is signed in, the UI configuration, and a flag's
+//! page.
+
+use crate::common::{ADMIN, TestApp, create_invite, get, login, post, seed_feature, send};
+use actix_web::http::StatusCode;
+use actix_web::test;
+use serde_json::{Value, json};
+
+const PASSWORD: &str = "Corr3ct-Horse!";
+
+#[actix_web::test]
+async fn the_signed_in_user_their_permissions_and_closed_dialogs() {
+    let app = TestApp::new();
+    let service = app.service().await;
+
+    // Nobody signed in: 401 with where and how to log in, which the UI reads.
+    let (status, body) = send(&service, test::TestRequest::get().uri("/api/admin/user")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["name"], "AuthenticationRequired");
+    assert_eq!(body["path"], "/auth/simple/login");
+    assert_eq!(body["type"], "password");
+    assert_eq!(body["defaultHidden"], false);
+
+    let token = create_invite(&service).await;
+    let secret = token["secret"].as_str().unwrap_or_default().to_owned();
+    let (status, user) = send(
+        &service,
+        test::TestRequest::post()
+            .uri(&format!("/invite/{secret}/signup"))
+            .set_json(json!({"email": "viewer@example.com", "name": "Vi", "password": PASSWORD})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{user}");
+    let cookie = login(&service, "viewer@example.com", PASSWORD).await;
+    let (status, me) = send(
+        &service,
+        test::TestRequest::get()
+            .uri("/api/admin/user")
+            .cookie(cookie.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{me}");
+    assert_eq!(me["user"]["email"], "viewer@example.com");
+    assert!(me["user"]["id"].as_i64().is_some_and(|id| id > 0));
+    assert_eq!(me["permissions"], json!([]), "a Viewer may change nothing");
+    assert_eq!(me["feedback"], json!([]));
+    assert_eq!(me["splash"], json!({}));
+
+    let (status, _) = send(
+        &service,
+        test::TestRequest::post()
+            .uri("/api/admin/splash/personalDashboardKeyConcepts")
+            .cookie(cookie.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, me) = send(
+        &service,
+        test::TestRequest::get()
+            .uri("/api/admin/user")
+            .cookie(cookie.clone()),
+    )
+    .await;
+    assert_eq!(me["splash"], json!({"personalDashboardKeyConcepts": true}));
+    let (status, profile) = send(
+        &service,
+        test::TestRequest::get()
+            .uri("/api/admin/user/profile")
+            .cookie(cookie),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{profile}");
+    assert_eq!(profile["rootRole"]["name"], "Viewer");
+    assert_eq!(profile["canChangePassword"], true);
+
+    let (_, me) = send(&service, get("/api/admin/user", ADMIN)).await;
+    assert_eq!(me["permissions"], json!([{"permission": "ADMIN"}]));
+    let (status, body) = send(&service, get("/api/admin/user/profile", ADMIN)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+
+    // A wrong password is told apart from a missing login.
+    let (status, body) = send(
+        &service,
+        test::TestRequest::post()
+            .uri("/auth/simple/login")
+            .set_json(json!({"username": "viewer@example.com", "password": "wrong"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["name"], "PasswordMismatch");
+}
+
+#[actix_web::test]
+async fn the_ui_configuration_keeps_the_ui_in_its_open_source_mode() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, config) = send(&service, get("/api/admin/ui-config", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{config}");
+    assert_eq!(config["versionInfo"]["current"]["enterprise"], "");
+    assert_eq!(config["environment"], "Open Source");
+    assert_eq!(config["resourceLimits"]["featureEnvironmentStrategies"], 30);
+    assert!(config["flags"].is_object());
+    assert!(config.get("links").is_none(), "the UI keeps its own links");
+}
+
+#[actix_web::test]
+async fn a_flag_page_reads_parents_children_lifecycle_and_creator() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "parent").await;
+    seed_feature(&service, "child").await;
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/child/dependencies",
+            ADMIN,
+            json!({"feature": "parent", "variants": []}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, parent) = send(
+        &service,
+        get("/api/admin/projects/default/features/parent", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{parent}");
+    let keys: Vec<&String> = parent
+        .as_object()
+        .map(|object| object.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        [
+            "environments",
+            "name",
+            "impressionData",
+            "description",
+            "project",
+            "stale",
+            "createdAt",
+            "createdBy",
+            "type",
+            "archived",
+            "dependencies",
+            "children",
+            "lifecycle",
+            "links",
+            "collaborators"
+        ]
+    );
+    assert_eq!(parent["children"], json!(["child"]));
+    assert_eq!(parent["lifecycle"]["stage"], "initial");
+    assert_eq!(parent["createdBy"]["id"], -42);
+    assert_eq!(parent["environments"][0]["type"], "development");
+    assert!(parent["environments"][0].get("variants").is_none());
+    let (_, child) = send(
+        &service,
+        get(
+            "/api/admin/projects/default/features/child?variantEnvironments=true",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(
+        child["dependencies"],
+        json!([{"feature": "parent", "enabled": true, "variants": []}])
+    );
+    assert_eq!(child["environments"][1]["variants"], Value::Array(Vec::new()));
+    assert_eq!(child["environments"][1]["strategies"][0]["segments"], json!([]));
+
+    // An archived flag has no page.
+    send(
+        &service,
+        crate::common::delete("/api/admin/projects/default/features/child", ADMIN),
+    )
+    .await;
+    let (status, body) = send(&service, get("/api/admin/projects/default/features/child", ADMIN)).await;
+    crate::common::assert_error(status, &body, 404, "NotFoundError");
+}
