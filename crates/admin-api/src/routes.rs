@@ -19,8 +19,8 @@ use utoipa::openapi::{RefOr, Schema};
 use crate::auth::Declared;
 use crate::handlers::{
     self, applications, archive, client, context, dependencies, edge, environments, events, flags, frontend,
-    invite, me, ofrep, playground, projects, segments, session, strategies, strategy_types, tags, tokens,
-    usage, users, variants,
+    invite, me, ofrep, playground, projects, search, segments, session, strategies, strategy_types, tags,
+    tokens, usage, users, variants,
 };
 
 /// One operation: how it is documented, who may call it, and its handler.
@@ -279,6 +279,7 @@ pub fn operations() -> Vec<Operation> {
             archive::delete_many,
             Write(Permission::DeleteFeature),
         ),
+        operation(search::__path_features, search::features, Read),
         // The audit log.
         operation(events::__path_list, events::list, AdminRead),
         operation(events::__path_of_feature, events::of_feature, Read),

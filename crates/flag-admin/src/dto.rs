@@ -15,6 +15,7 @@ pub mod me;
 pub mod model;
 pub mod ofrep;
 pub mod projects;
+pub mod search;
 pub mod segments;
 pub mod strategies;
 pub mod strategy_types;

@@ -52,6 +52,7 @@ pub mod playground;
 pub mod projects;
 pub mod rate_limit;
 pub mod reports;
+pub mod search;
 pub mod secrets;
 pub mod seeding;
 pub mod segments;

@@ -15,6 +15,7 @@ pub mod me;
 pub mod ofrep;
 pub mod playground;
 pub mod projects;
+pub mod search;
 pub mod segments;
 pub mod session;
 pub mod strategies;

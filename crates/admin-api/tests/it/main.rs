@@ -21,6 +21,7 @@ mod replicas;
 mod resources;
 mod sdk_surface;
 mod sdks;
+mod search;
 mod shutdown;
 mod snapshots;
 mod tags;

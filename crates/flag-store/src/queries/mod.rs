@@ -18,6 +18,7 @@ pub mod features;
 pub mod import;
 pub mod lifecycle;
 pub mod projects;
+pub mod search;
 pub mod segments;
 pub mod sessions;
 pub mod settings;
