@@ -19,8 +19,8 @@ use utoipa::openapi::{RefOr, Schema};
 use crate::auth::Declared;
 use crate::handlers::{
     self, applications, archive, client, context, dependencies, edge, environments, events, flags, frontend,
-    invite, me, ofrep, playground, projects, search, segments, session, strategies, strategy_types, tags,
-    tokens, usage, users, variants,
+    invite, lifecycle, me, ofrep, playground, projects, search, segments, session, strategies,
+    strategy_types, tags, tokens, usage, users, variants,
 };
 
 /// One operation: how it is documented, who may call it, and its handler.
@@ -130,6 +130,15 @@ pub fn operations() -> Vec<Operation> {
         operation(projects::__path_list, projects::list, Read),
         operation(projects::__path_create, projects::create, Admin),
         operation(projects::__path_get, projects::get, Read),
+        operation(projects::__path_overview, projects::overview, Read),
+        operation(projects::__path_status, projects::status, Read),
+        operation(projects::__path_flag_creators, projects::flag_creators, Read),
+        operation(projects::__path_dashboard, projects::dashboard, Read),
+        operation(
+            projects::__path_dashboard_project,
+            projects::dashboard_project,
+            Read,
+        ),
         operation(
             projects::__path_enable_environment,
             projects::enable_environment,
@@ -162,6 +171,11 @@ pub fn operations() -> Vec<Operation> {
             Admin,
         ),
         operation(context::__path_strategies, context::strategies, Read),
+        operation(
+            context::__path_validate_constraint,
+            context::validate_constraint,
+            Read,
+        ),
         operation(strategy_types::__path_get, strategy_types::get, Read),
         operation(strategy_types::__path_update, strategy_types::update, Admin),
         operation(strategy_types::__path_delete, strategy_types::delete, Admin),
@@ -280,6 +294,19 @@ pub fn operations() -> Vec<Operation> {
             Write(Permission::DeleteFeature),
         ),
         operation(search::__path_features, search::features, Read),
+        // Lifecycles.
+        operation(lifecycle::__path_stages, lifecycle::stages, Read),
+        operation(
+            lifecycle::__path_complete,
+            lifecycle::complete,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(
+            lifecycle::__path_uncomplete,
+            lifecycle::uncomplete,
+            Write(Permission::UpdateFeature),
+        ),
+        operation(lifecycle::__path_count, lifecycle::count, Read),
         // The audit log.
         operation(events::__path_list, events::list, AdminRead),
         operation(events::__path_of_feature, events::of_feature, Read),

@@ -195,3 +195,14 @@ fn check_legal_values(values: &[LegalValue]) -> Result<(), AdminError> {
     }
     AdminError::check(details)
 }
+
+/// Checks one constraint as a strategy's would be checked: its operator and values, and the
+/// legal values of its context field, if it lists any.
+pub async fn validate_constraint(ctx: &Ctx, constraint: flag_eval::Constraint) -> Result<(), AdminError> {
+    flag_eval::validate_constraints(std::slice::from_ref(&constraint))
+        .map_err(|(_, error)| AdminError::invalid("/", error.to_string()))?;
+    db::run(&ctx.store, move |conn| {
+        queries::context_fields::check_legal_values(conn, std::slice::from_ref(&constraint))
+    })
+    .await
+}

@@ -7,18 +7,9 @@ use crate::auth::Caller;
 use crate::domain::ResourceName;
 use crate::dto::projects::{
     CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment, ProjectEnvironmentOut,
-    ProjectFeatureOut, ProjectOut, ProjectsOut,
+    ProjectFeatureOut,
 };
 use crate::{AdminError, Ctx, db};
-
-/// Every project.
-pub async fn list(ctx: &Ctx) -> Result<ProjectsOut, AdminError> {
-    let rows = db::run(&ctx.store, queries::projects::list).await?;
-    Ok(ProjectsOut {
-        version: 1,
-        projects: rows.into_iter().map(ProjectOut::from).collect(),
-    })
-}
 
 /// The id Unleash makes from a project's name: lower-case, anything not URL-friendly a dash.
 fn id_from(name: &str) -> Result<ResourceName, AdminError> {

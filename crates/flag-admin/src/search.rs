@@ -228,7 +228,7 @@ fn includes(kind: Inclusion, wanted: &[String], found: &[String]) -> bool {
 
 /// Whether a flag is potentially stale: live, not marked stale, and older than its type's
 /// lifetime.
-fn potentially_stale(row: &FeatureRow, catalogue: &Catalogue, now: NaiveDateTime) -> bool {
+pub(crate) fn potentially_stale(row: &FeatureRow, catalogue: &Catalogue, now: NaiveDateTime) -> bool {
     !row.stale
         && catalogue
             .types

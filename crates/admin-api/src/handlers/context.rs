@@ -224,3 +224,24 @@ pub async fn strategies(
         context_fields::strategies(&state.app, path.into_inner()).await?,
     ))
 }
+
+/// Checks one constraint as a strategy's would be checked.
+#[utoipa::path(
+    post,
+    path = "/api/admin/constraints/validate",
+    tag = "Context",
+    operation_id = "validateConstraint",
+    request_body = flag_admin::dto::model::ConstraintSchema,
+    responses(
+        (status = 204, description = "It is valid; no body"),
+        (status = 400, description = "It is not: the operator, a value, or a value the context field does not allow", body = ErrorBody),
+    ),
+)]
+pub async fn validate_constraint(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    Body(constraint): Body<flag_eval::Constraint>,
+) -> Result<crate::respond::NoContent, ApiError> {
+    context_fields::validate_constraint(&state.app, constraint).await?;
+    Ok(crate::respond::NoContent)
+}

@@ -11,6 +11,7 @@ pub mod events;
 pub mod flags;
 pub mod frontend;
 pub mod invite;
+pub mod lifecycle;
 pub mod me;
 pub mod ofrep;
 pub mod playground;

@@ -1,10 +1,11 @@
 //! Projects: list, create, read, and which environments each uses.
 
 use actix_web::web;
-use flag_admin::dto::projects::{
-    CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment, ProjectsOut,
+use flag_admin::dto::overview::{
+    CreatorOut, DashboardOut, DashboardProjectDetailOut, ProjectListOut, ProjectOverviewOut, ProjectStatusOut,
 };
-use flag_admin::projects;
+use flag_admin::dto::projects::{CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment};
+use flag_admin::{overview, projects};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -12,18 +13,21 @@ use crate::extract::Body;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
-/// Every project.
+/// Every project, by name, with its health, flags and onboarding.
 #[utoipa::path(
     get,
     path = "/api/admin/projects",
     tag = "Projects",
     operation_id = "getProjects",
     responses(
-        (status = 200, description = "The projects", body = ProjectsOut),
+        (status = 200, description = "The projects", body = ProjectListOut),
     ),
 )]
-pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::Json<ProjectsOut>, ApiError> {
-    Ok(web::Json(projects::list(&state.app).await?))
+pub async fn list(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+) -> Result<web::Json<ProjectListOut>, ApiError> {
+    Ok(web::Json(overview::list(&state.app).await?))
 }
 
 /// Creates a project with the given environments, or every enabled one.
@@ -121,4 +125,99 @@ pub async fn disable_environment(
     let (project, environment) = path.into_inner();
     projects::disable_environment(&state.app, &caller, project, environment).await?;
     Ok(Done)
+}
+
+/// A project at a glance, as Unleash's web UI opens it.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/overview",
+    tag = "Projects",
+    operation_id = "getProjectOverview",
+    params(("projectId" = String, Path, description = "The project")),
+    responses(
+        (status = 200, description = "The overview", body = ProjectOverviewOut),
+        (status = 404, description = "No such project", body = ErrorBody),
+    ),
+)]
+pub async fn overview(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<ProjectOverviewOut>, ApiError> {
+    Ok(web::Json(
+        overview::overview(&state.app, path.into_inner()).await?,
+    ))
+}
+
+/// A project's status: resources, activity over the last year, health and lifecycle.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/status",
+    tag = "Projects",
+    operation_id = "getProjectStatus",
+    params(("projectId" = String, Path, description = "The project")),
+    responses((status = 200, description = "The status; all zeros for an unknown project", body = ProjectStatusOut)),
+)]
+pub async fn status(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<ProjectStatusOut>, ApiError> {
+    Ok(web::Json(overview::status(&state.app, path.into_inner()).await?))
+}
+
+/// The users who created a project's flags.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/flag-creators",
+    tag = "Projects",
+    operation_id = "getProjectFlagCreators",
+    params(("projectId" = String, Path, description = "The project")),
+    responses((status = 200, description = "The creators, by id", body = Vec<CreatorOut>)),
+)]
+pub async fn flag_creators(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<Vec<CreatorOut>>, ApiError> {
+    Ok(web::Json(
+        overview::flag_creators(&state.app, path.into_inner()).await?,
+    ))
+}
+
+/// The caller's dashboard: the projects, the flags they created, the administrators.
+#[utoipa::path(
+    get,
+    path = "/api/admin/personal-dashboard",
+    tag = "Projects",
+    operation_id = "getPersonalDashboard",
+    responses((status = 200, description = "The dashboard", body = DashboardOut)),
+)]
+pub async fn dashboard(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+) -> Result<web::Json<DashboardOut>, ApiError> {
+    Ok(web::Json(overview::dashboard(&state.app, &caller).await?))
+}
+
+/// A project on the caller's dashboard: newest events, onboarding and health.
+#[utoipa::path(
+    get,
+    path = "/api/admin/personal-dashboard/{projectId}",
+    tag = "Projects",
+    operation_id = "getPersonalDashboardProjectDetails",
+    params(("projectId" = String, Path, description = "The project")),
+    responses(
+        (status = 200, description = "The project", body = DashboardProjectDetailOut),
+        (status = 404, description = "No such project", body = ErrorBody),
+    ),
+)]
+pub async fn dashboard_project(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<DashboardProjectDetailOut>, ApiError> {
+    Ok(web::Json(
+        overview::dashboard_project(&state.app, path.into_inner()).await?,
+    ))
 }

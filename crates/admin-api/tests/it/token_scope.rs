@@ -88,6 +88,13 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
         ("put", "/api/admin/projects/{projectId}/features/{featureName}") => json!({}),
         ("put", "/api/admin/environments/sort-order") => json!({"development": 1}),
         ("post", "/api/admin/splash/{id}") => Value::Null,
+        ("post", "/api/admin/constraints/validate") => {
+            json!({"contextName": "userId", "operator": "IN", "values": ["1"]})
+        }
+        ("post", "/api/admin/projects/{projectId}/features/{featureName}/lifecycle/complete") => {
+            json!({"status": "kept"})
+        }
+        ("post", "/api/admin/projects/{projectId}/features/{featureName}/lifecycle/uncomplete") => Value::Null,
         ("put", "/api/admin/context/{contextField}") => json!({}),
         ("post", "/api/admin/context/validate" | "/api/admin/segments/validate") => json!({"name": "fresh"}),
         ("post", "/api/admin/context/{contextField}/legal-values") => json!({"value": "v"}),

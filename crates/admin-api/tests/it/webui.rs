@@ -178,3 +178,168 @@ async fn a_flag_page_reads_parents_children_lifecycle_and_creator() {
     let (status, body) = send(&service, get("/api/admin/projects/default/features/child", ADMIN)).await;
     crate::common::assert_error(status, &body, 404, "NotFoundError");
 }
+
+#[actix_web::test]
+async fn lifecycles_follow_writes_and_usage_and_can_be_completed() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "rolled").await;
+    let base = "/api/admin/projects/default/features/rolled";
+    let (_, stages) = send(&service, get(&format!("{base}/lifecycle"), ADMIN)).await;
+    assert_eq!(stages[0]["stage"], "initial", "{stages}");
+
+    // Usage in production, where the flag is on, makes it pre-live and live.
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/client/metrics",
+            crate::common::SDK,
+            json!({"appName": "shop", "instanceId": "i1", "environment": "production",
+                   "bucket": {"start": "2026-11-26T00:00:00Z", "stop": "2026-11-26T00:01:00Z",
+                              "toggles": {"rolled": {"yes": 3, "no": 1}}}}),
+        ),
+    )
+    .await;
+    assert!(status.is_success(), "{status}");
+    app.state.app.flush_usage().await.ok();
+    let (_, stages) = send(&service, get(&format!("{base}/lifecycle"), ADMIN)).await;
+    let names: Vec<&str> = stages
+        .as_array()
+        .map(|stages| {
+            stages
+                .iter()
+                .filter_map(|stage| stage["stage"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert!(names.contains(&"pre-live"), "{stages}");
+
+    let (status, body) = send(
+        &service,
+        post(
+            &format!("{base}/lifecycle/complete"),
+            ADMIN,
+            json!({"status": "kept", "statusValue": "on"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, flag) = send(&service, get(base, ADMIN)).await;
+    assert_eq!(flag["lifecycle"]["stage"], "completed");
+    assert_eq!(flag["lifecycle"]["status"], "kept");
+    let (_, counts) = send(&service, get("/api/admin/lifecycle/count", ADMIN)).await;
+    assert_eq!(counts["completed"], 1, "{counts}");
+    let (status, body) = send(
+        &service,
+        post(
+            &format!("{base}/lifecycle/complete"),
+            ADMIN,
+            json!({"status": "maybe"}),
+        ),
+    )
+    .await;
+    crate::common::assert_error(status, &body, 400, "ValidationError");
+    let (status, _) = send(
+        &service,
+        post(&format!("{base}/lifecycle/uncomplete"), ADMIN, json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let (_, flag) = send(&service, get(base, ADMIN)).await;
+    assert_ne!(flag["lifecycle"]["stage"], "completed");
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/nope/lifecycle/complete",
+            ADMIN,
+            json!({"status": "discarded"}),
+        ),
+    )
+    .await;
+    crate::common::assert_error(status, &body, 404, "NotFoundError");
+}
+
+#[actix_web::test]
+async fn projects_are_listed_and_overviewed_as_the_ui_expects() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "first").await;
+    send(
+        &service,
+        crate::common::patch(
+            "/api/admin/projects/default/features/first",
+            ADMIN,
+            json!([{"op": "replace", "path": "/stale", "value": true}]),
+        ),
+    )
+    .await;
+    seed_feature(&service, "second").await;
+    let (status, listed) = send(&service, get("/api/admin/projects", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{listed}");
+    let project = &listed["projects"][0];
+    assert_eq!(project["id"], "default");
+    assert_eq!(project["featureCount"], 2);
+    assert_eq!(project["health"], 50, "one of two flags is stale");
+    assert_eq!(project["archivedAt"], Value::Null);
+    assert_eq!(project["owners"], json!([{"ownerType": "system"}]));
+
+    let (status, overview) = send(&service, get("/api/admin/projects/default/overview", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{overview}");
+    assert_eq!(overview["onboardingStatus"]["status"], "first-flag-created");
+    assert_eq!(
+        overview["environments"],
+        json!([{"environment": "development"}, {"environment": "production"}])
+    );
+    assert_eq!(
+        overview["featureTypeCounts"],
+        json!([{"type": "release", "count": 2}])
+    );
+    let (status, body) = send(&service, get("/api/admin/projects/nope/overview", ADMIN)).await;
+    crate::common::assert_error(status, &body, 404, "NotFoundError");
+
+    let (status, project_status) = send(&service, get("/api/admin/projects/default/status", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{project_status}");
+    assert_eq!(project_status["staleFlags"]["total"], 1);
+    assert_eq!(project_status["lifecycleSummary"]["initial"]["currentFlags"], 2);
+    assert!(
+        project_status["activityCountByDate"][0]["count"]
+            .as_u64()
+            .is_some_and(|count| count > 0)
+    );
+
+    let (_, dashboard) = send(&service, get("/api/admin/personal-dashboard", ADMIN)).await;
+    assert_eq!(
+        dashboard["flags"].as_array().map(Vec::len),
+        Some(2),
+        "{dashboard}"
+    );
+    let (status, detail) = send(&service, get("/api/admin/personal-dashboard/default", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{detail}");
+    assert_eq!(detail["insights"]["totalFlags"], 2);
+    assert_eq!(detail["roles"], json!([]));
+    let (status, body) = send(&service, get("/api/admin/personal-dashboard/nope", ADMIN)).await;
+    crate::common::assert_error(status, &body, 404, "NotFoundError");
+    let (_, creators) = send(&service, get("/api/admin/projects/default/flag-creators", ADMIN)).await;
+    assert_eq!(creators, json!([]), "admin tokens are no user");
+}
+
+#[actix_web::test]
+async fn constraints_are_checked_one_at_a_time() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let validate = |constraint: Value| post("/api/admin/constraints/validate", ADMIN, constraint);
+    let (status, body) = send(
+        &service,
+        validate(json!({"contextName": "userId", "operator": "IN", "values": ["1"]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NO_CONTENT, "{body}");
+    for bad in [
+        json!({"contextName": "userId", "operator": "NOPE", "values": ["1"]}),
+        json!({"contextName": "version", "operator": "SEMVER_EQ", "value": "one"}),
+        json!({"operator": "IN", "values": ["1"]}),
+    ] {
+        let (status, body) = send(&service, validate(bad)).await;
+        crate::common::assert_error(status, &body, 400, "ValidationError");
+    }
+}

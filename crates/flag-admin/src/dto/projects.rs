@@ -7,40 +7,6 @@ use utoipa::ToSchema;
 use crate::domain::ResourceName;
 use crate::dto::iso;
 
-/// A project in the list.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ProjectOut {
-    /// Its id, used in paths.
-    pub id: String,
-    /// Display name.
-    pub name: String,
-    /// Free text.
-    pub description: Option<String>,
-    /// When it was created.
-    pub created_at: String,
-}
-
-impl From<ProjectRow> for ProjectOut {
-    fn from(row: ProjectRow) -> Self {
-        Self {
-            id: row.id,
-            name: row.name,
-            description: row.description,
-            created_at: iso(row.created_at),
-        }
-    }
-}
-
-/// `GET /api/admin/projects`.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ProjectsOut {
-    /// Always 1.
-    pub version: u32,
-    /// Every project.
-    pub projects: Vec<ProjectOut>,
-}
-
 /// A project just created, as Unleash answers it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

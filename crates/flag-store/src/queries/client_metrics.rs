@@ -132,10 +132,23 @@ pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Res
             seen.insert((&count.feature_name, &count.environment));
             recorded.counted += 1;
         }
+        let kinds: HashMap<String, String> = crate::queries::environments::list(conn)?
+            .into_iter()
+            .map(|environment| (environment.name, environment.environment_type))
+            .collect();
         for (feature, environment) in seen {
-            diesel::update(feature_environments::table.find((feature, environment)))
+            let updated = diesel::update(feature_environments::table.find((feature, environment)))
                 .set(feature_environments::last_seen_at.eq(now))
-                .execute(conn)?;
+                .returning(feature_environments::enabled)
+                .get_results::<bool>(conn)?;
+            // A flag SDKs use is at least pre-live; used where it is on in production, live.
+            let Some(kind) = kinds.get(environment) else {
+                continue;
+            };
+            crate::queries::lifecycle::enter(conn, feature, "pre-live", now)?;
+            if kind == "production" && updated.first() == Some(&true) {
+                crate::queries::lifecycle::enter(conn, feature, "live", now)?;
+            }
         }
         Ok(recorded)
     })

@@ -202,3 +202,50 @@ pub fn writers_of_feature(
     }
     Ok(writers)
 }
+
+/// When `project`'s flags were last written, and whether a flag of it was ever switched on.
+pub fn project_activity(
+    conn: &mut DbConnection,
+    project: &str,
+) -> Result<(Option<NaiveDateTime>, bool), StoreError> {
+    use diesel::dsl::max;
+    let last: Option<NaiveDateTime> = events::table
+        .filter(events::project.eq(project))
+        .filter(events::feature_name.is_not_null())
+        .select(max(events::created_at))
+        .first(conn)?;
+    let switched_on: i64 = events::table
+        .filter(events::project.eq(project))
+        .filter(events::event_type.eq(crate::models::EventType::FeatureEnvironmentEnabled.as_str()))
+        .count()
+        .get_result(conn)?;
+    Ok((last, switched_on > 0))
+}
+
+/// The times of `project`'s events since `since`, oldest first.
+pub fn times_of_project(
+    conn: &mut DbConnection,
+    project: &str,
+    since: NaiveDateTime,
+) -> Result<Vec<NaiveDateTime>, StoreError> {
+    Ok(events::table
+        .filter(events::project.eq(project))
+        .filter(events::created_at.ge(since))
+        .order(events::created_at.asc())
+        .select(events::created_at)
+        .load(conn)?)
+}
+
+/// The newest `limit` events of `project`.
+pub fn latest_of_project(
+    conn: &mut DbConnection,
+    project: &str,
+    limit: i64,
+) -> Result<Vec<EventRow>, StoreError> {
+    Ok(events::table
+        .filter(events::project.eq(project))
+        .order((events::created_at.desc(), events::id.desc()))
+        .limit(limit)
+        .select(EventRow::as_select())
+        .load(conn)?)
+}

@@ -98,3 +98,62 @@ pub fn all(conn: &mut DbConnection) -> Result<Vec<LifecycleRow>, StoreError> {
         .select(LifecycleRow::as_select())
         .load(conn)?)
 }
+
+/// Marks `feature` of `project` completed (kept or discarded, with the variant kept) and
+/// records `feature-completed`; a flag already completed keeps its first status.
+pub fn mark_completed(
+    conn: &mut DbConnection,
+    project: &str,
+    feature: &str,
+    status: &str,
+    status_value: Option<&str>,
+    actor: &crate::models::Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        crate::queries::features::get(conn, project, feature)?;
+        let completed: i64 = feature_lifecycles::table
+            .filter(feature_lifecycles::feature_name.eq(feature))
+            .filter(feature_lifecycles::stage.eq("completed"))
+            .count()
+            .get_result(conn)?;
+        if completed == 0 {
+            complete(conn, feature, status, status_value, now)?;
+        }
+        let mut data = serde_json::json!({"status": status, "kept": status == "kept"});
+        if let Some(value) = status_value {
+            data["statusValue"] = value.into();
+        }
+        crate::queries::events::record(
+            conn,
+            &crate::models::NewEvent {
+                project: Some(project.into()),
+                feature_name: Some(feature.into()),
+                ..crate::models::NewEvent::new(crate::models::EventType::FeatureCompleted, actor, now)
+                    .with_data(&data)?
+            },
+        )
+    })
+}
+
+/// Takes back `feature`'s completion and records `feature-uncompleted`.
+pub fn mark_uncompleted(
+    conn: &mut DbConnection,
+    project: &str,
+    feature: &str,
+    actor: &crate::models::Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        crate::queries::features::get(conn, project, feature)?;
+        uncomplete(conn, feature)?;
+        crate::queries::events::record(
+            conn,
+            &crate::models::NewEvent {
+                project: Some(project.into()),
+                feature_name: Some(feature.into()),
+                ..crate::models::NewEvent::new(crate::models::EventType::FeatureUncompleted, actor, now)
+            },
+        )
+    })
+}

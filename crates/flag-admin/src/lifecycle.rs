@@ -1,0 +1,82 @@
+//! Flags' lifecycles: the stages each entered, marking one completed, and counts by stage.
+
+use flag_store::queries;
+
+use crate::auth::Caller;
+use crate::dto::features::LifecycleOut;
+use crate::dto::lifecycle::{CompleteFeature, LifecycleCountOut};
+use crate::{AdminError, Ctx, db};
+
+/// The stages a flag entered, oldest first; none for an unknown flag.
+pub async fn stages(ctx: &Ctx, feature: String) -> Result<Vec<LifecycleOut>, AdminError> {
+    let rows = db::run(&ctx.store, move |conn| queries::lifecycle::of(conn, &[feature])).await?;
+    Ok(rows
+        .into_iter()
+        .map(|row| LifecycleOut {
+            stage: row.stage,
+            status: row.status,
+            entered_stage_at: crate::dto::iso(row.created_at),
+        })
+        .collect())
+}
+
+/// Marks a flag completed: kept or discarded.
+pub async fn complete(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature): (String, String),
+    request: CompleteFeature,
+) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::lifecycle::mark_completed(
+            conn,
+            &project,
+            &feature,
+            request.status.as_str(),
+            request.status_value.as_deref(),
+            &actor,
+            now,
+        )
+    })
+    .await
+}
+
+/// Takes back a flag's completion.
+pub async fn uncomplete(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature): (String, String),
+) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::lifecycle::mark_uncompleted(conn, &project, &feature, &actor, now)
+    })
+    .await
+}
+
+/// How many flags are in each stage, by the stage each entered last.
+pub async fn count(ctx: &Ctx) -> Result<LifecycleCountOut, AdminError> {
+    let rows = db::run(&ctx.store, queries::lifecycle::all).await?;
+    let mut latest: std::collections::HashMap<&str, &flag_store::models::LifecycleRow> =
+        std::collections::HashMap::new();
+    for row in &rows {
+        let entry = latest.entry(row.feature_name.as_str()).or_insert(row);
+        if row.created_at >= entry.created_at {
+            *entry = row;
+        }
+    }
+    let mut counts = LifecycleCountOut::default();
+    for row in latest.values() {
+        match row.stage.as_str() {
+            "initial" => counts.initial += 1,
+            "pre-live" => counts.pre_live += 1,
+            "live" => counts.live += 1,
+            "completed" => counts.completed += 1,
+            _ => counts.archived += 1,
+        }
+    }
+    Ok(counts)
+}
