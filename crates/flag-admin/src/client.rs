@@ -1,6 +1,7 @@
 //! The client API: the document Unleash's server-side SDKs poll, for a token's environment and
 //! projects.
 
+use flag_store::models::TagRef;
 use flag_store::queries::{self, evaluation::ProjectScope};
 use sha2::{Digest as _, Sha256};
 
@@ -43,20 +44,23 @@ impl ClientSpec {
 /// What a request asks for: the token's environment, else the query's, else
 /// [`DEFAULT_ENVIRONMENT`]; the token's projects, else the query's project; and whether segment
 /// constraints are inlined (SDKs before client specification 4.2.0) or sent apart.
-pub fn question(access: &ClientAccess, query: ClientQuery, spec: ClientSpec) -> ClientFeaturesQuery {
-    ClientFeaturesQuery {
+pub fn question(
+    access: &ClientAccess,
+    query: ClientQuery,
+    spec: ClientSpec,
+) -> Result<ClientFeaturesQuery, AdminError> {
+    let tag = query.tags()?;
+    Ok(ClientFeaturesQuery {
         environment: access
             .environment
             .clone()
             .or(query.environment)
             .unwrap_or_else(|| DEFAULT_ENVIRONMENT.into()),
-        project: access
-            .projects
-            .clone()
-            .or_else(|| query.project.map(|project| vec![project])),
+        project: access.projects.clone().or(query.project),
         name_prefix: query.name_prefix,
+        tag,
         inline_segment_constraints: spec.inlines_segments(),
-    }
+    })
 }
 
 /// The document answering a question, as JSON, with its `ETag` and digest.
@@ -85,16 +89,33 @@ pub async fn render(
         .clone()
         .map_or(ProjectScope::All, ProjectScope::Only);
     let environment = question.environment.clone();
-    let (document, revision) = db::run(&ctx.store, move |conn| {
+    let tags: Option<Vec<TagRef>> = question.tag.as_ref().map(|tags| {
+        tags.iter()
+            .map(|[tag_type, value]| TagRef {
+                tag_type: tag_type.clone(),
+                value: value.clone(),
+            })
+            .collect()
+    });
+    let (mut document, revision, tagged) = db::run(&ctx.store, move |conn| {
         queries::snapshot(conn, |conn| {
             let revision = queries::events::latest_id(conn)?;
+            let tagged = tags
+                .map(|tags| queries::tags::features_with_any(conn, &tags))
+                .transpose()?;
             Ok((
                 queries::evaluation::client_features(conn, &scope, &environment)?,
                 revision,
+                tagged,
             ))
         })
     })
     .await?;
+    if let Some(tagged) = tagged {
+        document
+            .features
+            .retain(|feature| tagged.binary_search(&feature.name).is_ok());
+    }
     let unserialisable =
         |error: serde_json::Error| AdminError::Internal(format!("cannot serialise client features: {error}"));
     ctx.cpu

@@ -50,9 +50,10 @@ pub async fn features(
     state: web::Data<AppState>,
     ClientToken(access): ClientToken,
     request: HttpRequest,
-    query: web::Query<ClientQuery>,
+    query: web::Query<Vec<(String, String)>>,
 ) -> Result<Cached, ApiError> {
-    let question = client::question(&access, query.into_inner(), client_spec(&request)?);
+    let query = ClientQuery::from_pairs(query.into_inner());
+    let question = client::question(&access, query, client_spec(&request)?)?;
     let revision = state.app.revision().await?;
     let answer = state
         .answers

@@ -270,3 +270,60 @@ async fn the_audit_log_is_read_by_flag_and_by_writer() {
         "{creators}"
     );
 }
+
+#[actix_web::test]
+async fn sdks_can_ask_for_the_flags_with_any_of_some_tags() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    for name in ["web-a", "web-b", "other"] {
+        seed_feature(&service, name).await;
+    }
+    for (feature, value) in [("web-a", "web"), ("web-b", "mobile")] {
+        let (status, body) = send(
+            &service,
+            post(
+                &format!("/api/admin/features/{feature}/tags"),
+                ADMIN,
+                json!({"type": "simple", "value": value}),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{body}");
+    }
+    let names = |body: &Value| -> Vec<String> {
+        body["features"]
+            .as_array()
+            .map(|features| {
+                features
+                    .iter()
+                    .filter_map(|feature| feature["name"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (status, body) = send(
+        &service,
+        get("/api/client/features?tag=simple:web", crate::common::SDK),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(names(&body), ["web-a"]);
+    assert_eq!(body["query"]["tag"], json!([["simple", "web"]]));
+    let (_, body) = send(
+        &service,
+        get(
+            "/api/client/features?tag=simple:web&tag=simple:mobile&namePrefix=web",
+            crate::common::SDK,
+        ),
+    )
+    .await;
+    assert_eq!(names(&body), ["web-a", "web-b"]);
+    let (_, body) = send(&service, get("/api/client/features", crate::common::SDK)).await;
+    assert_eq!(names(&body).len(), 3);
+    let (status, body) = send(
+        &service,
+        get("/api/client/features?tag=untyped", crate::common::SDK),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+}

@@ -94,7 +94,9 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
         ("post", "/api/admin/projects/{projectId}/features/{featureName}/lifecycle/complete") => {
             json!({"status": "kept"})
         }
-        ("post", "/api/admin/projects/{projectId}/features/{featureName}/lifecycle/uncomplete") => Value::Null,
+        ("post", "/api/admin/projects/{projectId}/features/{featureName}/lifecycle/uncomplete") => {
+            Value::Null
+        }
         ("put", "/api/admin/context/{contextField}") => json!({}),
         ("post", "/api/admin/context/validate" | "/api/admin/segments/validate") => json!({"name": "fresh"}),
         ("post", "/api/admin/context/{contextField}/legal-values") => json!({"value": "v"}),

@@ -8,20 +8,56 @@ use utoipa::{IntoParams, ToSchema};
 use super::variants::VariantSchema;
 use crate::error::AdminError;
 
-/// Query string of `GET /api/client/features`.
-#[derive(Debug, Deserialize, IntoParams)]
-#[serde(rename_all = "camelCase")]
+/// Query string of `GET /api/client/features`; `project` and `tag` may repeat.
+#[derive(Debug, Default, IntoParams)]
 #[into_params(parameter_in = Query)]
 pub struct ClientQuery {
     /// The environment, when the token is not bound to one; `development` when neither says.
-    #[serde(default)]
     pub environment: Option<String>,
-    /// One project, when the token is not limited to some.
-    #[serde(default)]
-    pub project: Option<String>,
+    /// Projects, when the token is not limited to some; any of them.
+    pub project: Option<Vec<String>>,
     /// Only features whose name starts with this.
-    #[serde(default)]
+    #[param(rename = "namePrefix")]
     pub name_prefix: Option<String>,
+    /// Only features with any of these tags, each `type:value`.
+    pub tag: Option<Vec<String>>,
+}
+
+impl ClientQuery {
+    /// The query from its `key=value` pairs, keys repeated for lists; unknown keys are ignored.
+    pub fn from_pairs(pairs: Vec<(String, String)>) -> Self {
+        let mut query = Self::default();
+        for (key, value) in pairs {
+            match key.as_str() {
+                "environment" => query.environment = Some(value),
+                "project" if value != "*" => query.project.get_or_insert_with(Vec::new).push(value),
+                "namePrefix" => query.name_prefix = Some(value),
+                "tag" => query.tag.get_or_insert_with(Vec::new).push(value),
+                _ => {}
+            }
+        }
+        query
+    }
+
+    /// The tags asked for, as `[type, value]`; one that is not `type:value` is a 400.
+    pub fn tags(&self) -> Result<Option<Vec<[String; 2]>>, AdminError> {
+        self.tag
+            .as_ref()
+            .map(|tags| {
+                tags.iter()
+                    .map(|tag| match tag.split_once(':') {
+                        Some((kind, value)) if !kind.is_empty() && !value.is_empty() => {
+                            Ok([kind.to_owned(), value.to_owned()])
+                        }
+                        _ => Err(AdminError::invalid(
+                            "/query/tag",
+                            format!("{tag:?} is not a tag: type:value"),
+                        )),
+                    })
+                    .collect()
+            })
+            .transpose()
+    }
 }
 
 /// Query string of `GET /api/client/features/{featureName}`.
@@ -45,6 +81,10 @@ pub struct ClientFeaturesQuery {
     /// The query's name prefix; absent when none was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
+    /// The query's tags, as `[type, value]`: features with any of them; absent when none were
+    /// given.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tag: Option<Vec<[String; 2]>>,
     /// False when the SDK asked for segments separately (`Unleash-Client-Spec` 4.2.0 or later).
     pub inline_segment_constraints: bool,
 }
