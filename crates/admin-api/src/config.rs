@@ -175,6 +175,17 @@ pub struct Config {
     /// Send the session cookie only over HTTPS; by default, when `UNLEASH_URL` is https.
     #[arg(long, env = "HALYARD_SECURE_COOKIES", global = true)]
     pub secure_cookies: Option<bool>,
+    /// A file of flags to apply when the server starts: an export document (what
+    /// `POST /api/admin/features-batch/export` answers) or a client-features document. The same
+    /// file applied again changes nothing, so a container starts with its flags.
+    #[arg(long, env = "IMPORT_FILE")]
+    pub import_file: Option<PathBuf>,
+    /// The project `IMPORT_FILE` goes into.
+    #[arg(long, env = "IMPORT_PROJECT", default_value = "default")]
+    pub import_project: String,
+    /// The environment whose state `IMPORT_FILE` sets.
+    #[arg(long, env = "IMPORT_ENVIRONMENT", default_value = "development")]
+    pub import_environment: String,
     /// What to do; serving is the default.
     #[command(subcommand)]
     pub command: Option<Command>,

@@ -5,7 +5,7 @@ use admin_api::config::{Command, Config, LogFormat};
 use admin_api::{AppState, server};
 use anyhow::Context as _;
 use flag_admin::Ctx;
-use flag_admin::seeding::{ensure_admin_token, import, seed_tokens};
+use flag_admin::seeding::{ensure_admin_token, import, import_file, seed_tokens};
 use flag_store::{Database, Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -57,6 +57,13 @@ async fn main() -> anyhow::Result<()> {
     }
     if let Some(path) = ensure_admin_token(&store, &store_config.database.local_directory())? {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
+    }
+
+    if let Some(file) = &config.import_file {
+        let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
+        let done = import_file(&store, &config.import_project, &config.import_environment, &bytes)
+            .with_context(|| format!("importing {}", file.display()))?;
+        tracing::info!(file = %file.display(), "flags file {}: {done:?}", file.display());
     }
 
     let app = Ctx::new(store, config.settings()).context("starting the CPU pool")?;

@@ -18,8 +18,8 @@ use utoipa::openapi::{RefOr, Schema};
 
 use crate::auth::Declared;
 use crate::handlers::{
-    self, applications, archive, client, context, dependencies, edge, environments, events, flags, frontend,
-    invite, lifecycle, me, ofrep, playground, projects, search, segments, session, strategies,
+    self, applications, archive, client, context, dependencies, edge, environments, events, export, flags,
+    frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments, session, strategies,
     strategy_types, tags, tokens, usage, users, variants,
 };
 
@@ -294,6 +294,22 @@ pub fn operations() -> Vec<Operation> {
             Write(Permission::DeleteFeature),
         ),
         operation(search::__path_features, search::features, Read),
+        // Export and import.
+        operation(
+            export::__path_export,
+            export::export,
+            ReadIn(Permission::ReadFeatureEnvironmentVariants),
+        ),
+        operation(
+            export::__path_validate,
+            export::validate,
+            ReadIn(Permission::ReadFeatureEnvironmentVariants),
+        ),
+        operation(
+            export::__path_import,
+            export::import,
+            Write(Permission::UpdateFeature),
+        ),
         // Lifecycles.
         operation(lifecycle::__path_stages, lifecycle::stages, Read),
         operation(

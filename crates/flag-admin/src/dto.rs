@@ -9,6 +9,7 @@ pub mod dependencies;
 pub mod edge;
 pub mod environments;
 pub mod events;
+pub mod export;
 pub mod features;
 pub mod frontend;
 pub mod lifecycle;

@@ -40,6 +40,7 @@ pub mod engines;
 pub mod environments;
 pub mod error;
 pub mod events;
+pub mod export;
 pub mod features;
 pub mod frontend;
 pub mod health;

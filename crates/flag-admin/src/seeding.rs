@@ -118,3 +118,51 @@ pub fn import(
     )?;
     Ok((warnings, report))
 }
+
+/// The setting that keeps the digest of the last file applied at start.
+const IMPORTED_FILE: &str = "imported-file";
+
+/// What applying a file of flags at start did.
+#[derive(Debug, PartialEq, Eq)]
+pub enum FileImport {
+    /// The same file was applied to the same project and environment before: nothing changed.
+    Unchanged,
+    /// An export document was imported.
+    Export,
+    /// A client-features document was imported, with what it created and updated.
+    ClientFeatures(queries::import::ImportReport),
+}
+
+/// Applies a file of flags, an export document or a client-features document, to `project`
+/// and `environment`, unless the same file was applied there last.
+pub fn import_file(
+    store: &Store,
+    project: &str,
+    environment: &str,
+    bytes: &[u8],
+) -> Result<FileImport, AdminError> {
+    use sha2::{Digest, Sha256};
+    let digest = hex::encode(Sha256::digest(
+        [project.as_bytes(), b"\0", environment.as_bytes(), b"\0", bytes].concat(),
+    ));
+    let mut conn = store.connection()?;
+    if queries::settings::get::<String>(&mut conn, IMPORTED_FILE)?.as_deref() == Some(digest.as_str()) {
+        return Ok(FileImport::Unchanged);
+    }
+    let value: serde_json::Value = serde_json::from_slice(bytes)
+        .map_err(|error| AdminError::bad_request(format!("the file is not JSON: {error}")))?;
+    let now = crate::now();
+    let done = if value.get("featureStrategies").is_some() {
+        let document: queries::export::ExportDocument = crate::dto::parse_value(value)?;
+        queries::export::import(&mut conn, project, environment, &document, &Actor::system(), now)?;
+        FileImport::Export
+    } else {
+        let document: flag_eval::ClientFeatures = crate::dto::parse_value(value)?;
+        drop(conn);
+        let (_, report) = import(store, project, environment, &document)?;
+        conn = store.connection()?;
+        FileImport::ClientFeatures(report)
+    };
+    queries::settings::put(&mut conn, IMPORTED_FILE, &digest, &Actor::system(), now)?;
+    Ok(done)
+}

@@ -8,6 +8,7 @@ pub mod dependencies;
 pub mod edge;
 pub mod environments;
 pub mod events;
+pub mod export;
 pub mod flags;
 pub mod frontend;
 pub mod invite;

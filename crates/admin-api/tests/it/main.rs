@@ -10,6 +10,7 @@ mod client_cache;
 mod common;
 mod contract;
 mod edge;
+mod export;
 mod frontend;
 mod hardening;
 mod invite;

@@ -13,6 +13,7 @@ pub mod dependencies;
 pub mod environments;
 pub mod evaluation;
 pub mod events;
+pub mod export;
 pub mod feature_types;
 pub mod features;
 pub mod import;

@@ -1,0 +1,222 @@
+//! Export and import of flags in Unleash's export document.
+
+use crate::common::{ADMIN, TestApp, assert_error, get, post, seed_feature, send};
+use actix_web::http::StatusCode;
+use serde_json::{Value, json};
+
+#[actix_web::test]
+async fn an_export_imported_elsewhere_answers_sdks_the_same() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "parent").await;
+    seed_feature(&service, "checkout").await;
+    let (status, segment) = send(
+        &service,
+        post(
+            "/api/admin/segments",
+            ADMIN,
+            json!({"name": "beta", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{segment}");
+    let base = "/api/admin/projects/default/features/checkout/environments/development";
+    send(
+        &service,
+        post(
+            &format!("{base}/strategies"),
+            ADMIN,
+            json!({"name": "flexibleRollout", "parameters": {"rollout": "30", "stickiness": "userId", "groupId": "checkout"},
+                   "segments": [segment["id"]], "constraints": [{"contextName": "region", "operator": "IN", "values": ["eu"]}]}),
+        ),
+    )
+    .await;
+    send(
+        &service,
+        crate::common::put(
+            "/api/admin/projects/default/features/checkout/variants-batch",
+            ADMIN,
+            json!({"variants": [{"name": "a", "weight": 500, "weightType": "variable", "stickiness": "default"},
+                                {"name": "b", "weight": 500, "weightType": "variable", "stickiness": "default"}],
+                   "environments": ["development"]}),
+        ),
+    )
+    .await;
+    send(
+        &service,
+        post(
+            "/api/admin/features/checkout/tags",
+            ADMIN,
+            json!({"type": "simple", "value": "payments"}),
+        ),
+    )
+    .await;
+    send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/checkout/dependencies",
+            ADMIN,
+            json!({"feature": "parent"}),
+        ),
+    )
+    .await;
+
+    let (status, document) = send(
+        &service,
+        post(
+            "/api/admin/features-batch/export",
+            ADMIN,
+            json!({"environment": "development", "features": ["parent", "checkout"]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{document}");
+    let keys: Vec<&String> = document
+        .as_object()
+        .map(|object| object.keys().collect())
+        .unwrap_or_default();
+    assert_eq!(
+        keys,
+        [
+            "features",
+            "featureStrategies",
+            "featureEnvironments",
+            "contextFields",
+            "featureTags",
+            "segments",
+            "tagTypes",
+            "dependencies",
+            "links"
+        ]
+    );
+    assert_eq!(
+        document["segments"],
+        json!([{"id": segment["id"], "name": "beta"}])
+    );
+    assert_eq!(document["featureTags"][0]["tagValue"], "payments");
+
+    // Into another project and environment, on another server: the same SDK answers.
+    let target = TestApp::new();
+    let other = target.service().await;
+    send(
+        &other,
+        post("/api/admin/projects", ADMIN, json!({"name": "shop"})),
+    )
+    .await;
+    send(
+        &other,
+        post(
+            "/api/admin/segments",
+            ADMIN,
+            json!({"name": "beta", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}),
+        ),
+    )
+    .await;
+    let request = json!({"project": "shop", "environment": "production", "data": document});
+    let (status, check) = send(
+        &other,
+        post("/api/admin/features-batch/validate", ADMIN, request.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{check}");
+    assert_eq!(check["errors"], json!([]), "{check}");
+    let (status, body) = send(
+        &other,
+        post("/api/admin/features-batch/import", ADMIN, request.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send(&other, post("/api/admin/features-batch/import", ADMIN, request)).await;
+    assert_eq!(status, StatusCode::OK, "importing twice updates: {body}");
+
+    let strip = |mut answer: Value| {
+        for feature in answer["features"].as_array_mut().into_iter().flatten() {
+            feature["project"] = Value::Null;
+            for strategy in feature["strategies"].as_array_mut().into_iter().flatten() {
+                strategy["id"] = Value::Null;
+                strategy["sortOrder"] = Value::Null;
+            }
+        }
+        answer["features"].clone()
+    };
+    let (_, source) = send(&service, get("/api/client/features", crate::common::SDK)).await;
+    let production_sdk = "*:production.target-production-sdk";
+    target
+        .store_token(production_sdk, "client", "production", &["*"])
+        .map_err(|error| error.to_string())
+        .unwrap_or_else(|error| panic!("storing a token: {error}"));
+    let (status, copied) = send(&other, get("/api/client/features", production_sdk)).await;
+    assert_eq!(status, StatusCode::OK, "{copied}");
+    assert_eq!(strip(copied), strip(source));
+
+    // Flags of another project, and unknown strategies, are refused whole.
+    let clash = json!({"project": "default", "environment": "development", "data": document});
+    let (_, check) = send(
+        &other,
+        post("/api/admin/features-batch/validate", ADMIN, clash.clone()),
+    )
+    .await;
+    assert_eq!(
+        check["errors"][0]["affectedItems"],
+        json!(["checkout (in project shop)", "parent (in project shop)"])
+    );
+    let (status, body) = send(&other, post("/api/admin/features-batch/import", ADMIN, clash)).await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(
+        &other,
+        post(
+            "/api/admin/features-batch/export",
+            ADMIN,
+            json!({"environment": "nowhere"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 404, "NotFoundError");
+    let (status, body) = send(
+        &other,
+        post(
+            "/api/admin/features-batch/import",
+            ADMIN,
+            json!({"project": "shop", "environment": "production", "data": {}}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+}
+
+#[actix_web::test]
+async fn a_flags_file_applied_at_start_is_applied_once() {
+    let app = TestApp::new();
+    let document = json!({
+        "features": [{"name": "from-file", "type": "release", "project": "default"}],
+        "featureStrategies": [{"name": "default", "featureName": "from-file", "parameters": {}}],
+        "featureEnvironments": [{"enabled": true, "featureName": "from-file", "environment": "development", "variants": []}],
+        "tagTypes": []
+    });
+    let bytes = serde_json::to_vec(&document).unwrap_or_default();
+    let first = flag_admin::seeding::import_file(&app.store, "default", "development", &bytes);
+    assert!(
+        matches!(first, Ok(flag_admin::seeding::FileImport::Export)),
+        "{first:?}"
+    );
+    let again = flag_admin::seeding::import_file(&app.store, "default", "development", &bytes);
+    assert!(
+        matches!(again, Ok(flag_admin::seeding::FileImport::Unchanged)),
+        "{again:?}"
+    );
+    let service = app.service().await;
+    let (_, client) = send(&service, get("/api/client/features", crate::common::SDK)).await;
+    assert_eq!(client["features"][0]["name"], "from-file");
+    assert_eq!(client["features"][0]["enabled"], true);
+
+    // A client-features document works too, and a file that is neither is refused.
+    let client_document = json!({"version": 2, "features": [{"name": "sdk-shaped", "enabled": true, "strategies": [{"name": "default"}]}]});
+    let bytes = serde_json::to_vec(&client_document).unwrap_or_default();
+    let imported = flag_admin::seeding::import_file(&app.store, "default", "development", &bytes);
+    assert!(
+        matches!(imported, Ok(flag_admin::seeding::FileImport::ClientFeatures(_))),
+        "{imported:?}"
+    );
+    let refused = flag_admin::seeding::import_file(&app.store, "default", "development", b"not json");
+    assert!(refused.is_err());
+}

@@ -1,0 +1,61 @@
+//! Export and import of flags in Unleash's export document.
+
+use flag_store::queries;
+use flag_store::queries::export::{ExportDocument, Selection};
+
+use crate::auth::Caller;
+use crate::dto::export::{ExportQuery, FindingOut, ImportCheckOut, ImportRequest};
+use crate::{AdminError, Ctx, db};
+
+/// The export document of the flags asked for, in one environment.
+pub async fn export(ctx: &Ctx, caller: &Caller, query: ExportQuery) -> Result<ExportDocument, AdminError> {
+    caller.require_in(&query.environment)?;
+    let selection = match (query.features, query.tag, query.project) {
+        (Some(features), _, _) if !features.is_empty() => Selection::Named(features),
+        (_, Some(tag), _) => Selection::Tagged(tag),
+        (_, _, Some(project)) => Selection::Project(project),
+        _ => Selection::All,
+    };
+    let environment = query.environment;
+    db::run(&ctx.store, move |conn| {
+        queries::environments::get(conn, &environment)?;
+        queries::export::export(conn, &selection, &environment)
+    })
+    .await
+}
+
+/// What importing a document would do, writing nothing.
+pub async fn validate(
+    ctx: &Ctx,
+    caller: &Caller,
+    request: ImportRequest,
+) -> Result<ImportCheckOut, AdminError> {
+    caller.require_in(&request.environment)?;
+    let check = db::run(&ctx.store, move |conn| {
+        queries::export::check(conn, &request.project, &request.environment, &request.data)
+    })
+    .await?;
+    Ok(ImportCheckOut {
+        errors: check.errors.into_iter().map(FindingOut::from).collect(),
+        warnings: check.warnings.into_iter().map(FindingOut::from).collect(),
+        permissions: Vec::new(),
+    })
+}
+
+/// Imports a document in one transaction; any error its validation reports refuses it whole.
+pub async fn import(ctx: &Ctx, caller: &Caller, request: ImportRequest) -> Result<(), AdminError> {
+    caller.require_in(&request.environment)?;
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        queries::export::import(
+            conn,
+            &request.project,
+            &request.environment,
+            &request.data,
+            &actor,
+            now,
+        )
+    })
+    .await
+}
