@@ -238,6 +238,11 @@ pub fn operations() -> Vec<Operation> {
             flags::patch,
             Write(Permission::UpdateFeature),
         ),
+        operation(
+            flags::__path_clone,
+            flags::clone,
+            Write(Permission::CreateFeature),
+        ),
         operation(flags::__path_validate_name, flags::validate_name, Read),
         operation(flags::__path_types, flags::types, Read),
         operation(flags::__path_set_lifetime, flags::set_lifetime, Admin),

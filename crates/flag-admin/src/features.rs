@@ -9,10 +9,10 @@ use flag_store::queries::features::{FeatureMetadata, Switch};
 use crate::auth::Caller;
 use crate::domain::ResourceName;
 use crate::dto::features::{
-    BulkSwitch, CollaboratorsOut, CreateFeature, DependencyOut, EnvironmentStrategyOut, FeatureDetailOut,
-    FeatureEnvironmentOut, FeatureEnvironmentSummary, FeatureInEnvironmentOut, FeatureListItem, FeatureOut,
-    FeatureQuery, FeatureStrategyOut, FeatureTypeOut, FeatureTypesOut, FeaturesOut, LifecycleOut,
-    UpdateFeature, UpdateLifetime, ValidateFeatureName,
+    BulkSwitch, CloneFeature, CollaboratorsOut, CreateFeature, DependencyOut, EnvironmentStrategyOut,
+    FeatureDetailOut, FeatureEnvironmentOut, FeatureEnvironmentSummary, FeatureInEnvironmentOut,
+    FeatureListItem, FeatureOut, FeatureQuery, FeatureStrategyOut, FeatureTypeOut, FeatureTypesOut,
+    FeaturesOut, LifecycleOut, UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
 use crate::{AdminError, Ctx, db};
 
@@ -461,4 +461,28 @@ pub async fn has_dependencies(ctx: &Ctx, project: String) -> Result<bool, AdminE
         queries::dependencies::exist_in(conn, &project)
     })
     .await
+}
+
+/// Copies a live flag of `project` under a new name, switched off everywhere.
+pub async fn clone(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, source): (String, String),
+    request: CloneFeature,
+) -> Result<FeatureOut, AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    let row = db::run(&ctx.store, move |conn| {
+        queries::features::clone(
+            conn,
+            &project,
+            &source,
+            request.name.as_str(),
+            request.replace_group_id,
+            &actor,
+            now,
+        )
+    })
+    .await?;
+    Ok(FeatureOut::from(row))
 }

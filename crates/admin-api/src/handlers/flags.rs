@@ -2,9 +2,9 @@
 
 use actix_web::web;
 use flag_admin::dto::features::{
-    BulkSwitch, CreateFeature, FeatureDetailOut, FeatureInEnvironmentOut, FeatureOut, FeatureQuery,
-    FeatureTypeOut, FeatureTypesOut, FeaturesOut, PatchOperationSchema, SwitchQuery, UpdateFeature,
-    UpdateLifetime, ValidateFeatureName,
+    BulkSwitch, CloneFeature, CreateFeature, FeatureDetailOut, FeatureInEnvironmentOut, FeatureOut,
+    FeatureQuery, FeatureTypeOut, FeatureTypesOut, FeaturesOut, PatchOperationSchema, SwitchQuery,
+    UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
 use flag_admin::features;
 use flag_store::queries::features::Switch;
@@ -440,5 +440,35 @@ pub async fn has_dependencies(
 ) -> Result<web::Json<bool>, ApiError> {
     Ok(web::Json(
         features::has_dependencies(&state.app, path.into_inner()).await?,
+    ))
+}
+
+/// Copies a live flag under a new name in the same project: its fields, its variants and
+/// strategies in every environment (switched off there), and its parent.
+#[utoipa::path(
+    post,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/clone",
+    tag = "Features",
+    operation_id = "cloneFeature",
+    params(
+        ("projectId" = String, Path, description = "The project"),
+        ("featureName" = String, Path, description = "The flag to copy"),
+    ),
+    request_body = CloneFeature,
+    responses(
+        (status = 201, description = "The copy", body = FeatureOut),
+        (status = 400, description = "The body breaks the schema", body = ErrorBody),
+        (status = 404, description = "No such live flag in the project", body = ErrorBody),
+        (status = 409, description = "The name is taken", body = ErrorBody),
+    ),
+)]
+pub async fn clone(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<(String, String)>,
+    Body(request): Body<CloneFeature>,
+) -> Result<Created<FeatureOut>, ApiError> {
+    Ok(Created::new(
+        features::clone(&state.app, &caller, path.into_inner(), request).await?,
     ))
 }

@@ -547,3 +547,81 @@ async fn feature_types_list_in_order_and_lifetimes_change() {
     .await;
     assert_error(status, &body, 400, "ValidationError");
 }
+
+#[actix_web::test]
+async fn clones_copy_strategies_variants_and_parents_switched_off() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "parent").await;
+    seed_feature(&service, "original").await;
+    send(
+        &service,
+        post(
+            &format!("{FEATURES}/original/environments/development/strategies"),
+            ADMIN,
+            json!({"name": "flexibleRollout", "parameters": {"rollout": "40", "stickiness": "default", "groupId": "original"}}),
+        ),
+    )
+    .await;
+    send(
+        &service,
+        post(
+            &format!("{FEATURES}/original/dependencies"),
+            ADMIN,
+            json!({"feature": "parent"}),
+        ),
+    )
+    .await;
+    let (status, copy) = send(
+        &service,
+        post(
+            &format!("{FEATURES}/original/clone"),
+            ADMIN,
+            json!({"name": "copy"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{copy}");
+    assert_eq!(copy["name"], "copy");
+    let (_, read) = send(&service, get(&format!("{FEATURES}/copy"), ADMIN)).await;
+    assert_eq!(read["environments"][0]["enabled"], false);
+    assert_eq!(
+        read["environments"][0]["strategies"].as_array().map(Vec::len),
+        Some(2)
+    );
+    assert_eq!(
+        read["environments"][0]["strategies"][1]["parameters"]["groupId"],
+        "copy"
+    );
+    assert_eq!(read["dependencies"][0]["feature"], "parent");
+    let (status, body) = send(
+        &service,
+        post(
+            &format!("{FEATURES}/original/clone"),
+            ADMIN,
+            json!({"name": "copy"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 409, "NameExistsError");
+    let (status, body) = send(
+        &service,
+        post(
+            &format!("{FEATURES}/missing/clone"),
+            ADMIN,
+            json!({"name": "other"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 404, "NotFoundError");
+    let (status, body) = send(
+        &service,
+        post(
+            &format!("{FEATURES}/original/clone"),
+            ADMIN,
+            json!({"name": "not friendly"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+}

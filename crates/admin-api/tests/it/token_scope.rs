@@ -88,6 +88,7 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
         ("put", "/api/admin/projects/{projectId}/features/{featureName}") => json!({}),
         ("put", "/api/admin/environments/sort-order") => json!({"development": 1}),
         ("post", "/api/admin/splash/{id}") => Value::Null,
+        ("post", "/api/admin/projects/{projectId}/features/{featureName}/clone") => json!({"name": "copy"}),
         ("post", "/api/admin/features-batch/export") => json!({"environment": "development"}),
         ("post", "/api/admin/features-batch/validate" | "/api/admin/features-batch/import") => {
             json!({"project": "default", "environment": "development",

@@ -393,3 +393,94 @@ pub fn switch_many(
         Ok(())
     })
 }
+
+/// Copies the live flag `source` of `project` as `name` in the same project: its fields, its
+/// variants and strategies in every environment (switched off), and its parent; with
+/// `replace_group_id`, strategies grouped by the old name are grouped by the new one.
+#[expect(
+    clippy::too_many_arguments,
+    reason = "the copy's source, name and option, plus who and when"
+)]
+pub fn clone(
+    conn: &mut DbConnection,
+    project: &str,
+    source: &str,
+    name: &str,
+    replace_group_id: bool,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<FeatureRow, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let original = get(conn, project, source)?;
+        if original.archived_at.is_some() {
+            return Err(StoreError::NotFound {
+                entity: "feature flag with name",
+                key: source.to_owned(),
+            });
+        }
+        if let Some(existing) = find(conn, name)? {
+            return Err(StoreError::Conflict {
+                entity: if existing.archived_at.is_some() {
+                    "archived flag"
+                } else {
+                    "flag"
+                },
+                key: String::new(),
+            });
+        }
+        let copy = create(
+            conn,
+            &FeatureRow {
+                name: name.to_owned(),
+                archived_at: None,
+                created_at: now,
+                created_by_user_id: Some(actor.user_id),
+                ..original.clone()
+            },
+            actor,
+        )?;
+        for state in environments_of(conn, source)? {
+            diesel::update(feature_environments::table.find((name, state.environment_name.as_str())))
+                .set(feature_environments::variants.eq(&state.variants))
+                .execute(conn)?;
+            for strategy in strategies::list(conn, source, &state.environment_name)? {
+                let mut parameters: std::collections::BTreeMap<String, String> = strategy
+                    .parameters
+                    .iter()
+                    .map(|(key, value)| (key.to_owned(), value.to_owned()))
+                    .collect();
+                if replace_group_id && let Some(group) = parameters.get_mut("groupId") {
+                    *group = name.to_owned();
+                }
+                let input = strategies::StrategyInput {
+                    name: strategy.name,
+                    title: strategy.title,
+                    disabled: strategy.disabled.unwrap_or(false),
+                    sort_order: strategy.sort_order.and_then(|order| i32::try_from(order).ok()),
+                    parameters,
+                    constraints: strategy.constraints,
+                    segments: strategy
+                        .segments
+                        .iter()
+                        .filter_map(|id| i32::try_from(*id).ok())
+                        .collect(),
+                    variants: strategy.variants,
+                };
+                strategies::add(conn, project, name, &state.environment_name, &input, actor, now)?;
+            }
+        }
+        if let Some(parent) = crate::queries::dependencies::of(conn, source)? {
+            crate::queries::dependencies::set(
+                conn,
+                project,
+                name,
+                &parent.parent,
+                parent.enabled,
+                &parent.variants()?,
+                actor,
+                now,
+            )?;
+        }
+        Ok(copy)
+    })
+}
