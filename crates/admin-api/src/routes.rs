@@ -487,6 +487,17 @@ pub fn operations() -> Vec<Operation> {
         ),
         operation(applications::__path_raw_usage, applications::raw_usage, Read),
         operation(
+            applications::__path_outdated_sdks,
+            applications::outdated_sdks,
+            Read,
+        ),
+        operation(
+            applications::__path_outdated_project_sdks,
+            applications::outdated_project_sdks,
+            Read,
+        ),
+        operation(applications::__path_of_project, applications::of_project, Read),
+        operation(
             applications::__path_unknown_flags,
             applications::unknown_flags,
             Read,

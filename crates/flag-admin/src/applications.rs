@@ -11,8 +11,10 @@ use crate::dto::iso;
 use crate::dto::usage::{
     ApplicationItem, ApplicationLinks, ApplicationOut, ApplicationStrategy, ApplicationUsage,
     ApplicationsOut, ApplicationsQuery, EnvironmentInstance, EnvironmentIssues, FeatureUsageOut, InstanceOut,
-    InstancesOut, OverviewEnvironment, OverviewIssues, OverviewOut, RawQuery, RawUsageOut, SeenToggle,
-    UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport, UnknownFlagsOut, UsageOut,
+    InstancesOut, OutdatedSdkOut, OutdatedSdksOut, OverviewEnvironment, OverviewIssues, OverviewOut,
+    ProjectApplicationOut, ProjectApplicationSdkOut, ProjectApplicationsOut, ProjectApplicationsQuery,
+    RawQuery, RawUsageOut, SeenToggle, UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport,
+    UnknownFlagsOut, UsageOut,
 };
 use crate::{AdminError, Ctx, db};
 
@@ -242,7 +244,10 @@ pub async fn overview(ctx: &Ctx, app_name: String) -> Result<OverviewOut, AdminE
                         .into_iter()
                         .filter(|name| !projects.contains_key(name))
                         .collect(),
-                    outdated_sdks: Vec::new(),
+                    outdated_sdks: sdks(None)
+                        .into_iter()
+                        .filter(|sdk| crate::domain::outdated_sdk(sdk))
+                        .collect(),
                 },
                 name: environment,
             }
@@ -416,4 +421,122 @@ pub async fn unknown_flags(ctx: &Ctx) -> Result<UnknownFlagsOut, AdminError> {
         }
     }
     Ok(UnknownFlagsOut { unknown_flags: flags })
+}
+
+/// The outdated SDK versions in use, with the applications running them; only applications
+/// that used `project`'s flags when it is given.
+pub async fn outdated_sdks(ctx: &Ctx, project: Option<String>) -> Result<OutdatedSdksOut, AdminError> {
+    let rows = db::run(&ctx.store, move |conn| {
+        queries::client_metrics::sdks_of_applications(conn, project.as_deref())
+    })
+    .await?;
+    let mut by_sdk: std::collections::BTreeMap<String, BTreeSet<String>> = std::collections::BTreeMap::new();
+    for (sdk, application) in rows {
+        if let Some(sdk) = sdk.filter(|sdk| crate::domain::outdated_sdk(sdk)) {
+            by_sdk.entry(sdk).or_default().insert(application);
+        }
+    }
+    Ok(OutdatedSdksOut {
+        sdks: by_sdk
+            .into_iter()
+            .map(|(sdk_version, applications)| OutdatedSdkOut {
+                sdk_version,
+                applications: applications.into_iter().collect(),
+            })
+            .collect(),
+    })
+}
+
+/// The applications that used a project's flags, with their environments, instances and SDKs.
+pub async fn of_project(
+    ctx: &Ctx,
+    project: String,
+    query: ProjectApplicationsQuery,
+) -> Result<ProjectApplicationsOut, AdminError> {
+    let descending = match query.sort_order.as_deref() {
+        None | Some("asc") => false,
+        Some("desc") => true,
+        Some(other) => {
+            return Err(AdminError::invalid(
+                "/query/sortOrder",
+                format!("sortOrder must be asc or desc, not {other:?}"),
+            ));
+        }
+    };
+    let check = project.clone();
+    let (names, instances) = db::run(&ctx.store, move |conn| {
+        queries::projects::get(conn, &check)?;
+        let names: BTreeSet<String> = queries::client_metrics::sdks_of_applications(conn, Some(&check))?
+            .into_iter()
+            .map(|(_, application)| application)
+            .collect();
+        let mut instances = Vec::new();
+        for name in &names {
+            instances.extend(queries::client_metrics::instances(conn, name, None, None)?);
+        }
+        Ok((names, instances))
+    })
+    .await?;
+    let filter = query.query.map(|text| flag_eval::fold_case(&text));
+    let mut applications: Vec<ProjectApplicationOut> = names
+        .into_iter()
+        .filter(|name| {
+            filter
+                .as_ref()
+                .is_none_or(|text| flag_eval::fold_case(name).contains(text.as_str()))
+        })
+        .map(|name| {
+            let own: Vec<_> = instances
+                .iter()
+                .filter(|instance| instance.app_name == name)
+                .collect();
+            let mut sdks: std::collections::BTreeMap<String, BTreeSet<String>> =
+                std::collections::BTreeMap::new();
+            for instance in &own {
+                if let Some((sdk, version)) = instance
+                    .sdk_version
+                    .as_deref()
+                    .and_then(|sdk| sdk.split_once(':'))
+                {
+                    sdks.entry(sdk.to_owned()).or_default().insert(version.to_owned());
+                }
+            }
+            ProjectApplicationOut {
+                environments: own
+                    .iter()
+                    .map(|instance| instance.environment.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+                instances: own
+                    .iter()
+                    .map(|instance| instance.instance_id.clone())
+                    .collect::<BTreeSet<_>>()
+                    .into_iter()
+                    .collect(),
+                sdks: sdks
+                    .into_iter()
+                    .map(|(name, versions)| ProjectApplicationSdkOut {
+                        name,
+                        versions: versions.into_iter().collect(),
+                    })
+                    .collect(),
+                name,
+            }
+        })
+        .collect();
+    if descending {
+        applications.reverse();
+    }
+    let total = applications.len();
+    let offset = query.offset.and_then(|text| text.parse().ok()).unwrap_or(0);
+    let limit = query
+        .limit
+        .and_then(|text| text.parse().ok())
+        .filter(|limit| (1..=1000).contains(limit))
+        .unwrap_or(50);
+    Ok(ProjectApplicationsOut {
+        total,
+        applications: applications.into_iter().skip(offset).take(limit).collect(),
+    })
 }

@@ -520,6 +520,42 @@ impl PartialSchema for Timestamp {
 
 impl ToSchema for Timestamp {}
 
+/// The oldest version of each official SDK that Unleash does not call outdated, by the name SDKs
+/// report (`unleash-client-node`, and the names after the SDKs were renamed).
+const SUPPORTED_SDKS: [(&str, &str); 16] = [
+    ("unleash-client-node", "5.3.2"),
+    ("unleash-client-nextjs", "1.6.2"),
+    ("unleash-client-java", "9.2.0"),
+    ("unleash-client-go", "4.1.0"),
+    ("unleash-client-python", "5.11.0"),
+    ("unleash-client-ruby", "5.0.0"),
+    ("unleash-client-dotnet", "4.1.3"),
+    ("unleash-client-php", "2.3.0"),
+    ("unleash-node-sdk", "6.6.0"),
+    ("unleash-nextjs-sdk", "1.6.2"),
+    ("unleash-java-sdk", "11.0.2"),
+    ("unleash-go-sdk", "5.0.3"),
+    ("unleash-python-sdk", "6.3.0"),
+    ("unleash-ruby-sdk", "6.3.1"),
+    ("unleash-dotnet-sdk", "5.3.0"),
+    ("unleash-php-sdk", "2.9.1"),
+];
+
+/// Whether an SDK that reported itself as `name:version` is older than Unleash supports; an
+/// SDK it does not know, or a version that is not semantic, is not outdated.
+pub fn outdated_sdk(sdk_version: &str) -> bool {
+    let Some((name, version)) = sdk_version.split_once(':') else {
+        return false;
+    };
+    let Some((_, oldest)) = SUPPORTED_SDKS.iter().find(|(known, _)| *known == name) else {
+        return false;
+    };
+    match (semver::Version::parse(version), semver::Version::parse(oldest)) {
+        (Ok(version), Ok(oldest)) => version < oldest,
+        _ => false,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -586,5 +622,21 @@ mod tests {
         );
         assert!(serde_json::from_value::<FeatureType>(json!("Release")).is_err());
         Ok(())
+    }
+
+    #[test]
+    fn sdks_older_than_unleash_supports_are_outdated() {
+        assert!(super::outdated_sdk("unleash-client-node:5.3.1"));
+        assert!(!super::outdated_sdk("unleash-client-node:5.3.2"));
+        assert!(super::outdated_sdk("unleash-python-sdk:6.2.9"));
+        assert!(
+            !super::outdated_sdk("unleash-client-rust:0.1.0"),
+            "unknown SDKs are not outdated"
+        );
+        assert!(
+            !super::outdated_sdk("unleash-client-node:five"),
+            "nor versions that are not semantic"
+        );
+        assert!(!super::outdated_sdk("no-version"));
     }
 }

@@ -5,8 +5,8 @@
 use actix_web::web;
 use flag_admin::applications;
 use flag_admin::dto::usage::{
-    ApplicationOut, ApplicationsOut, ApplicationsQuery, FeatureUsageOut, InstancesOut, OverviewOut, RawQuery,
-    RawUsageOut, UnknownFlagsOut,
+    ApplicationOut, ApplicationsOut, ApplicationsQuery, FeatureUsageOut, InstancesOut, OutdatedSdksOut,
+    OverviewOut, ProjectApplicationsOut, ProjectApplicationsQuery, RawQuery, RawUsageOut, UnknownFlagsOut,
 };
 
 use crate::auth::Admitted;
@@ -166,4 +166,62 @@ pub async fn unknown_flags(
     _caller: Admitted,
 ) -> Result<web::Json<UnknownFlagsOut>, ApiError> {
     Ok(web::Json(applications::unknown_flags(&state.app).await?))
+}
+
+/// The outdated SDK versions in use, with the applications running them.
+#[utoipa::path(
+    get,
+    path = "/api/admin/metrics/sdks/outdated",
+    tag = "Metrics",
+    operation_id = "getOutdatedSdks",
+    responses((status = 200, description = "The outdated SDKs", body = OutdatedSdksOut)),
+)]
+pub async fn outdated_sdks(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+) -> Result<web::Json<OutdatedSdksOut>, ApiError> {
+    Ok(web::Json(applications::outdated_sdks(&state.app, None).await?))
+}
+
+/// The outdated SDK versions in use by applications of a project's flags.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/sdks/outdated",
+    tag = "Metrics",
+    operation_id = "getOutdatedProjectSdks",
+    params(("projectId" = String, Path, description = "The project")),
+    responses((status = 200, description = "The outdated SDKs", body = OutdatedSdksOut)),
+)]
+pub async fn outdated_project_sdks(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<OutdatedSdksOut>, ApiError> {
+    Ok(web::Json(
+        applications::outdated_sdks(&state.app, Some(path.into_inner())).await?,
+    ))
+}
+
+/// The applications that used a project's flags.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/applications",
+    tag = "Metrics",
+    operation_id = "getProjectApplications",
+    params(("projectId" = String, Path, description = "The project"), ProjectApplicationsQuery),
+    responses(
+        (status = 200, description = "A page of applications, and how many there are", body = ProjectApplicationsOut),
+        (status = 400, description = "The sort order is malformed", body = ErrorBody),
+        (status = 404, description = "No such project", body = ErrorBody),
+    ),
+)]
+pub async fn of_project(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+    query: web::Query<ProjectApplicationsQuery>,
+) -> Result<web::Json<ProjectApplicationsOut>, ApiError> {
+    Ok(web::Json(
+        applications::of_project(&state.app, path.into_inner(), query.into_inner()).await?,
+    ))
 }

@@ -343,3 +343,65 @@ async fn constraints_are_checked_one_at_a_time() {
         crate::common::assert_error(status, &body, 400, "ValidationError");
     }
 }
+
+#[actix_web::test]
+async fn outdated_sdks_and_a_projects_applications_are_listed() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "used").await;
+    for (instance, sdk) in [
+        ("old-1", "unleash-client-node:4.1.0"),
+        ("new-1", "unleash-client-node:6.0.0"),
+    ] {
+        let (status, body) = send(
+            &service,
+            post(
+                "/api/client/register",
+                crate::common::SDK,
+                json!({"appName": format!("app-{instance}"), "instanceId": instance, "sdkVersion": sdk,
+                       "strategies": ["default"], "started": "2026-11-26T00:00:00Z", "interval": 15000}),
+            ),
+        )
+        .await;
+        assert!(status.is_success(), "{body}");
+        send(
+            &service,
+            post(
+                "/api/client/metrics",
+                crate::common::SDK,
+                json!({"appName": format!("app-{instance}"), "instanceId": instance,
+                       "bucket": {"start": "2026-11-26T00:00:00Z", "stop": "2026-11-26T00:01:00Z",
+                                  "toggles": {"used": {"yes": 1, "no": 0}}}}),
+            ),
+        )
+        .await;
+    }
+    app.state.app.flush_usage().await.ok();
+    let (status, outdated) = send(&service, get("/api/admin/metrics/sdks/outdated", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{outdated}");
+    assert_eq!(
+        outdated,
+        json!({"sdks": [{"sdkVersion": "unleash-client-node:4.1.0", "applications": ["app-old-1"]}]})
+    );
+    let (_, of_project) = send(&service, get("/api/admin/projects/default/sdks/outdated", ADMIN)).await;
+    assert_eq!(of_project, outdated);
+    let (status, applications) = send(&service, get("/api/admin/projects/default/applications", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{applications}");
+    assert_eq!(applications["total"], 2);
+    assert_eq!(applications["applications"][1]["name"], "app-old-1");
+    assert_eq!(
+        applications["applications"][1]["sdks"],
+        json!([{"name": "unleash-client-node", "versions": ["4.1.0"]}])
+    );
+    let (status, body) = send(
+        &service,
+        get(
+            "/api/admin/projects/default/applications?sortOrder=sideways",
+            ADMIN,
+        ),
+    )
+    .await;
+    crate::common::assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(&service, get("/api/admin/projects/nope/applications", ADMIN)).await;
+    crate::common::assert_error(status, &body, 404, "NotFoundError");
+}

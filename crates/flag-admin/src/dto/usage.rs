@@ -718,3 +718,73 @@ pub struct UnknownFlagsOut {
     /// Names asked for in the last 24 hours, by name, at most 1,000.
     pub unknown_flags: Vec<UnknownFlagOut>,
 }
+
+/// SDK versions Unleash calls outdated, with the applications that run them.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct OutdatedSdkOut {
+    /// `name:version`, as the SDK reported it.
+    pub sdk_version: String,
+    /// The applications, by name.
+    pub applications: Vec<String>,
+}
+
+/// `GET /api/admin/metrics/sdks/outdated`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct OutdatedSdksOut {
+    /// The outdated SDK versions in use.
+    pub sdks: Vec<OutdatedSdkOut>,
+}
+
+/// An SDK an application of a project runs.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProjectApplicationSdkOut {
+    /// The SDK's name.
+    pub name: String,
+    /// Its versions in use.
+    pub versions: Vec<String>,
+}
+
+/// An application that used a project's flags.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProjectApplicationOut {
+    /// Its name.
+    pub name: String,
+    /// The environments it reported from.
+    pub environments: Vec<String>,
+    /// Its instances.
+    pub instances: Vec<String>,
+    /// The SDKs it runs.
+    pub sdks: Vec<ProjectApplicationSdkOut>,
+}
+
+/// `GET /api/admin/projects/{projectId}/applications`.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ProjectApplicationsOut {
+    /// How many applications match.
+    pub total: usize,
+    /// A page of them, by name.
+    pub applications: Vec<ProjectApplicationOut>,
+}
+
+/// Query of `GET /api/admin/projects/{projectId}/applications`.
+#[derive(Debug, Default, Deserialize, IntoParams)]
+#[serde(rename_all = "camelCase")]
+#[into_params(parameter_in = Query)]
+pub struct ProjectApplicationsQuery {
+    /// Text in the application's name.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Applications to skip.
+    #[serde(default)]
+    pub offset: Option<String>,
+    /// Applications to answer; 50 by default, at most 1000.
+    #[serde(default)]
+    pub limit: Option<String>,
+    /// `name` (the default).
+    #[serde(default)]
+    pub sort_by: Option<String>,
+    /// `asc` (the default) or `desc`.
+    #[serde(default)]
+    pub sort_order: Option<String>,
+}

@@ -569,3 +569,27 @@ pub fn projects_of(conn: &mut DbConnection, names: &[String]) -> Result<HashMap<
     }
     Ok(projects)
 }
+
+/// The SDK each application's instances reported, as `(sdk version, application)`, distinct;
+/// only applications that reported using one of `project`'s flags when it is given.
+pub fn sdks_of_applications(
+    conn: &mut DbConnection,
+    project: Option<&str>,
+) -> Result<Vec<(Option<String>, String)>, StoreError> {
+    let mut rows: Vec<(Option<String>, String)> = client_instances::table
+        .select((client_instances::sdk_version, client_instances::app_name))
+        .distinct()
+        .load(conn)?;
+    if let Some(project) = project {
+        let used: BTreeSet<String> = client_usage::table
+            .inner_join(features::table.on(features::name.eq(client_usage::feature_name)))
+            .filter(features::project_id.eq(project))
+            .select(client_usage::app_name)
+            .distinct()
+            .load::<String>(conn)?
+            .into_iter()
+            .collect();
+        rows.retain(|(_, application)| used.contains(application));
+    }
+    Ok(rows)
+}

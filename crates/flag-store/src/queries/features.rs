@@ -397,10 +397,6 @@ pub fn switch_many(
 /// Copies the live flag `source` of `project` as `name` in the same project: its fields, its
 /// variants and strategies in every environment (switched off), and its parent; with
 /// `replace_group_id`, strategies grouped by the old name are grouped by the new one.
-#[expect(
-    clippy::too_many_arguments,
-    reason = "the copy's source, name and option, plus who and when"
-)]
 pub fn clone(
     conn: &mut DbConnection,
     project: &str,
