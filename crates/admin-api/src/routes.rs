@@ -161,6 +161,7 @@ pub fn operations() -> Vec<Operation> {
             Write(Permission::CreateSegment),
         ),
         operation(context::__path_get, context::get, Read),
+        operation(context::__path_of_project, context::of_project, Read),
         operation(context::__path_update, context::update, Admin),
         operation(context::__path_delete, context::delete, Admin),
         operation(context::__path_validate, context::validate, Admin),

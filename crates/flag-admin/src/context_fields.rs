@@ -22,6 +22,13 @@ pub async fn list(ctx: &Ctx) -> Result<Vec<ContextFieldOut>, AdminError> {
         .collect::<Result<_, _>>()?)
 }
 
+/// The context fields a project's strategies may use: every field, since fields are not scoped
+/// to projects here.
+pub async fn of_project(ctx: &Ctx, project: String) -> Result<Vec<ContextFieldOut>, AdminError> {
+    db::run(&ctx.store, move |conn| queries::projects::get(conn, &project)).await?;
+    list(ctx).await
+}
+
 /// Creates a context field; it sorts at 10 unless the request says otherwise.
 pub async fn create(
     ctx: &Ctx,

@@ -245,3 +245,26 @@ pub async fn validate_constraint(
     context_fields::validate_constraint(&state.app, constraint).await?;
     Ok(crate::respond::NoContent)
 }
+
+/// The context fields a project's strategies may constrain on: every field, since fields are
+/// not scoped to projects here.
+#[utoipa::path(
+    get,
+    path = "/api/admin/projects/{projectId}/context",
+    tag = "Context",
+    operation_id = "getContextFieldsForProject",
+    params(("projectId" = String, Path, description = "The project")),
+    responses(
+        (status = 200, description = "The context fields", body = Vec<ContextFieldOut>),
+        (status = 404, description = "No such project", body = ErrorBody),
+    ),
+)]
+pub async fn of_project(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<String>,
+) -> Result<web::Json<Vec<ContextFieldOut>>, ApiError> {
+    Ok(web::Json(
+        context_fields::of_project(&state.app, path.into_inner()).await?,
+    ))
+}

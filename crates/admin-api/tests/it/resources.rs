@@ -222,6 +222,19 @@ async fn context_fields_are_read_changed_and_deleted_once_unused() {
     )
     .await;
     assert_error(status, &body, 400, "ValidationError");
+    let (status, of_project) = send(
+        &service,
+        get("/api/admin/projects/default/context?include=root", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{of_project}");
+    assert!(
+        of_project
+            .as_array()
+            .is_some_and(|fields| fields.iter().any(|field| field["name"] == "region"))
+    );
+    let (status, body) = send(&service, get("/api/admin/projects/nope/context", ADMIN)).await;
+    assert_error(status, &body, 404, "NotFoundError");
     let (status, _) = send(&service, delete("/api/admin/context/appName", ADMIN)).await;
     assert_eq!(status, StatusCode::OK, "an unused field can go, built in or not");
 }
