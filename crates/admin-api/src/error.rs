@@ -94,23 +94,16 @@ pub struct ErrorBody {
     /// The fields at fault, where there are any.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub details: Option<Vec<Detail>>,
-    /// Where to log in, on `AuthenticationRequired`: what Unleash's web UI reads to show its
-    /// login form.
-    #[serde(flatten, skip_serializing_if = "Option::is_none")]
-    pub login: Option<LoginHint>,
-}
-
-/// How to log in: `{path, type, defaultHidden}`, as Unleash adds them to a 401.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct LoginHint {
-    /// The login operation's path.
-    pub path: &'static str,
-    /// `password`: a username and password form.
-    #[serde(rename = "type")]
-    pub login_type: &'static str,
-    /// Whether the password form starts hidden; it does not.
-    pub default_hidden: bool,
+    /// On `AuthenticationRequired`: the login operation's path, which Unleash's web UI reads to
+    /// show its login form.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<&'static str>,
+    /// On `AuthenticationRequired`: `password`, a username and password form.
+    #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
+    pub login_type: Option<&'static str>,
+    /// On `AuthenticationRequired`: whether the password form starts hidden; it does not.
+    #[serde(rename = "defaultHidden", skip_serializing_if = "Option::is_none")]
+    pub default_hidden: Option<bool>,
 }
 
 impl ResponseError for ApiError {
@@ -152,16 +145,15 @@ impl ResponseError for ApiError {
         {
             response.insert_header((header::RETRY_AFTER, value));
         }
+        let login = matches!(self, Self::Admin(AdminError::AuthenticationRequired));
         response.json(ErrorBody {
             id,
             name: self.name().to_owned(),
             message: self.to_string(),
             details,
-            login: matches!(self, Self::Admin(AdminError::AuthenticationRequired)).then_some(LoginHint {
-                path: "/auth/simple/login",
-                login_type: "password",
-                default_hidden: false,
-            }),
+            path: login.then_some("/auth/simple/login"),
+            login_type: login.then_some("password"),
+            default_hidden: login.then_some(false),
         })
     }
 }

@@ -150,6 +150,29 @@ impl Responder for Text {
     }
 }
 
+/// 302 Found to `location`, with an empty body.
+#[derive(Debug, Clone)]
+pub struct Found {
+    location: &'static str,
+}
+
+impl Found {
+    /// 302 to `location`.
+    pub fn to(location: &'static str) -> Self {
+        Self { location }
+    }
+}
+
+impl Responder for Found {
+    type Body = BoxBody;
+
+    fn respond_to(self, _request: &HttpRequest) -> HttpResponse {
+        HttpResponse::Found()
+            .insert_header((LOCATION, self.location))
+            .finish()
+    }
+}
+
 /// Another answer with a `Set-Cookie` header: a session cookie, or its removal.
 #[derive(Debug)]
 pub struct WithCookie<R> {

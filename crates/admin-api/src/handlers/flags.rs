@@ -431,7 +431,7 @@ pub async fn parent_variants(
     tag = "Dependencies",
     operation_id = "checkDependenciesExist",
     params(("projectId" = String, Path, description = "The project")),
-    responses((status = 200, description = "Whether any does", body = bool)),
+    responses((status = 200, description = "Whether any does", body = bool, content_type = "application/json")),
 )]
 pub async fn has_dependencies(
     state: web::Data<AppState>,

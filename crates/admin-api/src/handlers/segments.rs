@@ -112,6 +112,7 @@ pub async fn update(
     ),
     responses(
         (status = 204, description = "Deleted; no body"),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 403, description = "Not allowed", body = ErrorBody),
         (status = 404, description = "No such segment", body = ErrorBody),
         (status = 409, description = "Strategies use it", body = ErrorBody),
@@ -137,6 +138,7 @@ pub async fn delete(
     ),
     responses(
         (status = 200, description = "The strategies", body = SegmentStrategiesOut),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 404, description = "No such segment", body = ErrorBody),
     ),
 )]

@@ -9,7 +9,7 @@ use flag_admin::session::{self, SESSION_DAYS};
 use crate::auth::SESSION_COOKIE;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{Body, client_address};
-use crate::respond::{Done, WithCookie};
+use crate::respond::{Found, WithCookie};
 use crate::state::AppState;
 
 /// Log in with an email or username and a password; sets the session cookie.
@@ -50,23 +50,27 @@ pub async fn login(
     Ok(WithCookie::new(web::Json(logged_in.user), cookie))
 }
 
-/// End the session, if any, and clear the cookie.
+/// End the session, if any, and clear the cookie; as Unleash does, the answer sends a browser
+/// to `/signed-out`.
 #[utoipa::path(
     post,
     path = "/logout",
     tag = "Auth",
     operation_id = "logout",
     responses(
-        (status = 200, description = "The session, if any, is over; the cookie is cleared",
-            headers(("Set-Cookie" = String, description = "Removes the session cookie"))),
+        (status = 302, description = "The session, if any, is over; the cookie is cleared",
+            headers(
+                ("Set-Cookie" = String, description = "Removes the session cookie"),
+                ("Location" = String, description = "`/signed-out`"),
+            )),
     )
 )]
-pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<WithCookie<Done>, ApiError> {
+pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<WithCookie<Found>, ApiError> {
     let cookie = request.cookie(SESSION_COOKIE);
     session::logout(&state.app, cookie.as_ref().map(Cookie::value)).await?;
     let mut removal = Cookie::new(SESSION_COOKIE, "");
     removal.set_path("/");
     removal.set_secure(state.app.settings().secure_cookies);
     removal.make_removal();
-    Ok(WithCookie::new(Done, removal))
+    Ok(WithCookie::new(Found::to("/signed-out"), removal))
 }

@@ -70,7 +70,7 @@ async fn the_invite_flow_works_end_to_end() {
 
     // Logging out ends the session.
     let logout = test::TestRequest::post().uri("/logout").cookie(cookie.clone());
-    assert_eq!(send(&service, logout).await.0, StatusCode::OK);
+    assert_eq!(send(&service, logout).await.0, StatusCode::FOUND);
     let after = test::TestRequest::post()
         .uri("/api/admin/playground")
         .cookie(cookie)
