@@ -36,6 +36,27 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     }
 }
 
+/// A JSON request body that must be an object: for bodies whose every field may be left out,
+/// which serde would otherwise also read from an array (`[null, null]`). Otherwise as [`Body`].
+#[derive(Debug)]
+pub struct ObjectBody<T>(pub T);
+
+impl<T: DeserializeOwned + 'static> FromRequest for ObjectBody<T> {
+    type Error = ApiError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self, ApiError>>>>;
+
+    fn from_request(request: &HttpRequest, payload: &mut Payload) -> Self::Future {
+        let bytes = JsonBytes::from_request(request, payload);
+        Box::pin(async move {
+            let bytes = bytes.await?.0;
+            if bytes.iter().find(|byte| !byte.is_ascii_whitespace()) != Some(&b'{') {
+                return Err(ApiError::invalid("/", "the body must be a JSON object"));
+            }
+            parse(&bytes).map(ObjectBody)
+        })
+    }
+}
+
 /// The bytes of a JSON request body, unparsed, for handlers that parse it their own way
 /// (OFREP's own error shapes, an empty body taken as `{}`). Rejects other content types with
 /// 415 and bodies over the limit with 413.

@@ -131,7 +131,7 @@ macro_rules! checked_text {
                     .schema_type(Type::String)
                     .pattern($pattern)
                     .min_length(Some($min))
-                    .max_length(Some($max))
+                    .max_length($max)
                     .description(Some($what))
                     .into()
             }
@@ -146,7 +146,7 @@ checked_text!(
     TagTypeName,
     Some("^[a-zA-Z0-9~_.-]{2,50}$"),
     2,
-    50,
+    Some(50),
     "a URL-friendly name of 2 to 50 characters",
     |text| {
         let name = text.trim();
@@ -160,13 +160,15 @@ checked_text!(
 checked_text!(
     /// A tag's value: 2 to 50 characters once surrounding white space is trimmed.
     TagValue,
-    None::<String>,
+    Some(r"^\s*\S.{0,48}\S\s*$"),
     2,
-    50,
-    "a tag value of 2 to 50 characters",
+    None,
+    "a tag value of 2 to 50 characters on one line, around which white space is trimmed",
     |text| {
         let value = text.trim();
-        (2..=50).contains(&value.chars().count()).then(|| value.to_owned())
+        ((2..=50).contains(&value.chars().count())
+            && !value.contains(['\n', '\r', '\u{2028}', '\u{2029}']))
+        .then(|| value.to_owned())
     }
 );
 
@@ -175,7 +177,7 @@ checked_text!(
     Color,
     Some("^#[0-9A-Fa-f]{6}$"),
     7,
-    7,
+    Some(7),
     "a colour: # and six hexadecimal digits",
     |text| {
         (text.len() == 7 && text.starts_with('#') && text[1..].chars().all(|c| c.is_ascii_hexdigit()))

@@ -5,7 +5,7 @@ use flag_store::queries;
 
 use crate::auth::Caller;
 use crate::dto::environments::{
-    CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentOut,
+    CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentView,
     ProjectEnvironmentsOut,
 };
 use crate::{AdminError, Ctx, db};
@@ -88,7 +88,7 @@ pub async fn of_project(ctx: &Ctx, project: String) -> Result<ProjectEnvironment
         version: 1,
         environments: rows
             .into_iter()
-            .map(|row| ProjectEnvironmentOut {
+            .map(|row| ProjectEnvironmentView {
                 project_api_token_count: tokens
                     .iter()
                     .filter(|environment| **environment == row.name)

@@ -10,7 +10,7 @@ use flag_admin::dto::segments::NameIn;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -99,7 +99,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateContextField>,
+    ObjectBody(request): ObjectBody<UpdateContextField>,
 ) -> Result<Done, ApiError> {
     context_fields::update(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

@@ -11,7 +11,7 @@ use flag_store::queries::features::Switch;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -183,7 +183,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
-    Body(request): Body<UpdateFeature>,
+    ObjectBody(request): ObjectBody<UpdateFeature>,
 ) -> Result<web::Json<FeatureOut>, ApiError> {
     Ok(web::Json(
         features::update(&state.app, &caller, path.into_inner(), request).await?,

@@ -9,7 +9,7 @@ use flag_admin::tags;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -112,7 +112,7 @@ pub async fn update_type(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateTagType>,
+    ObjectBody(request): ObjectBody<UpdateTagType>,
 ) -> Result<Done, ApiError> {
     tags::update_type(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

@@ -96,7 +96,7 @@ impl From<EnvironmentRow> for EnvironmentDetailOut {
 /// An environment as a project sees it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct ProjectEnvironmentOut {
+pub struct ProjectEnvironmentView {
     /// Its name.
     pub name: String,
     /// `development`, `production`, or any other type.
@@ -124,5 +124,5 @@ pub struct ProjectEnvironmentsOut {
     /// Always 1.
     pub version: u32,
     /// Every environment, by display order.
-    pub environments: Vec<ProjectEnvironmentOut>,
+    pub environments: Vec<ProjectEnvironmentView>,
 }
