@@ -21,11 +21,11 @@ pub struct EventOut {
     pub created_at: String,
     /// The user's id: -42 for an admin token, -1337 for the server.
     pub created_by_user_id: Option<i32>,
-    /// The value after.
-    #[schema(value_type = Option<Object>)]
+    /// The value after: any JSON value (variants are a list).
+    #[schema(value_type = Option<Value>)]
     pub data: Option<serde_json::Value>,
-    /// The value before.
-    #[schema(value_type = Option<Object>)]
+    /// The value before: any JSON value.
+    #[schema(value_type = Option<Value>)]
     pub pre_data: Option<serde_json::Value>,
     /// The flag's tags then.
     #[schema(value_type = Vec<Object>)]
