@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use flag_store::models::FeatureRow;
 use flag_store::queries;
-use flag_store::queries::features::{FeatureMetadata, Switch};
+use flag_store::queries::features::FeatureMetadata;
 
 use crate::auth::Caller;
 use crate::domain::ResourceName;
@@ -12,7 +12,7 @@ use crate::dto::features::{
     BulkSwitch, CloneFeature, CollaboratorsOut, CreateFeature, DependencyOut, EnvironmentStrategyOut,
     FeatureDetailOut, FeatureEnvironmentOut, FeatureEnvironmentSummary, FeatureInEnvironmentOut,
     FeatureListItem, FeatureOut, FeatureQuery, FeatureStrategyOut, FeatureTypeOut, FeatureTypesOut,
-    FeaturesOut, LifecycleOut, UpdateFeature, UpdateLifetime, ValidateFeatureName,
+    FeaturesOut, LifecycleOut, SwitchQuery, UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
 use crate::{AdminError, Ctx, db};
 
@@ -403,8 +403,10 @@ pub async fn switch_with(
     ctx: &Ctx,
     caller: &Caller,
     (project, feature, environment): (String, String, String),
-    how: Switch,
+    enabled: bool,
+    query: SwitchQuery,
 ) -> Result<(), AdminError> {
+    let how = query.switch(enabled);
     caller.require_in(&environment)?;
     let actor = caller.actor();
     let now = crate::now();
@@ -420,8 +422,10 @@ pub async fn switch_many(
     caller: &Caller,
     (project, environment): (String, String),
     request: BulkSwitch,
-    how: Switch,
+    enabled: bool,
+    query: SwitchQuery,
 ) -> Result<(), AdminError> {
+    let how = query.switch(enabled);
     caller.require_in(&environment)?;
     let actor = caller.actor();
     let now = crate::now();

@@ -7,7 +7,6 @@ use flag_admin::dto::features::{
     UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
 use flag_admin::features;
-use flag_store::queries::features::Switch;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -118,11 +117,7 @@ pub async fn on(
     path: web::Path<(String, String, String)>,
     query: web::Query<SwitchQuery>,
 ) -> Result<Done, ApiError> {
-    let how = Switch {
-        enabled: true,
-        activate_disabled: query.activate_disabled(),
-    };
-    features::switch_with(&state.app, &caller, path.into_inner(), how).await?;
+    features::switch_with(&state.app, &caller, path.into_inner(), true, query.into_inner()).await?;
     Ok(Done)
 }
 
@@ -151,11 +146,7 @@ pub async fn off(
     path: web::Path<(String, String, String)>,
     query: web::Query<SwitchQuery>,
 ) -> Result<Done, ApiError> {
-    let how = Switch {
-        enabled: false,
-        activate_disabled: query.activate_disabled(),
-    };
-    features::switch_with(&state.app, &caller, path.into_inner(), how).await?;
+    features::switch_with(&state.app, &caller, path.into_inner(), false, query.into_inner()).await?;
     Ok(Done)
 }
 
@@ -338,11 +329,15 @@ pub async fn bulk_on(
     query: web::Query<SwitchQuery>,
     Body(request): Body<BulkSwitch>,
 ) -> Result<Done, ApiError> {
-    let how = Switch {
-        enabled: true,
-        activate_disabled: query.activate_disabled(),
-    };
-    features::switch_many(&state.app, &caller, path.into_inner(), request, how).await?;
+    features::switch_many(
+        &state.app,
+        &caller,
+        path.into_inner(),
+        request,
+        true,
+        query.into_inner(),
+    )
+    .await?;
     Ok(Done)
 }
 
@@ -375,7 +370,8 @@ pub async fn bulk_off(
         &caller,
         path.into_inner(),
         request,
-        Switch::new(false),
+        false,
+        SwitchQuery::default(),
     )
     .await?;
     Ok(Done)

@@ -79,6 +79,16 @@ async fn put_sets_every_field_and_patch_changes_some() {
     let (_, body) = send(&service, put(&format!("{FEATURES}/checkout"), ADMIN, json!({}))).await;
     assert_eq!(body["description"], Value::Null);
     assert_eq!(body["type"], "release");
+    // The same update again changes nothing, so it records no event.
+    let updates = |types: &[String]| {
+        types
+            .iter()
+            .filter(|kind| *kind == "feature-metadata-updated")
+            .count()
+    };
+    let before = updates(&event_types(&service).await);
+    send(&service, put(&format!("{FEATURES}/checkout"), ADMIN, json!({}))).await;
+    assert_eq!(updates(&event_types(&service).await), before);
 
     let (status, body) = send(
         &service,

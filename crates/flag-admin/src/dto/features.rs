@@ -416,6 +416,14 @@ impl SwitchQuery {
     pub fn activate_disabled(&self) -> bool {
         self.should_activate_disabled_strategies.as_deref() == Some("true")
     }
+
+    /// How to switch a flag on (`enabled`) or off as this query asks.
+    pub fn switch(&self, enabled: bool) -> flag_store::queries::features::Switch {
+        flag_store::queries::features::Switch {
+            enabled,
+            activate_disabled: enabled && self.activate_disabled(),
+        }
+    }
 }
 
 /// A strategy as a feature environment lists it.
