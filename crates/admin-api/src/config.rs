@@ -172,6 +172,23 @@ pub struct Config {
         global = true
     )]
     pub login_rate_per_minute: u32,
+    /// Let webhooks post to private, loopback and link-local addresses, which are refused by
+    /// default so that a webhook cannot reach the server's own network.
+    #[arg(
+        long,
+        env = "UNLEASH_ALLOW_PRIVATE_URL_IN_INTEGRATION",
+        value_parser = clap::builder::BoolishValueParser::new(),
+        global = true
+    )]
+    pub allow_private_webhook_urls: Option<bool>,
+    /// Hosts webhooks may post to even at private addresses, comma-separated.
+    #[arg(
+        long,
+        env = "UNLEASH_ALLOW_LIST_INTEGRATION",
+        value_delimiter = ',',
+        global = true
+    )]
+    pub webhook_allow_list: Vec<String>,
     /// Send the session cookie only over HTTPS; by default, when `UNLEASH_URL` is https.
     #[arg(long, env = "HALYARD_SECURE_COOKIES", global = true)]
     pub secure_cookies: Option<bool>,
@@ -265,6 +282,15 @@ impl Config {
                     .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
             }),
             cpu_threads: self.cpu_threads,
+            webhook_urls: flag_admin::addons::UrlPolicy {
+                allow_private: self.allow_private_webhook_urls.unwrap_or(false),
+                allow_list: self
+                    .webhook_allow_list
+                    .iter()
+                    .map(|host| host.trim().to_owned())
+                    .filter(|host| !host.is_empty())
+                    .collect(),
+            },
         }
     }
 

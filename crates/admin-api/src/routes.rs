@@ -18,9 +18,9 @@ use utoipa::openapi::{RefOr, Schema};
 
 use crate::auth::Declared;
 use crate::handlers::{
-    self, applications, archive, client, context, dependencies, edge, environments, events, export, flags,
-    frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments, session, strategies,
-    strategy_types, tags, tokens, usage, users, variants,
+    self, addons, applications, archive, client, context, dependencies, edge, environments, events, export,
+    flags, frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments, session,
+    strategies, strategy_types, tags, tokens, usage, users, variants,
 };
 
 /// One operation: how it is documented, who may call it, and its handler.
@@ -118,6 +118,13 @@ pub fn operations() -> Vec<Operation> {
         operation(invite::__path_create, invite::create, Admin),
         operation(invite::__path_get, invite::get, AdminRead),
         operation(invite::__path_update, invite::update, Admin),
+        // Webhooks.
+        operation(addons::__path_list, addons::list, Read),
+        operation(addons::__path_create, addons::create, Admin),
+        operation(addons::__path_get, addons::get, Read),
+        operation(addons::__path_update, addons::update, Admin),
+        operation(addons::__path_delete, addons::delete, Admin),
+        operation(addons::__path_deliveries, addons::deliveries, AdminRead),
         // Environments.
         operation(environments::__path_list, environments::list, Read),
         operation(environments::__path_create, environments::create, Admin),

@@ -36,6 +36,9 @@ const CLIENT_REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
 /// How long a closing connection waits for the client to disconnect; actix-web's default.
 const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long a stopping server waits for webhook deliveries already queued.
+const WEBHOOK_GRACE: Duration = Duration::from_secs(5);
+
 /// Pending connections the listener queues; actix-web's default.
 const BACKLOG: i32 = 1024;
 
@@ -87,8 +90,11 @@ pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
     let handle = server.handle();
     actix_web::rt::spawn(stop_on_signal(handle, state.clone()));
     let flusher = actix_web::rt::spawn(flush_periodically(state.clone()));
+    let webhooks = state.app.start_webhooks()?;
     let stopped = server.await;
     flusher.abort();
+    // Deliveries already queued get a few seconds to finish; new events wait for the next start.
+    let _ = actix_web::rt::task::spawn_blocking(move || webhooks.stop(WEBHOOK_GRACE)).await;
     // What SDKs reported since the last flush is written before the process ends.
     if let Err(error) = state.app.flush_usage().await {
         tracing::error!(%error, "writing SDK usage at shutdown failed");

@@ -68,22 +68,29 @@ pub async fn list(ctx: &Ctx, query: ApplicationsQuery) -> Result<ApplicationsOut
     let mut applications = Vec::with_capacity(rows.len());
     for row in rows {
         let usage = by_application.remove(row.app_name.as_str()).unwrap_or_default();
+        let usage: Vec<ApplicationUsage> = usage
+            .into_iter()
+            .map(|(project, environments)| ApplicationUsage {
+                project: project.to_owned(),
+                environments: environments.into_iter().map(str::to_owned).collect(),
+            })
+            .collect();
         applications.push(ApplicationItem {
             strategies: row.strategies()?,
             sdk_version: versions.remove(&row.app_name).flatten(),
             app_name: row.app_name,
+            created_at: iso(row.created_at),
+            updated_at: iso(row.seen_at),
             description: row.description,
+            created_by: SYSTEM_USER,
             url: row.url,
             color: row.color,
             icon: row.icon,
-            created_at: iso(row.created_at),
-            usage: usage
-                .into_iter()
-                .map(|(project, environments)| ApplicationUsage {
-                    project: project.to_owned(),
-                    environments: environments.into_iter().map(str::to_owned).collect(),
-                })
-                .collect(),
+            project: usage.first().map(|usage| usage.project.clone()),
+            environment: usage
+                .first()
+                .and_then(|usage| usage.environments.first().cloned()),
+            usage,
         });
     }
     Ok(ApplicationsOut { applications, total })
@@ -188,6 +195,17 @@ pub async fn get(ctx: &Ctx, app_name: String) -> Result<ApplicationOut, AdminErr
     })
 }
 
+/// The name Unleash gives the server's own writes, and the creator of every application.
+const SYSTEM_USER: &str = "unleash_system_user";
+
+/// Strategies SDKs register that Unleash retired; an application is not missing them.
+const RETIRED_STRATEGIES: [&str; 4] = [
+    "gradualRolloutRandom",
+    "gradualRolloutSessionId",
+    "gradualRolloutUserId",
+    "userWithId",
+];
+
 /// An application at a glance: where it runs, with which SDKs, and what may be wrong.
 pub async fn overview(ctx: &Ctx, app_name: String) -> Result<OverviewOut, AdminError> {
     flushed(ctx).await;
@@ -269,11 +287,18 @@ pub async fn overview(ctx: &Ctx, app_name: String) -> Result<OverviewOut, AdminE
         feature_count: used.len(),
         environments,
         issues: OverviewIssues {
-            missing_strategies: row
-                .strategies()?
-                .into_iter()
-                .filter(|name| !known_strategies.contains(name))
-                .collect(),
+            // As Unleash counts them: only once the application has reported usage, and never
+            // the strategies its SDKs still register though they were retired.
+            missing_strategies: if usage.is_empty() {
+                Vec::new()
+            } else {
+                row.strategies()?
+                    .into_iter()
+                    .filter(|name| {
+                        !RETIRED_STRATEGIES.contains(&name.as_str()) && !known_strategies.contains(name)
+                    })
+                    .collect()
+            },
         },
     })
 }

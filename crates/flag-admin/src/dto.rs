@@ -4,6 +4,7 @@
 //! validates (numbers and booleans in string fields become strings, `null` becomes `""`) and
 //! echoes the coerced body back as `input`.
 
+pub mod addons;
 pub mod context;
 pub mod dependencies;
 pub mod edge;

@@ -24,6 +24,7 @@
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod addons;
 pub mod applications;
 pub mod archive;
 pub mod auth;
@@ -68,6 +69,7 @@ pub mod tokens;
 pub mod usage;
 pub mod users;
 pub mod variants;
+pub mod webhooks;
 
 use std::sync::Arc;
 
@@ -146,6 +148,11 @@ impl Ctx {
     /// How many compiled environments are kept.
     pub fn compiled_environments(&self) -> usize {
         self.engines.len()
+    }
+
+    /// Starts delivering the audit log's new events to webhooks, on threads of their own.
+    pub fn start_webhooks(&self) -> std::io::Result<webhooks::Webhooks> {
+        webhooks::Webhooks::start(self.store.clone(), self.settings.webhook_urls.clone())
     }
 
     /// Writes what SDKs reported and is still in memory.

@@ -19,6 +19,8 @@ pub struct Settings {
     pub secure_cookies: bool,
     /// Threads of the CPU pool; 0 means one per core.
     pub cpu_threads: usize,
+    /// Which addresses webhooks may post to.
+    pub webhook_urls: crate::addons::UrlPolicy,
 }
 
 /// The largest request body when none is configured: 1 MiB.
@@ -35,6 +37,7 @@ impl Default for Settings {
             logins_per_minute: 10,
             secure_cookies: false,
             cpu_threads: 0,
+            webhook_urls: crate::addons::UrlPolicy::default(),
         }
     }
 }

@@ -11,17 +11,17 @@ use diesel::prelude::*;
 use crate::connection::{DbConnection, insert_rows};
 use crate::error::StoreError;
 use crate::models::{
-    ApiTokenRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow, EnvironmentRow,
-    EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, LifecycleRow, ProjectRow, RoleRow,
-    SegmentRow, SessionRow, SettingRow, SignupTokenRow, StrategyRow, StrategyTypeRow, TagTypeRow,
-    UnknownFlagRow, UsageRow, UserRow,
+    AddonRow, ApiTokenRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow,
+    EnvironmentRow, EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, IntegrationEventRow,
+    LifecycleRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow, SignupTokenRow, StrategyRow,
+    StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow, UserRow,
 };
 use crate::schema::{
-    api_tokens, client_applications, client_instances, client_usage, context_fields, environments, events,
-    feature_dependencies, feature_environments, feature_lifecycles, feature_strategies,
-    feature_strategy_segments, feature_tags, feature_types, features, login_sessions, project_environments,
-    projects, public_signup_token_users, public_signup_tokens, roles, segments, settings, strategy_types,
-    tag_types, tags, unknown_flags, user_splashes, users,
+    addons, api_tokens, client_applications, client_instances, client_usage, context_fields, environments,
+    events, feature_dependencies, feature_environments, feature_lifecycles, feature_strategies,
+    feature_strategy_segments, feature_tags, feature_types, features, integration_events, login_sessions,
+    project_environments, projects, public_signup_token_users, public_signup_tokens, roles, segments,
+    settings, strategy_types, tag_types, tags, unknown_flags, user_splashes, users,
 };
 use crate::{Backend, Store};
 
@@ -183,6 +183,12 @@ macro_rules! for_each_table {
         $apply!(api_tokens, ApiTokenRow, api_tokens::id);
         $apply!(login_sessions, SessionRow, login_sessions::token_hash);
         $apply!(events, EventRow, events::id);
+        $apply!(addons, AddonRow, addons::id);
+        $apply!(
+            integration_events,
+            IntegrationEventRow,
+            integration_events::id
+        );
         $apply!(settings, SettingRow, settings::name);
         $apply!(
             client_applications,
@@ -274,7 +280,15 @@ pub fn copy_database(source: &Store, target: &Store) -> Result<CopyReport, Store
             for_each_table!(copy);
             if to.backend() == Backend::Postgres {
                 // Identity columns continue after the copied ids.
-                for table in ["roles", "segments", "users", "api_tokens", "events"] {
+                for table in [
+                    "roles",
+                    "segments",
+                    "users",
+                    "api_tokens",
+                    "events",
+                    "addons",
+                    "integration_events",
+                ] {
                     diesel::sql_query(format!(
                         "SELECT setval(pg_get_serial_sequence('{table}', 'id'), COALESCE(MAX(id), 0) + 1, false) \
                          FROM {table}"
@@ -282,6 +296,10 @@ pub fn copy_database(source: &Store, target: &Store) -> Result<CopyReport, Store
                     .execute(to)?;
                 }
             }
+            // The copied history has happened: webhooks hear only what happens next.
+            diesel::update(events::table)
+                .set(events::announced.eq(true))
+                .execute(to)?;
             let copied = counts(to)?;
             if copied != expected {
                 let differences: Vec<String> = expected

@@ -424,10 +424,15 @@ pub(crate) fn build(config: &StoreConfig) -> Result<Pool<Manager>, StoreError> {
                 use diesel::Connection as _;
                 let mut first = PgConnection::establish(postgres.connection.expose())
                     .map_err(|error| scrub(&postgres.connection, error))?;
+                // Under the migration lock: replicas creating the same schema at the same moment
+                // would otherwise race on the catalogue's unique index, `IF NOT EXISTS` or not.
+                // The lock ends with the connection if the statement fails.
                 first
                     .batch_execute(&format!(
-                        "CREATE SCHEMA IF NOT EXISTS {}",
-                        quote_identifier(schema)
+                        "SELECT pg_advisory_lock({lock}); CREATE SCHEMA IF NOT EXISTS {schema}; \
+                         SELECT pg_advisory_unlock({lock})",
+                        lock = crate::connection::MIGRATION_LOCK,
+                        schema = quote_identifier(schema)
                     ))
                     .map_err(StoreError::from)?;
             }

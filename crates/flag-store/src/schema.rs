@@ -77,6 +77,20 @@ diesel::table! {
 }
 
 diesel::table! {
+    addons (id) {
+        id -> Integer,
+        provider -> Text,
+        description -> Nullable<Text>,
+        enabled -> Bool,
+        parameters -> Text,
+        events -> Text,
+        projects -> Text,
+        environments -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
     events (id) {
         id -> Integer,
         event_type -> Text,
@@ -89,6 +103,7 @@ diesel::table! {
         pre_data -> Nullable<Text>,
         created_by_user_id -> Nullable<Integer>,
         tags -> Nullable<Text>,
+        announced -> Bool,
     }
 }
 
@@ -265,6 +280,18 @@ diesel::table! {
 }
 
 diesel::table! {
+    integration_events (id) {
+        id -> Integer,
+        integration_id -> Integer,
+        created_at -> Timestamp,
+        state -> Text,
+        state_details -> Text,
+        event -> Text,
+        details -> Text,
+    }
+}
+
+diesel::table! {
     tag_types (name) {
         name -> Text,
         description -> Nullable<Text>,
@@ -329,12 +356,14 @@ diesel::joinable!(project_environments -> projects (project_id));
 diesel::joinable!(public_signup_token_users -> public_signup_tokens (secret));
 diesel::joinable!(public_signup_token_users -> users (user_id));
 diesel::joinable!(public_signup_tokens -> roles (role_id));
+diesel::joinable!(integration_events -> addons (integration_id));
 diesel::joinable!(segments -> projects (project_id));
 diesel::joinable!(tags -> tag_types (tag_type));
 diesel::joinable!(user_splashes -> users (user_id));
 diesel::joinable!(users -> roles (root_role));
 
 diesel::allow_tables_to_appear_in_same_query!(
+    addons,
     api_tokens,
     client_applications,
     client_instances,
@@ -350,6 +379,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     feature_tags,
     feature_types,
     features,
+    integration_events,
     login_sessions,
     project_environments,
     projects,

@@ -1,5 +1,6 @@
 //! Request handlers, one module per resource.
 
+pub mod addons;
 pub mod applications;
 pub mod archive;
 pub mod client;

@@ -28,4 +28,5 @@ mod snapshots;
 mod tags;
 mod token_scope;
 mod usage;
+mod webhooks;
 mod webui;

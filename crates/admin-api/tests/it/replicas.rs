@@ -52,6 +52,7 @@ fn start_replicas(scratch: &Scratch, count: usize) -> Result<Vec<Replica>, Box<d
                             ("INIT_BACKEND_API_TOKENS", BACKEND),
                             ("HALYARD_SIGNUP_RATE_PER_MINUTE", "1000"),
                             ("HALYARD_LOGIN_RATE_PER_MINUTE", "1000"),
+                            ("UNLEASH_ALLOW_PRIVATE_URL_IN_INTEGRATION", "true"),
                         ],
                     )
                     .map_err(|error| error.to_string())
@@ -410,6 +411,47 @@ fn variants_batches_from_two_replicas_lose_nothing_and_keep_the_audit_chain() ->
     let development = queries::variants::get(&mut conn, "default", "contended", "development")?;
     let production = queries::variants::get(&mut conn, "default", "contended", "production")?;
     assert_eq!(development, production, "a batch was mixed between environments");
+    Ok(())
+}
+
+#[test]
+fn each_event_reaches_a_webhook_once_whichever_replica_wrote_it() -> TestResult {
+    let scratch = Scratch::new()?;
+    let replicas = start_replicas(&scratch, 2)?;
+    let agent = agent();
+    let hook = crate::webhooks::receiver(crate::webhooks::Answer::Status(204))?;
+    let (status, body) = call(
+        &agent,
+        "POST",
+        &replicas[0].url("/api/admin/addons"),
+        Some(
+            &json!({"provider": "webhook", "parameters": {"url": hook.url("/r")}, "events": ["feature-created"]}),
+        ),
+    )?;
+    assert_eq!(status, 201, "{body}");
+    let names: Vec<String> = (0..20).map(|index| format!("replicated-{index}")).collect();
+    for (index, name) in names.iter().enumerate() {
+        let (status, body) = call(
+            &agent,
+            "POST",
+            &replicas[index % 2].url("/api/admin/projects/default/features"),
+            Some(&json!({"name": name})),
+        )?;
+        assert_eq!(status, 201, "{body}");
+    }
+    let mut delivered = Vec::new();
+    for _ in &names {
+        let event: Value = serde_json::from_str(&hook.next()?.body)?;
+        delivered.push(event["featureName"].as_str().unwrap_or_default().to_owned());
+    }
+    delivered.sort();
+    let mut expected = names.clone();
+    expected.sort();
+    assert_eq!(delivered, expected);
+    assert!(
+        hook.received.recv_timeout(Duration::from_secs(2)).is_err(),
+        "an event was delivered twice"
+    );
     Ok(())
 }
 

@@ -75,6 +75,9 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
         ("post", "/api/admin/projects/{projectId}/environments") => json!({"environment": "production"}),
         ("post", "/api/admin/context") => json!({"name": "tenant"}),
         ("post", "/api/admin/strategies") => json!({"name": "custom"}),
+        ("post", "/api/admin/addons") | ("put", "/api/admin/addons/{id}") => {
+            json!({"provider": "webhook", "enabled": true, "parameters": {"url": "https://93.184.216.34/hook"}, "events": []})
+        }
         ("post", "/api/admin/segments") => json!({"name": "s", "constraints": []}),
         ("post", "/api/admin/api-tokens") => {
             json!({"tokenName": "t", "type": "client", "environment": "production"})

@@ -163,6 +163,38 @@ async fn usage_shows_exactly_what_sdks_reported() {
         list["applications"][0]["strategies"],
         json!(["default", "flexibleRollout", "myCustom"])
     );
+    let item = &list["applications"][0];
+    assert_eq!(item["createdBy"], "unleash_system_user", "{item}");
+    // The first place it is used, as Unleash's list repeats it beside `usage`.
+    assert_eq!(
+        (item["project"].clone(), item["environment"].clone()),
+        (item["usage"][0]["project"].clone(), json!("development")),
+        "{item}"
+    );
+    assert!(item["updatedAt"].is_string(), "{item}");
+    assert_eq!(
+        item.as_object()
+            .map(|item| item.keys().cloned().collect::<Vec<_>>()),
+        Some(
+            [
+                "appName",
+                "sdkVersion",
+                "createdAt",
+                "updatedAt",
+                "description",
+                "strategies",
+                "createdBy",
+                "url",
+                "color",
+                "icon",
+                "project",
+                "environment",
+                "usage"
+            ]
+            .map(str::to_owned)
+            .to_vec()
+        )
+    );
     let (_, none) = send(&service, get("/api/admin/metrics/applications?query=zzz", ADMIN)).await;
     assert_eq!(
         (none["total"].clone(), none["applications"].clone()),
@@ -242,6 +274,53 @@ async fn usage_shows_exactly_what_sdks_reported() {
     };
     assert_eq!(listed_seen("development"), seen("development"), "{list}");
     assert_eq!(listed_seen("production"), Some(Value::Null));
+}
+
+#[actix_web::test]
+async fn the_strategies_sdks_register_are_missing_only_when_unknown_and_not_retired() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "checkout").await;
+    // What the Node SDK registers: three of them Unleash retired, and no strategy type has.
+    let mut registered = registration("node-app", "n-1");
+    registered["strategies"] = json!([
+        "default",
+        "applicationHostname",
+        "gradualRolloutRandom",
+        "gradualRolloutUserId",
+        "gradualRolloutSessionId",
+        "userWithId",
+        "remoteAddress",
+        "flexibleRollout",
+        "teamCustom"
+    ]);
+    let (status, _) = send(&service, post("/api/client/register", SDK, registered)).await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    // Before any usage, nothing is counted missing, as in Unleash.
+    let (status, overview) = send(
+        &service,
+        get("/api/admin/metrics/applications/node-app/overview", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{overview}");
+    assert_eq!(overview["issues"]["missingStrategies"], json!([]), "{overview}");
+    let toggles = json!({"checkout": {"yes": 1, "no": 0}});
+    let (status, _) = send(
+        &service,
+        post("/api/client/metrics", SDK, report("node-app", toggles)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (_, overview) = send(
+        &service,
+        get("/api/admin/metrics/applications/node-app/overview", ADMIN),
+    )
+    .await;
+    assert_eq!(
+        overview["issues"]["missingStrategies"],
+        json!(["teamCustom"]),
+        "{overview}"
+    );
 }
 
 #[actix_web::test]

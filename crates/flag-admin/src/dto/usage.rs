@@ -445,18 +445,26 @@ pub struct ApplicationItem {
     /// The SDK of its latest instance.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sdk_version: Option<String>,
-    /// The strategies its first registration named.
-    pub strategies: Vec<String>,
+    /// First report.
+    pub created_at: String,
+    /// Latest registration or report.
+    pub updated_at: String,
     /// A description.
     pub description: Option<String>,
+    /// The strategies its first registration named.
+    pub strategies: Vec<String>,
+    /// Who created it: SDKs register applications as the system user.
+    pub created_by: &'static str,
     /// A link.
     pub url: Option<String>,
     /// A colour.
     pub color: Option<String>,
     /// An icon.
     pub icon: Option<String>,
-    /// First report.
-    pub created_at: String,
+    /// The first project it is used in, as Unleash's list shows it.
+    pub project: Option<String>,
+    /// The first environment it is used in there.
+    pub environment: Option<String>,
     /// Where it is used.
     pub usage: Vec<ApplicationUsage>,
 }
