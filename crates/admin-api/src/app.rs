@@ -6,7 +6,7 @@ use actix_web::{App, web};
 
 use crate::extract::BodyLimit;
 use crate::state::AppState;
-use crate::{cors, extract, handlers, openapi, request_log, routes};
+use crate::{console, cors, extract, handlers, openapi, request_log, routes};
 
 /// The whole application on `state`.
 pub fn build_app(
@@ -26,12 +26,14 @@ pub fn build_app(
         .wrap(actix_web::middleware::from_fn(cors::cors))
         .wrap(actix_web::middleware::from_fn(request_log::log_request))
         .wrap(actix_web::middleware::from_fn(routes::trim_trailing_slash))
+        .wrap(actix_web::middleware::from_fn(console::headers))
         .app_data(state)
         .app_data(web::Data::new(BodyLimit(limit)))
         .app_data(web::PayloadConfig::new(limit))
         .app_data(web::PathConfig::default().error_handler(extract::path_error))
         .app_data(web::QueryConfig::default().error_handler(extract::query_error))
         .configure(routes::configure)
+        .configure(console::configure)
         .route("/docs/openapi.json", web::get().to(openapi::serve))
         .service(
             utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")

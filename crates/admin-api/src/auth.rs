@@ -17,6 +17,21 @@ use crate::state::AppState;
 /// The session cookie's name.
 pub const SESSION_COOKIE: &str = "unleash-session";
 
+/// The session cookie for `session`: `HttpOnly`, `SameSite=Lax`, `Secure` when the server is
+/// configured for https, for the session's lifetime. The login operation and the console's
+/// login page both set it.
+pub fn session_cookie(ctx: &flag_admin::Ctx, session: String) -> actix_web::cookie::Cookie<'static> {
+    actix_web::cookie::Cookie::build(SESSION_COOKIE, session)
+        .path("/")
+        .http_only(true)
+        .same_site(actix_web::cookie::SameSite::Lax)
+        .secure(ctx.settings().secure_cookies)
+        .max_age(actix_web::cookie::time::Duration::days(
+            flag_admin::session::SESSION_DAYS,
+        ))
+        .finish()
+}
+
 /// The accesses of one path's operations, by method: set by `routes::configure` on each
 /// resource, and read by the extractors below, so the access an operation declares is the one
 /// its requests are admitted by.

@@ -172,6 +172,23 @@ pub struct Config {
         global = true
     )]
     pub login_rate_per_minute: u32,
+    /// The first admin user's login name, made when the database has no user.
+    #[arg(
+        long,
+        env = "UNLEASH_DEFAULT_ADMIN_USERNAME",
+        default_value = "admin",
+        global = true
+    )]
+    pub default_admin_username: String,
+    /// The first admin user's password; without it one is generated and written to
+    /// `./data/admin-password`.
+    #[arg(
+        long,
+        env = "UNLEASH_DEFAULT_ADMIN_PASSWORD",
+        global = true,
+        hide_env_values = true
+    )]
+    pub default_admin_password: Option<Secret>,
     /// Let webhooks post to private, loopback and link-local addresses, which are refused by
     /// default so that a webhook cannot reach the server's own network.
     #[arg(
@@ -291,6 +308,17 @@ impl Config {
                     .filter(|host| !host.is_empty())
                     .collect(),
             },
+        }
+    }
+
+    /// The first admin user, made when the database has no user.
+    pub fn first_admin(&self) -> flag_admin::seeding::FirstAdmin {
+        flag_admin::seeding::FirstAdmin {
+            username: self.default_admin_username.clone(),
+            password: self
+                .default_admin_password
+                .as_ref()
+                .map(|secret| secret.0.clone()),
         }
     }
 

@@ -75,6 +75,20 @@ impl ApiError {
     }
 }
 
+/// The status an operation's failure is answered with, in the API and in the console.
+pub fn status_of(error: &AdminError) -> StatusCode {
+    match error {
+        AdminError::Validation { .. } | AdminError::ArchivedFeature => StatusCode::BAD_REQUEST,
+        AdminError::AuthenticationRequired | AdminError::PasswordMismatch => StatusCode::UNAUTHORIZED,
+        AdminError::NoAccess(_) | AdminError::InvalidOperation(_) => StatusCode::FORBIDDEN,
+        AdminError::NotFound(_) => StatusCode::NOT_FOUND,
+        AdminError::NameExists(_) | AdminError::Conflict(_) => StatusCode::CONFLICT,
+        AdminError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
+        AdminError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        AdminError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    }
+}
+
 /// The error envelope every failure is answered with.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorBody {
@@ -109,16 +123,7 @@ pub struct ErrorBody {
 impl ResponseError for ApiError {
     fn status_code(&self) -> StatusCode {
         match self {
-            Self::Admin(error) => match error {
-                AdminError::Validation { .. } | AdminError::ArchivedFeature => StatusCode::BAD_REQUEST,
-                AdminError::AuthenticationRequired | AdminError::PasswordMismatch => StatusCode::UNAUTHORIZED,
-                AdminError::NoAccess(_) | AdminError::InvalidOperation(_) => StatusCode::FORBIDDEN,
-                AdminError::NotFound(_) => StatusCode::NOT_FOUND,
-                AdminError::NameExists(_) | AdminError::Conflict(_) => StatusCode::CONFLICT,
-                AdminError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-                AdminError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
-                AdminError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
-            },
+            Self::Admin(error) => status_of(error),
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::ContentType(_) | Self::ContentEncoding(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,

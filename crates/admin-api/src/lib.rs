@@ -1,5 +1,5 @@
 //! Halyard's HTTP server: Unleash's admin, client, frontend and Edge APIs and OpenFeature's
-//! OFREP, as thin adapters over the application layer (`flag-admin`).
+//! OFREP, and the web console, as thin adapters over the application layer (`flag-admin`).
 //!
 //! [`build_app`] assembles the whole application from an [`AppState`]; `main` and the tests
 //! both call it. Each operation is declared once in [`routes`], with its access; a handler
@@ -11,6 +11,7 @@ pub mod app;
 pub mod auth;
 pub mod client_cache;
 pub mod config;
+pub mod console;
 pub mod cors;
 pub mod error;
 pub mod extract;

@@ -5,7 +5,9 @@ use admin_api::config::{Command, Config, LogFormat};
 use admin_api::{AppState, server};
 use anyhow::Context as _;
 use flag_admin::Ctx;
-use flag_admin::seeding::{ensure_admin_token, import, import_file, seed_tokens};
+use flag_admin::seeding::{
+    AdminUser, ensure_admin_token, ensure_admin_user, import, import_file, seed_tokens,
+};
 use flag_store::{Database, Store, StoreConfig};
 use tracing_subscriber::EnvFilter;
 
@@ -57,6 +59,25 @@ async fn main() -> anyhow::Result<()> {
     }
     if let Some(path) = ensure_admin_token(&store, &store_config.database.local_directory())? {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
+    }
+    match ensure_admin_user(
+        &store,
+        &store_config.database.local_directory(),
+        &config.first_admin(),
+    )? {
+        AdminUser::Exists => {}
+        AdminUser::Created => tracing::info!(
+            username = %config.default_admin_username,
+            "created the first admin user, {}, with the password UNLEASH_DEFAULT_ADMIN_PASSWORD gives",
+            config.default_admin_username
+        ),
+        AdminUser::Generated(path) => tracing::warn!(
+            username = %config.default_admin_username,
+            path = %path.display(),
+            "created the first admin user, {}; its password is in {}",
+            config.default_admin_username,
+            path.display()
+        ),
     }
 
     if let Some(file) = &config.import_file {

@@ -401,6 +401,16 @@ pub enum FeatureType {
 }
 
 impl FeatureType {
+    /// Every type, in Unleash's order.
+    pub const ALL: [Self; 6] = [
+        Self::Release,
+        Self::Experiment,
+        Self::Operational,
+        Self::KillSwitch,
+        Self::Permission,
+        Self::Sunset,
+    ];
+
     /// As stored and shown.
     pub fn as_str(self) -> &'static str {
         match self {

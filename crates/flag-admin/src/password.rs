@@ -4,36 +4,84 @@ use std::sync::LazyLock;
 
 use argon2::{Argon2, PasswordHash, PasswordHasher, PasswordVerifier};
 
-/// Every rule `password` breaks; empty when it is acceptable. The rules are Unleash's own
-/// (owasp-password-strength-test without passphrases): 10 to 128 characters counted in UTF-16
-/// units, a lower-case and an upper-case letter, a digit, a symbol, and no character three times
-/// in a row.
+/// One of Unleash's password rules: an id pages mark it by, and what it asks.
+#[derive(Debug, Clone, Copy)]
+pub struct Rule {
+    /// `length`, `repeat`, `lower`, `upper`, `digit` or `symbol`.
+    pub id: &'static str,
+    /// What it asks, as a form lists it.
+    pub description: &'static str,
+    /// What a password that breaks it is told.
+    pub broken: &'static str,
+    check: fn(&str) -> bool,
+}
+
+impl Rule {
+    /// Whether `password` keeps the rule.
+    pub fn holds(&self, password: &str) -> bool {
+        (self.check)(password)
+    }
+}
+
+/// Unleash's own rules (owasp-password-strength-test without passphrases): 10 to 128 characters
+/// counted in UTF-16 units, a lower-case and an upper-case letter, a digit, a symbol, and no
+/// character three times in a row.
+pub const RULES: [Rule; 6] = [
+    Rule {
+        id: "length",
+        description: "10 to 128 characters",
+        broken: "the password must be at least 10 characters long",
+        check: |password| (10..=128).contains(&password.encode_utf16().count()),
+    },
+    Rule {
+        id: "repeat",
+        description: "no character three times in a row",
+        broken: "the password may not contain sequences of three or more repeated characters",
+        check: |password| {
+            let chars: Vec<char> = password.chars().collect();
+            !chars.windows(3).any(|run| run[0] == run[1] && run[1] == run[2])
+        },
+    },
+    Rule {
+        id: "lower",
+        description: "a lower-case letter",
+        broken: "the password must contain at least one lowercase letter",
+        check: |password| password.chars().any(|c| c.is_ascii_lowercase()),
+    },
+    Rule {
+        id: "upper",
+        description: "an upper-case letter",
+        broken: "the password must contain at least one uppercase letter",
+        check: |password| password.chars().any(|c| c.is_ascii_uppercase()),
+    },
+    Rule {
+        id: "digit",
+        description: "a number",
+        broken: "the password must contain at least one number",
+        check: |password| password.chars().any(|c| c.is_ascii_digit()),
+    },
+    Rule {
+        id: "symbol",
+        description: "a symbol",
+        broken: "the password must contain at least one special character",
+        check: |password| password.chars().any(|c| !c.is_ascii_alphanumeric()),
+    },
+];
+
+/// Every rule `password` breaks, as Unleash words them; empty when it is acceptable. A
+/// password over 128 characters is told so.
 pub fn broken_rules(password: &str) -> Vec<&'static str> {
-    let mut broken = Vec::new();
-    let length = password.encode_utf16().count();
-    if length < 10 {
-        broken.push("the password must be at least 10 characters long");
-    }
-    if length > 128 {
-        broken.push("the password must be fewer than 128 characters");
-    }
-    let chars: Vec<char> = password.chars().collect();
-    if chars.windows(3).any(|run| run[0] == run[1] && run[1] == run[2]) {
-        broken.push("the password may not contain sequences of three or more repeated characters");
-    }
-    if !password.chars().any(|c| c.is_ascii_lowercase()) {
-        broken.push("the password must contain at least one lowercase letter");
-    }
-    if !password.chars().any(|c| c.is_ascii_uppercase()) {
-        broken.push("the password must contain at least one uppercase letter");
-    }
-    if !password.chars().any(|c| c.is_ascii_digit()) {
-        broken.push("the password must contain at least one number");
-    }
-    if !password.chars().any(|c| !c.is_ascii_alphanumeric()) {
-        broken.push("the password must contain at least one special character");
-    }
-    broken
+    RULES
+        .iter()
+        .filter(|rule| !rule.holds(password))
+        .map(|rule| {
+            if rule.id == "length" && password.encode_utf16().count() > 128 {
+                "the password must be fewer than 128 characters"
+            } else {
+                rule.broken
+            }
+        })
+        .collect()
 }
 
 /// An Argon2id PHC string for `password`, with a fresh salt.

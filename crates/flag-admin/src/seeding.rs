@@ -90,6 +90,88 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> Result<Option<std:
     Ok(None)
 }
 
+/// The first administrator, made when a database has no user at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FirstAdmin {
+    /// The login name (`UNLEASH_DEFAULT_ADMIN_USERNAME`, `admin` by default).
+    pub username: String,
+    /// The password (`UNLEASH_DEFAULT_ADMIN_PASSWORD`); generated when not given.
+    pub password: Option<String>,
+}
+
+/// What [`ensure_admin_user`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AdminUser {
+    /// Users exist already: nothing was made.
+    Exists,
+    /// The first admin was made with the configured password.
+    Created,
+    /// The first admin was made with a generated password, written to this file.
+    Generated(std::path::PathBuf),
+}
+
+/// On a database with no user at all, creates an Admin user so that someone can sign in to the
+/// console: with the configured password, or else a generated one written to `admin-password`
+/// in `directory`, readable by its owner only (the password is never logged). Of several
+/// replicas starting together on a new database, one creates it.
+pub fn ensure_admin_user(
+    store: &Store,
+    directory: &Path,
+    admin: &FirstAdmin,
+) -> Result<AdminUser, AdminError> {
+    let mut conn = store.connection()?;
+    if queries::users::count(&mut conn)? > 0 {
+        return Ok(AdminUser::Exists);
+    }
+    let username = admin.username.trim();
+    if username.is_empty() || username.contains('@') {
+        return Err(AdminError::invalid(
+            "/UNLEASH_DEFAULT_ADMIN_USERNAME",
+            "the first admin's username must be given, without @",
+        ));
+    }
+    let (password, generated) = match admin.password.as_deref().filter(|password| !password.is_empty()) {
+        Some(password) => (password.to_owned(), false),
+        None => {
+            // 24 random hex digits with an upper-case letter, a digit and a symbol: it follows
+            // the password rules, so it can be typed into any form that checks them.
+            let random = secrets::random_hex(12).map_err(|error| AdminError::Internal(error.to_string()))?;
+            (format!("{random}-Hy9!"), true)
+        }
+    };
+    let password_hash = crate::password::hash(&password)
+        .map_err(|error| AdminError::Internal(format!("hashing failed: {error}")))?;
+    let user = flag_store::models::NewUser {
+        name: None,
+        username: Some(username.to_owned()),
+        email: None,
+        password_hash: Some(password_hash),
+        root_role: crate::domain::RootRole::Admin.id(),
+        created_at: crate::now(),
+    };
+    if !generated {
+        let created = queries::users::create_if_none(&mut conn, &user, &Actor::system())?;
+        return Ok(if created {
+            AdminUser::Created
+        } else {
+            AdminUser::Exists
+        });
+    }
+    // Written before the user is stored, so a stored password is never one nobody can read.
+    std::fs::create_dir_all(directory)?;
+    let path = directory.join("admin-password");
+    let pending = directory.join(format!("admin-password.{}", std::process::id()));
+    write_private(&pending, &format!("{password}\n"))?;
+    let stored = queries::users::create_if_none(&mut conn, &user, &Actor::system());
+    if matches!(stored, Ok(true)) {
+        std::fs::rename(&pending, &path)?;
+        return Ok(AdminUser::Generated(path));
+    }
+    std::fs::remove_file(&pending)?;
+    stored?;
+    Ok(AdminUser::Exists)
+}
+
 fn write_private(path: &Path, contents: &str) -> std::io::Result<()> {
     use std::io::Write;
     let mut options = std::fs::OpenOptions::new();

@@ -1,10 +1,10 @@
 //! `POST /auth/simple/login` and `POST /logout`.
 
-use actix_web::cookie::{Cookie, SameSite};
+use actix_web::cookie::Cookie;
 use actix_web::{HttpRequest, web};
 use flag_admin::dto::UserOut;
 use flag_admin::dto::session::LoginRequest;
-use flag_admin::session::{self, SESSION_DAYS};
+use flag_admin::session;
 
 use crate::auth::SESSION_COOKIE;
 use crate::error::{ApiError, ErrorBody};
@@ -40,13 +40,7 @@ pub async fn login(
     Body(request): Body<LoginRequest>,
 ) -> Result<WithCookie<web::Json<UserOut>>, ApiError> {
     let logged_in = session::login(&state.app, client_address(&http), request).await?;
-    let cookie = Cookie::build(SESSION_COOKIE, logged_in.session)
-        .path("/")
-        .http_only(true)
-        .same_site(SameSite::Lax)
-        .secure(state.app.settings().secure_cookies)
-        .max_age(actix_web::cookie::time::Duration::days(SESSION_DAYS))
-        .finish();
+    let cookie = crate::auth::session_cookie(&state.app, logged_in.session);
     Ok(WithCookie::new(web::Json(logged_in.user), cookie))
 }
 

@@ -8,6 +8,7 @@ mod archive;
 mod client;
 mod client_cache;
 mod common;
+mod console;
 mod contract;
 mod edge;
 mod export;

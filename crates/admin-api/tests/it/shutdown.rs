@@ -5,7 +5,7 @@ use std::io::Read;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::process::{Running, assert_envelope, exchange, start_server};
+use crate::common::process::{Running, assert_envelope, exchange, start_server, start_server_with};
 
 #[test]
 fn errors_from_the_http_parser_carry_the_envelope() -> Result<(), Box<dyn std::error::Error>> {
@@ -64,7 +64,37 @@ fn errors_from_the_http_parser_carry_the_envelope() -> Result<(), Box<dyn std::e
 #[test]
 fn first_start_writes_a_private_token_and_sigterm_stops_cleanly() -> Result<(), Box<dyn std::error::Error>> {
     let scratch = flag_store::scratch::Scratch::new()?;
-    let (mut server, _) = start_server(&scratch)?;
+    let (mut server, port) = start_server(&scratch)?;
+
+    // The first admin user's generated password, beside the token, private, and it signs in.
+    let password_file = scratch
+        .directory()
+        .join(scratch.config.database.local_directory())
+        .join("admin-password");
+    let password = std::fs::read_to_string(&password_file)?.trim().to_owned();
+    assert!(
+        flag_admin::password::broken_rules(&password).is_empty(),
+        "{password}"
+    );
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(
+            std::fs::metadata(&password_file)?.permissions().mode() & 0o777,
+            0o600
+        );
+    }
+    let login = format!(r#"{{"username":"admin","password":"{password}"}}"#);
+    let response = exchange(
+        port,
+        format!(
+            "POST /auth/simple/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{login}",
+            login.len()
+        )
+        .as_bytes(),
+    )?;
+    assert_eq!(response.status, 200, "{response:?}");
 
     // Next to an SQLite file; in ./data, under the server's working directory, on PostgreSQL.
     let token_file = scratch
@@ -108,7 +138,64 @@ fn first_start_writes_a_private_token_and_sigterm_stops_cleanly() -> Result<(), 
     assert!(logs.contains("admin-token"), "the token file's path is logged");
     let secret = token.trim().trim_start_matches("*:*.");
     assert!(!logs.contains(secret), "the token itself is never logged");
+    assert!(
+        logs.contains("admin-password"),
+        "the password file's path is logged"
+    );
+    assert!(!logs.contains(&password), "the password itself is never logged");
     assert!(logs.contains("shutting down"), "{logs}");
+    Ok(())
+}
+
+/// `UNLEASH_DEFAULT_ADMIN_USERNAME` and `UNLEASH_DEFAULT_ADMIN_PASSWORD` make the first admin, no
+/// password file is written, and a later start with other values changes nothing.
+#[test]
+fn the_first_admin_takes_unleash_s_settings_once() -> Result<(), Box<dyn std::error::Error>> {
+    let scratch = flag_store::scratch::Scratch::new()?;
+    let login = |port: u16, username: &str, password: &str| -> Result<u16, Box<dyn std::error::Error>> {
+        let body = format!(r#"{{"username":"{username}","password":"{password}"}}"#);
+        let request = format!(
+            "POST /auth/simple/login HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
+             Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        Ok(exchange(port, request.as_bytes())?.status)
+    };
+    {
+        let (server, port) = start_server_with(
+            &scratch,
+            &[],
+            &[
+                ("UNLEASH_DEFAULT_ADMIN_USERNAME", "root"),
+                ("UNLEASH_DEFAULT_ADMIN_PASSWORD", "Chosen-Passw0rd"),
+            ],
+        )?;
+        let _server = Running(server);
+        assert_eq!(login(port, "root", "Chosen-Passw0rd")?, 200);
+    }
+    let password_file = scratch
+        .directory()
+        .join(scratch.config.database.local_directory())
+        .join("admin-password");
+    assert!(
+        !password_file.exists(),
+        "a password file was written for a given password"
+    );
+    let (server, port) = start_server_with(
+        &scratch,
+        &[],
+        &[
+            ("UNLEASH_DEFAULT_ADMIN_USERNAME", "other"),
+            ("UNLEASH_DEFAULT_ADMIN_PASSWORD", "Other-Passw0rd"),
+        ],
+    )?;
+    let _server = Running(server);
+    assert_eq!(
+        login(port, "other", "Other-Passw0rd")?,
+        401,
+        "a second admin was made"
+    );
+    assert_eq!(login(port, "root", "Chosen-Passw0rd")?, 200);
     Ok(())
 }
 

@@ -18,6 +18,24 @@ pub fn create(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> Result<
     crate::queries::write(conn, |conn| insert(conn, &user, actor))
 }
 
+/// How many users there are.
+pub fn count(conn: &mut DbConnection) -> Result<i64, StoreError> {
+    Ok(users::table.count().get_result(conn)?)
+}
+
+/// Inserts `user` when there is no user at all, as `create` does; answers whether it did. Of
+/// several replicas starting on a new database at once, exactly one creates the first user.
+pub fn create_if_none(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> Result<bool, StoreError> {
+    let mut user = user.clone();
+    user.email = user.email.map(|email| flag_eval::fold_case(&email));
+    crate::queries::write(conn, |conn| {
+        if count(conn)? > 0 {
+            return Ok(false);
+        }
+        insert(conn, &user, actor).map(|_| true)
+    })
+}
+
 /// The insert and its event, for callers already in a transaction.
 pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> Result<UserRow, StoreError> {
     // The root role is the users table's only foreign key, so a foreign-key violation can only

@@ -1,0 +1,719 @@
+//! `/flags/{project}/{feature}`: one flag. Its strategies per environment in words, with forms
+//! to add, edit and delete them; its variants per environment as weight bars, with an editor
+//! whose one save writes the chosen environments through variants-batch; its parents, its
+//! events and the applications using it. Each read and write is the API's operation.
+
+use std::collections::BTreeMap;
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use flag_admin::auth::{Access, Principal};
+use flag_admin::domain::Permission;
+use flag_admin::dto::features::{FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut};
+use flag_admin::dto::strategies::StrategyRequest;
+use flag_admin::{AdminError, applications, events, features, strategies, strategy_types, variants};
+use maud::{Markup, html};
+use serde_json::{Value, json};
+
+use super::layout::{self, Viewer};
+use super::{same_origin, see_other, signed_in, url_escape};
+use crate::state::AppState;
+
+/// Constraint rows a strategy form offers.
+const CONSTRAINT_ROWS: usize = 3;
+/// Empty variant rows the editor offers below the stored ones.
+const NEW_VARIANT_ROWS: usize = 2;
+/// The operators a constraint row offers.
+const OPERATORS: [&str; 15] = [
+    "IN",
+    "NOT_IN",
+    "STR_CONTAINS",
+    "STR_STARTS_WITH",
+    "STR_ENDS_WITH",
+    "NUM_EQ",
+    "NUM_GT",
+    "NUM_GTE",
+    "NUM_LT",
+    "NUM_LTE",
+    "DATE_AFTER",
+    "DATE_BEFORE",
+    "SEMVER_EQ",
+    "SEMVER_GT",
+    "SEMVER_LT",
+];
+
+fn flag_path(project: &str, feature: &str) -> String {
+    format!("/flags/{}/{}", url_escape(project), url_escape(feature))
+}
+
+/// `GET /flags/{project}/{feature}`.
+pub async fn page(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<(String, String)>,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    let (project, feature) = path.into_inner();
+    render(&state, &principal, &project, &feature, StatusCode::OK, None).await
+}
+
+async fn render(
+    state: &AppState,
+    principal: &Principal,
+    project: &str,
+    feature: &str,
+    status: StatusCode,
+    error: Option<&AdminError>,
+) -> HttpResponse {
+    let loaded = async {
+        let reader = Access::Read.admit(principal.clone())?;
+        let query = FeatureQuery {
+            variant_environments: Some("true".into()),
+        };
+        let detail = features::get(
+            &state.app,
+            &reader,
+            (project.to_owned(), feature.to_owned()),
+            query,
+        )
+        .await?;
+        let history = events::of_feature(&state.app, &reader, feature.to_owned()).await?;
+        let usage = applications::feature_usage(&state.app, feature.to_owned()).await?;
+        let types = strategy_types::list(&state.app).await?;
+        Ok::<_, AdminError>((detail, history, usage, types))
+    }
+    .await;
+    let (detail, history, usage, types) = match loaded {
+        Ok(loaded) => loaded,
+        Err(error) => return layout::failure(&error),
+    };
+    let writer = Access::WriteIn(Permission::UpdateFeatureStrategy)
+        .admit(principal.clone())
+        .ok();
+    let may_write = |environment: &str| {
+        writer
+            .as_ref()
+            .is_some_and(|caller| caller.require_in(environment).is_ok())
+    };
+    let type_names: Vec<String> = types
+        .strategies
+        .iter()
+        .filter(|kind| !kind.deprecated)
+        .map(|kind| kind.name.clone())
+        .collect();
+    let viewer = Viewer::of(principal);
+    let body = html! {
+        p { a href=(format!("/flags?project={}", url_escape(project))) { "← Flags of " (project) } }
+        h1 { span.mono { (detail.name) } }
+        @if let Some(error) = error { (layout::notice(error)) }
+        @if let Some(description) = &detail.description { p { (description) } }
+        p.muted {
+            "Type " (detail.feature_type)
+            @if detail.stale { " · stale" }
+            " · created " (detail.created_at.get(..10).unwrap_or(&detail.created_at))
+        }
+        @if !detail.dependencies.is_empty() || !detail.children.is_empty() {
+            section.card aria-labelledby="dependencies" {
+                h2 id="dependencies" { "Dependencies" }
+                @for parent in &detail.dependencies {
+                    p { "Needs " span.mono { (parent.feature) } " to be "
+                        (if parent.enabled { "enabled" } else { "disabled" })
+                        @if !parent.variants.is_empty() { " with variant " (parent.variants.join(" or ")) }
+                    }
+                }
+                @if !detail.children.is_empty() {
+                    p { "Flags that depend on it: " (detail.children.join(", ")) }
+                }
+            }
+        }
+        @for environment in &detail.environments {
+            (environment_section(&detail, environment, may_write(&environment.name), &type_names))
+        }
+        @if detail.environments.iter().any(|environment| may_write(&environment.name)) {
+            (variants_editor(&detail, &may_write))
+        }
+        section.card aria-labelledby="applications" {
+            h2 id="applications" { "Applications using it" }
+            @if usage.seen_applications.is_empty() {
+                p.muted { "No SDK has reported it in the last 48 hours." }
+            } @else {
+                ul { @for application in &usage.seen_applications { li { (application) } } }
+            }
+        }
+        section.card aria-labelledby="events" {
+            h2 id="events" { "Changes" }
+            @if history.events.is_empty() {
+                p.muted { "No changes recorded." }
+            } @else {
+                div.table-wrap {
+                    table {
+                        thead { tr { th scope="col" { "When (UTC)" } th scope="col" { "Who" } th scope="col" { "What" } th.optional scope="col" { "Environment" } } }
+                        tbody {
+                            @for event in history.events.iter().take(50) {
+                                tr {
+                                    td { (event.created_at.get(..19).unwrap_or(&event.created_at).replace('T', " ")) }
+                                    td { (event.created_by) }
+                                    td { (event.event_type) }
+                                    td.optional { (event.environment.as_deref().unwrap_or("")) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    };
+    layout::page(status, &detail.name, Some(&viewer), "flags", &body)
+}
+
+/// A constraint in words: `region is one of eu, us`, `not (plan contains pro)`.
+fn constraint_text(constraint: &flag_eval::Constraint) -> String {
+    let values = match &constraint.value {
+        Some(value) if constraint.values.is_empty() => value.clone(),
+        _ => constraint.values.join(", "),
+    };
+    let operator = match constraint.operator.as_str() {
+        "IN" => "is one of",
+        "NOT_IN" => "is not one of",
+        "STR_CONTAINS" => "contains",
+        "STR_STARTS_WITH" => "starts with",
+        "STR_ENDS_WITH" => "ends with",
+        "NUM_EQ" => "=",
+        "NUM_GT" => ">",
+        "NUM_GTE" => "≥",
+        "NUM_LT" => "<",
+        "NUM_LTE" => "≤",
+        "DATE_AFTER" => "is after",
+        "DATE_BEFORE" => "is before",
+        "SEMVER_EQ" => "is version",
+        "SEMVER_GT" => "is a version above",
+        "SEMVER_LT" => "is a version below",
+        other => other,
+    };
+    let case = if constraint.case_insensitive == Some(true) {
+        " (any case)"
+    } else {
+        ""
+    };
+    let text = format!("{} {operator} {values}{case}", constraint.context_name);
+    if constraint.inverted == Some(true) {
+        format!("not ({text})")
+    } else {
+        text
+    }
+}
+
+/// A strategy in words: its type, its parameters, its constraints and segments.
+fn strategy_text(strategy: &FeatureStrategyOut) -> Markup {
+    html! {
+        strong { (strategy.title.as_deref().unwrap_or(&strategy.name)) }
+        @if strategy.title.is_some() { " " span.muted { "(" (strategy.name) ")" } }
+        @if strategy.disabled { " " span.state.off { "disabled" } }
+        ul {
+            @match strategy.name.as_str() {
+                "default" => li { "On for everyone" },
+                "flexibleRollout" => li {
+                    (strategy.parameters.get("rollout").unwrap_or("100")) "% of "
+                    (strategy.parameters.get("stickiness").unwrap_or("default")) " stickiness"
+                    @if let Some(group) = strategy.parameters.get("groupId") { ", group " span.mono { (group) } }
+                },
+                "userWithId" => li { "Users " (strategy.parameters.get("userIds").unwrap_or("")) },
+                _ => @for (name, value) in strategy.parameters.iter() { li { (name) ": " (value) } },
+            }
+            @for constraint in &strategy.constraints { li { "When " (constraint_text(constraint)) } }
+            @for segment in &strategy.segments { li { "In segment #" (segment) } }
+            @if !strategy.variants.is_empty() {
+                li { "Variants: " (strategy.variants.iter().map(|variant| variant.name.as_str()).collect::<Vec<_>>().join(", ")) }
+            }
+        }
+    }
+}
+
+fn environment_section(
+    detail: &FeatureDetailOut,
+    environment: &FeatureEnvironmentOut,
+    may_write: bool,
+    types: &[String],
+) -> Markup {
+    let base = format!(
+        "{}/environments/{}",
+        flag_path(&detail.project, &detail.name),
+        url_escape(&environment.name)
+    );
+    html! {
+        section.card aria-labelledby=(format!("env-{}", environment.name)) {
+            h2 id=(format!("env-{}", environment.name)) {
+                (environment.name) " "
+                span.state.on[environment.enabled].off[!environment.enabled] { (if environment.enabled { "on" } else { "off" }) }
+            }
+            @if environment.strategies.is_empty() {
+                p.muted { "No strategies: when switched on, on for everyone." }
+            }
+            ol {
+                @for strategy in &environment.strategies {
+                    li {
+                        (strategy_text(strategy))
+                        @if may_write {
+                            details {
+                                summary { "Edit" }
+                                (strategy_form(&base, Some(strategy), &strategy.name, types))
+                                form method="post" action=(format!("{base}/strategies/{}/delete", url_escape(&strategy.id))) {
+                                    button.danger type="submit" { "Delete this strategy" }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            @if may_write {
+                details {
+                    summary { "Add a strategy" }
+                    (strategy_form(&base, None, "flexibleRollout", types))
+                }
+            }
+            @if let Some(variants) = &environment.variants {
+                @if !variants.is_empty() {
+                    h3 { "Variants" }
+                    (weight_bars(variants))
+                }
+            }
+        }
+    }
+}
+
+/// Each variant's share, as a bar with its percentage in words.
+fn weight_bars(variants: &[flag_eval::Variant]) -> Markup {
+    html! {
+        ul.variants {
+            @for variant in variants {
+                @let percent = variant.weight as f64 / 10.0;
+                li {
+                    span.mono { (variant.name) } " " (format!("{percent:.1}")) "%"
+                    @if variant.weight_type.as_deref() == Some("fix") { " (fixed)" }
+                    progress.bar max="1000" value=(variant.weight)
+                        aria-label=(format!("{} {percent:.1} percent", variant.name)) {
+                        (format!("{percent:.1}%"))
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn strategy_form(base: &str, strategy: Option<&FeatureStrategyOut>, kind: &str, types: &[String]) -> Markup {
+    let id = strategy.map_or_else(|| "new".to_owned(), |strategy| strategy.id.clone());
+    let action = match strategy {
+        Some(strategy) => format!("{base}/strategies/{}", url_escape(&strategy.id)),
+        None => format!("{base}/strategies"),
+    };
+    let parameter = |name: &str| {
+        strategy
+            .and_then(|strategy| strategy.parameters.get(name))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let field = |name: &str| format!("{id}-{name}");
+    html! {
+        form method="post" action=(action) {
+            div.row {
+                div {
+                    label for=(field("name")) { "Type" }
+                    select id=(field("name")) name="name" {
+                        @for name in types { option value=(name) selected[name == kind] { (name) } }
+                    }
+                }
+                div {
+                    label for=(field("rollout")) { "Rollout % (flexibleRollout)" }
+                    input id=(field("rollout")) name="rollout" type="number" min="0" max="100"
+                        value=(if parameter("rollout").is_empty() { "100".to_owned() } else { parameter("rollout") });
+                }
+                div {
+                    label for=(field("stickiness")) { "Stickiness (flexibleRollout)" }
+                    input id=(field("stickiness")) name="stickiness" type="text"
+                        value=(if parameter("stickiness").is_empty() { "default".to_owned() } else { parameter("stickiness") });
+                }
+            }
+            label for=(field("userIds")) { "User ids, comma-separated (userWithId)" }
+            input id=(field("userIds")) name="userIds" type="text" value=(parameter("userIds"));
+            fieldset {
+                legend { "Constraints: all must hold" }
+                @for row in 0..CONSTRAINT_ROWS {
+                    @let constraint = strategy.and_then(|strategy| strategy.constraints.get(row));
+                    div.row {
+                        div {
+                            label for=(field(&format!("c{row}-context"))) { "Context field" }
+                            input id=(field(&format!("c{row}-context"))) name=(format!("c{row}_context")) type="text"
+                                value=(constraint.map_or("", |constraint| constraint.context_name.as_str()));
+                        }
+                        div {
+                            label for=(field(&format!("c{row}-operator"))) { "Operator" }
+                            select id=(field(&format!("c{row}-operator"))) name=(format!("c{row}_operator")) {
+                                @for operator in OPERATORS {
+                                    option value=(operator) selected[constraint.is_some_and(|constraint| constraint.operator == operator)] { (operator) }
+                                }
+                            }
+                        }
+                        div {
+                            label for=(field(&format!("c{row}-values"))) { "Values, comma-separated" }
+                            input id=(field(&format!("c{row}-values"))) name=(format!("c{row}_values")) type="text"
+                                value=(constraint.map_or_else(String::new, |constraint| match &constraint.value {
+                                    Some(value) if constraint.values.is_empty() => value.clone(),
+                                    _ => constraint.values.join(","),
+                                }));
+                        }
+                        div {
+                            label for=(field(&format!("c{row}-inverted"))) {
+                                input id=(field(&format!("c{row}-inverted"))) name=(format!("c{row}_inverted")) type="checkbox" value="true"
+                                    checked[constraint.is_some_and(|constraint| constraint.inverted == Some(true))];
+                                " Negate"
+                            }
+                        }
+                    }
+                }
+            }
+            p { button type="submit" { (if strategy.is_some() { "Save the strategy" } else { "Add the strategy" }) } }
+        }
+    }
+}
+
+/// The strategy a form describes, as the API's body: parsed by the API's own request type.
+fn strategy_request(fields: &[(String, String)], feature: &str) -> Result<StrategyRequest, AdminError> {
+    let get = |name: &str| {
+        fields
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.trim().to_owned())
+            .unwrap_or_default()
+    };
+    let kind = get("name");
+    let parameters = match kind.as_str() {
+        "flexibleRollout" => json!({
+            "rollout": if get("rollout").is_empty() { "100".to_owned() } else { get("rollout") },
+            "stickiness": if get("stickiness").is_empty() { "default".to_owned() } else { get("stickiness") },
+            "groupId": feature,
+        }),
+        "userWithId" => json!({ "userIds": get("userIds") }),
+        _ => json!({}),
+    };
+    let mut constraints = Vec::new();
+    for row in 0..CONSTRAINT_ROWS {
+        let context = get(&format!("c{row}_context"));
+        if context.is_empty() {
+            continue;
+        }
+        let values: Vec<String> = get(&format!("c{row}_values"))
+            .split(',')
+            .map(str::trim)
+            .filter(|value| !value.is_empty())
+            .map(str::to_owned)
+            .collect();
+        let operator = get(&format!("c{row}_operator"));
+        let single = !matches!(
+            operator.as_str(),
+            "IN" | "NOT_IN" | "STR_CONTAINS" | "STR_STARTS_WITH" | "STR_ENDS_WITH"
+        );
+        let mut constraint = json!({
+            "contextName": context,
+            "operator": operator,
+            "inverted": get(&format!("c{row}_inverted")) == "true",
+            "caseInsensitive": false,
+        });
+        if single {
+            constraint["value"] = json!(values.first().cloned().unwrap_or_default());
+            constraint["values"] = json!([]);
+        } else {
+            constraint["values"] = json!(values);
+        }
+        constraints.push(constraint);
+    }
+    serde_json::from_value(json!({
+        "name": kind,
+        "parameters": parameters,
+        "constraints": constraints,
+    }))
+    .map_err(|error| AdminError::bad_request(format!("the strategy form does not read: {error}")))
+}
+
+/// `POST /flags/{project}/{feature}/environments/{environment}/strategies[/{id}]`: adds a
+/// strategy, or saves the one named.
+pub async fn save_strategy(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<Vec<String>>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(refused) = same_origin(&request) {
+        return layout::failure(&refused);
+    }
+    let path = path.into_inner();
+    let (project, feature, environment) = match path.as_slice() {
+        [project, feature, environment, ..] => (project.clone(), feature.clone(), environment.clone()),
+        _ => return layout::failure(&AdminError::NotFound("no such page".into())),
+    };
+    let id = path.get(3).cloned();
+    let result = async {
+        let permission = if id.is_some() {
+            Permission::UpdateFeatureStrategy
+        } else {
+            Permission::CreateFeatureStrategy
+        };
+        let caller = Access::WriteIn(permission).admit(principal.clone())?;
+        let body = strategy_request(&super::form_fields(&body), &feature)?;
+        let place = (project.clone(), feature.clone(), environment.clone());
+        match id {
+            Some(id) => strategies::update(&state.app, &caller, place, id, body).await,
+            None => strategies::add(&state.app, &caller, place, body).await,
+        }
+    }
+    .await;
+    match result {
+        Ok(_) => see_other(&flag_path(&project, &feature)),
+        Err(error) => {
+            render(
+                &state,
+                &principal,
+                &project,
+                &feature,
+                crate::error::status_of(&error),
+                Some(&error),
+            )
+            .await
+        }
+    }
+}
+
+/// `POST …/strategies/{id}/delete`.
+pub async fn delete_strategy(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<(String, String, String, String)>,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(refused) = same_origin(&request) {
+        return layout::failure(&refused);
+    }
+    let (project, feature, environment, id) = path.into_inner();
+    let result = async {
+        let caller = Access::WriteIn(Permission::DeleteFeatureStrategy).admit(principal.clone())?;
+        strategies::delete(
+            &state.app,
+            &caller,
+            (project.clone(), feature.clone(), environment),
+            id,
+        )
+        .await
+    }
+    .await;
+    match result {
+        Ok(()) => see_other(&flag_path(&project, &feature)),
+        Err(error) => {
+            render(
+                &state,
+                &principal,
+                &project,
+                &feature,
+                crate::error::status_of(&error),
+                Some(&error),
+            )
+            .await
+        }
+    }
+}
+
+fn variants_editor(detail: &FeatureDetailOut, may_write: &dyn Fn(&str) -> bool) -> Markup {
+    // The editor starts from the first writable environment's variants.
+    let source = detail
+        .environments
+        .iter()
+        .find(|environment| may_write(&environment.name));
+    let stored: Vec<flag_eval::Variant> = source
+        .and_then(|environment| environment.variants.clone())
+        .unwrap_or_default();
+    let rows = stored.len() + NEW_VARIANT_ROWS;
+    html! {
+        section.card aria-labelledby="variants-editor" {
+            h2 id="variants-editor" { "Edit variants" }
+            p.muted { "Variable weights share what fixed ones leave. One save writes every environment ticked below." }
+            form method="post" action=(format!("{}/variants", flag_path(&detail.project, &detail.name))) {
+                fieldset {
+                    legend { "Environments" }
+                    @for environment in &detail.environments {
+                        @if may_write(&environment.name) {
+                            label {
+                                input type="checkbox" name="environments" value=(environment.name)
+                                    checked[source.is_some_and(|source| source.name == environment.name)];
+                                " " (environment.name)
+                            }
+                        }
+                    }
+                }
+                @for row in 0..rows {
+                    @let variant = stored.get(row);
+                    fieldset {
+                        legend { "Variant " (row + 1) }
+                        div.row {
+                            div {
+                                label for=(format!("v{row}-name")) { "Name" }
+                                input id=(format!("v{row}-name")) name=(format!("v{row}_name")) type="text"
+                                    value=(variant.map_or("", |variant| variant.name.as_str()));
+                            }
+                            div {
+                                label for=(format!("v{row}-type")) { "Weight" }
+                                select id=(format!("v{row}-type")) name=(format!("v{row}_weightType")) {
+                                    option value="variable" selected[variant.is_none_or(|variant| variant.weight_type.as_deref() != Some("fix"))] { "variable" }
+                                    option value="fix" selected[variant.is_some_and(|variant| variant.weight_type.as_deref() == Some("fix"))] { "fixed" }
+                                }
+                            }
+                            div {
+                                label for=(format!("v{row}-percent")) { "Fixed %" }
+                                input id=(format!("v{row}-percent")) name=(format!("v{row}_percent")) type="number" min="0" max="100" step="0.1"
+                                    value=(variant.filter(|variant| variant.weight_type.as_deref() == Some("fix"))
+                                        .map(|variant| format!("{:.1}", variant.weight as f64 / 10.0)).unwrap_or_default());
+                            }
+                        }
+                        div.row {
+                            div {
+                                label for=(format!("v{row}-payload-type")) { "Payload type" }
+                                select id=(format!("v{row}-payload-type")) name=(format!("v{row}_payloadType")) {
+                                    @for kind in ["", "string", "json", "csv", "number"] {
+                                        option value=(kind) selected[variant.and_then(|variant| variant.payload.as_ref()).map_or("", |payload| payload.payload_type.as_str()) == kind] {
+                                            (if kind.is_empty() { "none" } else { kind })
+                                        }
+                                    }
+                                }
+                            }
+                            div {
+                                label for=(format!("v{row}-payload")) { "Payload" }
+                                input id=(format!("v{row}-payload")) name=(format!("v{row}_payload")) type="text"
+                                    value=(variant.and_then(|variant| variant.payload.as_ref()).map_or("", |payload| payload.value.as_str()));
+                            }
+                        }
+                        div.row {
+                            div {
+                                label for=(format!("v{row}-override-field")) { "Override: context field" }
+                                input id=(format!("v{row}-override-field")) name=(format!("v{row}_overrideField")) type="text"
+                                    value=(variant.and_then(|variant| variant.overrides.first()).map_or("", |rule| rule.context_name.as_str()));
+                            }
+                            div {
+                                label for=(format!("v{row}-override-values")) { "Override: values, comma-separated" }
+                                input id=(format!("v{row}-override-values")) name=(format!("v{row}_overrideValues")) type="text"
+                                    value=(variant.and_then(|variant| variant.overrides.first()).map_or_else(String::new, |rule| rule.values.join(",")));
+                            }
+                        }
+                    }
+                }
+                p { button type="submit" { "Save variants" } }
+            }
+        }
+    }
+}
+
+/// The variants a form describes, as the variants-batch body.
+fn variants_body(fields: &[(String, String)]) -> Value {
+    let mut by_name: BTreeMap<&str, &str> = BTreeMap::new();
+    for (key, value) in fields {
+        by_name.insert(key, value);
+    }
+    let get = |key: String| by_name.get(key.as_str()).map_or("", |value| value.trim());
+    let environments: Vec<&str> = fields
+        .iter()
+        .filter(|(key, _)| key == "environments")
+        .map(|(_, value)| value.as_str())
+        .collect();
+    let mut variants = Vec::new();
+    for row in 0.. {
+        if !by_name.contains_key(format!("v{row}_name").as_str()) {
+            break;
+        }
+        let name = get(format!("v{row}_name"));
+        if name.is_empty() {
+            continue;
+        }
+        let fixed = get(format!("v{row}_weightType")) == "fix";
+        let mut variant = json!({
+            "name": name,
+            "weightType": if fixed { "fix" } else { "variable" },
+            "weight": 0,
+            "stickiness": "default",
+        });
+        if fixed {
+            let percent: f64 = get(format!("v{row}_percent")).parse().unwrap_or(-1.0);
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "a percentage of at most 100, in tenths"
+            )]
+            let weight = (percent * 10.0).round() as i64;
+            variant["weight"] = json!(weight);
+        }
+        let payload_type = get(format!("v{row}_payloadType"));
+        if !payload_type.is_empty() {
+            variant["payload"] = json!({"type": payload_type, "value": get(format!("v{row}_payload"))});
+        }
+        let field = get(format!("v{row}_overrideField"));
+        if !field.is_empty() {
+            let values: Vec<&str> = get(format!("v{row}_overrideValues"))
+                .split(',')
+                .map(str::trim)
+                .filter(|value| !value.is_empty())
+                .collect();
+            variant["overrides"] = json!([{"contextName": field, "values": values}]);
+        }
+        variants.push(variant);
+    }
+    json!({"variants": variants, "environments": environments})
+}
+
+/// `POST /flags/{project}/{feature}/variants`: one save, through variants-batch, to every
+/// environment ticked.
+pub async fn save_variants(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<(String, String)>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(refused) = same_origin(&request) {
+        return layout::failure(&refused);
+    }
+    let (project, feature) = path.into_inner();
+    let body = variants_body(&super::form_fields(&body));
+    let result = async {
+        let caller =
+            Access::WriteIn(Permission::UpdateFeatureEnvironmentVariants).admit(principal.clone())?;
+        if body["environments"].as_array().is_none_or(Vec::is_empty) {
+            return Err(AdminError::invalid(
+                "/environments",
+                "tick at least one environment",
+            ));
+        }
+        variants::batch(&state.app, &caller, project.clone(), feature.clone(), body).await
+    }
+    .await;
+    match result {
+        Ok(_) => see_other(&format!("{}#variants-editor", flag_path(&project, &feature))),
+        Err(error) => {
+            render(
+                &state,
+                &principal,
+                &project,
+                &feature,
+                crate::error::status_of(&error),
+                Some(&error),
+            )
+            .await
+        }
+    }
+}

@@ -1,0 +1,350 @@
+//! `/flags`: a project's flags with one switch per environment, search by name, and creating a
+//! flag. The list is the flag search operation's answer; a switch is the API's switch operation.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{ACCEPT, LOCATION};
+use actix_web::{HttpRequest, HttpResponse, web};
+use flag_admin::auth::{Access, Caller, Principal};
+use flag_admin::domain::{FeatureType, Permission, ResourceName};
+use flag_admin::dto::features::{CreateFeature, SwitchQuery};
+use flag_admin::dto::search::{SearchOut, SearchQuery};
+use flag_admin::{AdminError, features, overview, search};
+use maud::{Markup, html};
+use serde::Deserialize;
+
+use super::layout::{self, Viewer};
+use super::{same_origin, see_other, signed_in, url_escape};
+use crate::state::AppState;
+
+/// Flags shown on one page.
+const PAGE: usize = 100;
+
+/// The list's query: the project, words in flag names, and the page.
+#[derive(Debug, Default, Deserialize)]
+pub struct ListQuery {
+    project: Option<String>,
+    q: Option<String>,
+    page: Option<usize>,
+}
+
+/// The new flag's fields.
+#[derive(Debug, Deserialize)]
+pub struct CreateForm {
+    project: String,
+    name: String,
+    #[serde(rename = "type")]
+    feature_type: Option<FeatureType>,
+    description: Option<String>,
+}
+
+/// A switch's field: the state to set.
+#[derive(Debug, Deserialize)]
+pub struct SwitchForm {
+    enabled: String,
+    /// The list to go back to.
+    back: Option<String>,
+}
+
+/// The caller admitted by `access`, when the policy admits them.
+fn admitted(access: Access, principal: &Principal) -> Option<Caller> {
+    access.admit(principal.clone()).ok()
+}
+
+/// `GET /flags`.
+pub async fn list(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    query: web::Query<ListQuery>,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    render(&state, &principal, query.into_inner(), StatusCode::OK, None, None).await
+}
+
+async fn render(
+    state: &AppState,
+    principal: &Principal,
+    query: ListQuery,
+    status: StatusCode,
+    error: Option<&AdminError>,
+    typed: Option<&CreateForm>,
+) -> HttpResponse {
+    let projects = match overview::list(&state.app).await {
+        Ok(projects) => projects.projects,
+        Err(error) => return layout::failure(&error),
+    };
+    let project = query
+        .project
+        .filter(|project| projects.iter().any(|known| known.id == *project))
+        .or_else(|| projects.first().map(|project| project.id.clone()))
+        .unwrap_or_else(|| "default".into());
+    let words = query.q.unwrap_or_default();
+    let page = query.page.unwrap_or(0);
+    let search = SearchQuery {
+        query: Some(words.clone()).filter(|words| !words.trim().is_empty()),
+        project: Some(format!("IS:{project}")),
+        offset: Some((page * PAGE).to_string()),
+        limit: Some(PAGE.to_string()),
+        sort_by: Some("name".into()),
+        sort_order: Some("asc".into()),
+        ..SearchQuery::default()
+    };
+    let found = match search::search(&state.app, search).await {
+        Ok(found) => found,
+        Err(error) => return layout::failure(&error),
+    };
+    let may_create = admitted(Access::Write(Permission::CreateFeature), principal).is_some();
+    let back = format!(
+        "/flags?project={}&q={}&page={page}",
+        url_escape(&project),
+        url_escape(&words)
+    );
+    let viewer = Viewer::of(principal);
+    let body = html! {
+        h1 { "Flags" }
+        @if let Some(error) = error { (layout::notice(error)) }
+        form.card.row method="get" action="/flags" role="search" {
+            div {
+                label for="project" { "Project" }
+                select id="project" name="project" {
+                    @for known in &projects {
+                        option value=(known.id) selected[known.id == project] { (known.name) }
+                    }
+                }
+            }
+            div {
+                label for="q" { "Search by name" }
+                input id="q" name="q" type="search" value=(words);
+            }
+            button type="submit" { "Show" }
+        }
+        (table(principal, &found, &back))
+        @if page > 0 || found.total > (page + 1) * PAGE {
+            nav.row aria-label="Pages" {
+                @if page > 0 {
+                    a href=(format!("/flags?project={}&q={}&page={}", url_escape(&project), url_escape(&words), page - 1)) { "Previous page" }
+                }
+                @if found.total > (page + 1) * PAGE {
+                    a href=(format!("/flags?project={}&q={}&page={}", url_escape(&project), url_escape(&words), page + 1)) { "Next page" }
+                }
+            }
+        }
+        @if may_create {
+            (create_form(&project, typed))
+        }
+    };
+    layout::page(status, "Flags", Some(&viewer), "flags", &body)
+}
+
+fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
+    let environments: Vec<&str> = found
+        .features
+        .first()
+        .map(|feature| {
+            feature
+                .environments
+                .iter()
+                .map(|environment| environment.name.as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    html! {
+        p.muted { (found.total) " flags" }
+        @if found.features.is_empty() {
+            p { "No flags here yet." }
+        } @else {
+            div.table-wrap {
+                table {
+                    thead {
+                        tr {
+                            th scope="col" { "Flag" }
+                            th.optional scope="col" { "Type" }
+                            th.optional scope="col" { "Last used by an SDK" }
+                            @for environment in &environments { th scope="col" { (environment) } }
+                        }
+                    }
+                    tbody {
+                        @for feature in &found.features {
+                            tr {
+                                th scope="row" {
+                                    a.mono href=(format!("/flags/{}/{}", url_escape(&feature.project), url_escape(&feature.name))) { (feature.name) }
+                                    @if feature.stale { " " span.muted { "(stale)" } }
+                                    @if let Some(description) = &feature.description {
+                                        br; span.muted { (description) }
+                                    }
+                                }
+                                td.optional { (feature.feature_type) }
+                                td.optional {
+                                    @match &feature.last_seen_at {
+                                        Some(seen) => time datetime=(seen) { (seen.get(..16).unwrap_or(seen).replace('T', " ")) " UTC" },
+                                        None => span.muted { "never" },
+                                    }
+                                }
+                                @for environment in &feature.environments {
+                                    td { (switch_form(principal, &feature.project, &feature.name, &environment.name, environment.enabled, back)) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// One environment's switch: a form for whoever may switch it there, the state for anyone else.
+fn switch_form(
+    principal: &Principal,
+    project: &str,
+    feature: &str,
+    environment: &str,
+    enabled: bool,
+    back: &str,
+) -> Markup {
+    let may_switch = admitted(Access::WriteIn(Permission::UpdateFeatureEnvironment), principal)
+        .is_some_and(|caller| caller.require_in(environment).is_ok());
+    let label = format!("{feature} in {environment}");
+    html! {
+        @if may_switch {
+            form.toggle.switch method="post"
+                action=(format!("/flags/{}/{}/environments/{}", url_escape(project), url_escape(feature), url_escape(environment))) {
+                input type="hidden" name="enabled" value=(if enabled { "false" } else { "true" });
+                input type="hidden" name="back" value=(back);
+                button type="submit" aria-pressed=(enabled.to_string()) aria-label=(label) {
+                    (if enabled { "On" } else { "Off" })
+                }
+            }
+        } @else {
+            span.state.on[enabled].off[!enabled] aria-label=(label) { (if enabled { "On" } else { "Off" }) }
+        }
+    }
+}
+
+fn create_form(project: &str, typed: Option<&CreateForm>) -> Markup {
+    let chosen = typed.and_then(|typed| typed.feature_type).unwrap_or_default();
+    html! {
+        section.card aria-labelledby="create-title" {
+            h2 id="create-title" { "Create a flag" }
+            form method="post" action="/flags" {
+                input type="hidden" name="project" value=(project);
+                div.row {
+                    div {
+                        label for="new-name" { "Name" }
+                        input id="new-name" name="name" type="text" required maxlength="100"
+                            pattern="[A-Za-z0-9~_.\\-]+" value=(typed.map_or("", |typed| typed.name.as_str()));
+                    }
+                    div {
+                        label for="new-type" { "Type" }
+                        select id="new-type" name="type" {
+                            @for kind in FeatureType::ALL {
+                                option value=(kind.as_str()) selected[kind == chosen] { (kind.as_str()) }
+                            }
+                        }
+                    }
+                }
+                label for="new-description" { "Description" }
+                input id="new-description" name="description" type="text"
+                    value=(typed.and_then(|typed| typed.description.as_deref()).unwrap_or(""));
+                p { button type="submit" { "Create" } }
+            }
+        }
+    }
+}
+
+/// `POST /flags`: creates a flag, then shows the project's list.
+pub async fn create(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    fields: web::Form<CreateForm>,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(refused) = same_origin(&request) {
+        return layout::failure(&refused);
+    }
+    let fields = fields.into_inner();
+    let result = async {
+        let caller = Access::Write(Permission::CreateFeature).admit(principal.clone())?;
+        let name = ResourceName::try_from(fields.name.as_str())
+            .map_err(|message| AdminError::invalid("/name", message))?;
+        let request = CreateFeature {
+            name,
+            feature_type: fields.feature_type.unwrap_or_default(),
+            description: fields.description.clone().filter(|text| !text.trim().is_empty()),
+            impression_data: false,
+        };
+        features::create(&state.app, &caller, fields.project.clone(), request).await
+    }
+    .await;
+    match result {
+        Ok(_) => see_other(&format!(
+            "/flags?project={}&q={}",
+            url_escape(&fields.project),
+            url_escape(&fields.name)
+        )),
+        Err(error) => {
+            let query = ListQuery {
+                project: Some(fields.project.clone()),
+                ..ListQuery::default()
+            };
+            render(
+                &state,
+                &principal,
+                query,
+                crate::error::status_of(&error),
+                Some(&error),
+                Some(&fields),
+            )
+            .await
+        }
+    }
+}
+
+/// `POST /flags/{project}/{feature}/environments/{environment}`: switches a flag on or off there.
+/// A script's request (`Accept: application/json`) gets the new state; a form post goes back to
+/// the list.
+pub async fn switch(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<(String, String, String)>,
+    fields: web::Form<SwitchForm>,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(refused) = same_origin(&request) {
+        return layout::failure(&refused);
+    }
+    let enabled = fields.enabled == "true";
+    let result = async {
+        let caller = Access::WriteIn(Permission::UpdateFeatureEnvironment).admit(principal.clone())?;
+        features::switch_with(
+            &state.app,
+            &caller,
+            path.into_inner(),
+            enabled,
+            SwitchQuery::default(),
+        )
+        .await
+    }
+    .await;
+    let wants_json = request
+        .headers()
+        .get(ACCEPT)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|value| value.contains("application/json"));
+    match (result, wants_json) {
+        (Ok(()), true) => HttpResponse::Ok().json(serde_json::json!({ "enabled": enabled })),
+        (Ok(()), false) => HttpResponse::SeeOther()
+            .insert_header((LOCATION, super::local_path(fields.back.as_deref())))
+            .finish(),
+        (Err(error), true) => HttpResponse::build(crate::error::status_of(&error))
+            .json(serde_json::json!({ "message": layout::message(&error) })),
+        (Err(error), false) => layout::failure(&error),
+    }
+}

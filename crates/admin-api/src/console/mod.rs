@@ -1,0 +1,199 @@
+//! The web console: pages rendered on the server, over the same application operations the API
+//! calls. A page parses its form or query, calls one `flag_admin` operation as the signed-in
+//! user, and renders the view model that operation returns; it holds no rule of its own, and
+//! the server refuses whatever the user's role may not do whatever the page shows.
+//!
+//! - Templates are Rust (maud), compiled into the binary and escaped by default.
+//! - Plain forms work without JavaScript; `assets/console.js` only adds live password rules, a
+//!   switch that flips without a reload, and copy buttons.
+//! - Every answer carries a Content-Security-Policy with no inline script or style, and every
+//!   form post must come from this origin (its `Origin`, or else `Referer`), besides the
+//!   `SameSite=Lax` session cookie.
+
+mod assets;
+mod flag;
+mod flags;
+mod layout;
+mod login;
+mod signup;
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{ServiceRequest, ServiceResponse};
+use actix_web::http::Method;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::middleware::Next;
+use actix_web::{HttpRequest, HttpResponse, web};
+use flag_admin::AdminError;
+use flag_admin::auth::{self, Credential, Principal};
+
+use crate::auth::SESSION_COOKIE;
+use crate::state::AppState;
+
+/// The console's paths; the API has none of them.
+pub fn configure(config: &mut web::ServiceConfig) {
+    config
+        .service(web::resource("/").route(web::get().to(home)))
+        .service(
+            web::resource("/login")
+                .route(web::get().to(login::page))
+                .route(web::post().to(login::submit)),
+        )
+        .service(web::resource("/signed-out").route(web::get().to(login::signed_out)))
+        .service(
+            web::resource("/new-user")
+                .route(web::get().to(signup::page))
+                .route(web::post().to(signup::submit)),
+        )
+        .service(
+            web::resource("/flags")
+                .route(web::get().to(flags::list))
+                .route(web::post().to(flags::create)),
+        )
+        .service(
+            web::resource("/flags/{project}/{feature}/environments/{environment}")
+                .route(web::post().to(flags::switch)),
+        )
+        .service(web::resource("/flags/{project}/{feature}").route(web::get().to(flag::page)))
+        .service(
+            web::resource("/flags/{project}/{feature}/variants").route(web::post().to(flag::save_variants)),
+        )
+        .service(
+            web::resource("/flags/{project}/{feature}/environments/{environment}/strategies")
+                .route(web::post().to(flag::save_strategy)),
+        )
+        .service(
+            web::resource("/flags/{project}/{feature}/environments/{environment}/strategies/{id}")
+                .route(web::post().to(flag::save_strategy)),
+        )
+        .service(
+            web::resource("/flags/{project}/{feature}/environments/{environment}/strategies/{id}/delete")
+                .route(web::post().to(flag::delete_strategy)),
+        )
+        .service(web::resource("/console/{file}").route(web::get().to(assets::serve)));
+}
+
+/// Whether `path` is the console's, so that its answers get the console's headers.
+fn is_console(path: &str) -> bool {
+    matches!(path, "/" | "/login" | "/signed-out" | "/new-user")
+        || path == "/flags"
+        || path.starts_with("/flags/")
+        || path.starts_with("/console/")
+}
+
+/// The console's security headers on each of its answers: a Content-Security-Policy with no
+/// inline script or style, no framing, no sniffing, and no referrer beyond this origin.
+pub async fn headers(
+    request: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    let console = is_console(request.path());
+    let mut response = next.call(request).await?;
+    if console {
+        let headers = response.headers_mut();
+        headers.insert(
+            header::CONTENT_SECURITY_POLICY,
+            HeaderValue::from_static(
+                "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; \
+                 connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+            ),
+        );
+        headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+        headers.insert(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        );
+        headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    }
+    Ok(response)
+}
+
+/// `/`: the flags page.
+async fn home() -> HttpResponse {
+    see_other("/flags")
+}
+
+/// 303 See Other to `location`: where a form post, or a page that needs a login, sends the
+/// browser.
+fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .finish()
+}
+
+/// A path to come back to after signing in: only this site's own absolute paths.
+fn local_path(next: Option<&str>) -> &str {
+    match next {
+        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => path,
+        _ => "/flags",
+    }
+}
+
+/// The signed-in user, or the login page with a way back here.
+async fn signed_in(state: &AppState, request: &HttpRequest) -> Result<Principal, HttpResponse> {
+    let credential = match request.cookie(SESSION_COOKIE) {
+        Some(cookie) => auth::resolve_session(&state.app, cookie.value()).await,
+        None => Ok(Credential::Unknown),
+    };
+    match credential {
+        Ok(Credential::Admin(principal @ Principal::User { .. })) => Ok(principal),
+        Ok(_) => {
+            let here = request
+                .uri()
+                .path_and_query()
+                .map_or("/flags", |path| path.as_str());
+            let next: String = url_escape(here);
+            Err(see_other(&format!("/login?next={next}")))
+        }
+        Err(error) => Err(layout::failure(&error)),
+    }
+}
+
+/// A form's fields in order, repeated names kept (`environments=a&environments=b`).
+fn form_fields(body: &[u8]) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(body).into_owned().collect()
+}
+
+/// Percent-encodes everything but unreserved characters and `/`, for a query value.
+fn url_escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_' | b'.' | b'~' | b'/') {
+            escaped.push(char::from(byte));
+        } else {
+            escaped.push_str(&format!("%{byte:02X}"));
+        }
+    }
+    escaped
+}
+
+/// Refuses a state-changing request that did not come from a page of this origin: its
+/// `Origin` header (or, without one, its `Referer`) must name the host the request was sent to.
+/// Browsers send `Origin` with every cross-site form post, so a forged form is refused even
+/// where the `SameSite` cookie would travel.
+fn same_origin(request: &HttpRequest) -> Result<(), AdminError> {
+    if request.method() == Method::GET || request.method() == Method::HEAD {
+        return Ok(());
+    }
+    let host = request.connection_info().host().to_owned();
+    let from = request
+        .headers()
+        .get(header::ORIGIN)
+        .or_else(|| request.headers().get(header::REFERER))
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| url::Url::parse(value).ok());
+    let matches = from.is_some_and(|url| {
+        let authority = match (url.host_str(), url.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            _ => String::new(),
+        };
+        authority.eq_ignore_ascii_case(&host)
+    });
+    if matches {
+        Ok(())
+    } else {
+        Err(AdminError::NoAccess(
+            "this form was not sent from this site's own pages, so it was refused".into(),
+        ))
+    }
+}

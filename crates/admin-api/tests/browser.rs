@@ -1,0 +1,504 @@
+//! The console in a real browser: headless Chromium driven over WebDriver (chromedriver),
+//! against the real binary on a scratch database. `./scripts/test` installs Debian's `chromium`
+//! and `chromium-driver` when they are missing; without them these tests fail and say so.
+//!
+//! Each flow saves a screenshot to `target/browser-screenshots/` when it fails.
+
+#[path = "it/common/process.rs"]
+#[allow(dead_code, reason = "shared with the other suites; each uses part of it")]
+mod process;
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use fantoccini::{Client, ClientBuilder, Locator};
+use flag_store::scratch::Scratch;
+use hyper_util::client::legacy::connect::HttpConnector;
+use serde_json::{Value, json};
+
+use process::{Running, start_server_with};
+
+type TestResult = Result<(), Box<dyn std::error::Error>>;
+
+const ADMIN_PASSWORD: &str = "First-Adm1n!pass";
+const ADMIN_TOKEN: &str = "*:*.browser-admin-secret";
+const BACKEND: &str = "*:development.browser-backend-secret";
+const PASSWORD: &str = "Corr3ct-Horse!";
+
+/// chromedriver, found on the path or where Debian's package puts it.
+fn chromedriver() -> Result<PathBuf, String> {
+    let candidates = [
+        "chromedriver",
+        "/usr/bin/chromedriver",
+        "/usr/lib/chromium/chromedriver",
+    ];
+    candidates
+        .iter()
+        .map(PathBuf::from)
+        .find(|path| {
+            Command::new(path)
+                .arg("--version")
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status()
+                .is_ok_and(|status| status.success())
+        })
+        .ok_or_else(|| {
+            "chromedriver was not found: install Debian's chromium and chromium-driver packages \
+             (./scripts/test does so when they are missing)"
+                .into()
+        })
+}
+
+/// The real server and a browser session on it.
+struct Console {
+    base: String,
+    browser: Client,
+    _server: Running,
+    _driver: Running,
+    _scratch: Scratch,
+    agent: ureq::Agent,
+}
+
+impl Console {
+    async fn start() -> Result<Self, Box<dyn std::error::Error>> {
+        let scratch = Scratch::new()?;
+        let (server, port) = start_server_with(
+            &scratch,
+            &["--log-level", "warn"],
+            &[
+                ("UNLEASH_DEFAULT_ADMIN_PASSWORD", ADMIN_PASSWORD),
+                ("INIT_ADMIN_API_TOKENS", ADMIN_TOKEN),
+                ("INIT_BACKEND_API_TOKENS", BACKEND),
+                ("HALYARD_LOGIN_RATE_PER_MINUTE", "1000"),
+                ("HALYARD_SIGNUP_RATE_PER_MINUTE", "1000"),
+            ],
+        )?;
+        let server = Running(server);
+        let driver_port = process::free_port()?;
+        let driver = Running(
+            Command::new(chromedriver()?)
+                .arg(format!("--port={driver_port}"))
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()?,
+        );
+        let capabilities = json!({
+            "goog:chromeOptions": {
+                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]
+            }
+        });
+        let capabilities = match capabilities {
+            Value::Object(map) => map,
+            _ => serde_json::Map::new(),
+        };
+        let started = Instant::now();
+        let browser = loop {
+            match ClientBuilder::new(HttpConnector::new())
+                .capabilities(capabilities.clone())
+                .connect(&format!("http://127.0.0.1:{driver_port}"))
+                .await
+            {
+                Ok(browser) => break browser,
+                Err(error) if started.elapsed() > Duration::from_secs(20) => {
+                    return Err(format!("chromedriver did not start a browser: {error}").into());
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        };
+        Ok(Self {
+            base: format!("http://127.0.0.1:{port}"),
+            browser,
+            _server: server,
+            _driver: driver,
+            _scratch: scratch,
+            agent: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(30)))
+                .build()
+                .into(),
+        })
+    }
+
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.base)
+    }
+
+    /// An API call with the admin token: the status and the JSON answer.
+    fn api(&self, method: &str, path: &str, body: Option<Value>) -> Result<(u16, Value), ureq::Error> {
+        let url = self.url(path);
+        let mut response = match (method, body) {
+            ("GET", _) => self.agent.get(&url).header("Authorization", ADMIN_TOKEN).call()?,
+            ("POST", Some(body)) => self
+                .agent
+                .post(&url)
+                .header("Authorization", ADMIN_TOKEN)
+                .send_json(body)?,
+            ("POST", None) => self
+                .agent
+                .post(&url)
+                .header("Authorization", ADMIN_TOKEN)
+                .send_empty()?,
+            _ => return Err(ureq::Error::BadUri(format!("{method} {path}"))),
+        };
+        let status = response.status().as_u16();
+        let text = response.body_mut().read_to_string()?;
+        Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
+    }
+
+    async fn sign_in(&self, username: &str, password: &str) -> TestResult {
+        self.browser.goto(&self.url("/login")).await?;
+        self.browser
+            .find(Locator::Id("username"))
+            .await?
+            .send_keys(username)
+            .await?;
+        self.browser
+            .find(Locator::Id("password"))
+            .await?
+            .send_keys(password)
+            .await?;
+        self.browser
+            .find(Locator::Css("main button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        self.browser
+            .wait()
+            .for_element(Locator::Css("header .who"))
+            .await?;
+        Ok(())
+    }
+
+    async fn sign_out(&self) -> TestResult {
+        self.browser
+            .find(Locator::Css("header form button"))
+            .await?
+            .click()
+            .await?;
+        self.browser
+            .wait()
+            .for_url(&url_of(&self.url("/signed-out"))?)
+            .await?;
+        Ok(())
+    }
+
+    async fn text(&self) -> Result<String, fantoccini::error::CmdError> {
+        self.browser.find(Locator::Css("main")).await?.text().await
+    }
+
+    /// Runs `flow`, saving a screenshot named `name` when it fails.
+    async fn run<F>(&self, name: &str, flow: F) -> TestResult
+    where
+        F: std::future::Future<Output = TestResult>,
+    {
+        let result = flow.await;
+        if result.is_err() {
+            let directory =
+                PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/browser-screenshots");
+            let _ = std::fs::create_dir_all(&directory);
+            if let Ok(png) = self.browser.screenshot().await {
+                let path = directory.join(format!("{name}.png"));
+                let _ = std::fs::write(&path, png);
+                eprintln!("screenshot of the failed flow: {}", path.display());
+            }
+        }
+        result
+    }
+}
+
+fn url_of(text: &str) -> Result<url::Url, url::ParseError> {
+    url::Url::parse(text)
+}
+
+/// A user with `role` made through the API.
+fn make_user(console: &Console, email: &str, role: i32) -> TestResult {
+    let (status, body) = console.api(
+        "POST",
+        "/api/admin/user-admin",
+        Some(json!({"email": email, "rootRole": role, "password": PASSWORD})),
+    )?;
+    assert_eq!(status, 201, "{body}");
+    Ok(())
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn the_console_in_a_real_browser() -> TestResult {
+    let console = Console::start().await?;
+    let result = flows(&console).await;
+    let _ = console.browser.clone().close().await;
+    result
+}
+
+async fn flows(console: &Console) -> TestResult {
+    // 1. The first admin signs in with the configured password; an invite link is made; a new
+    // person opens it, watches the password rules turn green, signs up and lands on the flags.
+    console
+        .run("1-invite-signup", async {
+            console.sign_in("admin", ADMIN_PASSWORD).await?;
+            let expires = (chrono::Utc::now() + chrono::Duration::days(7)).to_rfc3339();
+            let (status, invite) = console.api(
+                "POST",
+                "/api/admin/invite-link/tokens",
+                Some(json!({"name": "team", "expiresAt": expires})),
+            )?;
+            assert_eq!(status, 201, "{invite}");
+            let secret = invite["secret"].as_str().unwrap_or_default().to_owned();
+            console.sign_out().await?;
+            console
+                .browser
+                .goto(&console.url(&format!("/new-user?invite={secret}")))
+                .await?;
+            console
+                .browser
+                .find(Locator::Id("name"))
+                .await?
+                .send_keys("Ada")
+                .await?;
+            console
+                .browser
+                .find(Locator::Id("email"))
+                .await?
+                .send_keys("ada@example.com")
+                .await?;
+            let password = console.browser.find(Locator::Id("password")).await?;
+            let unmet = console
+                .browser
+                .find_all(Locator::Css("ul.rules li.met"))
+                .await?
+                .len();
+            assert!(unmet < 6, "every rule met before typing");
+            password.send_keys(PASSWORD).await?;
+            let met = console
+                .browser
+                .find_all(Locator::Css("ul.rules li.met"))
+                .await?
+                .len();
+            assert_eq!(met, 6, "the rules did not all turn green");
+            console
+                .browser
+                .find(Locator::Css("main button[type=submit]"))
+                .await?
+                .click()
+                .await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("header .who"))
+                .await?;
+            let here = console.browser.current_url().await?;
+            assert_eq!(here.path(), "/flags");
+            let who = console
+                .browser
+                .find(Locator::Css("header .who"))
+                .await?
+                .text()
+                .await?;
+            assert_eq!(who, "Signed in as ada@example.com");
+            console.sign_out().await?;
+            Ok(())
+        })
+        .await?;
+
+    // 2. An editor switches a flag on in development; the client API then serves it enabled.
+    console
+        .run("2-editor-switch", async {
+            let (status, body) = console.api(
+                "POST",
+                "/api/admin/projects/default/features",
+                Some(json!({"name": "checkout"})),
+            )?;
+            assert_eq!(status, 201, "{body}");
+            make_user(console, "editor@example.com", 2)?;
+            console.sign_in("editor@example.com", PASSWORD).await?;
+            let switch = console
+                .browser
+                .find(Locator::Css("button[aria-label='checkout in development']"))
+                .await?;
+            assert_eq!(switch.attr("aria-pressed").await?.as_deref(), Some("false"));
+            switch.click().await?;
+            let started = Instant::now();
+            while switch.attr("aria-pressed").await?.as_deref() != Some("true") {
+                assert!(
+                    started.elapsed() < Duration::from_secs(10),
+                    "the switch did not flip"
+                );
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+            let mut response = console
+                .agent
+                .get(console.url("/api/client/features/checkout"))
+                .header("Authorization", BACKEND)
+                .call()?;
+            let served: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
+            assert_eq!(served["enabled"], true, "{served}");
+            console.sign_out().await?;
+            Ok(())
+        })
+        .await?;
+
+    // 5. A viewer sees no switch, and a post forged from the viewer's own session is refused.
+    console
+        .run("5-viewer", async {
+            make_user(console, "viewer@example.com", 3)?;
+            console.sign_in("viewer@example.com", PASSWORD).await?;
+            let switches = console.browser.find_all(Locator::Css("form.toggle")).await?;
+            assert!(switches.is_empty(), "a viewer sees a switch");
+            assert!(console.text().await?.contains("checkout"));
+            let status = console
+                .browser
+                .execute(
+                    "const body = new URLSearchParams({enabled: 'false'});
+                     return fetch('/flags/default/checkout/environments/development',
+                       {method: 'POST', body, headers: {Accept: 'application/json'}})
+                       .then((response) => response.status);",
+                    Vec::new(),
+                )
+                .await?;
+            assert_eq!(status, json!(403));
+            console.sign_out().await?;
+            Ok(())
+        })
+        .await?;
+
+    // 6. An expired link, and an email already taken, are said plainly.
+    console
+        .run("6-signup-messages", async {
+            let past = (chrono::Utc::now() - chrono::Duration::days(1)).to_rfc3339();
+            let expires = (chrono::Utc::now() + chrono::Duration::days(7)).to_rfc3339();
+            let (_, expired) = console.api(
+                "POST",
+                "/api/admin/invite-link/tokens",
+                Some(json!({"name": "old", "expiresAt": expires})),
+            )?;
+            let old = expired["secret"].as_str().unwrap_or_default().to_owned();
+            let mut response = console
+                .agent
+                .put(console.url(&format!("/api/admin/invite-link/tokens/{old}")))
+                .header("Authorization", ADMIN_TOKEN)
+                .send_json(json!({"expiresAt": past}))?;
+            assert_eq!(
+                response.status().as_u16(),
+                200,
+                "{}",
+                response.body_mut().read_to_string()?
+            );
+            console
+                .browser
+                .goto(&console.url(&format!("/new-user?invite={old}")))
+                .await?;
+            assert!(console.text().await?.contains("invalid or has expired"));
+
+            let (_, fresh) = console.api(
+                "POST",
+                "/api/admin/invite-link/tokens",
+                Some(json!({"name": "fresh", "expiresAt": expires})),
+            )?;
+            let secret = fresh["secret"].as_str().unwrap_or_default().to_owned();
+            console
+                .browser
+                .goto(&console.url(&format!("/new-user?invite={secret}")))
+                .await?;
+            console
+                .browser
+                .find(Locator::Id("name"))
+                .await?
+                .send_keys("Ada again")
+                .await?;
+            console
+                .browser
+                .find(Locator::Id("email"))
+                .await?
+                .send_keys("ada@example.com")
+                .await?;
+            console
+                .browser
+                .find(Locator::Id("password"))
+                .await?
+                .send_keys(PASSWORD)
+                .await?;
+            console
+                .browser
+                .find(Locator::Css("main button[type=submit]"))
+                .await?
+                .click()
+                .await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("[role=alert]"))
+                .await?;
+            let alert = console
+                .browser
+                .find(Locator::Css("[role=alert]"))
+                .await?
+                .text()
+                .await?;
+            assert!(alert.contains("already exists"), "{alert}");
+            let kept = console
+                .browser
+                .find(Locator::Id("name"))
+                .await?
+                .prop("value")
+                .await?;
+            assert_eq!(kept.as_deref(), Some("Ada again"));
+            let password = console
+                .browser
+                .find(Locator::Id("password"))
+                .await?
+                .prop("value")
+                .await?;
+            assert_eq!(password.as_deref(), Some(""), "the password was kept");
+            Ok(())
+        })
+        .await?;
+
+    // 7. A form on another origin that posts to the console is refused, although the browser
+    // sends the session cookie along (the other origin is the same site).
+    console
+        .run("7-cross-site", async {
+            let hostile = serve_once(&format!(
+                "<!doctype html><form id=f method=post action='{}/flags'>\
+                 <input name=project value=default><input name=name value=forged></form>\
+                 <button id=go onclick=\"document.getElementById('f').submit()\">go</button>",
+                console.base
+            ))?;
+            make_user(console, "admin2@example.com", 1)?;
+            console.sign_in("admin2@example.com", PASSWORD).await?;
+            console.browser.goto(&hostile).await?;
+            console.browser.find(Locator::Id("go")).await?.click().await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("[role=alert]"))
+                .await?;
+            assert!(console.text().await?.contains("not sent from this site"));
+            let (status, _) = console.api("GET", "/api/admin/projects/default/features/forged", None)?;
+            assert_eq!(status, 404, "the forged post created a flag");
+            Ok(())
+        })
+        .await?;
+    Ok(())
+}
+
+/// Serves `html` to the first request on a loopback port of its own; answers its URL.
+fn serve_once(html: &str) -> std::io::Result<String> {
+    use std::io::{Read, Write};
+    let listener = TcpListener::bind("127.0.0.1:0")?;
+    let url = format!("http://127.0.0.1:{}/", listener.local_addr()?.port());
+    let html = html.to_owned();
+    std::thread::spawn(move || {
+        if let Ok((mut stream, _)) = listener.accept() {
+            let mut buffer = [0; 4096];
+            let _ = stream.read(&mut buffer);
+            let _ = write!(
+                stream,
+                "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{html}",
+                html.len()
+            );
+        }
+    });
+    Ok(url)
+}

@@ -1,0 +1,658 @@
+//! The console's pages, driven in-process: what each page shows each role, the security headers,
+//! escaping, the same-origin check on every form post, and the invite signup's answers. The
+//! flows in a real browser are in `tests/browser.rs`.
+
+use actix_web::cookie::Cookie;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::{body::MessageBody, test};
+use serde_json::json;
+
+use crate::common::{ADMIN, TestApp, create_invite, get, login, post, send};
+
+const ORIGIN: &str = "http://localhost:8080";
+const PASSWORD: &str = "Corr3ct-Horse!";
+
+/// A page's status, headers we check, and body.
+struct Page {
+    status: StatusCode,
+    location: Option<String>,
+    csp: Option<String>,
+    cookie: Option<Cookie<'static>>,
+    body: String,
+}
+
+async fn call<S, B>(service: &S, request: test::TestRequest) -> Page
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let response = test::call_service(service, request.to_request()).await;
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let status = response.status();
+    let location = header("location");
+    let csp = header("content-security-policy");
+    let cookie = response
+        .response()
+        .cookies()
+        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
+        .map(Cookie::into_owned);
+    let body = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
+    Page {
+        status,
+        location,
+        csp,
+        cookie,
+        body,
+    }
+}
+
+fn page(path: &str, session: Option<&Cookie<'static>>) -> test::TestRequest {
+    let request = test::TestRequest::get()
+        .uri(path)
+        .insert_header(("Host", "localhost:8080"));
+    match session {
+        Some(cookie) => request.cookie(cookie.clone()),
+        None => request,
+    }
+}
+
+fn form(path: &str, session: Option<&Cookie<'static>>, fields: &[(&str, &str)]) -> test::TestRequest {
+    let request = test::TestRequest::post()
+        .uri(path)
+        .insert_header(("Host", "localhost:8080"))
+        .insert_header(("Origin", ORIGIN))
+        .set_form(fields.to_vec());
+    match session {
+        Some(cookie) => request.cookie(cookie.clone()),
+        None => request,
+    }
+}
+
+async fn user<S, B>(service: &S, email: &str, role: i32) -> Cookie<'static>
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let (status, body) = send(
+        service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": email, "rootRole": role, "password": PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    login(service, email, PASSWORD).await
+}
+
+#[actix_web::test]
+async fn pages_need_a_session_and_come_back_after_login() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let answer = call(&service, page("/flags?project=default", None)).await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER);
+    assert_eq!(
+        answer.location.as_deref(),
+        Some("/login?next=/flags%3Fproject%3Ddefault")
+    );
+    let answer = call(&service, page("/", None)).await;
+    assert_eq!(answer.location.as_deref(), Some("/flags"));
+
+    let login_page = call(&service, page("/login?next=/flags", None)).await;
+    assert_eq!(login_page.status, StatusCode::OK);
+    let csp = login_page.csp.unwrap_or_default();
+    assert!(
+        csp.contains("script-src 'self'") && !csp.contains("unsafe-inline"),
+        "{csp}"
+    );
+    assert!(
+        login_page.body.contains("<label for=\"password\">"),
+        "every input is labelled"
+    );
+    // No inline script: the only script element loads the console's file.
+    assert_eq!(login_page.body.matches("<script").count(), 1);
+    assert!(login_page.body.contains("<script src=\"/console/console-"));
+
+    send(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"username": "ops", "rootRole": 1, "password": PASSWORD}),
+        ),
+    )
+    .await;
+    let wrong = call(
+        &service,
+        form(
+            "/login",
+            None,
+            &[("username", "ops"), ("password", "wrong"), ("next", "/flags")],
+        ),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    assert!(
+        wrong.body.contains("Wrong password, try again."),
+        "{}",
+        wrong.body
+    );
+    assert!(wrong.body.contains("value=\"ops\""), "the username is kept");
+    // A next page elsewhere is not followed.
+    let signed = call(
+        &service,
+        form(
+            "/login",
+            None,
+            &[
+                ("username", "ops"),
+                ("password", PASSWORD),
+                ("next", "//evil.example/"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER);
+    assert_eq!(signed.location.as_deref(), Some("/flags"));
+    let cookie = signed.cookie.unwrap_or_else(|| panic!("no session cookie"));
+    assert_eq!(cookie.http_only(), Some(true));
+    assert_eq!(cookie.same_site(), Some(actix_web::cookie::SameSite::Lax));
+    let flags = call(&service, page("/flags", Some(&cookie))).await;
+    assert_eq!(flags.status, StatusCode::OK, "{}", flags.body);
+    assert!(flags.body.contains("Signed in as ops"));
+}
+
+#[actix_web::test]
+async fn a_form_from_another_site_is_refused() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    for origin in [Some("https://evil.example"), None] {
+        let mut request = test::TestRequest::post()
+            .uri("/flags")
+            .insert_header(("Host", "localhost:8080"))
+            .cookie(admin.clone())
+            .set_form([("project", "default"), ("name", "forged")]);
+        if let Some(origin) = origin {
+            request = request.insert_header(("Origin", origin));
+        }
+        let answer = call(&service, request).await;
+        assert_eq!(answer.status, StatusCode::FORBIDDEN, "{origin:?}");
+        assert!(answer.body.contains("not sent from this site"), "{}", answer.body);
+    }
+    let (status, _) = send(
+        &service,
+        get("/api/admin/projects/default/features/forged", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "the forged flag was created");
+    // The same post from the site's own page works.
+    let answer = call(
+        &service,
+        form(
+            "/flags",
+            Some(&admin),
+            &[("project", "default"), ("name", "made"), ("type", "kill-switch")],
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::SEE_OTHER, "{}", answer.body);
+    let (status, body) = send(&service, get("/api/admin/projects/default/features/made", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body["type"], "kill-switch");
+}
+
+#[actix_web::test]
+async fn names_and_values_with_html_are_escaped() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "plain", "description": "<script>alert('x')</script> & <b>bold</b>"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let flags = call(&service, page("/flags?q=%3Cb%3E%22", Some(&admin))).await;
+    assert!(!flags.body.contains("<b>\""), "the search words are escaped");
+    let flags = call(&service, page("/flags", Some(&admin))).await;
+    assert!(
+        flags
+            .body
+            .contains("&lt;script&gt;alert('x')&lt;/script&gt; &amp; &lt;b&gt;bold&lt;/b&gt;"),
+        "{}",
+        flags.body
+    );
+    assert!(!flags.body.contains("<script>alert"));
+    // A refused name is shown escaped, with what was typed kept.
+    let refused = call(
+        &service,
+        form(
+            "/flags",
+            Some(&admin),
+            &[("project", "default"), ("name", "<img src=x>")],
+        ),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    assert!(
+        refused.body.contains("value=\"&lt;img src=x&gt;\""),
+        "{}",
+        refused.body
+    );
+    assert!(!refused.body.contains("<img src=x>"));
+}
+
+#[actix_web::test]
+async fn each_role_sees_what_it_may_do_and_the_server_refuses_the_rest() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "checkout"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let editor = user(&service, "editor@example.com", 2).await;
+    let viewer = user(&service, "viewer@example.com", 3).await;
+
+    let as_editor = call(&service, page("/flags", Some(&editor))).await;
+    assert!(
+        as_editor.body.contains("class=\"toggle switch\""),
+        "{}",
+        as_editor.body
+    );
+    assert!(as_editor.body.contains("Create a flag"));
+    let as_viewer = call(&service, page("/flags", Some(&viewer))).await;
+    assert_eq!(as_viewer.status, StatusCode::OK);
+    assert!(as_viewer.body.contains("checkout"));
+    assert!(
+        !as_viewer.body.contains("class=\"toggle"),
+        "a viewer sees no switch"
+    );
+    assert!(!as_viewer.body.contains("Create a flag"), "nor the create form");
+
+    // The viewer forges the switch's post from their own session: refused by the policy.
+    let forged = call(
+        &service,
+        form(
+            "/flags/default/checkout/environments/development",
+            Some(&viewer),
+            &[("enabled", "true")],
+        ),
+    )
+    .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN, "{}", forged.body);
+    // The editor's switch works, as a script (JSON) and as a form.
+    let switched = call(
+        &service,
+        form(
+            "/flags/default/checkout/environments/development",
+            Some(&editor),
+            &[("enabled", "true")],
+        )
+        .insert_header(("Accept", "application/json")),
+    )
+    .await;
+    assert_eq!(switched.status, StatusCode::OK, "{}", switched.body);
+    assert_eq!(switched.body, r#"{"enabled":true}"#);
+    let back = call(
+        &service,
+        form(
+            "/flags/default/checkout/environments/development",
+            Some(&editor),
+            &[("enabled", "false"), ("back", "/flags?project=default")],
+        ),
+    )
+    .await;
+    assert_eq!(back.status, StatusCode::SEE_OTHER);
+    assert_eq!(back.location.as_deref(), Some("/flags?project=default"));
+    let (_, feature) = send(
+        &service,
+        get("/api/admin/projects/default/features/checkout", ADMIN),
+    )
+    .await;
+    let development = feature["environments"]
+        .as_array()
+        .and_then(|environments| {
+            environments
+                .iter()
+                .find(|environment| environment["name"] == "development")
+        })
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(development["enabled"], false, "{feature}");
+}
+
+#[actix_web::test]
+async fn an_invite_link_signs_a_person_up_and_in() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let invite = create_invite(&service).await;
+    let secret = invite["secret"].as_str().unwrap_or_default().to_owned();
+
+    for bad in ["/new-user", "/new-user?invite=nope"] {
+        let answer = call(&service, page(bad, None)).await;
+        assert_eq!(answer.status, StatusCode::NOT_FOUND);
+        assert!(answer.body.contains("invalid or has expired"), "{}", answer.body);
+    }
+    let signup = call(&service, page(&format!("/new-user?invite={secret}"), None)).await;
+    assert_eq!(signup.status, StatusCode::OK);
+    for rule in ["length", "repeat", "lower", "upper", "digit", "symbol"] {
+        assert!(signup.body.contains(&format!("data-rule=\"{rule}\"")), "{rule}");
+    }
+
+    // A weak password: refused on the form, name and email kept, password not.
+    let weak = call(
+        &service,
+        form(
+            "/new-user",
+            None,
+            &[
+                ("invite", &secret),
+                ("name", "Ada <Lovelace>"),
+                ("email", "ada@example.com"),
+                ("password", "weakweak"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(weak.status, StatusCode::BAD_REQUEST);
+    assert!(weak.body.contains("at least 10 characters"), "{}", weak.body);
+    assert!(weak.body.contains("value=\"Ada &lt;Lovelace&gt;\""));
+    assert!(weak.body.contains("value=\"ada@example.com\""));
+    assert!(!weak.body.contains("weakweak"));
+
+    let signed = call(
+        &service,
+        form(
+            "/new-user",
+            None,
+            &[
+                ("invite", &secret),
+                ("name", "Ada"),
+                ("email", "ada@example.com"),
+                ("password", PASSWORD),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.body);
+    assert_eq!(signed.location.as_deref(), Some("/flags"));
+    let cookie = signed.cookie.unwrap_or_else(|| panic!("not signed in"));
+    let flags = call(&service, page("/flags", Some(&cookie))).await;
+    assert!(
+        flags.body.contains("Signed in as ada@example.com"),
+        "{}",
+        flags.body
+    );
+
+    // The same email again: a readable 409 on the form.
+    let again = call(
+        &service,
+        form(
+            "/new-user",
+            None,
+            &[
+                ("invite", &secret),
+                ("name", "Ada"),
+                ("email", "ada@example.com"),
+                ("password", PASSWORD),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(again.status, StatusCode::CONFLICT);
+    assert!(again.body.contains("already exists"), "{}", again.body);
+}
+
+#[actix_web::test]
+async fn assets_are_served_by_digest_and_cached() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let login_page = call(&service, page("/login", None)).await;
+    let href = login_page
+        .body
+        .split("href=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        href.starts_with("/console/console-") && href.ends_with(".css"),
+        "{href}"
+    );
+    let response = test::call_service(&service, page(&href, None).to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response
+            .headers()
+            .get("cache-control")
+            .and_then(|value| value.to_str().ok()),
+        Some("public, max-age=31536000, immutable")
+    );
+    let etag = response
+        .headers()
+        .get("etag")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    let again = test::call_service(
+        &service,
+        page(&href, None)
+            .insert_header(("If-None-Match", etag))
+            .to_request(),
+    )
+    .await;
+    assert_eq!(again.status(), StatusCode::NOT_MODIFIED);
+    let missing = call(&service, page("/console/console-000000000000.css", None)).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+}
+
+#[actix_web::test]
+async fn a_flag_page_edits_strategies_and_writes_variants_to_several_environments() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "checkout"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let editor = user(&service, "editor@example.com", 2).await;
+    let viewer = user(&service, "viewer@example.com", 3).await;
+    let base = "/flags/default/checkout/environments/development/strategies";
+
+    // A gradual rollout with a negated constraint, added through the form.
+    let added = call(
+        &service,
+        form(
+            base,
+            Some(&editor),
+            &[
+                ("name", "flexibleRollout"),
+                ("rollout", "25"),
+                ("stickiness", "userId"),
+                ("c0_context", "region"),
+                ("c0_operator", "IN"),
+                ("c0_values", "eu, us"),
+                ("c0_inverted", "true"),
+                ("c1_context", ""),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    let (_, strategies) = send(
+        &service,
+        get(
+            "/api/admin/projects/default/features/checkout/environments/development/strategies",
+            ADMIN,
+        ),
+    )
+    .await;
+    let strategy = &strategies[0];
+    assert_eq!(strategy["name"], "flexibleRollout", "{strategies}");
+    assert_eq!(strategy["parameters"]["rollout"], "25");
+    assert_eq!(strategy["parameters"]["groupId"], "checkout");
+    assert_eq!(strategy["constraints"][0]["values"], json!(["eu", "us"]));
+    assert_eq!(strategy["constraints"][0]["inverted"], true);
+    let id = strategy["id"].as_str().unwrap_or_default().to_owned();
+
+    let shown = call(&service, page("/flags/default/checkout", Some(&editor))).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    assert!(shown.body.contains("25% of userId stickiness"), "{}", shown.body);
+    assert!(shown.body.contains("When not (region is one of eu, us)"));
+    assert!(shown.body.contains("Edit variants"));
+
+    // A bad constraint is refused with the reason, on the page.
+    let refused = call(
+        &service,
+        form(
+            base,
+            Some(&editor),
+            &[
+                ("name", "default"),
+                ("c0_context", "version"),
+                ("c0_operator", "SEMVER_EQ"),
+                ("c0_values", "not-a-version"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("role=\"alert\""));
+
+    // Edited, then deleted.
+    let edited = call(
+        &service,
+        form(
+            &format!("{base}/{id}"),
+            Some(&editor),
+            &[("name", "flexibleRollout"), ("rollout", "60")],
+        ),
+    )
+    .await;
+    assert_eq!(edited.status, StatusCode::SEE_OTHER, "{}", edited.body);
+    let (_, strategies) = send(
+        &service,
+        get(
+            "/api/admin/projects/default/features/checkout/environments/development/strategies",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(strategies[0]["parameters"]["rollout"], "60");
+    assert_eq!(strategies[0]["constraints"], json!([]));
+
+    // A viewer sees the strategies in words but no form, and cannot post one.
+    let as_viewer = call(&service, page("/flags/default/checkout", Some(&viewer))).await;
+    assert!(as_viewer.body.contains("60% of default stickiness"));
+    assert!(
+        !as_viewer
+            .body
+            .contains("<form method=\"post\" action=\"/flags/default/checkout"),
+        "{}",
+        as_viewer.body
+    );
+    let forged = call(&service, form(&format!("{base}/{id}/delete"), Some(&viewer), &[])).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+
+    let deleted = call(&service, form(&format!("{base}/{id}/delete"), Some(&editor), &[])).await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER, "{}", deleted.body);
+    let (_, strategies) = send(
+        &service,
+        get(
+            "/api/admin/projects/default/features/checkout/environments/development/strategies",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(strategies, json!([]));
+
+    // Variants: one save writes both environments.
+    let saved = call(
+        &service,
+        form(
+            "/flags/default/checkout/variants",
+            Some(&editor),
+            &[
+                ("environments", "development"),
+                ("environments", "production"),
+                ("v0_name", "blue"),
+                ("v0_weightType", "fix"),
+                ("v0_percent", "30"),
+                ("v0_payloadType", "json"),
+                ("v0_payload", "{\"color\":\"#00f\"}"),
+                ("v0_overrideField", "userId"),
+                ("v0_overrideValues", "1, 2"),
+                ("v1_name", "red"),
+                ("v1_weightType", "variable"),
+                ("v2_name", ""),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(saved.status, StatusCode::SEE_OTHER, "{}", saved.body);
+    for environment in ["development", "production"] {
+        let (_, variants) = send(
+            &service,
+            get(
+                &format!("/api/admin/projects/default/features/checkout/environments/{environment}/variants"),
+                ADMIN,
+            ),
+        )
+        .await;
+        let variants = &variants["variants"];
+        assert_eq!(variants[0]["name"], "blue", "{environment}: {variants}");
+        assert_eq!(variants[0]["weight"], 300);
+        assert_eq!(variants[0]["payload"]["value"], "{\"color\":\"#00f\"}");
+        assert_eq!(variants[0]["overrides"][0]["values"], json!(["1", "2"]));
+        assert_eq!(variants[1]["name"], "red");
+        assert_eq!(variants[1]["weight"], 700);
+    }
+    let shown = call(&service, page("/flags/default/checkout", Some(&editor))).await;
+    assert!(
+        shown
+            .body
+            .contains("<progress class=\"bar\" max=\"1000\" value=\"300\""),
+        "{}",
+        shown.body
+    );
+    // Fixed weights over 100% are refused, and nothing changes.
+    let refused = call(
+        &service,
+        form(
+            "/flags/default/checkout/variants",
+            Some(&editor),
+            &[
+                ("environments", "development"),
+                ("v0_name", "blue"),
+                ("v0_weightType", "fix"),
+                ("v0_percent", "120"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+}
