@@ -5,13 +5,12 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
 
 use flag_store::models::AddonConfig;
 use flag_store::queries;
-use serde_json::{Map, Value};
+use serde_json::{Map, Value, json};
 
 use crate::auth::Caller;
 use crate::domain::ResourceName;
 use crate::dto::addons::{
-    AddonIn, AddonOut, AddonParameterOut, AddonTypeOut, AddonsOut, DeliveriesOut, DeliveriesQuery,
-    DeliveryOut,
+    AddonIn, AddonOut, AddonTypeOut, AddonsOut, DeliveriesOut, DeliveriesQuery, DeliveryOut,
 };
 use crate::{AdminError, Ctx, db};
 
@@ -171,17 +170,53 @@ fn is_public_v6(address: Ipv6Addr) -> bool {
 
 /// The webhook provider, as `GET /api/admin/addons` lists it.
 pub fn providers() -> Vec<AddonTypeOut> {
-    let parameter = |name, display_name, parameter_type, description, placeholder, required, sensitive| {
-        AddonParameterOut {
-            name,
-            display_name,
-            parameter_type,
-            description,
-            placeholder,
-            required,
-            sensitive,
-        }
-    };
+    // Each parameter's keys in the order Unleash's definition gives them.
+    let parameters = vec![
+        json!({
+            "name": "url",
+            "displayName": "Webhook URL",
+            "description": "(Required) Unleash will perform a HTTP Post to the specified URL (one retry if first attempt fails)",
+            "type": "url",
+            "required": true,
+            "sensitive": true,
+        }),
+        json!({
+            "name": "contentType",
+            "displayName": "Content-Type",
+            "placeholder": "application/json",
+            "description": "(Optional) The Content-Type header to use. Defaults to \"application/json\".",
+            "type": "text",
+            "required": false,
+            "sensitive": false,
+        }),
+        json!({
+            "name": "authorization",
+            "displayName": "Authorization",
+            "placeholder": "",
+            "description": "(Optional) The Authorization header to use. Not used if left blank.",
+            "type": "text",
+            "required": false,
+            "sensitive": true,
+        }),
+        json!({
+            "name": "customHeaders",
+            "displayName": "Extra HTTP Headers",
+            "placeholder": "{\n\"ISTIO_USER_KEY\": \"hunter2\",\n\"SOME_OTHER_CUSTOM_HTTP_HEADER\": \"SOMEVALUE\"\n}",
+            "description": "(Optional) Used to add extra HTTP Headers to the request the plugin fires off. This must be a valid json object of key-value pairs where both the key and the value are strings",
+            "required": false,
+            "sensitive": true,
+            "type": "textfield",
+        }),
+        json!({
+            "name": "bodyTemplate",
+            "displayName": "Body template",
+            "placeholder": "{\n  \"event\": \"{{event.type}}\",\n  \"createdBy\": \"{{event.createdBy}}\",\n  \"featureToggle\": \"{{event.data.name}}\",\n  \"timestamp\": \"{{event.data.createdAt}}\",\n  \"json\": {{{eventJson}}}\n}",
+            "description": "(Optional) You may format the body using a mustache template. If you don't specify anything, the format will be similar to the [events format](https://docs.getunleash.io/concepts/events). You can use `{{{eventJson}}}` to include the entire serialized event, or `\"{{eventMarkdown}}\"` for the formatted description.",
+            "type": "textfield",
+            "required": false,
+            "sensitive": false,
+        }),
+    ];
     vec![AddonTypeOut {
         name: WEBHOOK,
         display_name: "Webhook",
@@ -190,64 +225,7 @@ pub fn providers() -> Vec<AddonTypeOut> {
         how_to: "The Webhook Addon introduces a generic way to post messages from Unleash to third party \
                  services. Unleash allows you to define a webhook which listens for changes in Unleash and \
                  posts them to a third party services.",
-        parameters: vec![
-            parameter(
-                "url",
-                "Webhook URL",
-                "url",
-                "(Required) Unleash will perform a HTTP Post to the specified URL (one retry if first attempt \
-                 fails)",
-                None,
-                true,
-                true,
-            ),
-            parameter(
-                "contentType",
-                "Content-Type",
-                "text",
-                "(Optional) The Content-Type header to use. Defaults to \"application/json\".",
-                Some("application/json"),
-                false,
-                false,
-            ),
-            parameter(
-                "authorization",
-                "Authorization",
-                "text",
-                "(Optional) The Authorization header to use. Not used if left blank.",
-                Some(""),
-                false,
-                true,
-            ),
-            parameter(
-                "customHeaders",
-                "Extra HTTP Headers",
-                "textfield",
-                "(Optional) Used to add extra HTTP Headers to the request the plugin fires off. This must be a \
-                 valid json object of key-value pairs where both the key and the value are strings",
-                Some(
-                    "{\n\"ISTIO_USER_KEY\": \"hunter2\",\n\"SOME_OTHER_CUSTOM_HTTP_HEADER\": \"SOMEVALUE\"\n}",
-                ),
-                false,
-                true,
-            ),
-            parameter(
-                "bodyTemplate",
-                "Body template",
-                "textfield",
-                "(Optional) You may format the body using a mustache template. If you don't specify anything, \
-                 the format will be similar to the [events format](https://docs.getunleash.io/concepts/events). \
-                 You can use `{{{eventJson}}}` to include the entire serialized event, or \
-                 `\"{{eventMarkdown}}\"` for the formatted description.",
-                Some(
-                    "{\n  \"event\": \"{{event.type}}\",\n  \"createdBy\": \"{{event.createdBy}}\",\n  \
-                     \"featureToggle\": \"{{event.data.name}}\",\n  \"timestamp\": \"{{event.data.createdAt}}\",\n  \
-                     \"json\": {{{eventJson}}}\n}",
-                ),
-                false,
-                false,
-            ),
-        ],
+        parameters,
         events: EVENTS.to_vec(),
     }]
 }
@@ -289,13 +267,18 @@ pub async fn update(ctx: &Ctx, caller: &Caller, id: i32, request: AddonIn) -> Re
     let existing = db::run(&ctx.store, move |conn| queries::addons::get(conn, id)).await?;
     let mut config = parse(request)?;
     check_url(ctx, &config).await?;
-    for (name, value) in &mut config.parameters {
-        if value.as_str() == Some(MASKED)
-            && let Some(stored) = existing.config.parameters.get(name)
-        {
-            value.clone_from(stored);
-        }
-    }
+    // A masked value stands for the stored one; with none stored, it stands for nothing.
+    config.parameters = std::mem::take(&mut config.parameters)
+        .into_iter()
+        .filter_map(|(name, value)| {
+            if value.as_str() == Some(MASKED) {
+                let stored = existing.config.parameters.get(&name).cloned()?;
+                Some((name, stored))
+            } else {
+                Some((name, value))
+            }
+        })
+        .collect();
     let actor = caller.actor();
     let now = crate::now();
     let addon = db::run(&ctx.store, move |conn| {
@@ -396,11 +379,13 @@ fn parse(request: AddonIn) -> Result<AddonConfig, AdminError> {
         }
     }
     AdminError::check(details)?;
-    let missing: Vec<&str> = providers()
+    let providers = providers();
+    let missing: Vec<&str> = providers
         .iter()
         .flat_map(|provider| &provider.parameters)
-        .filter(|parameter| parameter.required && !request.parameters.contains_key(parameter.name))
-        .map(|parameter| parameter.name)
+        .filter(|parameter| parameter["required"] == true)
+        .filter_map(|parameter| parameter["name"].as_str())
+        .filter(|name| !request.parameters.contains_key(*name))
         .collect();
     if !missing.is_empty() {
         return Err(AdminError::bad_request(format!(
@@ -414,6 +399,7 @@ fn parse(request: AddonIn) -> Result<AddonConfig, AdminError> {
     }
     if let Some(headers) = text(&request.parameters, "customHeaders")
         && headers.len() > 1
+        && headers != MASKED
     {
         crate::webhooks::parse_headers(&headers)
             .map_err(|message| AdminError::invalid("/parameters/customHeaders", message))?;
@@ -421,7 +407,7 @@ fn parse(request: AddonIn) -> Result<AddonConfig, AdminError> {
     Ok(AddonConfig {
         provider: provider.into_string(),
         description: request.description,
-        enabled: request.enabled.unwrap_or(true),
+        enabled: request.enabled,
         parameters: request.parameters,
         events: request.events,
         projects: request.projects,

@@ -93,6 +93,23 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, secret: &str) -> Result<(), Admi
     .await
 }
 
+/// Deletes the token with `id`, as the token list numbers them: for the console, which shows
+/// tokens without their secrets.
+pub async fn delete_by_id(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        if !queries::api_tokens::list(conn)?
+            .iter()
+            .any(|token| token.id == id)
+        {
+            return Err(flag_store::StoreError::not_found("api token", id.to_string()));
+        }
+        queries::api_tokens::delete(conn, id, &actor, now)
+    })
+    .await
+}
+
 /// The tokens named `name`, without their secrets; names need not be unique.
 pub async fn by_name(ctx: &Ctx, name: String) -> Result<TokensOut, AdminError> {
     let mut tokens = list(ctx).await?;

@@ -76,7 +76,7 @@ pub fn check_template(template: &str) -> Result<(), String> {
         .map_err(|error| format!("the body template does not compile: {error}"))
 }
 
-/// Extra headers: a JSON object whose values are strings.
+/// Extra headers: a JSON object whose values are strings, numbers or booleans (sent as text).
 pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
     const MESSAGE: &str = "Could not parse the JSON in the customHeaders parameter.";
     let Ok(Value::Object(headers)) = serde_json::from_str::<Value>(text) else {
@@ -86,6 +86,7 @@ pub fn parse_headers(text: &str) -> Result<Vec<(String, String)>, String> {
         .into_iter()
         .map(|(name, value)| match value {
             Value::String(value) => Ok((name, value)),
+            Value::Number(_) | Value::Bool(_) => Ok((name, value.to_string())),
             _ => Err(MESSAGE.into()),
         })
         .collect()
@@ -111,9 +112,9 @@ pub struct Delivery {
     pub addon_id: i32,
     /// Where to.
     pub url: String,
-    /// The `Content-Type`.
+    /// The `Content-Type` the webhook chose, as its delivery record shows it.
     pub content_type: String,
-    /// Every header but `Content-Type`.
+    /// Every header sent, `Content-Type` included.
     pub headers: Vec<(String, String)>,
     /// The body.
     pub body: String,
@@ -131,9 +132,7 @@ impl Delivery {
     pub fn build(addon: &Addon, event: EventRow) -> Result<Self, String> {
         let parameters = &addon.config.parameters;
         let url = text(parameters, "url").ok_or("the webhook has no URL")?;
-        let content_type = text(parameters, "contentType")
-            .filter(|text| !text.is_empty())
-            .unwrap_or_else(|| "application/json".into());
+        let content_type = text(parameters, "contentType").unwrap_or_else(|| "application/json".into());
         let markdown = EventOut::of(event.clone())
             .described()
             .summary
@@ -158,13 +157,19 @@ impl Delivery {
                 true,
             ),
         };
-        let mut headers = Vec::new();
+        let mut headers = vec![("Content-Type".to_owned(), content_type.clone())];
         if let Some(authorization) = text(parameters, "authorization").filter(|text| !text.is_empty()) {
             headers.push(("Authorization".to_owned(), authorization));
         }
         if let Some(custom) = text(parameters, "customHeaders").filter(|text| text.len() > 1) {
             match parse_headers(&custom) {
-                Ok(custom) => headers.extend(custom),
+                // As in Unleash, an extra header replaces `Content-Type` or `Authorization`.
+                Ok(custom) => {
+                    for (name, value) in custom {
+                        headers.retain(|(existing, _)| !existing.eq_ignore_ascii_case(&name));
+                        headers.push((name, value));
+                    }
+                }
                 Err(message) => warnings.push(message),
             }
         }
@@ -275,9 +280,7 @@ pub fn agent(policy: UrlPolicy) -> ureq::Agent {
 /// answers what to record.
 pub fn send(agent: &ureq::Agent, delivery: &Delivery) -> NewIntegrationEvent {
     let attempt = || {
-        let mut request = agent
-            .post(&delivery.url)
-            .header("Content-Type", &delivery.content_type);
+        let mut request = agent.post(&delivery.url);
         for (name, value) in &delivery.headers {
             request = request.header(name, value);
         }
@@ -414,15 +417,26 @@ fn tail(store: &Store, queue: &SyncSender<Job>, stopping: &AtomicBool) {
     while !stopping.load(Ordering::SeqCst) {
         match take(store) {
             Ok((events, addons)) if !events.is_empty() => {
-                for event in events {
-                    for addon in addons.iter().filter(|addon| matches(addon, &event)) {
-                        let job = match Delivery::build(addon, event.clone()) {
-                            Ok(delivery) => Job::Send(Box::new(delivery)),
-                            Err(message) => Job::Record(Box::new(unbuildable(addon, &event, message))),
-                        };
-                        if !enqueue(queue, job, stopping) {
-                            return;
-                        }
+                let jobs: Vec<Job> = events
+                    .iter()
+                    .flat_map(|event| {
+                        addons.iter().filter(|addon| matches(addon, event)).map(
+                            |addon| match Delivery::build(addon, event.clone()) {
+                                Ok(delivery) => Job::Send(Box::new(delivery)),
+                                Err(message) => Job::Record(Box::new(unbuildable(addon, event, message))),
+                            },
+                        )
+                    })
+                    .collect();
+                let total = jobs.len();
+                for (sent, job) in jobs.into_iter().enumerate() {
+                    if !enqueue(queue, job, stopping) {
+                        tracing::warn!(
+                            dropped = total - sent,
+                            "stopping with the webhook queue full: {} deliveries were not made",
+                            total - sent
+                        );
+                        return;
                     }
                 }
             }
@@ -453,17 +467,19 @@ fn enqueue(queue: &SyncSender<Job>, mut job: Job, stopping: &AtomicBool) -> bool
     }
 }
 
-/// Takes the next events and the webhooks to match them against.
+/// Takes the next events and the webhooks to match them against. The webhooks are read first,
+/// so that events are never taken by a poll that then fails; a poll that finds no event takes
+/// no write lock.
 fn take(store: &Store) -> Result<(Vec<EventRow>, Vec<Addon>), StoreError> {
     let mut conn = store.connection()?;
-    let events = queries::addons::take_unannounced(&mut conn, BATCH)?;
-    if events.is_empty() {
-        return Ok((events, Vec::new()));
+    if !queries::addons::any_unannounced(&mut conn)? {
+        return Ok((Vec::new(), Vec::new()));
     }
     let addons = queries::addons::list(&mut conn)?
         .into_iter()
         .filter(|addon| addon.config.enabled)
         .collect();
+    let events = queries::addons::take_unannounced(&mut conn, BATCH)?;
     Ok((events, addons))
 }
 

@@ -13,14 +13,20 @@ use super::assets;
 pub struct Viewer<'a> {
     /// Their name in the header.
     pub label: &'a str,
+    /// Whether the policy admits them to the admin pages.
+    pub admin: bool,
 }
 
 impl<'a> Viewer<'a> {
     /// The header's view of `principal`.
     pub fn of(principal: &'a Principal) -> Self {
         match principal {
-            Principal::User { label, .. } => Self { label },
-            Principal::AdminToken { name, .. } => Self { label: name },
+            Principal::User { label, .. } | Principal::AdminToken { name: label, .. } => Self {
+                label,
+                admin: flag_admin::auth::Access::AdminRead
+                    .admit(principal.clone())
+                    .is_ok(),
+            },
         }
     }
 }
@@ -49,6 +55,10 @@ pub fn page(
                     @if let Some(viewer) = viewer {
                         nav aria-label="Main" {
                             a href="/flags" aria-current=[(current == "flags").then_some("page")] { "Flags" }
+                            a href="/playground" aria-current=[(current == "playground").then_some("page")] { "Playground" }
+                            @if viewer.admin {
+                                a href="/admin/invites" aria-current=[(current == "admin").then_some("page")] { "Admin" }
+                            }
                         }
                         span.who { "Signed in as " (viewer.label) }
                         form method="post" action="/logout" {

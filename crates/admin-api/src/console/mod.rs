@@ -10,11 +10,13 @@
 //!   form post must come from this origin (its `Origin`, or else `Referer`), besides the
 //!   `SameSite=Lax` session cookie.
 
+mod admin;
 mod assets;
 mod flag;
 mod flags;
 mod layout;
 mod login;
+mod playground;
 mod signup;
 
 use actix_web::body::MessageBody;
@@ -69,14 +71,32 @@ pub fn configure(config: &mut web::ServiceConfig) {
             web::resource("/flags/{project}/{feature}/environments/{environment}/strategies/{id}/delete")
                 .route(web::post().to(flag::delete_strategy)),
         )
+        .service(web::resource("/playground").route(web::get().to(playground::page)))
+        .service(web::resource("/admin").route(web::get().to(admin_home)))
+        .service(
+            web::resource("/admin/invites")
+                .route(web::get().to(admin::invites))
+                .route(web::post().to(admin::create_invite)),
+        )
+        .service(web::resource("/admin/invites/{secret}").route(web::post().to(admin::update_invite)))
+        .service(
+            web::resource("/admin/tokens")
+                .route(web::get().to(admin::tokens))
+                .route(web::post().to(admin::create_token)),
+        )
+        .service(web::resource("/admin/tokens/{id}/delete").route(web::post().to(admin::delete_token)))
+        .service(web::resource("/admin/users").route(web::get().to(admin::users_page)))
+        .service(web::resource("/admin/users/{id}").route(web::post().to(admin::update_user)))
         .service(web::resource("/console/{file}").route(web::get().to(assets::serve)));
 }
 
 /// Whether `path` is the console's, so that its answers get the console's headers.
 fn is_console(path: &str) -> bool {
-    matches!(path, "/" | "/login" | "/signed-out" | "/new-user")
-        || path == "/flags"
-        || path.starts_with("/flags/")
+    matches!(
+        path,
+        "/" | "/login" | "/signed-out" | "/new-user" | "/playground" | "/admin" | "/flags"
+    ) || path.starts_with("/flags/")
+        || path.starts_with("/admin/")
         || path.starts_with("/console/")
 }
 
@@ -105,6 +125,11 @@ pub async fn headers(
         headers.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     }
     Ok(response)
+}
+
+/// `/admin`: the invite links.
+async fn admin_home() -> HttpResponse {
+    see_other("/admin/invites")
 }
 
 /// `/`: the flags page.

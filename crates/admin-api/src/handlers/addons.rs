@@ -133,10 +133,9 @@ pub async fn delete(
         DeliveriesQuery,
     ),
     responses(
-        (status = 200, description = "The deliveries, newest first", body = DeliveriesOut),
+        (status = 200, description = "The deliveries, newest first; none for an unknown webhook", body = DeliveriesOut),
         (status = 400, description = "The id is not a number", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
-        (status = 404, description = "No such webhook", body = ErrorBody),
     ),
 )]
 pub async fn deliveries(

@@ -656,3 +656,246 @@ async fn a_flag_page_edits_strategies_and_writes_variants_to_several_environment
     .await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
 }
+
+#[actix_web::test]
+async fn the_playground_shows_each_context_and_why() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "beta"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/beta/environments/development/strategies",
+            ADMIN,
+            json!({"name": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/beta/environments/development/on",
+            ADMIN,
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let viewer = user(&service, "viewer@example.com", 3).await;
+
+    let form_page = call(&service, page("/playground", Some(&viewer))).await;
+    assert_eq!(form_page.status, StatusCode::OK);
+    assert!(
+        form_page
+            .body
+            .contains("<label for=\"field-userId\">userId</label>"),
+        "{}",
+        form_page.body
+    );
+
+    let answer = call(
+        &service,
+        page(
+            "/playground?run=1&env=development&appName=web&ctx_userId=1%2C2",
+            Some(&viewer),
+        ),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.body);
+    assert!(answer.body.contains("development · userId=1"), "{}", answer.body);
+    assert!(answer.body.contains("development · userId=2"));
+    // Each result carries a symbol and a word besides its colour, down to the constraint.
+    assert!(answer.body.matches("✓ true").count() >= 3, "{}", answer.body);
+    assert!(answer.body.contains("✗ false"));
+    assert!(answer.body.contains("<span class=\"mono\">userId</span> IN 1"));
+
+    // A context past the combination limit is refused with the reason.
+    let values = (0..200)
+        .map(|value| value.to_string())
+        .collect::<Vec<_>>()
+        .join("%2C");
+    let refused = call(
+        &service,
+        page(
+            &format!("/playground?run=1&env=development&ctx_userId={values}&ctx_sessionId={values}"),
+            Some(&viewer),
+        ),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("role=\"alert\""));
+}
+
+#[actix_web::test]
+async fn admins_manage_invite_links_tokens_and_roles_and_editors_cannot() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    let editor = user(&service, "editor@example.com", 2).await;
+    for path in ["/admin/invites", "/admin/tokens", "/admin/users"] {
+        let refused = call(&service, page(path, Some(&editor))).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{path}");
+    }
+    let flags = call(&service, page("/flags", Some(&editor))).await;
+    assert!(
+        !flags.body.contains("href=\"/admin/invites\""),
+        "an editor is offered the admin pages"
+    );
+    let forged = call(
+        &service,
+        form(
+            "/admin/invites",
+            Some(&editor),
+            &[("name", "x"), ("expiresAt", "2030-01-01T00:00")],
+        ),
+    )
+    .await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+
+    // Invite links: create, disable, enable, new expiry; bad expiry refused.
+    let soon = (chrono::Utc::now() + chrono::Duration::days(10))
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    let created = call(
+        &service,
+        form(
+            "/admin/invites",
+            Some(&admin),
+            &[("name", "team"), ("expiresAt", &soon)],
+        ),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", created.body);
+    let (_, links) = send(&service, get("/api/admin/invite-link/tokens", ADMIN)).await;
+    let secret = links["tokens"][0]["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert_eq!(
+        links["tokens"][0]["expiresAt"],
+        format!("{soon}:00.000Z"),
+        "{links}"
+    );
+    let listed = call(&service, page("/admin/invites", Some(&admin))).await;
+    assert!(
+        listed.body.contains(&format!("/new-user?invite={secret}")),
+        "{}",
+        listed.body
+    );
+    assert!(listed.body.contains("data-copy="));
+    let disabled = call(
+        &service,
+        form(
+            &format!("/admin/invites/{secret}"),
+            Some(&admin),
+            &[("action", "toggle"), ("enabled", "false")],
+        ),
+    )
+    .await;
+    assert_eq!(disabled.status, StatusCode::SEE_OTHER, "{}", disabled.body);
+    let (_, links) = send(&service, get("/api/admin/invite-link/tokens", ADMIN)).await;
+    assert_eq!(links["tokens"][0]["enabled"], false);
+    let moved = call(
+        &service,
+        form(
+            &format!("/admin/invites/{secret}"),
+            Some(&admin),
+            &[("action", "expiry"), ("expiresAt", "2031-06-01T08:30")],
+        ),
+    )
+    .await;
+    assert_eq!(moved.status, StatusCode::SEE_OTHER, "{}", moved.body);
+    let (_, links) = send(&service, get("/api/admin/invite-link/tokens", ADMIN)).await;
+    assert_eq!(links["tokens"][0]["expiresAt"], "2031-06-01T08:30:00.000Z");
+    let bad = call(
+        &service,
+        form(
+            &format!("/admin/invites/{secret}"),
+            Some(&admin),
+            &[("action", "expiry"), ("expiresAt", "soon")],
+        ),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+
+    // A token: its secret shown once, and it works; then deleted.
+    let made = call(
+        &service,
+        form(
+            "/admin/tokens",
+            Some(&admin),
+            &[
+                ("tokenName", "shop"),
+                ("type", "backend"),
+                ("environment", "development"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(made.status, StatusCode::OK, "{}", made.body);
+    let secret = made
+        .body
+        .split("id=\"secret\">")
+        .nth(1)
+        .and_then(|rest| rest.split('<').next())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(secret.starts_with("*:development."), "{secret}");
+    let (status, _) = send(&service, get("/api/client/features", &secret)).await;
+    assert_eq!(status, StatusCode::OK);
+    let tokens_page = call(&service, page("/admin/tokens", Some(&admin))).await;
+    assert!(!tokens_page.body.contains(&secret), "the secret is shown again");
+    let (_, listed) = send(&service, get("/api/admin/api-tokens", ADMIN)).await;
+    let id = listed["tokens"]
+        .as_array()
+        .and_then(|tokens| tokens.iter().find(|token| token["tokenName"] == "shop"))
+        .and_then(|token| token["id"].as_i64())
+        .unwrap_or_default();
+    let deleted = call(
+        &service,
+        form(&format!("/admin/tokens/{id}/delete"), Some(&admin), &[]),
+    )
+    .await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER, "{}", deleted.body);
+    let (status, _) = send(&service, get("/api/client/features", &secret)).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let missing = call(&service, form("/admin/tokens/99999/delete", Some(&admin), &[])).await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+
+    // Roles: the editor becomes a viewer.
+    let (_, people) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    let editor_id = people["users"]
+        .as_array()
+        .and_then(|users| users.iter().find(|user| user["email"] == "editor@example.com"))
+        .and_then(|user| user["id"].as_i64())
+        .unwrap_or_default();
+    let users_page = call(&service, page("/admin/users", Some(&admin))).await;
+    assert!(users_page.body.contains("editor@example.com"));
+    let changed = call(
+        &service,
+        form(
+            &format!("/admin/users/{editor_id}"),
+            Some(&admin),
+            &[("rootRole", "3")],
+        ),
+    )
+    .await;
+    assert_eq!(changed.status, StatusCode::SEE_OTHER, "{}", changed.body);
+    let (_, people) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    let role = people["users"]
+        .as_array()
+        .and_then(|users| users.iter().find(|user| user["email"] == "editor@example.com"))
+        .map(|user| user["rootRole"].clone())
+        .unwrap_or_default();
+    assert_eq!(role, 3);
+}

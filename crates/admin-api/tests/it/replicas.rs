@@ -425,7 +425,7 @@ fn each_event_reaches_a_webhook_once_whichever_replica_wrote_it() -> TestResult 
         "POST",
         &replicas[0].url("/api/admin/addons"),
         Some(
-            &json!({"provider": "webhook", "parameters": {"url": hook.url("/r")}, "events": ["feature-created"]}),
+            &json!({"provider": "webhook", "enabled": true, "parameters": {"url": hook.url("/r")}, "events": ["feature-created"]}),
         ),
     )?;
     assert_eq!(status, 201, "{body}");

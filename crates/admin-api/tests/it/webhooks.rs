@@ -219,17 +219,42 @@ async fn webhooks_are_created_read_masked_replaced_and_deleted() -> Result<(), B
         json!({"url": "http://127.0.0.1:9/hook", "contentType": "text/plain", "authorization": "Bearer s3cret"})
     );
 
+    // A bad replacement is refused, and a masked value with nothing stored behind it is dropped.
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/addons/{id}"),
+            ADMIN,
+            json!({"provider": "webhook", "enabled": "yes", "parameters": {}, "events": []}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/addons/{id}"),
+            ADMIN,
+            json!({"provider": "webhook", "enabled": false, "parameters": {"url": "*****", "customHeaders": "*****"}, "events": []}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["parameters"], json!({"url": "http://127.0.0.1:9/hook"}));
     let (status, _) = send(&service, delete(&format!("/api/admin/addons/{id}"), ADMIN)).await;
     assert_eq!(status, StatusCode::OK);
     for request in [
         get(&format!("/api/admin/addons/{id}"), ADMIN),
         put(&format!("/api/admin/addons/{id}"), ADMIN, created.clone()),
         delete(&format!("/api/admin/addons/{id}"), ADMIN),
-        get(&format!("/api/admin/addons/{id}/events"), ADMIN),
     ] {
         let (status, body) = send(&service, request).await;
         assert_error(status, &body, 404, "NotFoundError");
     }
+    // As in Unleash, an unknown webhook has no deliveries rather than a 404.
+    let (status, body) = send(&service, get(&format!("/api/admin/addons/{id}/events"), ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(body, json!({"integrationEvents": []}));
     let (status, body) = send(&service, get("/api/admin/addons/abc", ADMIN)).await;
     assert_eq!(status.as_u16() / 100, 4, "{body}");
     webhooks.stop(Duration::from_secs(1));
@@ -244,11 +269,11 @@ async fn bad_webhooks_are_refused_with_the_reason() -> Result<(), Box<dyn std::e
     let webhook = |parameters: Value| json!({"provider": "webhook", "enabled": true, "parameters": parameters, "events": ["feature-created"]});
     let cases = [
         (
-            json!({"provider": "slack", "parameters": {"url": "https://93.184.216.34/"}, "events": []}),
+            json!({"provider": "slack", "enabled": true, "parameters": {"url": "https://93.184.216.34/"}, "events": []}),
             "Unknown addon provider slack",
         ),
         (
-            json!({"provider": "", "parameters": {}, "events": []}),
+            json!({"provider": "", "enabled": true, "parameters": {}, "events": []}),
             "No addon provider supplied. The property was either missing or an empty value.",
         ),
         (webhook(json!({})), "Missing required parameters: url "),
@@ -291,7 +316,14 @@ async fn bad_webhooks_are_refused_with_the_reason() -> Result<(), Box<dyn std::e
             "{body} gave {answer}"
         );
     }
-    for body in [json!([]), json!({"provider": 1}), json!("webhook")] {
+    for body in [
+        json!([]),
+        json!({"provider": 1}),
+        json!("webhook"),
+        json!({"provider": "webhook", "parameters": {"url": "https://93.184.216.34/"}, "events": []}),
+        json!({"provider": "webhook", "enabled": true, "events": []}),
+        json!({"provider": "webhook", "enabled": true, "parameters": {"url": "https://93.184.216.34/"}}),
+    ] {
         let (status, answer) = send(&service, post("/api/admin/addons", ADMIN, body)).await;
         assert_error(status, &answer, 400, "ValidationError");
     }
@@ -345,6 +377,7 @@ async fn a_chosen_event_is_posted_with_the_headers_and_the_rendered_template()
             ADMIN,
             json!({
                 "provider": "webhook",
+                "enabled": true,
                 "parameters": {"url": hook.url("/plain")},
                 "events": ["feature-environment-enabled"],
                 "environments": ["production"]
@@ -470,7 +503,7 @@ async fn a_failing_receiver_is_retried_once_and_recorded() -> Result<(), Box<dyn
         post(
             "/api/admin/addons",
             ADMIN,
-            json!({"provider": "webhook", "parameters": {"url": hook.url("/down")}, "events": ["feature-created"]}),
+            json!({"provider": "webhook", "enabled": true, "parameters": {"url": hook.url("/down")}, "events": ["feature-created"]}),
         ),
     )
     .await;
@@ -517,7 +550,7 @@ async fn a_receiver_that_does_not_answer_never_holds_up_writes() -> Result<(), B
         post(
             "/api/admin/addons",
             ADMIN,
-            json!({"provider": "webhook", "parameters": {"url": hook.url("/slow")}, "events": ["feature-created"]}),
+            json!({"provider": "webhook", "enabled": true, "parameters": {"url": hook.url("/slow")}, "events": ["feature-created"]}),
         ),
     )
     .await;
@@ -557,5 +590,114 @@ async fn a_receiver_that_does_not_answer_never_holds_up_writes() -> Result<(), B
     assert_eq!(later, ["second", "third"]);
     hook.release.send(())?;
     webhooks.stop(Duration::from_secs(5));
+    Ok(())
+}
+
+#[actix_web::test]
+async fn an_unreachable_receiver_is_recorded_and_extra_headers_replace_the_usual_ones()
+-> Result<(), Box<dyn std::error::Error>> {
+    let (app, webhooks) = open_app()?;
+    let service = app.service().await;
+    // A port nothing listens on.
+    let closed = {
+        let listener = TcpListener::bind("127.0.0.1:0")?;
+        listener.local_addr()?.port()
+    };
+    let (_, body) = send(
+        &service,
+        post(
+            "/api/admin/addons",
+            ADMIN,
+            json!({"provider": "webhook", "enabled": true, "parameters": {"url": format!("http://127.0.0.1:{closed}/gone")}, "events": ["feature-created"]}),
+        ),
+    )
+    .await;
+    let gone = body["id"].as_i64().ok_or("no id")?;
+    let hook = receiver(Answer::Status(200))?;
+    let (_, body) = send(
+        &service,
+        post(
+            "/api/admin/addons",
+            ADMIN,
+            json!({
+                "provider": "webhook",
+                "enabled": true,
+                "parameters": {
+                    "url": hook.url("/headers"),
+                    "authorization": "Bearer replaced",
+                    "customHeaders": "{\"Content-Type\": \"text/plain\", \"Authorization\": \"Bearer custom\", \"X-Attempt\": 1}"
+                },
+                "events": ["feature-created"]
+            }),
+        ),
+    )
+    .await;
+    let headers_id = body["id"].as_i64().ok_or("no id")?;
+    for name in ["one", "two"] {
+        let (status, _) = send(
+            &service,
+            post(
+                "/api/admin/projects/default/features",
+                ADMIN,
+                json!({"name": name}),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let received = hook.next()?;
+    assert_eq!(received.header("content-type"), Some("text/plain"));
+    assert_eq!(received.header("authorization"), Some("Bearer custom"));
+    assert_eq!(received.header("x-attempt"), Some("1"));
+    assert_eq!(
+        received
+            .headers
+            .iter()
+            .filter(|(name, _)| name.eq_ignore_ascii_case("authorization"))
+            .count(),
+        1
+    );
+    hook.next()?;
+
+    // Both failed deliveries are recorded (each after its retry), and the list pages.
+    let deliveries = loop {
+        let (_, body) = send(&service, get(&format!("/api/admin/addons/{gone}/events"), ADMIN)).await;
+        if body["integrationEvents"]
+            .as_array()
+            .is_some_and(|list| list.len() == 2)
+        {
+            break body;
+        }
+        actix_web::rt::time::sleep(Duration::from_millis(100)).await;
+    };
+    let delivery = &deliveries["integrationEvents"][0];
+    assert_eq!(delivery["state"], "failed", "{delivery}");
+    assert!(
+        delivery["stateDetails"]
+            .as_str()
+            .is_some_and(|details| details.starts_with("Webhook request failed: ")),
+        "{delivery}"
+    );
+    let (_, page) = send(
+        &service,
+        get(
+            &format!("/api/admin/addons/{gone}/events?limit=1&offset=1"),
+            ADMIN,
+        ),
+    )
+    .await;
+    let page = page["integrationEvents"].as_array().ok_or("no list")?;
+    assert_eq!(page.len(), 1);
+    assert_eq!(page[0]["id"], deliveries["integrationEvents"][1]["id"]);
+    let (_, recorded) = send(
+        &service,
+        get(&format!("/api/admin/addons/{headers_id}/events"), ADMIN),
+    )
+    .await;
+    assert_eq!(
+        recorded["integrationEvents"][0]["details"]["contentType"],
+        "application/json"
+    );
+    webhooks.stop(Duration::from_secs(1));
     Ok(())
 }

@@ -16,16 +16,13 @@ pub struct AddonIn {
     /// Free text; `null` is the empty text.
     #[serde(default)]
     pub description: Option<String>,
-    /// Whether it delivers; true when left out.
-    #[serde(default)]
-    pub enabled: Option<bool>,
+    /// Whether it delivers.
+    pub enabled: bool,
     /// The provider's parameters: strings, numbers or booleans. A sensitive parameter given as
     /// `*****` keeps its stored value.
-    #[serde(default)]
     #[schema(value_type = Object)]
     pub parameters: Map<String, Value>,
     /// The event types it delivers.
-    #[serde(default)]
     pub events: Vec<String>,
     /// The projects it listens to; empty (or `*`) for every project.
     #[serde(default)]
@@ -103,26 +100,29 @@ impl AddonOut {
     }
 }
 
-/// One setting a provider takes.
-#[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
+/// One setting a provider takes (the schema of `AddonTypeOut::parameters`' items).
+#[derive(Debug, ToSchema)]
+#[allow(
+    dead_code,
+    reason = "schema-only: the parameters are written in Unleash's key order"
+)]
 pub struct AddonParameterOut {
     /// Its name in `parameters`.
-    pub name: &'static str,
+    name: String,
     /// Its label.
-    pub display_name: &'static str,
-    /// `url`, `text` or `textfield`.
-    #[serde(rename = "type")]
-    pub parameter_type: &'static str,
-    /// What it does.
-    pub description: &'static str,
+    #[schema(rename = "displayName")]
+    display_name: String,
     /// An example value.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub placeholder: Option<&'static str>,
+    placeholder: Option<String>,
+    /// What it does.
+    description: String,
+    /// `url`, `text` or `textfield`.
+    #[schema(rename = "type")]
+    parameter_type: String,
     /// Whether a webhook must set it.
-    pub required: bool,
+    required: bool,
     /// Whether reads show it as `*****`.
-    pub sensitive: bool,
+    sensitive: bool,
 }
 
 /// A provider: what a webhook of it takes and which events it can deliver.
@@ -139,8 +139,9 @@ pub struct AddonTypeOut {
     pub documentation_url: &'static str,
     /// How to use it.
     pub how_to: &'static str,
-    /// Its settings.
-    pub parameters: Vec<AddonParameterOut>,
+    /// Its settings, each with its keys in Unleash's order.
+    #[schema(value_type = Vec<AddonParameterOut>)]
+    pub parameters: Vec<Value>,
     /// The event types it can deliver.
     pub events: Vec<&'static str>,
 }

@@ -1,0 +1,382 @@
+//! The admin pages: invite links (`/admin/invites`), API tokens (`/admin/tokens`) and users
+//! with their root roles (`/admin/users`). Each reads and writes through the API's operations,
+//! admitted by the accesses those declare, so an Editor or a Viewer gets the API's 403.
+
+use actix_web::http::StatusCode;
+use actix_web::{HttpRequest, HttpResponse, web};
+use flag_admin::auth::{Access, Principal};
+use flag_admin::dto::invite::{CreateSignupTokenRequest, UpdateSignupTokenRequest};
+use flag_admin::dto::tokens::CreateToken;
+use flag_admin::dto::users::UpdateUserRequest;
+use flag_admin::{AdminError, invite, tokens, users};
+use maud::{Markup, html};
+use serde_json::{Value, json};
+
+use super::layout::{self, Viewer};
+use super::{form_fields, same_origin, see_other, signed_in, url_escape};
+use crate::state::AppState;
+
+/// A form field, trimmed; empty when absent.
+fn field(fields: &[(String, String)], name: &str) -> String {
+    fields
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// A view model as the API serialises it, for the page to read.
+fn as_json<T: serde::Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+/// A `datetime-local` field (`2026-12-01T12:00`, read as UTC) or an RFC 3339 time, parsed by
+/// the API's own request types.
+fn utc(text: &str) -> String {
+    if text.len() == 16 {
+        format!("{text}:00Z")
+    } else {
+        text.to_owned()
+    }
+}
+
+/// Runs `render` for an admin page when the policy admits the principal to read it.
+async fn admin_page<F, Fut>(
+    state: &AppState,
+    request: &HttpRequest,
+    current: &str,
+    title: &str,
+    render: F,
+) -> HttpResponse
+where
+    F: FnOnce(Principal) -> Fut,
+    Fut: std::future::Future<Output = Result<Markup, AdminError>>,
+{
+    let principal = match signed_in(state, request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(error) = Access::AdminRead.admit(principal.clone()) {
+        return layout::failure(&error);
+    }
+    let viewer_principal = principal.clone();
+    match render(principal).await {
+        Ok(body) => layout::page(
+            StatusCode::OK,
+            title,
+            Some(&Viewer::of(&viewer_principal)),
+            current,
+            &body,
+        ),
+        Err(error) => layout::failure(&error),
+    }
+}
+
+/// Runs an admin write from a form, then goes back to `back`; a refusal is shown on its own page.
+async fn admin_write<F, Fut>(state: &AppState, request: &HttpRequest, back: &str, write: F) -> HttpResponse
+where
+    F: FnOnce(flag_admin::auth::Caller) -> Fut,
+    Fut: std::future::Future<Output = Result<Option<Markup>, AdminError>>,
+{
+    let principal = match signed_in(state, request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(refused) = same_origin(request) {
+        return layout::failure(&refused);
+    }
+    let result = match Access::Admin.admit(principal.clone()) {
+        Ok(caller) => write(caller).await,
+        Err(error) => Err(error),
+    };
+    match result {
+        Ok(None) => see_other(back),
+        // Something to show once, such as a new token's secret.
+        Ok(Some(body)) => layout::page(
+            StatusCode::OK,
+            "Done",
+            Some(&Viewer::of(&principal)),
+            "admin",
+            &body,
+        ),
+        Err(error) => layout::failure(&error),
+    }
+}
+
+/// `GET /admin/invites`.
+pub async fn invites(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
+    let app = &state.app;
+    admin_page(&state, &request, "admin", "Invite links", |_| async move {
+        let links = as_json(&invite::list(app).await?);
+        Ok(html! {
+            h1 { "Invite links" }
+            (admin_nav("invites"))
+            @for link in links["tokens"].as_array().into_iter().flatten() {
+                @let secret = link["secret"].as_str().unwrap_or_default();
+                @let url = link["url"].as_str().unwrap_or_default();
+                section.card {
+                    h2 { (link["name"].as_str().unwrap_or_default()) " "
+                        span.state.on[link["enabled"] == true].off[link["enabled"] != true] {
+                            (if link["enabled"] == true { "active" } else { "inactive" })
+                        }
+                    }
+                    p { span.mono { (url) } " " button.secondary type="button" data-copy=(url) { "Copy the link" } }
+                    p.muted { "Expires " (link["expiresAt"].as_str().unwrap_or_default()) " (UTC)" }
+                    form.row method="post" action=(format!("/admin/invites/{}", url_escape(secret))) {
+                        div {
+                            label for=(format!("expires-{secret}")) { "New expiry (UTC)" }
+                            input id=(format!("expires-{secret}")) name="expiresAt" type="datetime-local";
+                        }
+                        input type="hidden" name="enabled" value=(if link["enabled"] == true { "false" } else { "true" });
+                        button type="submit" name="action" value="expiry" { "Change the expiry" }
+                        button.secondary type="submit" name="action" value="toggle" {
+                            (if link["enabled"] == true { "Disable" } else { "Enable" })
+                        }
+                    }
+                    @let signed_up = link["users"].as_array().cloned().unwrap_or_default();
+                    p { (signed_up.len()) " signed up"
+                        @if !signed_up.is_empty() { ": " (signed_up.iter().filter_map(|user| user["name"].as_str().or(user["username"].as_str())).collect::<Vec<_>>().join(", ")) }
+                    }
+                }
+            }
+            section.card aria-labelledby="new-invite" {
+                h2 id="new-invite" { "Create an invite link" }
+                p.muted { "People who sign up with it become Viewers." }
+                form method="post" action="/admin/invites" {
+                    div.row {
+                        div {
+                            label for="invite-name" { "Name" }
+                            input id="invite-name" name="name" type="text" required;
+                        }
+                        div {
+                            label for="invite-expires" { "Expires (UTC)" }
+                            input id="invite-expires" name="expiresAt" type="datetime-local" required;
+                        }
+                    }
+                    p { button type="submit" { "Create" } }
+                }
+            }
+        })
+    })
+    .await
+}
+
+fn admin_nav(current: &str) -> Markup {
+    html! {
+        nav.row aria-label="Administration" {
+            @for (path, name, label) in [("/admin/invites", "invites", "Invite links"), ("/admin/tokens", "tokens", "API tokens"), ("/admin/users", "users", "Users")] {
+                a href=(path) aria-current=[(name == current).then_some("page")] { (label) }
+            }
+        }
+    }
+}
+
+/// `POST /admin/invites`: creates an invite link.
+pub async fn create_invite(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    let fields = form_fields(&body);
+    let app = &state.app;
+    admin_write(&state, &request, "/admin/invites", |caller| async move {
+        let request: CreateSignupTokenRequest = serde_json::from_value(json!({
+            "name": field(&fields, "name"),
+            "expiresAt": utc(&field(&fields, "expiresAt")),
+        }))
+        .map_err(|error| AdminError::invalid("/expiresAt", format!("give a name and an expiry: {error}")))?;
+        invite::create(app, &caller, request).await?;
+        Ok(None)
+    })
+    .await
+}
+
+/// `POST /admin/invites/{secret}`: a new expiry, or enabled or disabled.
+pub async fn update_invite(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<String>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let fields = form_fields(&body);
+    let app = &state.app;
+    let secret = path.into_inner();
+    admin_write(&state, &request, "/admin/invites", |caller| async move {
+        let change = if field(&fields, "action") == "toggle" {
+            json!({"enabled": field(&fields, "enabled") == "true"})
+        } else {
+            json!({"expiresAt": utc(&field(&fields, "expiresAt"))})
+        };
+        let change: UpdateSignupTokenRequest = serde_json::from_value(change)
+            .map_err(|error| AdminError::invalid("/expiresAt", format!("give a new expiry: {error}")))?;
+        invite::update(app, &caller, secret, change).await?;
+        Ok(None)
+    })
+    .await
+}
+
+/// `GET /admin/tokens`.
+pub async fn tokens(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
+    let app = &state.app;
+    admin_page(&state, &request, "admin", "API tokens", |_| async move {
+        let listed = tokens::list(app).await?;
+        Ok(html! {
+            h1 { "API tokens" }
+            (admin_nav("tokens"))
+            div.table-wrap {
+                table {
+                    thead { tr { th scope="col" { "Name" } th scope="col" { "Type" } th scope="col" { "Environment" } th.optional scope="col" { "Secret" } th scope="col" { span.visually-hidden { "Actions" } } } }
+                    tbody {
+                        @for token in &listed.tokens {
+                            tr {
+                                td { (token.token_name) }
+                                td { (token.token_type) }
+                                td { (token.environment) }
+                                td.optional.mono { (token.secret) }
+                                td {
+                                    form method="post" action=(format!("/admin/tokens/{}/delete", token.id)) {
+                                        button.danger type="submit" aria-label=(format!("Delete {}", token.token_name)) { "Delete" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            section.card aria-labelledby="new-token" {
+                h2 id="new-token" { "Create a token" }
+                form method="post" action="/admin/tokens" {
+                    div.row {
+                        div {
+                            label for="token-name" { "Name" }
+                            input id="token-name" name="tokenName" type="text" required;
+                        }
+                        div {
+                            label for="token-type" { "Type" }
+                            select id="token-type" name="type" {
+                                option value="backend" { "backend (server SDKs)" }
+                                option value="frontend" { "frontend (browser SDKs)" }
+                                option value="admin" { "admin" }
+                            }
+                        }
+                        div {
+                            label for="token-environment" { "Environment" }
+                            input id="token-environment" name="environment" type="text" value="development";
+                        }
+                    }
+                    p { button type="submit" { "Create" } }
+                }
+            }
+        })
+    })
+    .await
+}
+
+/// `POST /admin/tokens`: creates a token and shows its secret, once.
+pub async fn create_token(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    body: web::Bytes,
+) -> HttpResponse {
+    let fields = form_fields(&body);
+    let app = &state.app;
+    admin_write(&state, &request, "/admin/tokens", |caller| async move {
+        let kind = field(&fields, "type");
+        let mut body = json!({"tokenName": field(&fields, "tokenName"), "type": kind});
+        if kind != "admin" {
+            body["environment"] = json!(field(&fields, "environment"));
+            body["projects"] = json!(["*"]);
+        }
+        let request: CreateToken = serde_json::from_value(body).map_err(|error| {
+            AdminError::invalid("/type", format!("the token form does not read: {error}"))
+        })?;
+        let created = tokens::create(app, &caller, request).await?;
+        Ok(Some(html! {
+            div.card.narrow {
+                h1 { "Token created" }
+                div.notice.ok role="status" { "Copy the secret now: it is not shown again." }
+                p { span.mono id="secret" { (created.secret) } }
+                p { button.secondary type="button" data-copy=(created.secret) { "Copy the secret" } }
+                p { a href="/admin/tokens" { "Back to the tokens" } }
+            }
+        }))
+    })
+    .await
+}
+
+/// `POST /admin/tokens/{id}/delete`.
+pub async fn delete_token(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<i32>,
+) -> HttpResponse {
+    let app = &state.app;
+    let id = path.into_inner();
+    admin_write(&state, &request, "/admin/tokens", |caller| async move {
+        tokens::delete_by_id(app, &caller, id).await?;
+        Ok(None)
+    })
+    .await
+}
+
+/// `GET /admin/users`.
+pub async fn users_page(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
+    let app = &state.app;
+    admin_page(&state, &request, "admin", "Users", |_| async move {
+        let listed = as_json(&users::list(app).await?);
+        let roles = listed["rootRoles"].as_array().cloned().unwrap_or_default();
+        Ok(html! {
+            h1 { "Users" }
+            (admin_nav("users"))
+            div.table-wrap {
+                table {
+                    thead { tr { th scope="col" { "Name" } th scope="col" { "Email or username" } th scope="col" { "Root role" } } }
+                    tbody {
+                        @for user in listed["users"].as_array().into_iter().flatten() {
+                            @let id = user["id"].as_i64().unwrap_or_default();
+                            @let login = user["email"].as_str().or(user["username"].as_str()).unwrap_or_default();
+                            tr {
+                                td { (user["name"].as_str().unwrap_or("")) }
+                                td { (login) }
+                                td {
+                                    form.row method="post" action=(format!("/admin/users/{id}")) {
+                                        label.visually-hidden for=(format!("role-{id}")) { "Root role of " (login) }
+                                        select id=(format!("role-{id}")) name="rootRole" {
+                                            @for role in &roles {
+                                                option value=(role["id"]) selected[role["id"] == user["rootRole"]] { (role["name"].as_str().unwrap_or_default()) }
+                                            }
+                                        }
+                                        button.secondary type="submit" { "Save" }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        })
+    })
+    .await
+}
+
+/// `POST /admin/users/{id}`: a new root role.
+pub async fn update_user(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<i32>,
+    body: web::Bytes,
+) -> HttpResponse {
+    let fields = form_fields(&body);
+    let app = &state.app;
+    let id = path.into_inner();
+    admin_write(&state, &request, "/admin/users", |caller| async move {
+        let role: i64 = field(&fields, "rootRole")
+            .parse()
+            .map_err(|_| AdminError::invalid("/rootRole", "choose a root role"))?;
+        let change: UpdateUserRequest = serde_json::from_value(json!({"rootRole": role}))
+            .map_err(|error| AdminError::invalid("/rootRole", error.to_string()))?;
+        users::update(app, &caller, id, change).await?;
+        Ok(None)
+    })
+    .await
+}
