@@ -1,6 +1,8 @@
 //! The console in a real browser: headless Chromium driven over WebDriver (chromedriver),
 //! against the real binary on a scratch database. `./scripts/test` installs Debian's `chromium`
 //! and `chromium-driver` when they are missing; without them these tests fail and say so.
+//! `HALYARD_BROWSER=firefox` runs the same flows in Firefox through geckodriver instead
+//! (`scripts/console-firefox` sets that up).
 //!
 //! Each flow saves a screenshot to `target/browser-screenshots/` when it fails.
 
@@ -27,13 +29,18 @@ const ADMIN_TOKEN: &str = "*:*.browser-admin-secret";
 const BACKEND: &str = "*:development.browser-backend-secret";
 const PASSWORD: &str = "Corr3ct-Horse!";
 
-/// chromedriver, found on the path or where Debian's package puts it.
-fn chromedriver() -> Result<PathBuf, String> {
-    let candidates = [
-        "chromedriver",
-        "/usr/bin/chromedriver",
-        "/usr/lib/chromium/chromedriver",
-    ];
+/// Which browser the flows run in: Chromium, or Firefox with `HALYARD_BROWSER=firefox`.
+fn firefox() -> bool {
+    std::env::var("HALYARD_BROWSER").is_ok_and(|browser| browser == "firefox")
+}
+
+/// The WebDriver server for the browser, found on the path or where its package puts it.
+fn driver() -> Result<PathBuf, String> {
+    let candidates: &[&str] = if firefox() {
+        &["geckodriver", "/root/.cargo/bin/geckodriver", "/usr/local/bin/geckodriver"]
+    } else {
+        &["chromedriver", "/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+    };
     candidates
         .iter()
         .map(PathBuf::from)
@@ -46,9 +53,13 @@ fn chromedriver() -> Result<PathBuf, String> {
                 .is_ok_and(|status| status.success())
         })
         .ok_or_else(|| {
-            "chromedriver was not found: install Debian's chromium and chromium-driver packages \
-             (./scripts/test does so when they are missing)"
-                .into()
+            if firefox() {
+                "geckodriver was not found: scripts/console-firefox installs it and Firefox".into()
+            } else {
+                "chromedriver was not found: install Debian's chromium and chromium-driver packages \
+                 (./scripts/test does so when they are missing)"
+                    .into()
+            }
         })
 }
 
@@ -79,17 +90,21 @@ impl Console {
         let server = Running(server);
         let driver_port = process::free_port()?;
         let driver = Running(
-            Command::new(chromedriver()?)
+            Command::new(driver()?)
                 .arg(format!("--port={driver_port}"))
                 .stdout(Stdio::null())
                 .stderr(Stdio::null())
                 .spawn()?,
         );
-        let capabilities = json!({
-            "goog:chromeOptions": {
-                "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]
-            }
-        });
+        let capabilities = if firefox() {
+            json!({"moz:firefoxOptions": {"args": ["-headless", "-width=1280", "-height=900"]}})
+        } else {
+            json!({
+                "goog:chromeOptions": {
+                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]
+                }
+            })
+        };
         let capabilities = match capabilities {
             Value::Object(map) => map,
             _ => serde_json::Map::new(),
@@ -189,6 +204,17 @@ impl Console {
         self.browser.find(Locator::Css("main")).await?.text().await
     }
 
+    /// With `HALYARD_SCREENSHOTS` set to a directory (`scripts/console-screenshots` sets it),
+    /// saves the page as `name.png` there, for the README.
+    async fn keep(&self, name: &str) -> TestResult {
+        if let Some(directory) = std::env::var_os("HALYARD_SCREENSHOTS") {
+            let png = self.browser.screenshot().await?;
+            std::fs::create_dir_all(&directory)?;
+            std::fs::write(PathBuf::from(directory).join(format!("{name}.png")), png)?;
+        }
+        Ok(())
+    }
+
     /// Runs `flow`, saving a screenshot named `name` when it fails.
     async fn run<F>(&self, name: &str, flow: F) -> TestResult
     where
@@ -238,14 +264,45 @@ async fn flows(console: &Console) -> TestResult {
     console
         .run("1-invite-signup", async {
             console.sign_in("admin", ADMIN_PASSWORD).await?;
-            let expires = (chrono::Utc::now() + chrono::Duration::days(7)).to_rfc3339();
-            let (status, invite) = console.api(
-                "POST",
-                "/api/admin/invite-link/tokens",
-                Some(json!({"name": "team", "expiresAt": expires})),
-            )?;
-            assert_eq!(status, 201, "{invite}");
-            let secret = invite["secret"].as_str().unwrap_or_default().to_owned();
+            // The admin makes the link on the admin page.
+            console.browser.goto(&console.url("/admin/invites")).await?;
+            console
+                .browser
+                .find(Locator::Id("invite-name"))
+                .await?
+                .send_keys("team")
+                .await?;
+            // A date-time field's typing depends on the browser's locale: its value is set directly.
+            let expires = (chrono::Utc::now() + chrono::Duration::days(7))
+                .format("%Y-%m-%dT%H:%M")
+                .to_string();
+            console
+                .browser
+                .execute(
+                    "document.getElementById('invite-expires').value = arguments[0];",
+                    vec![json!(expires)],
+                )
+                .await?;
+            console
+                .browser
+                .find(Locator::Css("form[action='/admin/invites'] button[type=submit]"))
+                .await?
+                .click()
+                .await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("button[data-copy]"))
+                .await?;
+            let link = console
+                .browser
+                .find(Locator::Css("button[data-copy]"))
+                .await?
+                .attr("data-copy")
+                .await?
+                .unwrap_or_default();
+            let secret = link.rsplit("invite=").next().unwrap_or_default().to_owned();
+            assert_eq!(secret.len(), 32, "{link}");
             console.sign_out().await?;
             console
                 .browser
@@ -334,6 +391,161 @@ async fn flows(console: &Console) -> TestResult {
                 .call()?;
             let served: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
             assert_eq!(served["enabled"], true, "{served}");
+            console.keep("console-flags").await?;
+            console.sign_out().await?;
+            Ok(())
+        })
+        .await?;
+
+    // 3. The variants editor writes two environments in one save.
+    console
+        .run("3-variants", async {
+            console.sign_in("editor@example.com", PASSWORD).await?;
+            console
+                .browser
+                .goto(&console.url("/flags/default/checkout"))
+                .await?;
+            for environment in ["development", "production"] {
+                let tick = console
+                    .browser
+                    .find(Locator::Css(&format!(
+                        "input[name=environments][value={environment}]"
+                    )))
+                    .await?;
+                if tick.prop("checked").await?.as_deref() != Some("true") {
+                    tick.click().await?;
+                }
+            }
+            console
+                .browser
+                .find(Locator::Id("v0-name"))
+                .await?
+                .send_keys("blue")
+                .await?;
+            console
+                .browser
+                .find(Locator::Css("#v0-type option[value=fix]"))
+                .await?
+                .click()
+                .await?;
+            console
+                .browser
+                .find(Locator::Id("v0-percent"))
+                .await?
+                .send_keys("30")
+                .await?;
+            console
+                .browser
+                .find(Locator::Id("v1-name"))
+                .await?
+                .send_keys("red")
+                .await?;
+            console
+                .browser
+                .find(Locator::Css("form[action$='/variants'] button[type=submit]"))
+                .await?
+                .click()
+                .await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("progress.bar"))
+                .await?;
+            for environment in ["development", "production"] {
+                let (status, stored) = console.api(
+                    "GET",
+                    &format!(
+                        "/api/admin/projects/default/features/checkout/environments/{environment}/variants"
+                    ),
+                    None,
+                )?;
+                assert_eq!(status, 200, "{stored}");
+                let names: Vec<(&str, i64)> = stored["variants"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|variant| {
+                        (
+                            variant["name"].as_str().unwrap_or_default(),
+                            variant["weight"].as_i64().unwrap_or_default(),
+                        )
+                    })
+                    .collect();
+                assert_eq!(names, [("blue", 300), ("red", 700)], "{environment}");
+            }
+            console
+                .browser
+                .execute(
+                    "document.getElementById('variants-editor').scrollIntoView();",
+                    Vec::new(),
+                )
+                .await?;
+            console.keep("console-variants").await?;
+            console.sign_out().await?;
+            Ok(())
+        })
+        .await?;
+
+    // 4. The playground: the flag is on for one user and off for another, and the
+    // explanation names the constraint that failed.
+    console
+        .run("4-playground", async {
+            let (status, body) = console.api(
+                "POST",
+                "/api/admin/projects/default/features",
+                Some(json!({"name": "beta"})),
+            )?;
+            assert_eq!(status, 201, "{body}");
+            let (status, body) = console.api(
+                "POST",
+                "/api/admin/projects/default/features/beta/environments/development/strategies",
+                Some(json!({"name": "flexibleRollout", "parameters": {"rollout": "100", "stickiness": "default", "groupId": "beta"},
+                    "constraints": [{"contextName": "userId", "operator": "IN", "values": ["7"]}]})),
+            )?;
+            assert_eq!(status, 200, "{body}");
+            let (status, body) = console.api(
+                "POST",
+                "/api/admin/projects/default/features/beta/environments/development/on",
+                None,
+            )?;
+            assert_eq!(status, 200, "{body}");
+            console.sign_in("editor@example.com", PASSWORD).await?;
+            console.browser.goto(&console.url("/playground")).await?;
+            console.browser.find(Locator::Id("field-userId")).await?.send_keys("7,8").await?;
+            console
+                .browser
+                .find(Locator::Css("main form button[type=submit]"))
+                .await?
+                .click()
+                .await?;
+            console.browser.wait().for_element(Locator::Css("details.cell")).await?;
+            let cells = console.browser.find_all(Locator::Css("details.cell")).await?;
+            let mut on = None;
+            let mut off = None;
+            for cell in cells {
+                let row = cell.find(Locator::XPath("ancestor::tr")).await?.text().await?;
+                if !row.starts_with("beta") {
+                    continue;
+                }
+                let summary = cell.find(Locator::Css("summary")).await?.text().await?;
+                if summary.contains("development · userId=7") {
+                    on = Some(summary);
+                } else if summary.contains("development · userId=8") {
+                    off = Some((summary, cell));
+                }
+            }
+            let on = on.ok_or("no cell for user 7")?;
+            assert!(on.starts_with("✓ true"), "{on}");
+            let (summary, cell) = off.ok_or("no cell for user 8")?;
+            assert!(summary.starts_with("✗ false"), "{summary}");
+            cell.find(Locator::Css("summary")).await?.click().await?;
+            let why = cell.text().await?;
+            assert!(why.contains("✗ false userId IN 7"), "{why}");
+            console
+                .browser
+                .execute("document.getElementById('results').scrollIntoView();", Vec::new())
+                .await?;
+            console.keep("console-playground").await?;
             console.sign_out().await?;
             Ok(())
         })

@@ -54,6 +54,13 @@ pub async fn create(
     Ok(CreatedProjectOut::new(row, environments))
 }
 
+/// Every project's id and name, by id: what a project selector needs, without the counts the
+/// project list computes.
+pub async fn names(ctx: &Ctx) -> Result<Vec<(String, String)>, AdminError> {
+    let rows = db::run(&ctx.store, queries::projects::list).await?;
+    Ok(rows.into_iter().map(|row| (row.id, row.name)).collect())
+}
+
 /// One project with its environments and features.
 pub async fn get(ctx: &Ctx, id: String) -> Result<ProjectDetailOut, AdminError> {
     let (row, environments, features) = db::run(&ctx.store, move |conn| {

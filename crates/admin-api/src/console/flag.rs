@@ -110,6 +110,11 @@ async fn render(
         h1 { span.mono { (detail.name) } }
         @if let Some(error) = error { (layout::notice(error)) }
         @if let Some(description) = &detail.description { p { (description) } }
+        @if Access::Write(Permission::DeleteFeature).admit(principal.clone()).is_ok() {
+            form method="post" action=(format!("{}/archive", flag_path(&detail.project, &detail.name))) {
+                button.danger type="submit" { "Archive this flag" }
+            }
+        }
         p.muted {
             "Type " (detail.feature_type)
             @if detail.stale { " · stale" }

@@ -8,7 +8,7 @@ use flag_admin::auth::{Access, Caller, Principal};
 use flag_admin::domain::{FeatureType, Permission, ResourceName};
 use flag_admin::dto::features::{CreateFeature, SwitchQuery};
 use flag_admin::dto::search::{SearchOut, SearchQuery};
-use flag_admin::{AdminError, features, overview, search};
+use flag_admin::{AdminError, features, search};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -25,6 +25,8 @@ pub struct ListQuery {
     project: Option<String>,
     q: Option<String>,
     page: Option<usize>,
+    /// `1`: the project's archived flags.
+    archived: Option<String>,
 }
 
 /// The new flag's fields.
@@ -71,16 +73,17 @@ async fn render(
     error: Option<&AdminError>,
     typed: Option<&CreateForm>,
 ) -> HttpResponse {
-    let projects = match overview::list(&state.app).await {
-        Ok(projects) => projects.projects,
+    let projects = match flag_admin::projects::names(&state.app).await {
+        Ok(projects) => projects,
         Err(error) => return layout::failure(&error),
     };
     let project = query
         .project
-        .filter(|project| projects.iter().any(|known| known.id == *project))
-        .or_else(|| projects.first().map(|project| project.id.clone()))
+        .filter(|project| projects.iter().any(|(id, _)| id == project))
+        .or_else(|| projects.first().map(|(id, _)| id.clone()))
         .unwrap_or_else(|| "default".into());
     let words = query.q.unwrap_or_default();
+    let archived = query.archived.as_deref() == Some("1");
     let page = query.page.unwrap_or(0);
     let search = SearchQuery {
         query: Some(words.clone()).filter(|words| !words.trim().is_empty()),
@@ -89,6 +92,7 @@ async fn render(
         limit: Some(PAGE.to_string()),
         sort_by: Some("name".into()),
         sort_order: Some("asc".into()),
+        archived: archived.then(|| "IS:true".into()),
         ..SearchQuery::default()
     };
     let found = match search::search(&state.app, search).await {
@@ -109,8 +113,8 @@ async fn render(
             div {
                 label for="project" { "Project" }
                 select id="project" name="project" {
-                    @for known in &projects {
-                        option value=(known.id) selected[known.id == project] { (known.name) }
+                    @for (id, name) in &projects {
+                        option value=(id) selected[*id == project] { (name) }
                     }
                 }
             }
@@ -120,7 +124,18 @@ async fn render(
             }
             button type="submit" { "Show" }
         }
-        (table(principal, &found, &back))
+        p {
+            @if archived {
+                a href=(format!("/flags?project={}", url_escape(&project))) { "Back to the live flags" }
+            } @else {
+                a href=(format!("/flags?project={}&archived=1", url_escape(&project))) { "Archived flags" }
+            }
+        }
+        @if archived {
+            (archived_table(principal, &found))
+        } @else {
+            (table(principal, &found, &back))
+        }
         @if page > 0 || found.total > (page + 1) * PAGE {
             nav.row aria-label="Pages" {
                 @if page > 0 {
@@ -131,7 +146,7 @@ async fn render(
                 }
             }
         }
-        @if may_create {
+        @if may_create && !archived {
             (create_form(&project, typed))
         }
     };
@@ -151,7 +166,7 @@ fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
         })
         .unwrap_or_default();
     html! {
-        p.muted { (found.total) " flags" }
+        p.muted { (found.total) (if found.total == 1 { " flag" } else { " flags" }) }
         @if found.features.is_empty() {
             p { "No flags here yet." }
         } @else {
@@ -191,6 +206,59 @@ fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
                 }
             }
         }
+    }
+}
+
+fn archived_table(principal: &Principal, found: &SearchOut) -> Markup {
+    let may_revive = admitted(Access::Write(Permission::UpdateFeature), principal).is_some();
+    html! {
+        p.muted { (found.total) (if found.total == 1 { " archived flag" } else { " archived flags" }) }
+        ul {
+            @for feature in &found.features {
+                li {
+                    span.mono { (feature.name) }
+                    " " span.muted { "archived " (feature.archived_at.as_deref().unwrap_or("").get(..10).unwrap_or("")) }
+                    @if may_revive {
+                        form method="post" action=(format!("/flags/{}/{}/revive", url_escape(&feature.project), url_escape(&feature.name))) {
+                            button.secondary type="submit" aria-label=(format!("Revive {}", feature.name)) { "Revive" }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `POST /flags/{project}/{feature}/archive` and `…/revive`.
+pub async fn archive(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    path: web::Path<(String, String, String)>,
+) -> HttpResponse {
+    let principal = match signed_in(&state, &request).await {
+        Ok(principal) => principal,
+        Err(redirect) => return redirect,
+    };
+    if let Err(refused) = same_origin(&request) {
+        return layout::failure(&refused);
+    }
+    let (project, feature, action) = path.into_inner();
+    let result = match action.as_str() {
+        "archive" => match Access::Write(Permission::DeleteFeature).admit(principal) {
+            Ok(caller) => {
+                flag_admin::archive::archive_one(&state.app, &caller, project.clone(), feature).await
+            }
+            Err(error) => Err(error),
+        },
+        "revive" => match Access::Write(Permission::UpdateFeature).admit(principal) {
+            Ok(caller) => flag_admin::archive::revive_one(&state.app, &caller, feature).await,
+            Err(error) => Err(error),
+        },
+        _ => Err(AdminError::NotFound("no such page".into())),
+    };
+    match result {
+        Ok(()) => see_other(&format!("/flags?project={}", url_escape(&project))),
+        Err(error) => layout::failure(&error),
     }
 }
 

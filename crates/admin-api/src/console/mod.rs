@@ -59,6 +59,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .service(
             web::resource("/flags/{project}/{feature}/variants").route(web::post().to(flag::save_variants)),
         )
+        .service(web::resource("/flags/{project}/{feature}/{action}").route(web::post().to(flags::archive)))
         .service(
             web::resource("/flags/{project}/{feature}/environments/{environment}/strategies")
                 .route(web::post().to(flag::save_strategy)),

@@ -9,7 +9,11 @@ use flag_admin::auth::{Access, Principal};
 use flag_admin::domain::Permission;
 use flag_admin::playground::{self, Chunked};
 use flag_admin::{AdminError, context_fields, environments};
-use maud::{Markup, html};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+
+use maud::{Markup, PreEscaped, html};
+use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::layout::{self, Viewer};
@@ -105,7 +109,12 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
             textarea id="custom" name="custom" { (get("custom")) }
             p { button type="submit" { "Evaluate" } }
         }
-        @if let Some(answer) = &answer { (results(answer)) }
+        @if let Some(answer) = &answer {
+            @match serde_json::from_slice::<Answer<'_>>(answer) {
+                Ok(answer) => (results(&answer)),
+                Err(error) => (layout::notice(&AdminError::Internal(format!("the playground's answer: {error}")))),
+            }
+        }
     };
     layout::page(status, "Playground", Some(&viewer), "playground", &body)
 }
@@ -117,7 +126,7 @@ async fn evaluate(
     query: &[(String, String)],
     environments: &[String],
     field_names: &[String],
-) -> Result<Value, AdminError> {
+) -> Result<Vec<u8>, AdminError> {
     let caller = Access::ReadIn(Permission::Playground).admit(principal.clone())?;
     let get = |name: &str| {
         query
@@ -180,16 +189,104 @@ async fn evaluate(
             Ok(bytes)
         })
         .await??;
-    serde_json::from_slice(&bytes)
-        .map_err(|error| AdminError::Internal(format!("the playground's answer: {error}")))
+    Ok(bytes)
+}
+
+/// The parts of the advanced playground's answer the page shows, read without copying its
+/// strings (the answer's other fields are skipped).
+#[derive(Debug, Deserialize)]
+struct Answer<'a> {
+    #[serde(borrow)]
+    features: Vec<Feature<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Feature<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow)]
+    environments: BTreeMap<Cow<'a, str>, Vec<Entry<'a>>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Entry<'a> {
+    is_enabled: Value,
+    is_enabled_in_current_environment: bool,
+    has_unsatisfied_dependency: bool,
+    #[serde(borrow)]
+    variant: VariantShown<'a>,
+    #[serde(default)]
+    context: Value,
+    #[serde(borrow)]
+    strategies: Strategies<'a>,
+}
+
+#[derive(Debug, Deserialize)]
+struct VariantShown<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    enabled: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct Strategies<'a> {
+    #[serde(borrow)]
+    data: Vec<StrategyShown<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StrategyShown<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    #[serde(borrow, default)]
+    title: Option<Cow<'a, str>>,
+    disabled: bool,
+    result: StrategyResult,
+    #[serde(borrow, default)]
+    parameters: BTreeMap<Cow<'a, str>, Cow<'a, str>>,
+    #[serde(borrow, default)]
+    constraints: Vec<ConstraintShown<'a>>,
+    #[serde(borrow, default)]
+    segments: Vec<SegmentShown<'a>>,
+}
+
+#[derive(Debug, Deserialize)]
+struct StrategyResult {
+    enabled: Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ConstraintShown<'a> {
+    #[serde(borrow)]
+    context_name: Cow<'a, str>,
+    #[serde(borrow)]
+    operator: Cow<'a, str>,
+    #[serde(borrow, default)]
+    values: Vec<Cow<'a, str>>,
+    #[serde(borrow, default)]
+    value: Option<Cow<'a, str>>,
+    #[serde(default)]
+    inverted: Option<bool>,
+    result: bool,
+}
+
+#[derive(Debug, Deserialize)]
+struct SegmentShown<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    result: bool,
+    #[serde(borrow, default)]
+    constraints: Vec<ConstraintShown<'a>>,
 }
 
 /// A result as a symbol and a word, never a colour alone.
 fn verdict(result: &Value) -> Markup {
     match result {
-        Value::Bool(true) => html! { span.verdict.yes { "✓ true" } },
-        Value::Bool(false) => html! { span.verdict.no { "✗ false" } },
-        _ => html! { span.verdict.unknown { "? unknown" } },
+        Value::Bool(true) => PreEscaped(r#"<span class="verdict yes">✓ true</span>"#.to_owned()),
+        Value::Bool(false) => PreEscaped(r#"<span class="verdict no">✗ false</span>"#.to_owned()),
+        _ => PreEscaped(r#"<span class="verdict unknown">? unknown</span>"#.to_owned()),
     }
 }
 
@@ -218,66 +315,53 @@ fn context_text(context: &Value) -> String {
     }
 }
 
-fn constraint_line(constraint: &Value) -> Markup {
-    let values = constraint["values"]
-        .as_array()
-        .filter(|values| !values.is_empty())
-        .map(|values| {
-            values
-                .iter()
-                .filter_map(Value::as_str)
-                .collect::<Vec<_>>()
-                .join(", ")
-        })
-        .or_else(|| constraint["value"].as_str().map(str::to_owned))
-        .unwrap_or_default();
+fn constraint_line(constraint: &ConstraintShown<'_>) -> Markup {
+    let values = if constraint.values.is_empty() {
+        constraint.value.as_deref().unwrap_or_default().to_owned()
+    } else {
+        constraint.values.join(", ")
+    };
     html! {
         li {
-            (verdict(&constraint["result"])) " "
-            @if constraint["inverted"] == true { "not " }
-            span.mono { (constraint["contextName"].as_str().unwrap_or_default()) }
-            " " (constraint["operator"].as_str().unwrap_or_default()) " " (values)
+            (verdict(&Value::Bool(constraint.result))) " "
+            @if constraint.inverted == Some(true) { "not " }
+            span.mono { (constraint.context_name) }
+            " " (constraint.operator) " " (values)
         }
     }
 }
 
 /// Why one flag is on or off for one context in one environment.
-fn explanation(entry: &Value) -> Markup {
-    let strategies = entry["strategies"]["data"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
+fn explanation(entry: &Entry<'_>) -> Markup {
     html! {
         ul.tree {
-            @if entry["hasUnsatisfiedDependency"] == true {
+            @if entry.has_unsatisfied_dependency {
                 li { span.verdict.no { "✗" } " a parent flag's condition is not met" }
             }
-            @if entry["isEnabledInCurrentEnvironment"] == false {
+            @if !entry.is_enabled_in_current_environment {
                 li { span.verdict.no { "✗" } " switched off in this environment" }
             }
-            @if strategies.is_empty() {
+            @if entry.strategies.data.is_empty() {
                 li.muted { "No strategies: on for everyone when switched on." }
             }
-            @for strategy in &strategies {
+            @for strategy in &entry.strategies.data {
                 li {
-                    (verdict(&strategy["result"]["enabled"])) " strategy "
-                    strong { (strategy["title"].as_str().unwrap_or_else(|| strategy["name"].as_str().unwrap_or_default())) }
-                    @if strategy["disabled"] == true { " " span.muted { "(disabled, skipped)" } }
+                    (verdict(&strategy.result.enabled)) " strategy "
+                    strong { (strategy.title.as_deref().unwrap_or(&strategy.name)) }
+                    @if strategy.disabled { " " span.muted { "(disabled, skipped)" } }
                     ul {
-                        @if let Some(parameters) = strategy["parameters"].as_object() {
-                            @for (name, value) in parameters {
-                                li.muted { (name) " = " (value.as_str().unwrap_or_default()) }
-                            }
+                        @for (name, value) in &strategy.parameters {
+                            li.muted { (name) " = " (value) }
                         }
-                        @for constraint in strategy["constraints"].as_array().into_iter().flatten() {
+                        @for constraint in &strategy.constraints {
                             (constraint_line(constraint))
                         }
-                        @for segment in strategy["segments"].as_array().into_iter().flatten() {
+                        @for segment in &strategy.segments {
                             li {
-                                (verdict(&segment["result"])) " segment "
-                                strong { (segment["name"].as_str().unwrap_or_default()) }
+                                (verdict(&Value::Bool(segment.result))) " segment "
+                                strong { (segment.name) }
                                 ul {
-                                    @for constraint in segment["constraints"].as_array().into_iter().flatten() {
+                                    @for constraint in &segment.constraints {
                                         (constraint_line(constraint))
                                     }
                                 }
@@ -288,19 +372,18 @@ fn explanation(entry: &Value) -> Markup {
             }
             li {
                 "Variant: "
-                span.mono { (entry["variant"]["name"].as_str().unwrap_or("disabled")) }
-                @if entry["variant"]["enabled"] == false { " " span.muted { "(none given)" } }
+                span.mono { (entry.variant.name) }
+                @if !entry.variant.enabled { " " span.muted { "(none given)" } }
             }
         }
     }
 }
 
-fn results(answer: &Value) -> Markup {
-    let features = answer["features"].as_array().cloned().unwrap_or_default();
+fn results(answer: &Answer<'_>) -> Markup {
     html! {
         section aria-labelledby="results" {
             h2 id="results" { "Results" }
-            @if features.is_empty() {
+            @if answer.features.is_empty() {
                 p { "No flags in the chosen projects." }
             }
             div.table-wrap {
@@ -312,20 +395,18 @@ fn results(answer: &Value) -> Markup {
                         }
                     }
                     tbody {
-                        @for feature in &features {
+                        @for feature in &answer.features {
                             tr {
-                                th scope="row" { span.mono { (feature["name"].as_str().unwrap_or_default()) } }
+                                th scope="row" { span.mono { (feature.name) } }
                                 td {
-                                    @if let Some(environments) = feature["environments"].as_object() {
-                                        @for (environment, entries) in environments {
-                                            @for entry in entries.as_array().into_iter().flatten() {
-                                                details.cell {
-                                                    summary {
-                                                        (verdict(&entry["isEnabled"])) " "
-                                                        (environment) " · " (context_text(&entry["context"]))
-                                                    }
-                                                    (explanation(entry))
+                                    @for (environment, entries) in &feature.environments {
+                                        @for entry in entries {
+                                            details.cell {
+                                                summary {
+                                                    (verdict(&entry.is_enabled)) " "
+                                                    (environment) " · " (context_text(&entry.context))
                                                 }
+                                                (explanation(entry))
                                             }
                                         }
                                     }

@@ -899,3 +899,75 @@ async fn admins_manage_invite_links_tokens_and_roles_and_editors_cannot() {
         .unwrap_or_default();
     assert_eq!(role, 3);
 }
+
+#[actix_web::test]
+async fn flags_are_archived_and_revived_from_the_console() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "old"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let editor = user(&service, "editor@example.com", 2).await;
+    let viewer = user(&service, "viewer@example.com", 3).await;
+    let forged = call(&service, form("/flags/default/old/archive", Some(&viewer), &[])).await;
+    assert_eq!(forged.status, StatusCode::FORBIDDEN);
+    let archived = call(&service, form("/flags/default/old/archive", Some(&editor), &[])).await;
+    assert_eq!(archived.status, StatusCode::SEE_OTHER, "{}", archived.body);
+    let live = call(&service, page("/flags?project=default", Some(&editor))).await;
+    assert!(!live.body.contains(">old<"), "{}", live.body);
+    let listed = call(&service, page("/flags?project=default&archived=1", Some(&editor))).await;
+    assert!(
+        listed.body.contains("<span class=\"mono\">old</span>"),
+        "{}",
+        listed.body
+    );
+    assert!(listed.body.contains("Revive old"));
+    let revived = call(&service, form("/flags/default/old/revive", Some(&editor), &[])).await;
+    assert_eq!(revived.status, StatusCode::SEE_OTHER, "{}", revived.body);
+    let (status, _) = send(&service, get("/api/admin/projects/default/features/old", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    let unknown = call(&service, form("/flags/default/old/explode", Some(&editor), &[])).await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+}
+
+#[actix_web::test]
+async fn too_many_signups_are_told_plainly_on_the_form() {
+    let app = TestApp::with_settings(flag_admin::Settings {
+        signups_per_minute: 1,
+        logins_per_minute: 100,
+        ..flag_admin::Settings::default()
+    });
+    let service = app.service().await;
+    let invite = create_invite(&service).await;
+    let secret = invite["secret"].as_str().unwrap_or_default().to_owned();
+    let attempt = |email: &'static str| {
+        form(
+            "/new-user",
+            None,
+            &[
+                ("invite", &secret),
+                ("name", "Grace"),
+                ("email", email),
+                ("password", "weak"),
+            ],
+        )
+        .peer_addr(std::net::SocketAddr::from(([10, 0, 0, 9], 5000)))
+    };
+    let first = call(&service, attempt("grace@example.com")).await;
+    assert_eq!(first.status, StatusCode::BAD_REQUEST, "{}", first.body);
+    let second = call(&service, attempt("grace@example.com")).await;
+    assert_eq!(second.status, StatusCode::TOO_MANY_REQUESTS, "{}", second.body);
+    assert!(
+        second.body.contains("Too many attempts from here"),
+        "{}",
+        second.body
+    );
+    assert!(second.body.contains("value=\"grace@example.com\""));
+}
