@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 
 use fantoccini::{Client, ClientBuilder, Locator};
 use flag_store::scratch::Scratch;
+use futures_util::FutureExt as _;
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{Value, json};
 
@@ -37,9 +38,17 @@ fn firefox() -> bool {
 /// The WebDriver server for the browser, found on the path or where its package puts it.
 fn driver() -> Result<PathBuf, String> {
     let candidates: &[&str] = if firefox() {
-        &["geckodriver", "/root/.cargo/bin/geckodriver", "/usr/local/bin/geckodriver"]
+        &[
+            "geckodriver",
+            "/root/.cargo/bin/geckodriver",
+            "/usr/local/bin/geckodriver",
+        ]
     } else {
-        &["chromedriver", "/usr/bin/chromedriver", "/usr/lib/chromium/chromedriver"]
+        &[
+            "chromedriver",
+            "/usr/bin/chromedriver",
+            "/usr/lib/chromium/chromedriver",
+        ]
     };
     candidates
         .iter()
@@ -220,8 +229,9 @@ impl Console {
     where
         F: std::future::Future<Output = TestResult>,
     {
-        let result = flow.await;
-        if result.is_err() {
+        let outcome = std::panic::AssertUnwindSafe(flow).catch_unwind().await;
+        let failed = !matches!(outcome, Ok(Ok(())));
+        if failed {
             let directory =
                 PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/browser-screenshots");
             let _ = std::fs::create_dir_all(&directory);
@@ -231,7 +241,10 @@ impl Console {
                 eprintln!("screenshot of the failed flow: {}", path.display());
             }
         }
-        result
+        match outcome {
+            Ok(result) => result,
+            Err(panic) => std::panic::resume_unwind(panic),
+        }
     }
 }
 

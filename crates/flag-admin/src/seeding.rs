@@ -133,10 +133,19 @@ pub fn ensure_admin_user(
     let (password, generated) = match admin.password.as_deref().filter(|password| !password.is_empty()) {
         Some(password) => (password.to_owned(), false),
         None => {
-            // 24 random hex digits with an upper-case letter, a digit and a symbol: it follows
-            // the password rules, so it can be typed into any form that checks them.
-            let random = secrets::random_hex(12).map_err(|error| AdminError::Internal(error.to_string()))?;
-            (format!("{random}-Hy9!"), true)
+            // 24 random hex digits with an upper-case letter, a digit and a symbol, drawn again
+            // until it follows every password rule (a digit three times in a row breaks one), so
+            // it can be typed into any form that checks them.
+            let mut password = String::new();
+            for _ in 0..100 {
+                let random =
+                    secrets::random_hex(12).map_err(|error| AdminError::Internal(error.to_string()))?;
+                password = format!("{random}-Hy9!");
+                if crate::password::broken_rules(&password).is_empty() {
+                    break;
+                }
+            }
+            (password, true)
         }
     };
     let password_hash = crate::password::hash(&password)

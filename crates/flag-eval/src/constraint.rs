@@ -95,6 +95,19 @@ impl Operator {
         }
     }
 
+    /// Whether the operator reads a list of `values` rather than one `value`.
+    pub fn takes_list(self) -> bool {
+        matches!(
+            self,
+            Self::In
+                | Self::NotIn
+                | Self::StrStartsWith
+                | Self::StrEndsWith
+                | Self::StrContains
+                | Self::InCidr
+        )
+    }
+
     /// All operators, for tests and documentation.
     pub const ALL: [Self; 19] = [
         Self::In,

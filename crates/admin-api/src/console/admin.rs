@@ -256,7 +256,6 @@ pub async fn tokens(state: web::Data<AppState>, request: HttpRequest) -> HttpRes
                             select id="token-type" name="type" {
                                 option value="backend" { "backend (server SDKs)" }
                                 option value="frontend" { "frontend (browser SDKs)" }
-                                option value="admin" { "admin" }
                             }
                         }
                         div {
@@ -281,12 +280,12 @@ pub async fn create_token(
     let fields = form_fields(&body);
     let app = &state.app;
     admin_write(&state, &request, "/admin/tokens", |caller| async move {
-        let kind = field(&fields, "type");
-        let mut body = json!({"tokenName": field(&fields, "tokenName"), "type": kind});
-        if kind != "admin" {
-            body["environment"] = json!(field(&fields, "environment"));
-            body["projects"] = json!(["*"]);
-        }
+        let body = json!({
+            "tokenName": field(&fields, "tokenName"),
+            "type": field(&fields, "type"),
+            "environment": field(&fields, "environment"),
+            "projects": ["*"],
+        });
         let request: CreateToken = serde_json::from_value(body).map_err(|error| {
             AdminError::invalid("/type", format!("the token form does not read: {error}"))
         })?;

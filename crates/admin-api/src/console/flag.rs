@@ -23,24 +23,6 @@ use crate::state::AppState;
 const CONSTRAINT_ROWS: usize = 3;
 /// Empty variant rows the editor offers below the stored ones.
 const NEW_VARIANT_ROWS: usize = 2;
-/// The operators a constraint row offers.
-const OPERATORS: [&str; 15] = [
-    "IN",
-    "NOT_IN",
-    "STR_CONTAINS",
-    "STR_STARTS_WITH",
-    "STR_ENDS_WITH",
-    "NUM_EQ",
-    "NUM_GT",
-    "NUM_GTE",
-    "NUM_LT",
-    "NUM_LTE",
-    "DATE_AFTER",
-    "DATE_BEFORE",
-    "SEMVER_EQ",
-    "SEMVER_GT",
-    "SEMVER_LT",
-];
 
 fn flag_path(project: &str, feature: &str) -> String {
     format!("/flags/{}/{}", url_escape(project), url_escape(feature))
@@ -57,7 +39,20 @@ pub async fn page(
         Err(redirect) => return redirect,
     };
     let (project, feature) = path.into_inner();
-    render(&state, &principal, &project, &feature, StatusCode::OK, None).await
+    let from = super::form_fields(request.query_string().as_bytes())
+        .into_iter()
+        .find(|(key, _)| key == "variants")
+        .map(|(_, value)| value);
+    render(
+        &state,
+        &principal,
+        &project,
+        &feature,
+        StatusCode::OK,
+        None,
+        from.as_deref(),
+    )
+    .await
 }
 
 async fn render(
@@ -67,6 +62,7 @@ async fn render(
     feature: &str,
     status: StatusCode,
     error: Option<&AdminError>,
+    from: Option<&str>,
 ) -> HttpResponse {
     let loaded = async {
         let reader = Access::Read.admit(principal.clone())?;
@@ -83,10 +79,11 @@ async fn render(
         let history = events::of_feature(&state.app, &reader, feature.to_owned()).await?;
         let usage = applications::feature_usage(&state.app, feature.to_owned()).await?;
         let types = strategy_types::list(&state.app).await?;
-        Ok::<_, AdminError>((detail, history, usage, types))
+        let segments = flag_admin::segments::list(&state.app).await?;
+        Ok::<_, AdminError>((detail, history, usage, types, segments))
     }
     .await;
-    let (detail, history, usage, types) = match loaded {
+    let (detail, history, usage, types, segments) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => return layout::failure(&error),
     };
@@ -103,6 +100,11 @@ async fn render(
         .iter()
         .filter(|kind| !kind.deprecated)
         .map(|kind| kind.name.clone())
+        .collect();
+    let segment_names: BTreeMap<i64, String> = segments
+        .segments
+        .into_iter()
+        .map(|segment| (i64::from(segment.id), segment.name))
         .collect();
     let viewer = Viewer::of(principal);
     let body = html! {
@@ -135,10 +137,10 @@ async fn render(
             }
         }
         @for environment in &detail.environments {
-            (environment_section(&detail, environment, may_write(&environment.name), &type_names))
+            (environment_section(&detail, environment, may_write(&environment.name), &type_names, &segment_names))
         }
         @if detail.environments.iter().any(|environment| may_write(&environment.name)) {
-            (variants_editor(&detail, &may_write))
+            (variants_editor(&detail, &may_write, from))
         }
         section.card aria-labelledby="applications" {
             h2 id="applications" { "Applications using it" }
@@ -212,7 +214,7 @@ fn constraint_text(constraint: &flag_eval::Constraint) -> String {
 }
 
 /// A strategy in words: its type, its parameters, its constraints and segments.
-fn strategy_text(strategy: &FeatureStrategyOut) -> Markup {
+fn strategy_text(strategy: &FeatureStrategyOut, segments: &BTreeMap<i64, String>) -> Markup {
     html! {
         strong { (strategy.title.as_deref().unwrap_or(&strategy.name)) }
         @if strategy.title.is_some() { " " span.muted { "(" (strategy.name) ")" } }
@@ -229,7 +231,9 @@ fn strategy_text(strategy: &FeatureStrategyOut) -> Markup {
                 _ => @for (name, value) in strategy.parameters.iter() { li { (name) ": " (value) } },
             }
             @for constraint in &strategy.constraints { li { "When " (constraint_text(constraint)) } }
-            @for segment in &strategy.segments { li { "In segment #" (segment) } }
+            @for segment in &strategy.segments {
+                li { "In segment " (segments.get(segment).map_or_else(|| format!("#{segment}"), Clone::clone)) }
+            }
             @if !strategy.variants.is_empty() {
                 li { "Variants: " (strategy.variants.iter().map(|variant| variant.name.as_str()).collect::<Vec<_>>().join(", ")) }
             }
@@ -242,6 +246,7 @@ fn environment_section(
     environment: &FeatureEnvironmentOut,
     may_write: bool,
     types: &[String],
+    segments: &BTreeMap<i64, String>,
 ) -> Markup {
     let base = format!(
         "{}/environments/{}",
@@ -260,11 +265,11 @@ fn environment_section(
             ol {
                 @for strategy in &environment.strategies {
                     li {
-                        (strategy_text(strategy))
+                        (strategy_text(strategy, segments))
                         @if may_write {
                             details {
                                 summary { "Edit" }
-                                (strategy_form(&base, Some(strategy), &strategy.name, types))
+                                (strategy_form(&base, &environment.name, Some(strategy), &strategy.name, types))
                                 form method="post" action=(format!("{base}/strategies/{}/delete", url_escape(&strategy.id))) {
                                     button.danger type="submit" { "Delete this strategy" }
                                 }
@@ -276,7 +281,7 @@ fn environment_section(
             @if may_write {
                 details {
                     summary { "Add a strategy" }
-                    (strategy_form(&base, None, "flexibleRollout", types))
+                    (strategy_form(&base, &environment.name, None, "flexibleRollout", types))
                 }
             }
             @if let Some(variants) = &environment.variants {
@@ -308,8 +313,14 @@ fn weight_bars(variants: &[flag_eval::Variant]) -> Markup {
     }
 }
 
-fn strategy_form(base: &str, strategy: Option<&FeatureStrategyOut>, kind: &str, types: &[String]) -> Markup {
-    let id = strategy.map_or_else(|| "new".to_owned(), |strategy| strategy.id.clone());
+fn strategy_form(
+    base: &str,
+    environment: &str,
+    strategy: Option<&FeatureStrategyOut>,
+    kind: &str,
+    types: &[String],
+) -> Markup {
+    let id = strategy.map_or_else(|| format!("new-{environment}"), |strategy| strategy.id.clone());
     let action = match strategy {
         Some(strategy) => format!("{base}/strategies/{}", url_escape(&strategy.id)),
         None => format!("{base}/strategies"),
@@ -356,7 +367,7 @@ fn strategy_form(base: &str, strategy: Option<&FeatureStrategyOut>, kind: &str, 
                         div {
                             label for=(field(&format!("c{row}-operator"))) { "Operator" }
                             select id=(field(&format!("c{row}-operator"))) name=(format!("c{row}_operator")) {
-                                @for operator in OPERATORS {
+                                @for operator in flag_eval::Operator::ALL.map(flag_eval::Operator::name) {
                                     option value=(operator) selected[constraint.is_some_and(|constraint| constraint.operator == operator)] { (operator) }
                                 }
                             }
@@ -384,8 +395,14 @@ fn strategy_form(base: &str, strategy: Option<&FeatureStrategyOut>, kind: &str, 
     }
 }
 
-/// The strategy a form describes, as the API's body: parsed by the API's own request type.
-fn strategy_request(fields: &[(String, String)], feature: &str) -> Result<StrategyRequest, AdminError> {
+/// The strategy a form describes, as the API's body, parsed by the API's own request type. An
+/// edit starts from the stored strategy (`existing`, as the API shows it), so what the form does
+/// not show (segments, variants, title, other parameters, constraints past its rows, letter
+/// case) is kept.
+fn strategy_request(
+    fields: &[(String, String)],
+    existing: Option<Value>,
+) -> Result<StrategyRequest, AdminError> {
     let get = |name: &str| {
         fields
             .iter()
@@ -393,16 +410,30 @@ fn strategy_request(fields: &[(String, String)], feature: &str) -> Result<Strate
             .map(|(_, value)| value.trim().to_owned())
             .unwrap_or_default()
     };
+    let mut body = existing.unwrap_or_else(|| json!({}));
     let kind = get("name");
-    let parameters = match kind.as_str() {
-        "flexibleRollout" => json!({
-            "rollout": if get("rollout").is_empty() { "100".to_owned() } else { get("rollout") },
-            "stickiness": if get("stickiness").is_empty() { "default".to_owned() } else { get("stickiness") },
-            "groupId": feature,
-        }),
-        "userWithId" => json!({ "userIds": get("userIds") }),
-        _ => json!({}),
-    };
+    let same_kind = body["name"].as_str() == Some(kind.as_str());
+    if !same_kind || !body["parameters"].is_object() {
+        body["parameters"] = json!({});
+    }
+    match kind.as_str() {
+        "flexibleRollout" => {
+            body["parameters"]["rollout"] = json!(if get("rollout").is_empty() {
+                "100".to_owned()
+            } else {
+                get("rollout")
+            });
+            body["parameters"]["stickiness"] = json!(if get("stickiness").is_empty() {
+                "default".to_owned()
+            } else {
+                get("stickiness")
+            });
+        }
+        "userWithId" => body["parameters"]["userIds"] = json!(get("userIds")),
+        _ => {}
+    }
+    body["name"] = json!(kind);
+    let stored: Vec<Value> = body["constraints"].as_array().cloned().unwrap_or_default();
     let mut constraints = Vec::new();
     for row in 0..CONSTRAINT_ROWS {
         let context = get(&format!("c{row}_context"));
@@ -416,30 +447,25 @@ fn strategy_request(fields: &[(String, String)], feature: &str) -> Result<Strate
             .map(str::to_owned)
             .collect();
         let operator = get(&format!("c{row}_operator"));
-        let single = !matches!(
-            operator.as_str(),
-            "IN" | "NOT_IN" | "STR_CONTAINS" | "STR_STARTS_WITH" | "STR_ENDS_WITH"
-        );
-        let mut constraint = json!({
-            "contextName": context,
-            "operator": operator,
-            "inverted": get(&format!("c{row}_inverted")) == "true",
-            "caseInsensitive": false,
-        });
-        if single {
+        let mut constraint = stored.get(row).cloned().unwrap_or_else(|| json!({}));
+        constraint["contextName"] = json!(context);
+        constraint["operator"] = json!(operator);
+        constraint["inverted"] = json!(get(&format!("c{row}_inverted")) == "true");
+        if flag_eval::Operator::parse(&operator).is_some_and(|operator| !operator.takes_list()) {
             constraint["value"] = json!(values.first().cloned().unwrap_or_default());
             constraint["values"] = json!([]);
         } else {
             constraint["values"] = json!(values);
+            if let Some(fields) = constraint.as_object_mut() {
+                fields.remove("value");
+            }
         }
         constraints.push(constraint);
     }
-    serde_json::from_value(json!({
-        "name": kind,
-        "parameters": parameters,
-        "constraints": constraints,
-    }))
-    .map_err(|error| AdminError::bad_request(format!("the strategy form does not read: {error}")))
+    constraints.extend(stored.into_iter().skip(CONSTRAINT_ROWS));
+    body["constraints"] = Value::Array(constraints);
+    serde_json::from_value(body)
+        .map_err(|error| AdminError::bad_request(format!("the strategy form does not read: {error}")))
 }
 
 /// `POST /flags/{project}/{feature}/environments/{environment}/strategies[/{id}]`: adds a
@@ -470,11 +496,18 @@ pub async fn save_strategy(
             Permission::CreateFeatureStrategy
         };
         let caller = Access::WriteIn(permission).admit(principal.clone())?;
-        let body = strategy_request(&super::form_fields(&body), &feature)?;
         let place = (project.clone(), feature.clone(), environment.clone());
         match id {
-            Some(id) => strategies::update(&state.app, &caller, place, id, body).await,
-            None => strategies::add(&state.app, &caller, place, body).await,
+            Some(id) => {
+                let existing = strategies::get(&state.app, &caller, place.clone(), id.clone()).await?;
+                let existing = serde_json::to_value(&existing).ok();
+                let body = strategy_request(&super::form_fields(&body), existing)?;
+                strategies::update(&state.app, &caller, place, id, body).await
+            }
+            None => {
+                let body = strategy_request(&super::form_fields(&body), None)?;
+                strategies::add(&state.app, &caller, place, body).await
+            }
         }
     }
     .await;
@@ -488,6 +521,7 @@ pub async fn save_strategy(
                 &feature,
                 crate::error::status_of(&error),
                 Some(&error),
+                None,
             )
             .await
         }
@@ -529,18 +563,31 @@ pub async fn delete_strategy(
                 &feature,
                 crate::error::status_of(&error),
                 Some(&error),
+                None,
             )
             .await
         }
     }
 }
 
-fn variants_editor(detail: &FeatureDetailOut, may_write: &dyn Fn(&str) -> bool) -> Markup {
-    // The editor starts from the first writable environment's variants.
+fn variants_editor(
+    detail: &FeatureDetailOut,
+    may_write: &dyn Fn(&str) -> bool,
+    from: Option<&str>,
+) -> Markup {
+    // The editor starts from the variants of the environment asked for (`?variants=`), else of
+    // the first writable one.
     let source = detail
         .environments
         .iter()
-        .find(|environment| may_write(&environment.name));
+        .filter(|environment| may_write(&environment.name))
+        .find(|environment| from.is_none_or(|from| environment.name == from))
+        .or_else(|| {
+            detail
+                .environments
+                .iter()
+                .find(|environment| may_write(&environment.name))
+        });
     let stored: Vec<flag_eval::Variant> = source
         .and_then(|environment| environment.variants.clone())
         .unwrap_or_default();
@@ -549,6 +596,16 @@ fn variants_editor(detail: &FeatureDetailOut, may_write: &dyn Fn(&str) -> bool) 
         section.card aria-labelledby="variants-editor" {
             h2 id="variants-editor" { "Edit variants" }
             p.muted { "Variable weights share what fixed ones leave. One save writes every environment ticked below." }
+            p {
+                "Start from the variants of: "
+                @for environment in detail.environments.iter().filter(|environment| may_write(&environment.name)) {
+                    a href=(format!("{}?variants={}#variants-editor", flag_path(&detail.project, &detail.name), url_escape(&environment.name)))
+                        aria-current=[source.is_some_and(|source| source.name == environment.name).then_some("true")] {
+                        (environment.name)
+                    }
+                    " "
+                }
+            }
             form method="post" action=(format!("{}/variants", flag_path(&detail.project, &detail.name))) {
                 fieldset {
                     legend { "Environments" }
@@ -603,18 +660,13 @@ fn variants_editor(detail: &FeatureDetailOut, may_write: &dyn Fn(&str) -> bool) 
                                     value=(variant.and_then(|variant| variant.payload.as_ref()).map_or("", |payload| payload.value.as_str()));
                             }
                         }
-                        div.row {
-                            div {
-                                label for=(format!("v{row}-override-field")) { "Override: context field" }
-                                input id=(format!("v{row}-override-field")) name=(format!("v{row}_overrideField")) type="text"
-                                    value=(variant.and_then(|variant| variant.overrides.first()).map_or("", |rule| rule.context_name.as_str()));
-                            }
-                            div {
-                                label for=(format!("v{row}-override-values")) { "Override: values, comma-separated" }
-                                input id=(format!("v{row}-override-values")) name=(format!("v{row}_overrideValues")) type="text"
-                                    value=(variant.and_then(|variant| variant.overrides.first()).map_or_else(String::new, |rule| rule.values.join(",")));
-                            }
-                        }
+                        input type="hidden" name=(format!("v{row}_stickiness"))
+                            value=(variant.and_then(|variant| variant.stickiness.as_deref()).unwrap_or("default"));
+                        label for=(format!("v{row}-overrides")) { "Overrides: field=value,value; field=value" }
+                        input id=(format!("v{row}-overrides")) name=(format!("v{row}_overrides")) type="text"
+                            value=(variant.map_or_else(String::new, |variant| variant.overrides.iter()
+                                .map(|rule| format!("{}={}", rule.context_name, rule.values.join(",")))
+                                .collect::<Vec<_>>().join("; ")));
                     }
                 }
                 p { button type="submit" { "Save variants" } }
@@ -645,11 +697,15 @@ fn variants_body(fields: &[(String, String)]) -> Value {
             continue;
         }
         let fixed = get(format!("v{row}_weightType")) == "fix";
+        let stickiness = match get(format!("v{row}_stickiness")) {
+            "" => "default",
+            stickiness => stickiness,
+        };
         let mut variant = json!({
             "name": name,
             "weightType": if fixed { "fix" } else { "variable" },
             "weight": 0,
-            "stickiness": "default",
+            "stickiness": stickiness,
         });
         if fixed {
             let percent: f64 = get(format!("v{row}_percent")).parse().unwrap_or(-1.0);
@@ -664,14 +720,20 @@ fn variants_body(fields: &[(String, String)]) -> Value {
         if !payload_type.is_empty() {
             variant["payload"] = json!({"type": payload_type, "value": get(format!("v{row}_payload"))});
         }
-        let field = get(format!("v{row}_overrideField"));
-        if !field.is_empty() {
-            let values: Vec<&str> = get(format!("v{row}_overrideValues"))
-                .split(',')
-                .map(str::trim)
-                .filter(|value| !value.is_empty())
-                .collect();
-            variant["overrides"] = json!([{"contextName": field, "values": values}]);
+        let overrides: Vec<Value> = get(format!("v{row}_overrides"))
+            .split(';')
+            .filter_map(|rule| rule.split_once('='))
+            .map(|(field, values)| {
+                let values: Vec<&str> = values
+                    .split(',')
+                    .map(str::trim)
+                    .filter(|value| !value.is_empty())
+                    .collect();
+                json!({"contextName": field.trim(), "values": values})
+            })
+            .collect();
+        if !overrides.is_empty() {
+            variant["overrides"] = Value::Array(overrides);
         }
         variants.push(variant);
     }
@@ -717,6 +779,7 @@ pub async fn save_variants(
                 &feature,
                 crate::error::status_of(&error),
                 Some(&error),
+                None,
             )
             .await
         }

@@ -84,7 +84,8 @@ async fn render(
         .unwrap_or_else(|| "default".into());
     let words = query.q.unwrap_or_default();
     let archived = query.archived.as_deref() == Some("1");
-    let page = query.page.unwrap_or(0);
+    // Far past the last page is simply empty.
+    let page = query.page.unwrap_or(0).min(1_000_000);
     let search = SearchQuery {
         query: Some(words.clone()).filter(|words| !words.trim().is_empty()),
         project: Some(format!("IS:{project}")),

@@ -33,6 +33,14 @@ use crate::state::AppState;
 
 /// The console's paths; the API has none of them.
 pub fn configure(config: &mut web::ServiceConfig) {
+    // A form body that does not read (a field missing or of the wrong kind) gets a page, as every
+    // refusal does; the API's JSON bodies have their own extractor.
+    config.app_data(web::FormConfig::default().error_handler(|error, _| {
+        let page = layout::failure(&AdminError::bad_request(format!(
+            "the form does not read: {error}"
+        )));
+        actix_web::error::InternalError::from_response(error, page).into()
+    }));
     config
         .service(web::resource("/").route(web::get().to(home)))
         .service(
@@ -149,7 +157,15 @@ fn see_other(location: &str) -> HttpResponse {
 /// A path to come back to after signing in: only this site's own absolute paths.
 fn local_path(next: Option<&str>) -> &str {
     match next {
-        Some(path) if path.starts_with('/') && !path.starts_with("//") && !path.contains('\\') => path,
+        // Visible ASCII only: browsers drop tabs and line breaks (`/\t/evil` becomes `//evil`),
+        // and a header cannot carry them.
+        Some(path)
+            if path.starts_with('/')
+                && !path.starts_with("//")
+                && path.bytes().all(|byte| byte.is_ascii_graphic() && byte != b'\\') =>
+        {
+            path
+        }
         _ => "/flags",
     }
 }

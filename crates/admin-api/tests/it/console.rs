@@ -604,8 +604,7 @@ async fn a_flag_page_edits_strategies_and_writes_variants_to_several_environment
                 ("v0_percent", "30"),
                 ("v0_payloadType", "json"),
                 ("v0_payload", "{\"color\":\"#00f\"}"),
-                ("v0_overrideField", "userId"),
-                ("v0_overrideValues", "1, 2"),
+                ("v0_overrides", "userId=1, 2; region=eu"),
                 ("v1_name", "red"),
                 ("v1_weightType", "variable"),
                 ("v2_name", ""),
@@ -628,6 +627,10 @@ async fn a_flag_page_edits_strategies_and_writes_variants_to_several_environment
         assert_eq!(variants[0]["weight"], 300);
         assert_eq!(variants[0]["payload"]["value"], "{\"color\":\"#00f\"}");
         assert_eq!(variants[0]["overrides"][0]["values"], json!(["1", "2"]));
+        assert_eq!(
+            variants[0]["overrides"][1],
+            json!({"contextName": "region", "values": ["eu"]})
+        );
         assert_eq!(variants[1]["name"], "red");
         assert_eq!(variants[1]["weight"], 700);
     }
@@ -970,4 +973,122 @@ async fn too_many_signups_are_told_plainly_on_the_form() {
         second.body
     );
     assert!(second.body.contains("value=\"grace@example.com\""));
+}
+
+#[actix_web::test]
+async fn an_edit_keeps_what_the_form_does_not_show_and_bad_forms_get_a_page() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "kept"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let constraint = |value: &str| json!({"contextName": "region", "operator": "IN", "values": [value], "caseInsensitive": true});
+    let (status, strategy) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/kept/environments/development/strategies",
+            ADMIN,
+            json!({
+                "name": "flexibleRollout",
+                "title": "Europe first",
+                "parameters": {"rollout": "10", "stickiness": "default", "groupId": "shared-group"},
+                "constraints": [constraint("a"), constraint("b"), constraint("c"), constraint("d")],
+                "variants": [{"name": "v", "weight": 1000, "weightType": "variable", "stickiness": "default"}]
+            }),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{strategy}");
+    let id = strategy["id"].as_str().unwrap_or_default().to_owned();
+    let editor = user(&service, "editor@example.com", 2).await;
+    let edited = call(
+        &service,
+        form(
+            &format!("/flags/default/kept/environments/development/strategies/{id}"),
+            Some(&editor),
+            &[
+                ("name", "flexibleRollout"),
+                ("rollout", "50"),
+                ("stickiness", "userId"),
+                ("c0_context", "region"),
+                ("c0_operator", "IN"),
+                ("c0_values", "a, z"),
+                ("c1_context", "region"),
+                ("c1_operator", "IN"),
+                ("c1_values", "b"),
+                ("c2_context", "region"),
+                ("c2_operator", "IN"),
+                ("c2_values", "c"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(edited.status, StatusCode::SEE_OTHER, "{}", edited.body);
+    let (_, stored) = send(
+        &service,
+        get(
+            &format!("/api/admin/projects/default/features/kept/environments/development/strategies/{id}"),
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(stored["title"], "Europe first", "{stored}");
+    assert_eq!(stored["parameters"]["rollout"], "50");
+    assert_eq!(stored["parameters"]["groupId"], "shared-group");
+    assert_eq!(stored["constraints"][0]["values"], json!(["a", "z"]));
+    assert_eq!(stored["constraints"][0]["caseInsensitive"], true);
+    assert_eq!(
+        stored["constraints"][3]["values"],
+        json!(["d"]),
+        "the fourth constraint was lost"
+    );
+    assert_eq!(stored["variants"][0]["name"], "v");
+
+    // A form that does not read gets a page, not a bare error.
+    let bad = call(
+        &service,
+        form(
+            "/flags",
+            Some(&editor),
+            &[("project", "default"), ("name", "x"), ("type", "nonsense")],
+        ),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST);
+    assert!(bad.body.contains("role=\"alert\""), "{}", bad.body);
+    // A way back with a tab or a line break in it is not followed.
+    for next in ["/%09/evil.example", "/%0Aevil"] {
+        send(
+            &service,
+            post(
+                "/api/admin/user-admin",
+                ADMIN,
+                json!({"username": format!("u{}", next.len()), "rootRole": 3, "password": PASSWORD}),
+            ),
+        )
+        .await;
+        let signed = call(
+            &service,
+            test::TestRequest::post()
+                .uri("/login")
+                .insert_header(("Host", "localhost:8080"))
+                .insert_header(("Origin", ORIGIN))
+                .insert_header(("Content-Type", "application/x-www-form-urlencoded"))
+                .set_payload(format!(
+                    "username=u{}&password={}&next={next}",
+                    next.len(),
+                    "Corr3ct-Horse%21"
+                )),
+        )
+        .await;
+        assert_eq!(signed.status, StatusCode::SEE_OTHER, "{}", signed.body);
+        assert_eq!(signed.location.as_deref(), Some("/flags"), "{next}");
+    }
 }
