@@ -405,6 +405,24 @@ async fn flows(console: &Console) -> TestResult {
             let served: Value = serde_json::from_str(&response.body_mut().read_to_string()?)?;
             assert_eq!(served["enabled"], true, "{served}");
             console.keep("console-flags").await?;
+            // At phone width the page does not scroll sideways (wide tables scroll in their own box).
+            console.browser.set_window_size(390, 844).await?;
+            for path in ["/flags", "/flags/default/checkout", "/playground"] {
+                console.browser.goto(&console.url(path)).await?;
+                let overflow = console
+                    .browser
+                    .execute(
+                        "return document.documentElement.scrollWidth - document.documentElement.clientWidth;",
+                        Vec::new(),
+                    )
+                    .await?;
+                assert!(
+                    overflow.as_i64().is_some_and(|pixels| pixels <= 0),
+                    "{path} overflows at phone width by {overflow}px"
+                );
+            }
+            console.browser.set_window_size(1280, 900).await?;
+            console.browser.goto(&console.url("/flags")).await?;
             console.sign_out().await?;
             Ok(())
         })
@@ -540,10 +558,11 @@ async fn flows(console: &Console) -> TestResult {
                 if !row.starts_with("beta") {
                     continue;
                 }
+                let column = cell.attr("data-context").await?.unwrap_or_default();
                 let summary = cell.find(Locator::Css("summary")).await?.text().await?;
-                if summary.contains("development · userId=7") {
+                if column == "development · userId=7" {
                     on = Some(summary);
-                } else if summary.contains("development · userId=8") {
+                } else if column == "development · userId=8" {
                     off = Some((summary, cell));
                 }
             }

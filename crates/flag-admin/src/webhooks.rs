@@ -531,7 +531,14 @@ mod tests {
             parse_headers("{\"X-A\": \"1\"}"),
             Ok(vec![("X-A".to_owned(), "1".to_owned())])
         );
-        assert!(parse_headers("{\"X-A\": 1}").is_err());
+        assert_eq!(
+            parse_headers("{\"X-A\": 1, \"X-B\": true}"),
+            Ok(vec![
+                ("X-A".to_owned(), "1".to_owned()),
+                ("X-B".to_owned(), "true".to_owned())
+            ])
+        );
+        assert!(parse_headers("{\"X-A\": {}}").is_err());
         assert!(parse_headers("[]").is_err());
         assert!(parse_headers("{").is_err());
     }

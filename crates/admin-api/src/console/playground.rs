@@ -23,6 +23,9 @@ use crate::state::AppState;
 /// The most of an answer a page shows; a larger one asks for a narrower context.
 const SHOWN_BYTES: usize = 4 << 20;
 
+/// The `appName` a context has when the form leaves it empty.
+const DEFAULT_APP_NAME: &str = "playground";
+
 /// The context fields with a place of their own in Unleash's context; the others are
 /// properties.
 const TOP_LEVEL: [&str; 4] = ["userId", "sessionId", "remoteAddress", "currentTime"];
@@ -90,7 +93,7 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
             div.row {
                 div {
                     label for="appName" { "appName" }
-                    input id="appName" name="appName" type="text" value=(if get("appName").is_empty() { "playground".to_owned() } else { get("appName") });
+                    input id="appName" name="appName" type="text" value=(if get("appName").is_empty() { DEFAULT_APP_NAME.to_owned() } else { get("appName") });
                 }
                 div {
                     label for="projects" { "Projects, comma-separated (all when empty)" }
@@ -136,7 +139,15 @@ async fn evaluate(
             .unwrap_or_default()
     };
     let mut context = Map::new();
-    context.insert("appName".into(), json!(get("appName")));
+    let app_name = get("appName");
+    context.insert(
+        "appName".into(),
+        json!(if app_name.is_empty() {
+            DEFAULT_APP_NAME.to_owned()
+        } else {
+            app_name
+        }),
+    );
     let mut properties = Map::new();
     for name in field_names {
         let value = get(&format!("ctx_{name}"));
@@ -380,9 +391,27 @@ fn explanation(entry: &Entry<'_>) -> Markup {
 }
 
 fn results(answer: &Answer<'_>) -> Markup {
+    // The columns: each environment with each context, in the answer's order (the same for
+    // every flag), named from the first flag.
+    let columns: Vec<String> = answer
+        .features
+        .first()
+        .map(|feature| {
+            feature
+                .environments
+                .iter()
+                .flat_map(|(environment, entries)| {
+                    entries
+                        .iter()
+                        .map(move |entry| format!("{environment} · {}", context_text(&entry.context)))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
     html! {
         section aria-labelledby="results" {
             h2 id="results" { "Results" }
+            p.muted { "Open a result to see why." }
             @if answer.features.is_empty() {
                 p { "No flags in the chosen projects." }
             }
@@ -391,23 +420,21 @@ fn results(answer: &Answer<'_>) -> Markup {
                     thead {
                         tr {
                             th scope="col" { "Flag" }
-                            th scope="col" { "Environment and context: result (open one to see why)" }
+                            @for column in &columns { th scope="col" { (column) } }
                         }
                     }
                     tbody {
                         @for feature in &answer.features {
                             tr {
                                 th scope="row" { span.mono { (feature.name) } }
-                                td {
-                                    @for (environment, entries) in &feature.environments {
-                                        @for entry in entries {
-                                            details.cell {
-                                                summary {
-                                                    (verdict(&entry.is_enabled)) " "
-                                                    (environment) " · " (context_text(&entry.context))
-                                                }
-                                                (explanation(entry))
+                                @for (column, entry) in columns.iter().zip(feature.environments.values().flatten()) {
+                                    td {
+                                        details.cell data-context=(column) {
+                                            summary {
+                                                (verdict(&entry.is_enabled))
+                                                span.visually-hidden { " for " (column) }
                                             }
+                                            (explanation(entry))
                                         }
                                     }
                                 }

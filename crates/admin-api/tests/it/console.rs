@@ -1092,3 +1092,76 @@ async fn an_edit_keeps_what_the_form_does_not_show_and_bad_forms_get_a_page() {
         assert_eq!(signed.location.as_deref(), Some("/flags"), "{next}");
     }
 }
+
+#[actix_web::test]
+async fn every_page_escapes_what_people_typed() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    let evil = "<img src=x onerror=alert(1)>";
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "escaped", "description": evil}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/escaped/environments/development/strategies",
+            ADMIN,
+            json!({"name": "default", "title": evil, "constraints": [{"contextName": "region", "operator": "IN", "values": [evil]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let expires = (chrono::Utc::now() + chrono::Duration::days(3)).to_rfc3339();
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/invite-link/tokens",
+            ADMIN,
+            json!({"name": evil, "expiresAt": expires}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": "named@example.com", "name": "<b>Bold</b>", "rootRole": 3}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    for path in [
+        "/flags/default/escaped".to_owned(),
+        "/admin/invites".to_owned(),
+        "/admin/users".to_owned(),
+        format!(
+            "/playground?run=1&env=development&custom=region%3D{}",
+            "%3Cimg%20src%3Dx%20onerror%3Dalert(1)%3E"
+        ),
+    ] {
+        let shown = call(&service, page(&path, Some(&admin))).await;
+        assert_eq!(shown.status, StatusCode::OK, "{path}: {}", shown.body);
+        assert!(
+            !shown.body.contains("<img"),
+            "{path} inserted markup: {}",
+            shown.body
+        );
+        assert!(!shown.body.contains("<b>Bold"), "{path} inserted markup");
+        assert!(
+            shown.body.contains("&lt;img src=x onerror=alert(1)&gt;") || path == "/admin/users",
+            "{path}"
+        );
+    }
+    let users = call(&service, page("/admin/users", Some(&admin))).await;
+    assert!(users.body.contains("&lt;b&gt;Bold&lt;/b&gt;"), "{}", users.body);
+}
