@@ -13,7 +13,7 @@ use maud::{Markup, html};
 use serde_json::{Value, json};
 
 use super::layout::{self, Viewer};
-use super::{form_fields, same_origin, see_other, signed_in, url_escape};
+use super::{form_fields, poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
 
 /// A form field, trimmed; empty when absent.
@@ -78,13 +78,10 @@ where
     F: FnOnce(flag_admin::auth::Caller) -> Fut,
     Fut: std::future::Future<Output = Result<Option<Markup>, AdminError>>,
 {
-    let principal = match signed_in(state, request).await {
+    let principal = match poster(state, request).await {
         Ok(principal) => principal,
-        Err(redirect) => return redirect,
+        Err(page) => return page,
     };
-    if let Err(refused) = same_origin(request) {
-        return layout::failure(&refused);
-    }
     let result = match Access::Admin.admit(principal.clone()) {
         Ok(caller) => write(caller).await,
         Err(error) => Err(error),

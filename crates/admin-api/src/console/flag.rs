@@ -16,7 +16,7 @@ use maud::{Markup, html};
 use serde_json::{Value, json};
 
 use super::layout::{self, Viewer};
-use super::{same_origin, see_other, signed_in, url_escape};
+use super::{poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
 
 /// Constraint rows a strategy form offers.
@@ -476,13 +476,10 @@ pub async fn save_strategy(
     path: web::Path<Vec<String>>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let principal = match signed_in(&state, &request).await {
+    let principal = match poster(&state, &request).await {
         Ok(principal) => principal,
-        Err(redirect) => return redirect,
+        Err(page) => return page,
     };
-    if let Err(refused) = same_origin(&request) {
-        return layout::failure(&refused);
-    }
     let path = path.into_inner();
     let (project, feature, environment) = match path.as_slice() {
         [project, feature, environment, ..] => (project.clone(), feature.clone(), environment.clone()),
@@ -534,13 +531,10 @@ pub async fn delete_strategy(
     request: HttpRequest,
     path: web::Path<(String, String, String, String)>,
 ) -> HttpResponse {
-    let principal = match signed_in(&state, &request).await {
+    let principal = match poster(&state, &request).await {
         Ok(principal) => principal,
-        Err(redirect) => return redirect,
+        Err(page) => return page,
     };
-    if let Err(refused) = same_origin(&request) {
-        return layout::failure(&refused);
-    }
     let (project, feature, environment, id) = path.into_inner();
     let result = async {
         let caller = Access::WriteIn(Permission::DeleteFeatureStrategy).admit(principal.clone())?;
@@ -748,13 +742,10 @@ pub async fn save_variants(
     path: web::Path<(String, String)>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let principal = match signed_in(&state, &request).await {
+    let principal = match poster(&state, &request).await {
         Ok(principal) => principal,
-        Err(redirect) => return redirect,
+        Err(page) => return page,
     };
-    if let Err(refused) = same_origin(&request) {
-        return layout::failure(&refused);
-    }
     let (project, feature) = path.into_inner();
     let body = variants_body(&super::form_fields(&body));
     let result = async {

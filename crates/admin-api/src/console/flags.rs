@@ -13,7 +13,7 @@ use maud::{Markup, html};
 use serde::Deserialize;
 
 use super::layout::{self, Viewer};
-use super::{same_origin, see_other, signed_in, url_escape};
+use super::{poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
 
 /// Flags shown on one page.
@@ -236,13 +236,10 @@ pub async fn archive(
     request: HttpRequest,
     path: web::Path<(String, String, String)>,
 ) -> HttpResponse {
-    let principal = match signed_in(&state, &request).await {
+    let principal = match poster(&state, &request).await {
         Ok(principal) => principal,
-        Err(redirect) => return redirect,
+        Err(page) => return page,
     };
-    if let Err(refused) = same_origin(&request) {
-        return layout::failure(&refused);
-    }
     let (project, feature, action) = path.into_inner();
     let result = match action.as_str() {
         "archive" => match Access::Write(Permission::DeleteFeature).admit(principal) {
@@ -328,13 +325,10 @@ pub async fn create(
     request: HttpRequest,
     fields: web::Form<CreateForm>,
 ) -> HttpResponse {
-    let principal = match signed_in(&state, &request).await {
+    let principal = match poster(&state, &request).await {
         Ok(principal) => principal,
-        Err(redirect) => return redirect,
+        Err(page) => return page,
     };
-    if let Err(refused) = same_origin(&request) {
-        return layout::failure(&refused);
-    }
     let fields = fields.into_inner();
     let result = async {
         let caller = Access::Write(Permission::CreateFeature).admit(principal.clone())?;
@@ -382,13 +376,10 @@ pub async fn switch(
     path: web::Path<(String, String, String)>,
     fields: web::Form<SwitchForm>,
 ) -> HttpResponse {
-    let principal = match signed_in(&state, &request).await {
+    let principal = match poster(&state, &request).await {
         Ok(principal) => principal,
-        Err(redirect) => return redirect,
+        Err(page) => return page,
     };
-    if let Err(refused) = same_origin(&request) {
-        return layout::failure(&refused);
-    }
     let enabled = fields.enabled == "true";
     let result = async {
         let caller = Access::WriteIn(Permission::UpdateFeatureEnvironment).admit(principal.clone())?;

@@ -195,6 +195,14 @@ fn form_fields(body: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(body).into_owned().collect()
 }
 
+/// The signed-in user of a form post sent from this origin: what every state-changing page
+/// asks first; otherwise the page to answer with (the login page, or the refusal).
+async fn poster(state: &AppState, request: &HttpRequest) -> Result<Principal, HttpResponse> {
+    let principal = signed_in(state, request).await?;
+    same_origin(request).map_err(|refused| layout::failure(&refused))?;
+    Ok(principal)
+}
+
 /// Percent-encodes everything but unreserved characters and `/`, for a query value.
 fn url_escape(text: &str) -> String {
     let mut escaped = String::with_capacity(text.len());
