@@ -597,6 +597,8 @@ fn the_sdk_surface_refuses_bad_reports_and_keeps_usage_exact() -> TestResult {
         })();
         drop(stop);
         let answers = health.join().map_err(|_| "the health thread panicked")??;
+        // The attacks' own failures count, not only their panics.
+        attacks?;
         assert!(
             answers > 0 && healthy.load(Ordering::Relaxed),
             "/health answered throughout"
