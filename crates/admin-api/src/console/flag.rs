@@ -176,6 +176,26 @@ async fn render(
     layout::page(status, &detail.name, Some(&viewer), "flags", &body)
 }
 
+/// The flag's page again, with why a write on it was refused.
+async fn refused(
+    state: &AppState,
+    principal: &Principal,
+    project: &str,
+    feature: &str,
+    error: &AdminError,
+) -> HttpResponse {
+    render(
+        state,
+        principal,
+        project,
+        feature,
+        crate::error::status_of(error),
+        Some(error),
+        None,
+    )
+    .await
+}
+
 /// A constraint in words: `region is one of eu, us`, `not (plan contains pro)`.
 fn constraint_text(constraint: &flag_eval::Constraint) -> String {
     let values = match &constraint.value {
@@ -510,18 +530,7 @@ pub async fn save_strategy(
     .await;
     match result {
         Ok(_) => see_other(&flag_path(&project, &feature)),
-        Err(error) => {
-            render(
-                &state,
-                &principal,
-                &project,
-                &feature,
-                crate::error::status_of(&error),
-                Some(&error),
-                None,
-            )
-            .await
-        }
+        Err(error) => refused(&state, &principal, &project, &feature, &error).await,
     }
 }
 
@@ -548,19 +557,8 @@ pub async fn delete_strategy(
     }
     .await;
     match result {
-        Ok(()) => see_other(&flag_path(&project, &feature)),
-        Err(error) => {
-            render(
-                &state,
-                &principal,
-                &project,
-                &feature,
-                crate::error::status_of(&error),
-                Some(&error),
-                None,
-            )
-            .await
-        }
+        Ok(_) => see_other(&flag_path(&project, &feature)),
+        Err(error) => refused(&state, &principal, &project, &feature, &error).await,
     }
 }
 
@@ -762,17 +760,6 @@ pub async fn save_variants(
     .await;
     match result {
         Ok(_) => see_other(&format!("{}#variants-editor", flag_path(&project, &feature))),
-        Err(error) => {
-            render(
-                &state,
-                &principal,
-                &project,
-                &feature,
-                crate::error::status_of(&error),
-                Some(&error),
-                None,
-            )
-            .await
-        }
+        Err(error) => refused(&state, &principal, &project, &feature, &error).await,
     }
 }
