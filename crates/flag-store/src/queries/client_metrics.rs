@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{Duration, NaiveDateTime};
 use diesel::prelude::*;
+use diesel::upsert::excluded;
 
 use crate::connection::DbConnection;
 use crate::error::StoreError;
@@ -97,26 +98,37 @@ pub struct Recorded {
     pub out_of_scope: usize,
 }
 
+/// Rows read or written per statement: far below either backend's limit on bound values.
+const ROWS_PER_STATEMENT: usize = 500;
+
 /// Writes one batch in one transaction: applications and instances are created or touched,
 /// usage is added to its hour, unknown names are recorded, and each used flag's `last_seen_at`
 /// in its environment becomes `now`. All of it or none is written, so a failed batch can be
-/// retried without counting twice. Callers keep batches small (see `flag_admin::usage`), so the
-/// write lock is held briefly; [`prune`] runs apart.
+/// retried without counting twice. Each table is read once per 500 keys and written with one
+/// multi-row upsert per 500 rows, so a batch costs a few statements, not a few per row; the
+/// write lock (`BEGIN IMMEDIATE`, or PostgreSQL's advisory lock) makes the read and the write
+/// one step. [`prune`] runs apart.
 pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Result<Recorded, StoreError> {
     crate::queries::write(conn, |conn| {
-        for application in &batch.applications {
-            touch_application(conn, application)?;
+        if let DbConnection::Postgres(postgres) = conn {
+            // A plan cached while the tables were small would scan them whole once they grew;
+            // the keys read here are few, so each read is planned for the table as it is.
+            diesel::connection::SimpleConnection::batch_execute(
+                postgres,
+                "SET LOCAL plan_cache_mode = force_custom_plan",
+            )?;
         }
-        for instance in &batch.instances {
-            touch_instance(conn, instance)?;
-        }
+        touch_applications(conn, &batch.applications)?;
+        touch_instances(conn, &batch.instances)?;
+
         let names: BTreeSet<&String> = batch.usage.iter().map(|count| &count.feature_name).collect();
         let projects = projects_of(conn, &names.into_iter().cloned().collect::<Vec<_>>())?;
         let mut recorded = Recorded::default();
-        let mut seen: BTreeSet<(&str, &str)> = BTreeSet::new();
+        let mut counted = Vec::new();
+        let mut unknown = Vec::new();
         for count in &batch.usage {
             let Some(project) = projects.get(&count.feature_name) else {
-                unknown_flag(conn, count)?;
+                unknown.push(count);
                 recorded.unknown += 1;
                 continue;
             };
@@ -128,10 +140,16 @@ pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Res
                 recorded.out_of_scope += 1;
                 continue;
             }
-            add_usage(conn, count)?;
-            seen.insert((&count.feature_name, &count.environment));
+            counted.push(count);
             recorded.counted += 1;
         }
+        add_usage(conn, &counted)?;
+        record_unknown(conn, &unknown)?;
+
+        let seen: BTreeSet<(&str, &str)> = counted
+            .iter()
+            .map(|count| (count.feature_name.as_str(), count.environment.as_str()))
+            .collect();
         let kinds: HashMap<String, String> = crate::queries::environments::list(conn)?
             .into_iter()
             .map(|environment| (environment.name, environment.environment_type))
@@ -154,138 +172,279 @@ pub fn record(conn: &mut DbConnection, batch: &Batch, now: NaiveDateTime) -> Res
     })
 }
 
-fn touch_application(conn: &mut DbConnection, application: &SeenApplication) -> Result<(), StoreError> {
-    let stored: Option<String> = client_applications::table
-        .find(&application.app_name)
-        .select(client_applications::strategies)
-        .first(conn)
-        .optional()?;
-    match stored {
-        Some(strategies) => {
-            let keep_first = strategies != "[]" || application.strategies.is_empty();
-            let strategies = if keep_first {
-                strategies
-            } else {
-                to_json("strategies", &application.strategies)?
+/// Writes `rows`, whole, over any stored under the same key: on a conflict over `$target`,
+/// PostgreSQL sets `$set` (in terms of `excluded`), which names every column a stored row may
+/// change. Statements of [`ROWS_PER_STATEMENT`] rows; Diesel builds multi-row inserts for one
+/// backend at a time, so each statement is built for the connection's own.
+macro_rules! upsert_rows {
+    ($conn:expr, $table:expr, $rows:expr, $target:expr, $set:expr) => {{
+        for chunk in $rows.chunks(ROWS_PER_STATEMENT) {
+            match &mut *$conn {
+                DbConnection::Postgres(conn) => diesel::insert_into($table)
+                    .values(chunk)
+                    .on_conflict($target)
+                    .do_update()
+                    .set($set)
+                    .execute(conn)?,
+                // Diesel builds no multi-row upsert for SQLite; the rows are whole and no key
+                // refers to them, so replacing a stored row is the same write.
+                DbConnection::Sqlite(conn) => diesel::replace_into($table).values(chunk).execute(conn)?,
             };
-            diesel::update(client_applications::table.find(&application.app_name))
-                .set((
-                    client_applications::seen_at.eq(application.seen_at),
-                    client_applications::strategies.eq(strategies),
-                ))
-                .execute(conn)?;
         }
-        None => {
-            diesel::insert_into(client_applications::table)
-                .values(&ClientApplicationRow {
-                    app_name: application.app_name.clone(),
-                    strategies: to_json("strategies", &application.strategies)?,
-                    description: None,
-                    url: None,
-                    color: None,
-                    icon: None,
-                    created_at: application.seen_at,
-                    seen_at: application.seen_at,
+    }};
+}
+
+/// Applications as the batch leaves them: created when new, `seen_at` the latest report's, and
+/// the strategies of the first report that named some.
+fn touch_applications(conn: &mut DbConnection, applications: &[SeenApplication]) -> Result<(), StoreError> {
+    use client_applications::dsl;
+    let names: Vec<&String> = applications
+        .iter()
+        .map(|application| &application.app_name)
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    let mut stored: HashMap<String, ClientApplicationRow> = HashMap::new();
+    for chunk in names.chunks(ROWS_PER_STATEMENT) {
+        for row in dsl::client_applications
+            .filter(dsl::app_name.eq_any(chunk))
+            .select(ClientApplicationRow::as_select())
+            .load::<ClientApplicationRow>(conn)?
+        {
+            stored.insert(row.app_name.clone(), row);
+        }
+    }
+    let mut touched: BTreeMap<&str, ClientApplicationRow> = BTreeMap::new();
+    for application in applications {
+        let row = match touched.entry(&application.app_name) {
+            std::collections::btree_map::Entry::Occupied(entry) => entry.into_mut(),
+            std::collections::btree_map::Entry::Vacant(entry) => {
+                entry.insert(match stored.remove(&application.app_name) {
+                    Some(row) => row,
+                    None => ClientApplicationRow {
+                        app_name: application.app_name.clone(),
+                        strategies: "[]".to_owned(),
+                        description: None,
+                        url: None,
+                        color: None,
+                        icon: None,
+                        created_at: application.seen_at,
+                        seen_at: application.seen_at,
+                    },
                 })
-                .execute(conn)?;
-        }
-    }
-    Ok(())
-}
-
-fn touch_instance(conn: &mut DbConnection, instance: &ClientInstanceRow) -> Result<(), StoreError> {
-    let key = (&instance.app_name, &instance.instance_id, &instance.environment);
-    let stored: Option<ClientInstanceRow> = client_instances::table
-        .find(key)
-        .select(ClientInstanceRow::as_select())
-        .first(conn)
-        .optional()?;
-    match stored {
-        Some(stored) => {
-            diesel::update(client_instances::table.find(key))
-                .set((
-                    client_instances::sdk_version.eq(instance.sdk_version.clone().or(stored.sdk_version)),
-                    client_instances::sdk_type.eq(&instance.sdk_type),
-                    client_instances::client_ip.eq(instance.client_ip.clone().or(stored.client_ip)),
-                    client_instances::projects.eq(&instance.projects),
-                    client_instances::started.eq(instance.started.or(stored.started)),
-                    client_instances::interval_ms.eq(instance.interval_ms.or(stored.interval_ms)),
-                    client_instances::last_seen.eq(instance.last_seen.max(stored.last_seen)),
-                ))
-                .execute(conn)?;
-        }
-        None => {
-            diesel::insert_into(client_instances::table)
-                .values(instance)
-                .execute(conn)?;
-        }
-    }
-    Ok(())
-}
-
-fn add_usage(conn: &mut DbConnection, count: &UsageCount) -> Result<(), StoreError> {
-    let key = (
-        &count.feature_name,
-        &count.app_name,
-        &count.environment,
-        count.hour,
-    );
-    let stored: Option<UsageRow> = client_usage::table
-        .find(key)
-        .select(UsageRow::as_select())
-        .first(conn)
-        .optional()?;
-    match stored {
-        Some(stored) => {
-            let mut variants = stored.variants()?;
-            for (name, n) in &count.variants {
-                *variants.entry(name.clone()).or_default() += n;
             }
-            diesel::update(client_usage::table.find(key))
-                .set((
-                    client_usage::yes.eq(stored.yes + count.yes),
-                    client_usage::no.eq(stored.no + count.no),
-                    client_usage::variants.eq(to_json("variants", &variants)?),
-                ))
-                .execute(conn)?;
+        };
+        if row.strategies == "[]" && !application.strategies.is_empty() {
+            row.strategies = to_json("strategies", &application.strategies)?;
         }
-        None => {
-            diesel::insert_into(client_usage::table)
-                .values(&UsageRow {
-                    feature_name: count.feature_name.clone(),
-                    app_name: count.app_name.clone(),
-                    environment: count.environment.clone(),
-                    hour: count.hour,
-                    yes: count.yes,
-                    no: count.no,
-                    variants: to_json("variants", &count.variants)?,
-                })
-                .execute(conn)?;
-        }
+        row.seen_at = application.seen_at;
     }
+    let rows: Vec<ClientApplicationRow> = touched.into_values().collect();
+    upsert_rows!(
+        conn,
+        dsl::client_applications,
+        rows,
+        dsl::app_name,
+        (
+            dsl::strategies.eq(excluded(dsl::strategies)),
+            dsl::seen_at.eq(excluded(dsl::seen_at)),
+        )
+    );
     Ok(())
 }
 
-fn unknown_flag(conn: &mut DbConnection, count: &UsageCount) -> Result<(), StoreError> {
-    let key = (&count.feature_name, &count.app_name, &count.environment);
-    let updated = diesel::update(unknown_flags::table.find(key))
-        .filter(unknown_flags::seen_at.lt(count.reported_at))
-        .set(unknown_flags::seen_at.eq(count.reported_at))
-        .execute(conn)?;
-    if updated == 0 {
-        let exists: i64 = unknown_flags::table.find(key).count().get_result(conn)?;
-        if exists == 0 {
-            diesel::insert_into(unknown_flags::table)
-                .values(&UnknownFlagRow {
-                    name: count.feature_name.clone(),
-                    app_name: count.app_name.clone(),
-                    environment: count.environment.clone(),
-                    seen_at: count.reported_at,
-                })
-                .execute(conn)?;
+/// Instances as the batch leaves them: what a report leaves out is kept from before,
+/// `created_at` is the first report's and `last_seen` the latest.
+fn touch_instances(conn: &mut DbConnection, instances: &[ClientInstanceRow]) -> Result<(), StoreError> {
+    use client_instances::dsl;
+    type Key = (String, String, String);
+    let key = |row: &ClientInstanceRow| -> Key {
+        (
+            row.app_name.clone(),
+            row.instance_id.clone(),
+            row.environment.clone(),
+        )
+    };
+    let applications: Vec<&String> = distinct(instances.iter().map(|row| &row.app_name));
+    let ids: Vec<&String> = distinct(instances.iter().map(|row| &row.instance_id));
+    let mut stored: HashMap<Key, ClientInstanceRow> = HashMap::new();
+    for applications in applications.chunks(ROWS_PER_STATEMENT) {
+        for ids in ids.chunks(ROWS_PER_STATEMENT) {
+            for row in dsl::client_instances
+                .filter(dsl::app_name.eq_any(applications))
+                .filter(dsl::instance_id.eq_any(ids))
+                .select(ClientInstanceRow::as_select())
+                .load::<ClientInstanceRow>(conn)?
+            {
+                stored.insert(key(&row), row);
+            }
         }
     }
+    let mut touched: BTreeMap<Key, ClientInstanceRow> = BTreeMap::new();
+    for instance in instances {
+        let key = key(instance);
+        let before = touched.remove(&key).or_else(|| stored.remove(&key));
+        let row = match before {
+            None => instance.clone(),
+            Some(before) => ClientInstanceRow {
+                sdk_version: instance.sdk_version.clone().or(before.sdk_version),
+                sdk_type: instance.sdk_type.clone(),
+                client_ip: instance.client_ip.clone().or(before.client_ip),
+                projects: instance.projects.clone(),
+                started: instance.started.or(before.started),
+                interval_ms: instance.interval_ms.or(before.interval_ms),
+                last_seen: instance.last_seen.max(before.last_seen),
+                ..before
+            },
+        };
+        touched.insert(key, row);
+    }
+    let rows: Vec<ClientInstanceRow> = touched.into_values().collect();
+    upsert_rows!(
+        conn,
+        dsl::client_instances,
+        rows,
+        (dsl::app_name, dsl::instance_id, dsl::environment),
+        (
+            dsl::sdk_version.eq(excluded(dsl::sdk_version)),
+            dsl::sdk_type.eq(excluded(dsl::sdk_type)),
+            dsl::client_ip.eq(excluded(dsl::client_ip)),
+            dsl::projects.eq(excluded(dsl::projects)),
+            dsl::started.eq(excluded(dsl::started)),
+            dsl::interval_ms.eq(excluded(dsl::interval_ms)),
+            dsl::last_seen.eq(excluded(dsl::last_seen)),
+        )
+    );
     Ok(())
+}
+
+/// Adds `counts` to their hours.
+fn add_usage(conn: &mut DbConnection, counts: &[&UsageCount]) -> Result<(), StoreError> {
+    use client_usage::dsl;
+    type Key = (String, String, String, NaiveDateTime);
+    let features: Vec<&String> = distinct(counts.iter().map(|count| &count.feature_name));
+    let applications: Vec<&String> = distinct(counts.iter().map(|count| &count.app_name));
+    let hours: Vec<NaiveDateTime> = distinct(counts.iter().map(|count| count.hour));
+    let mut rows: BTreeMap<Key, UsageRow> = BTreeMap::new();
+    let mut variants: HashMap<Key, BTreeMap<String, i64>> = HashMap::new();
+    for features in features.chunks(ROWS_PER_STATEMENT) {
+        for applications in applications.chunks(ROWS_PER_STATEMENT) {
+            for row in dsl::client_usage
+                .filter(dsl::feature_name.eq_any(features))
+                .filter(dsl::app_name.eq_any(applications))
+                .filter(dsl::hour.eq_any(&hours))
+                .select(UsageRow::as_select())
+                .load::<UsageRow>(conn)?
+            {
+                let key = (
+                    row.feature_name.clone(),
+                    row.app_name.clone(),
+                    row.environment.clone(),
+                    row.hour,
+                );
+                variants.insert(key.clone(), row.variants()?);
+                rows.insert(key, row);
+            }
+        }
+    }
+    let mut touched: BTreeSet<Key> = BTreeSet::new();
+    for count in counts {
+        let key = (
+            count.feature_name.clone(),
+            count.app_name.clone(),
+            count.environment.clone(),
+            count.hour,
+        );
+        let row = rows.entry(key.clone()).or_insert_with(|| UsageRow {
+            feature_name: count.feature_name.clone(),
+            app_name: count.app_name.clone(),
+            environment: count.environment.clone(),
+            hour: count.hour,
+            yes: 0,
+            no: 0,
+            variants: String::new(),
+        });
+        row.yes += count.yes;
+        row.no += count.no;
+        let merged = variants.entry(key.clone()).or_default();
+        for (name, n) in &count.variants {
+            *merged.entry(name.clone()).or_default() += n;
+        }
+        touched.insert(key);
+    }
+    let mut written = Vec::with_capacity(touched.len());
+    for key in touched {
+        if let Some(mut row) = rows.remove(&key) {
+            row.variants = to_json("variants", &variants.remove(&key).unwrap_or_default())?;
+            written.push(row);
+        }
+    }
+    upsert_rows!(
+        conn,
+        dsl::client_usage,
+        written,
+        (dsl::feature_name, dsl::app_name, dsl::environment, dsl::hour),
+        (
+            dsl::yes.eq(excluded(dsl::yes)),
+            dsl::no.eq(excluded(dsl::no)),
+            dsl::variants.eq(excluded(dsl::variants)),
+        )
+    );
+    Ok(())
+}
+
+/// Records names no flag has, each with the latest time it was asked for.
+fn record_unknown(conn: &mut DbConnection, counts: &[&UsageCount]) -> Result<(), StoreError> {
+    use unknown_flags::dsl;
+    type Key = (String, String, String);
+    let names: Vec<&String> = distinct(counts.iter().map(|count| &count.feature_name));
+    let applications: Vec<&String> = distinct(counts.iter().map(|count| &count.app_name));
+    let mut stored: HashMap<Key, NaiveDateTime> = HashMap::new();
+    for names in names.chunks(ROWS_PER_STATEMENT) {
+        for applications in applications.chunks(ROWS_PER_STATEMENT) {
+            for row in dsl::unknown_flags
+                .filter(dsl::name.eq_any(names))
+                .filter(dsl::app_name.eq_any(applications))
+                .select(UnknownFlagRow::as_select())
+                .load::<UnknownFlagRow>(conn)?
+            {
+                stored.insert((row.name, row.app_name, row.environment), row.seen_at);
+            }
+        }
+    }
+    let mut latest: BTreeMap<Key, NaiveDateTime> = BTreeMap::new();
+    for count in counts {
+        let key = (
+            count.feature_name.clone(),
+            count.app_name.clone(),
+            count.environment.clone(),
+        );
+        let seen = latest.entry(key).or_insert(count.reported_at);
+        *seen = (*seen).max(count.reported_at);
+    }
+    let rows: Vec<UnknownFlagRow> = latest
+        .into_iter()
+        .filter(|(key, seen_at)| stored.get(key).is_none_or(|stored| stored < seen_at))
+        .map(|((name, app_name, environment), seen_at)| UnknownFlagRow {
+            name,
+            app_name,
+            environment,
+            seen_at,
+        })
+        .collect();
+    upsert_rows!(
+        conn,
+        dsl::unknown_flags,
+        rows,
+        (dsl::name, dsl::app_name, dsl::environment),
+        dsl::seen_at.eq(excluded(dsl::seen_at))
+    );
+    Ok(())
+}
+
+/// The distinct values of `values`, in order.
+fn distinct<T: Ord>(values: impl Iterator<Item = T>) -> Vec<T> {
+    values.collect::<BTreeSet<T>>().into_iter().collect()
 }
 
 /// Deletes what is past its retention, and what claims to be from further ahead than

@@ -4,6 +4,7 @@
 //! Each test still opens its own database through `common::TestDb`, so the modules share code
 //! and nothing else. `crash` re-runs this binary as the writer it kills.
 
+mod client_metrics;
 mod common;
 mod concurrency;
 mod crash;
