@@ -206,6 +206,52 @@ pub struct Config {
         global = true
     )]
     pub webhook_allow_list: Vec<String>,
+    /// Turn on single sign-on with OpenID Connect from the environment. With it set, the
+    /// `OIDC_*` variables below are the settings, and the admin API cannot change them.
+    #[arg(long, env = "OIDC_ENABLED", value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub oidc_enabled: Option<bool>,
+    /// The OpenID provider's issuer URL, or its `/.well-known/openid-configuration` URL.
+    #[arg(long, env = "OIDC_DISCOVER_URL", global = true)]
+    pub oidc_discover_url: Option<String>,
+    /// The client id registered at the provider.
+    #[arg(long, env = "OIDC_CLIENT_ID", global = true)]
+    pub oidc_client_id: Option<String>,
+    /// The client secret.
+    #[arg(long, env = "OIDC_CLIENT_SECRET", hide_env_values = true, global = true)]
+    pub oidc_client_secret: Option<Secret>,
+    /// Create users on their first login (otherwise only existing users may sign in).
+    #[arg(long, env = "OIDC_AUTO_CREATE", value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub oidc_auto_create: Option<bool>,
+    /// The email domains users may be created for, comma-separated; any when not set.
+    #[arg(long, env = "OIDC_AUTO_CREATE_EMAIL_DOMAINS", global = true)]
+    pub oidc_auto_create_email_domains: Option<String>,
+    /// The root role of created users, and of users no group maps: Viewer, Editor or Admin.
+    #[arg(long, env = "OIDC_DEFAULT_ROOT_ROLE", global = true)]
+    pub oidc_default_root_role: Option<String>,
+    /// Set each user's root role from their groups on every login (`OIDC_GROUP_ROOT_ROLES`).
+    #[arg(long, env = "OIDC_ENABLE_GROUP_SYNCING", value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub oidc_enable_group_syncing: Option<bool>,
+    /// Where the groups are in the ID token: a claim name, or names joined by dots.
+    #[arg(long, env = "OIDC_GROUP_JSON_PATH", global = true)]
+    pub oidc_group_json_path: Option<String>,
+    /// The root role of each group, such as `flag-admins=Admin,flag-editors=Editor`.
+    #[arg(long, env = "OIDC_GROUP_ROOT_ROLES", global = true)]
+    pub oidc_group_root_roles: Option<String>,
+    /// Ask for the `groups` scope.
+    #[arg(long, env = "OIDC_ADD_GROUPS_SCOPE", value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub oidc_add_groups_scope: Option<bool>,
+    /// More scopes to ask for, space-separated, besides `openid email profile`.
+    #[arg(long, env = "OIDC_EXTRA_SCOPES", global = true)]
+    pub oidc_extra_scopes: Option<String>,
+    /// `acr_values` to ask the provider for, space-separated.
+    #[arg(long, env = "OIDC_ACR_VALUES", global = true)]
+    pub oidc_acr_values: Option<String>,
+    /// The ID token's signing algorithm: RS256 (the default), RS384 or RS512.
+    #[arg(long, env = "OIDC_ID_TOKEN_SIGNING_ALGORITHM", global = true)]
+    pub oidc_id_token_signing_algorithm: Option<String>,
+    /// Sign out at the provider too, when it has an end-session endpoint.
+    #[arg(long, env = "OIDC_ENABLE_SINGLE_SIGN_OUT", value_parser = clap::builder::BoolishValueParser::new(), global = true)]
+    pub oidc_enable_single_sign_out: Option<bool>,
     /// Send the session cookie only over HTTPS; by default, when `UNLEASH_URL` is https.
     #[arg(long, env = "HALYARD_SECURE_COOKIES", global = true)]
     pub secure_cookies: Option<bool>,
@@ -308,7 +354,39 @@ impl Config {
                     .filter(|host| !host.is_empty())
                     .collect(),
             },
+            oidc: self.oidc(),
         }
+    }
+
+    /// Single sign-on as the environment configures it: `None` unless `OIDC_ENABLED` is set.
+    pub fn oidc(&self) -> Option<flag_admin::dto::sso::OidcSettings> {
+        let enabled = self.oidc_enabled?;
+        let group_root_roles = self.oidc_group_root_roles.as_deref().map(|pairs| {
+            pairs
+                .split(',')
+                .filter_map(|pair| pair.split_once('='))
+                .map(|(group, role)| (group.trim().to_owned(), role.trim().to_owned()))
+                .collect()
+        });
+        Some(flag_admin::dto::sso::OidcSettings {
+            enabled,
+            discover_url: self.oidc_discover_url.clone(),
+            client_id: self.oidc_client_id.clone(),
+            secret: self.oidc_client_secret.as_ref().map(|secret| secret.0.clone()),
+            enable_single_sign_out: self.oidc_enable_single_sign_out.unwrap_or(false),
+            enable_pkce: true,
+            acr_values: self.oidc_acr_values.clone(),
+            extra_scopes: self.oidc_extra_scopes.clone(),
+            enable_group_syncing: self.oidc_enable_group_syncing.unwrap_or(false),
+            group_json_path: self.oidc_group_json_path.clone(),
+            add_groups_scope: self.oidc_add_groups_scope.unwrap_or(false),
+            auto_create: self.oidc_auto_create.unwrap_or(false),
+            email_domains: self.oidc_auto_create_email_domains.clone(),
+            default_root_role: self.oidc_default_root_role.clone(),
+            default_root_role_id: None,
+            id_token_signing_algorithm: self.oidc_id_token_signing_algorithm.clone(),
+            group_root_roles,
+        })
     }
 
     /// The first admin user, made when the database has no user.

@@ -64,6 +64,8 @@ impl ApiError {
                 AdminError::NameExists(_) => "NameExistsError",
                 AdminError::Conflict(_) => "ConflictError",
                 AdminError::ArchivedFeature => "ArchivedFeatureError",
+                AdminError::SignInFailed(_) => "AuthenticationRequired",
+                AdminError::ProviderUnavailable(_) => "BadGatewayError",
                 AdminError::TooManyRequests { .. } => "TooManyRequestsError",
                 AdminError::Unavailable => "ServiceUnavailableError",
                 AdminError::Internal(_) => "InternalError",
@@ -79,7 +81,10 @@ impl ApiError {
 pub fn status_of(error: &AdminError) -> StatusCode {
     match error {
         AdminError::Validation { .. } | AdminError::ArchivedFeature => StatusCode::BAD_REQUEST,
-        AdminError::AuthenticationRequired | AdminError::PasswordMismatch => StatusCode::UNAUTHORIZED,
+        AdminError::AuthenticationRequired | AdminError::PasswordMismatch | AdminError::SignInFailed(_) => {
+            StatusCode::UNAUTHORIZED
+        }
+        AdminError::ProviderUnavailable(_) => StatusCode::BAD_GATEWAY,
         AdminError::NoAccess(_) | AdminError::InvalidOperation(_) => StatusCode::FORBIDDEN,
         AdminError::NotFound(_) => StatusCode::NOT_FOUND,
         AdminError::NameExists(_) | AdminError::Conflict(_) => StatusCode::CONFLICT,

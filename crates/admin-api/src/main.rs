@@ -87,7 +87,11 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(file = %file.display(), "flags file {}: {done:?}", file.display());
     }
 
-    let app = Ctx::new(store, config.settings()).context("starting the CPU pool")?;
+    let settings = config.settings();
+    if let Some(oidc) = &settings.oidc {
+        flag_admin::oidc::check(oidc).map_err(|error| anyhow::anyhow!("the OIDC_* settings: {error}"))?;
+    }
+    let app = Ctx::new(store, settings).context("starting the CPU pool")?;
     let state = web::Data::new(AppState::new(app));
     tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
     let server = server::start(state.clone(), (config.host.as_str(), config.port))

@@ -153,13 +153,15 @@ impl Responder for Text {
 /// 302 Found to `location`, with an empty body.
 #[derive(Debug, Clone)]
 pub struct Found {
-    location: &'static str,
+    location: String,
 }
 
 impl Found {
     /// 302 to `location`.
-    pub fn to(location: &'static str) -> Self {
-        Self { location }
+    pub fn to(location: impl Into<String>) -> Self {
+        Self {
+            location: location.into(),
+        }
     }
 }
 

@@ -19,7 +19,7 @@ use utoipa::openapi::{RefOr, Schema};
 use crate::auth::Declared;
 use crate::handlers::{
     self, addons, applications, archive, client, context, dependencies, edge, environments, events, export,
-    flags, frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments, session,
+    flags, frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments, session, sso,
     strategies, strategy_types, tags, tokens, usage, users, variants,
 };
 
@@ -118,6 +118,11 @@ pub fn operations() -> Vec<Operation> {
         operation(invite::__path_create, invite::create, Admin),
         operation(invite::__path_get, invite::get, AdminRead),
         operation(invite::__path_update, invite::update, Admin),
+        // Single sign-on.
+        operation(sso::__path_get_oidc, sso::get_oidc, AdminRead),
+        operation(sso::__path_set_oidc, sso::set_oidc, Admin),
+        operation(sso::__path_get_password, sso::get_password, AdminRead),
+        operation(sso::__path_set_password, sso::set_password, Admin),
         // Webhooks.
         operation(addons::__path_list, addons::list, Read),
         operation(addons::__path_create, addons::create, Admin),

@@ -21,7 +21,7 @@ use futures_util::FutureExt as _;
 use hyper_util::client::legacy::connect::HttpConnector;
 use serde_json::{Value, json};
 
-use process::{Running, start_server_with};
+use process::{OidcProvider, Running, start_server_on};
 
 type TestResult = Result<(), Box<dyn std::error::Error>>;
 
@@ -84,18 +84,21 @@ struct Console {
 
 impl Console {
     async fn start() -> Result<Self, Box<dyn std::error::Error>> {
+        Self::start_on(process::free_port()?, &[]).await
+    }
+
+    /// The server on `port`, with `settings` besides the tests' own.
+    async fn start_on(port: u16, settings: &[(&str, &str)]) -> Result<Self, Box<dyn std::error::Error>> {
         let scratch = Scratch::new()?;
-        let (server, port) = start_server_with(
-            &scratch,
-            &["--log-level", "warn"],
-            &[
-                ("UNLEASH_DEFAULT_ADMIN_PASSWORD", ADMIN_PASSWORD),
-                ("INIT_ADMIN_API_TOKENS", ADMIN_TOKEN),
-                ("INIT_BACKEND_API_TOKENS", BACKEND),
-                ("HALYARD_LOGIN_RATE_PER_MINUTE", "1000"),
-                ("HALYARD_SIGNUP_RATE_PER_MINUTE", "1000"),
-            ],
-        )?;
+        let mut environment = vec![
+            ("UNLEASH_DEFAULT_ADMIN_PASSWORD", ADMIN_PASSWORD),
+            ("INIT_ADMIN_API_TOKENS", ADMIN_TOKEN),
+            ("INIT_BACKEND_API_TOKENS", BACKEND),
+            ("HALYARD_LOGIN_RATE_PER_MINUTE", "1000"),
+            ("HALYARD_SIGNUP_RATE_PER_MINUTE", "1000"),
+        ];
+        environment.extend_from_slice(settings);
+        let (server, port) = start_server_on(port, &scratch, &["--log-level", "warn"], &environment)?;
         let server = Running(server);
         let driver_port = process::free_port()?;
         let driver = Running(
@@ -110,7 +113,9 @@ impl Console {
         } else {
             json!({
                 "goog:chromeOptions": {
-                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900"]
+                    "args": ["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,900",
+                        // Loopback only: the OpenID provider's pages ask for web fonts.
+                        "--host-resolver-rules=MAP * ~NOTFOUND, EXCLUDE 127.0.0.1"]
                 }
             })
         };
@@ -745,4 +750,191 @@ fn serve_once(html: &str) -> std::io::Result<String> {
         }
     });
     Ok(url)
+}
+
+/// Single sign-on through a real OpenID provider (`oidc-provider` under Node), configured from
+/// the environment as a deployment would: users created on first login with the role their
+/// group maps to, the role updated at the next login, single sign-out, and ID tokens with a
+/// foreign audience or a forged signature refused with a page that says so.
+#[tokio::test(flavor = "current_thread")]
+async fn single_sign_on_through_a_real_provider() -> TestResult {
+    let port = process::free_port()?;
+    let base = format!("http://127.0.0.1:{port}");
+    let provider = OidcProvider::start(&base)?;
+    let console = Console::start_on(
+        port,
+        &[
+            ("UNLEASH_URL", &base),
+            ("OIDC_ENABLED", "true"),
+            ("OIDC_DISCOVER_URL", &provider.issuer),
+            ("OIDC_CLIENT_ID", "halyard"),
+            ("OIDC_CLIENT_SECRET", "halyard-secret"),
+            ("OIDC_AUTO_CREATE", "true"),
+            ("OIDC_ENABLE_GROUP_SYNCING", "true"),
+            ("OIDC_ADD_GROUPS_SCOPE", "true"),
+            ("OIDC_GROUP_ROOT_ROLES", "flag-admins=Admin,flag-editors=Editor"),
+            ("OIDC_ENABLE_SINGLE_SIGN_OUT", "true"),
+        ],
+    )
+    .await?;
+    let result = sso_flows(&console, &provider).await;
+    let _ = console.browser.clone().close().await;
+    result
+}
+
+/// The root role of the user with `email`, through the API.
+fn role_of(console: &Console, email: &str) -> Result<Option<i64>, Box<dyn std::error::Error>> {
+    let (status, body) = console.api("GET", "/api/admin/user-admin", None)?;
+    assert_eq!(status, 200, "{body}");
+    Ok(body["users"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|user| user["email"] == email)
+        .and_then(|user| user["rootRole"].as_i64()))
+}
+
+impl Console {
+    /// Clicks "Sign in with single sign-on" and signs in at the provider as `login`, agreeing
+    /// to share what it asks; ends back on this server.
+    async fn sign_in_at_provider(&self, login: &str) -> TestResult {
+        self.browser.goto(&self.url("/login")).await?;
+        self.browser
+            .find(Locator::LinkText("Sign in with single sign-on"))
+            .await?
+            .click()
+            .await?;
+        self.browser
+            .wait()
+            .for_element(Locator::Css("input[name=login]"))
+            .await?
+            .send_keys(login)
+            .await?;
+        self.browser
+            .find(Locator::Css("input[name=password]"))
+            .await?
+            .send_keys("any password")
+            .await?;
+        self.browser
+            .find(Locator::Css("button[type=submit]"))
+            .await?
+            .click()
+            .await?;
+        // The consent page, then back here.
+        let started = Instant::now();
+        while !self.browser.current_url().await?.as_str().starts_with(&self.base) {
+            if let Ok(consent) = self
+                .browser
+                .find(Locator::Css("input[name=prompt][value=consent]"))
+                .await
+            {
+                drop(consent);
+                self.browser
+                    .find(Locator::Css("button[type=submit]"))
+                    .await?
+                    .click()
+                    .await?;
+            }
+            if started.elapsed() > Duration::from_secs(20) {
+                return Err(format!(
+                    "the provider did not send the browser back: {}",
+                    self.text().await?
+                )
+                .into());
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Ok(())
+    }
+}
+
+async fn sso_flows(console: &Console, provider: &OidcProvider) -> TestResult {
+    let email = "dana@example.com";
+    console
+        .run("sso-1-first-login-creates-the-user", async {
+            provider.control(&format!(
+                "/__test/account?login={email}&groups=flag-editors,staff"
+            ))?;
+            assert_eq!(role_of(console, email)?, None, "no such user yet");
+            console.sign_in_at_provider(email).await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("header .who"))
+                .await?;
+            assert_eq!(role_of(console, email)?, Some(2), "created as an Editor");
+            console.keep("console-sso-signed-in").await
+        })
+        .await?;
+    console
+        .run("sso-2-single-sign-out", async {
+            console
+                .browser
+                .find(Locator::Css("header form button"))
+                .await?
+                .click()
+                .await?;
+            // The provider asks whether to sign out there too.
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("button[name=logout]"))
+                .await?
+                .click()
+                .await?;
+            console
+                .browser
+                .wait()
+                .for_url(&url_of(&console.url("/signed-out"))?)
+                .await?;
+            assert!(console.text().await?.contains("You are signed out"));
+            Ok(())
+        })
+        .await?;
+    console
+        .run("sso-3-next-login-updates-the-role", async {
+            provider.control(&format!("/__test/account?login={email}&groups=flag-admins"))?;
+            console.sign_in_at_provider(email).await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("header .who"))
+                .await?;
+            assert_eq!(role_of(console, email)?, Some(1), "now an Admin");
+            Ok(())
+        })
+        .await?;
+    for (mode, says) in [("aud", "audience"), ("sig", "Signature verification failed")] {
+        console
+            .run(&format!("sso-4-tampered-{mode}"), async {
+                console.browser.delete_all_cookies().await?;
+                provider.control(&format!("/__test/mode?m={mode}"))?;
+                console.sign_in_at_provider("eve@example.com").await?;
+                console
+                    .browser
+                    .wait()
+                    .for_element(Locator::Css("div.notice.error"))
+                    .await?;
+                let text = console.text().await?;
+                assert!(
+                    text.contains("Sign-in failed")
+                        && text.contains("The ID token does not verify")
+                        && text.contains(says),
+                    "{mode}: {text}"
+                );
+                assert!(
+                    console.browser.find(Locator::Css("header .who")).await.is_err(),
+                    "{mode}: not signed in"
+                );
+                assert_eq!(
+                    role_of(console, "eve@example.com")?,
+                    None,
+                    "{mode}: no user was created"
+                );
+                Ok(())
+            })
+            .await?;
+    }
+    provider.control("/__test/mode?m=none")?;
+    Ok(())
 }

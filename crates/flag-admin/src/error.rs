@@ -60,6 +60,13 @@ pub enum AdminError {
     /// The operation needs a live feature and the feature is archived.
     #[error("Cannot perform this operation on archived features")]
     ArchivedFeature,
+    /// A login through the OpenID provider failed its checks: the provider refused, or what it
+    /// answered does not verify. The message says which check, never a token or a secret.
+    #[error("{0}")]
+    SignInFailed(String),
+    /// The OpenID provider could not be reached, or answered what is not OpenID Connect.
+    #[error("{0}")]
+    ProviderUnavailable(String),
     /// Too many attempts from one address.
     #[error("too many requests; try again in {retry_after} seconds")]
     TooManyRequests {

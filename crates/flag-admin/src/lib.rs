@@ -50,6 +50,7 @@ pub mod lifecycle;
 pub mod me;
 pub mod memory;
 pub mod ofrep;
+pub mod oidc;
 pub mod overview;
 pub mod password;
 pub mod playground;
@@ -100,6 +101,8 @@ pub struct Ctx {
     usage: usage::Usage,
     /// Password verifications run by logins, unknown users included.
     passwords_verified: std::sync::atomic::AtomicU64,
+    /// The OpenID provider as last discovered.
+    oidc: oidc::Oidc,
 }
 
 impl Ctx {
@@ -117,6 +120,7 @@ impl Ctx {
             settings,
             usage: usage::Usage::default(),
             passwords_verified: std::sync::atomic::AtomicU64::new(0),
+            oidc: oidc::Oidc::default(),
         })
     }
 

@@ -4,7 +4,7 @@ use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 
 use chrono::Duration;
-use flag_store::models::SessionRow;
+use flag_store::models::{SessionRow, UserRow};
 use flag_store::queries;
 
 use crate::dto::UserOut;
@@ -31,6 +31,11 @@ pub struct LoggedIn {
 /// a known one, so neither guessing nor timing tells who has an account.
 pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<LoggedIn, AdminError> {
     ctx.login_limiter.admit(address)?;
+    if !crate::oidc::password_login_allowed(ctx).await? {
+        return Err(AdminError::InvalidOperation(
+            "Logging in with username/password has been disabled.".into(),
+        ));
+    }
     let login = request.username.trim().to_owned();
     let user = db::run(&ctx.store, move |conn| {
         queries::users::find_by_login(conn, &login)
@@ -55,6 +60,17 @@ pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<
     if !valid {
         return Err(AdminError::PasswordMismatch);
     }
+    user.seen_at = Some(now);
+    user.login_attempts = 0;
+    open(ctx, user, now).await
+}
+
+/// Opens a session for `user`, who has just proved who they are.
+pub(crate) async fn open(
+    ctx: &Ctx,
+    user: UserRow,
+    now: chrono::NaiveDateTime,
+) -> Result<LoggedIn, AdminError> {
     let secret = secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
     let session = SessionRow {
         token_hash: secrets::verifier(&secret),
@@ -63,8 +79,6 @@ pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<
         expires_at: now + Duration::days(SESSION_DAYS),
     };
     db::run(&ctx.store, move |conn| queries::sessions::create(conn, &session)).await?;
-    user.seen_at = Some(now);
-    user.login_attempts = 0;
     Ok(LoggedIn {
         user: UserOut::try_from(user)?,
         session: secret,

@@ -21,6 +21,9 @@ pub struct Settings {
     pub cpu_threads: usize,
     /// Which addresses webhooks may post to.
     pub webhook_urls: crate::addons::UrlPolicy,
+    /// Single sign-on as the environment configures it; when set, the stored settings are not
+    /// used and cannot be changed.
+    pub oidc: Option<crate::dto::sso::OidcSettings>,
 }
 
 /// The largest request body when none is configured: 1 MiB.
@@ -38,6 +41,7 @@ impl Default for Settings {
             secure_cookies: false,
             cpu_threads: 0,
             webhook_urls: crate::addons::UrlPolicy::default(),
+            oidc: None,
         }
     }
 }

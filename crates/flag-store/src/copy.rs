@@ -13,15 +13,15 @@ use crate::error::StoreError;
 use crate::models::{
     AddonRow, ApiTokenRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow,
     EnvironmentRow, EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, IntegrationEventRow,
-    LifecycleRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow, SignupTokenRow, StrategyRow,
-    StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow, UserRow,
+    LifecycleRow, OidcLoginRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow, SignupTokenRow,
+    StrategyRow, StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow, UserRow,
 };
 use crate::schema::{
     addons, api_tokens, client_applications, client_instances, client_usage, context_fields, environments,
     events, feature_dependencies, feature_environments, feature_lifecycles, feature_strategies,
     feature_strategy_segments, feature_tags, feature_types, features, integration_events, login_sessions,
-    project_environments, projects, public_signup_token_users, public_signup_tokens, roles, segments,
-    settings, strategy_types, tag_types, tags, unknown_flags, user_splashes, users,
+    oidc_logins, project_environments, projects, public_signup_token_users, public_signup_tokens, roles,
+    segments, settings, strategy_types, tag_types, tags, unknown_flags, user_splashes, users,
 };
 use crate::{Backend, Store};
 
@@ -182,6 +182,7 @@ macro_rules! for_each_table {
         );
         $apply!(api_tokens, ApiTokenRow, api_tokens::id);
         $apply!(login_sessions, SessionRow, login_sessions::token_hash);
+        $apply!(oidc_logins, OidcLoginRow, oidc_logins::cookie_hash);
         $apply!(events, EventRow, events::id);
         $apply!(addons, AddonRow, addons::id);
         $apply!(

@@ -592,6 +592,24 @@ pub struct SessionRow {
     pub expires_at: NaiveDateTime,
 }
 
+/// A login through an OpenID provider that has started and not come back yet.
+#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[diesel(table_name = oidc_logins, check_for_backend(crate::connection::MultiBackend))]
+pub struct OidcLoginRow {
+    /// Hex SHA-256 of the secret in the browser's cookie.
+    pub cookie_hash: String,
+    /// The `state` sent to the provider.
+    pub state: String,
+    /// The `nonce` the ID token must carry.
+    pub nonce: String,
+    /// The PKCE code verifier.
+    pub pkce_verifier: String,
+    /// The console path to go back to.
+    pub return_to: String,
+    /// When it started, UTC.
+    pub created_at: NaiveDateTime,
+}
+
 /// An audit event.
 #[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = events, check_for_backend(crate::connection::MultiBackend))]

@@ -194,6 +194,17 @@ diesel::table! {
 }
 
 diesel::table! {
+    oidc_logins (cookie_hash) {
+        cookie_hash -> Text,
+        state -> Text,
+        nonce -> Text,
+        pkce_verifier -> Text,
+        return_to -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
     login_sessions (token_hash) {
         token_hash -> Text,
         user_id -> Integer,
@@ -381,6 +392,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     features,
     integration_events,
     login_sessions,
+    oidc_logins,
     project_environments,
     projects,
     public_signup_token_users,

@@ -6,6 +6,7 @@ use actix_web::http::header::LOCATION;
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::AdminError;
 use flag_admin::dto::session::LoginRequest;
+use flag_admin::oidc::LoginOptions;
 use flag_admin::session;
 use maud::{Markup, html};
 use serde::Deserialize;
@@ -28,27 +29,59 @@ pub struct LoginForm {
     next: Option<String>,
 }
 
-fn form(username: &str, next: &str, error: Option<&AdminError>) -> Markup {
+fn form(options: LoginOptions, username: &str, next: &str, error: Option<&AdminError>) -> Markup {
     html! {
         div.card.narrow {
             h1 { "Sign in" }
             @if let Some(error) = error { (layout::notice(error)) }
-            form method="post" action="/login" {
-                input type="hidden" name="next" value=(next);
-                label for="username" { "Email or username" }
-                input id="username" name="username" type="text" autocomplete="username" required value=(username);
-                label for="password" { "Password" }
-                input id="password" name="password" type="password" autocomplete="current-password" required;
-                p { button type="submit" { "Sign in" } }
+            @if options.oidc {
+                p {
+                    a.button.primary href={ (flag_admin::oidc::LOGIN_PATH) "?redirect=" (encode(next)) } {
+                        "Sign in with single sign-on"
+                    }
+                }
+            }
+            @if options.password {
+                form method="post" action="/login" {
+                    input type="hidden" name="next" value=(next);
+                    label for="username" { "Email or username" }
+                    input id="username" name="username" type="text" autocomplete="username" required value=(username);
+                    label for="password" { "Password" }
+                    input id="password" name="password" type="password" autocomplete="current-password" required;
+                    p { button type="submit" { "Sign in" } }
+                }
             }
         }
     }
 }
 
+/// `path` as a query value.
+fn encode(path: &str) -> String {
+    url::form_urlencoded::byte_serialize(path.as_bytes()).collect()
+}
+
+/// How users may sign in; with password login only when the settings cannot be read, so the
+/// page still shows.
+async fn options(state: &AppState) -> LoginOptions {
+    flag_admin::oidc::login_options(&state.app)
+        .await
+        .unwrap_or(LoginOptions {
+            password: true,
+            oidc: false,
+        })
+}
+
 /// `GET /login`.
-pub async fn page(query: web::Query<Next>) -> HttpResponse {
+pub async fn page(state: web::Data<AppState>, query: web::Query<Next>) -> HttpResponse {
     let next = local_path(query.next.as_deref());
-    layout::page(StatusCode::OK, "Sign in", None, "", &form("", next, None))
+    let options = options(&state).await;
+    layout::page(
+        StatusCode::OK,
+        "Sign in",
+        None,
+        "",
+        &form(options, "", next, None),
+    )
 }
 
 /// `POST /login`: signs in, sets the session cookie and goes back to the page that asked.
@@ -80,13 +113,27 @@ pub async fn submit(
             "Sign in",
             None,
             "",
-            &form(&username, &next, Some(&error)),
+            &form(options(&state).await, &username, &next, Some(&error)),
         ),
     }
 }
 
-/// `GET /signed-out`.
-pub async fn signed_out() -> HttpResponse {
+/// `/signed-out`'s query: `provider` after a sign-out that goes on to the OpenID provider.
+#[derive(Debug, Deserialize)]
+pub struct SignedOut {
+    provider: Option<String>,
+}
+
+/// `GET /signed-out`; with `provider`, and single sign-out on, it goes on to the provider's
+/// end-session endpoint, which comes back here.
+pub async fn signed_out(state: web::Data<AppState>, query: web::Query<SignedOut>) -> HttpResponse {
+    let provider = match query.provider {
+        Some(_) => {
+            let back = format!("{}/signed-out", state.app.settings().unleash_url);
+            flag_admin::oidc::logout_url(&state.app, &back).await
+        }
+        None => None,
+    };
     layout::page(
         StatusCode::OK,
         "Signed out",
@@ -94,8 +141,14 @@ pub async fn signed_out() -> HttpResponse {
         "",
         &html! {
             div.card.narrow {
-                h1 { "You are signed out" }
-                p { a href="/login" { "Sign in again" } }
+                @if let Some(provider) = &provider {
+                    meta http-equiv="refresh" content={ "0;url=" (provider) };
+                    h1 { "Signing you out at your provider" }
+                    p { a href=(provider) { "Continue" } }
+                } @else {
+                    h1 { "You are signed out" }
+                    p { a href="/login" { "Sign in again" } }
+                }
             }
         },
     )

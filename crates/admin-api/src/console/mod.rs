@@ -18,6 +18,7 @@ mod layout;
 mod login;
 mod playground;
 mod signup;
+mod sso;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -49,6 +50,8 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .route(web::post().to(login::submit)),
         )
         .service(web::resource("/signed-out").route(web::get().to(login::signed_out)))
+        .service(web::resource(flag_admin::oidc::LOGIN_PATH).route(web::get().to(sso::start)))
+        .service(web::resource(flag_admin::oidc::CALLBACK_PATH).route(web::get().to(sso::callback)))
         .service(
             web::resource("/new-user")
                 .route(web::get().to(signup::page))

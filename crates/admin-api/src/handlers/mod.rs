@@ -21,6 +21,7 @@ pub mod projects;
 pub mod search;
 pub mod segments;
 pub mod session;
+pub mod sso;
 pub mod strategies;
 pub mod strategy_types;
 pub mod tags;

@@ -30,6 +30,7 @@ use crate::state::AppState;
             headers(("Set-Cookie" = String, description = "The session cookie, `unleash-session`, HttpOnly, for two days"))),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
         (status = 401, description = "Unknown user or wrong password", body = ErrorBody),
+        (status = 403, description = "Logging in with a password is switched off", body = ErrorBody),
         (status = 429, description = "More than the allowed logins a minute from this address", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until the next attempt may succeed"))),
     )
@@ -45,7 +46,8 @@ pub async fn login(
 }
 
 /// End the session, if any, and clear the cookie; as Unleash does, the answer sends a browser
-/// to `/signed-out`.
+/// to `/signed-out`; with single sign-out on, to `/signed-out?provider=1`, which goes on to the
+/// OpenID provider's end-session endpoint, which sends it back.
 #[utoipa::path(
     post,
     path = "/logout",
@@ -55,7 +57,7 @@ pub async fn login(
         (status = 302, description = "The session, if any, is over; the cookie is cleared",
             headers(
                 ("Set-Cookie" = String, description = "Removes the session cookie"),
-                ("Location" = String, description = "`/signed-out`"),
+                ("Location" = String, description = "`/signed-out`, or `/signed-out?provider=1` with single sign-out"),
             )),
     )
 )]
@@ -66,5 +68,12 @@ pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<
     removal.set_path("/");
     removal.set_secure(state.app.settings().secure_cookies);
     removal.make_removal();
-    Ok(WithCookie::new(Found::to("/signed-out"), removal))
+    // With single sign-out, `/signed-out` goes on to the provider: from a page of its own, since
+    // a form's redirects may not leave the console's origin.
+    let location = if flag_admin::oidc::single_sign_out(&state.app).await {
+        "/signed-out?provider=1"
+    } else {
+        "/signed-out"
+    };
+    Ok(WithCookie::new(Found::to(location), removal))
 }

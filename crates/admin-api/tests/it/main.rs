@@ -26,6 +26,7 @@ mod sdks;
 mod search;
 mod shutdown;
 mod snapshots;
+mod sso;
 mod tags;
 mod token_scope;
 mod usage;

@@ -59,6 +59,8 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
             | "/ofrep/v1/evaluate/flags/{key}",
         ) => Value::Null,
         ("post", "/api/admin/ui-config/cors") => json!({"frontendApiOrigins": ["*"]}),
+        ("post", "/api/admin/auth/oidc/settings") => json!({"enabled": false}),
+        ("post", "/api/admin/auth/simple/settings") => json!({"disabled": false}),
         ("post", "/api/admin/playground") => {
             json!({"environment": "development", "context": {"appName": "a"}})
         }

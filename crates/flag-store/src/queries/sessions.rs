@@ -5,8 +5,8 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{SessionRow, UserRow};
-use crate::schema::{login_sessions, users};
+use crate::models::{OidcLoginRow, SessionRow, UserRow};
+use crate::schema::{login_sessions, oidc_logins, users};
 
 /// Stores a session; a user that does not exist (deleted since logging in) is
 /// [`StoreError::NotFound`].
@@ -41,4 +41,39 @@ pub fn find_user(
 pub fn delete(conn: &mut DbConnection, token_hash: &str) -> Result<(), StoreError> {
     diesel::delete(login_sessions::table.find(token_hash)).execute(conn)?;
     Ok(())
+}
+
+/// How long a login through an OpenID provider may take, from leaving for the provider to
+/// coming back.
+pub const OIDC_LOGIN_TTL: chrono::Duration = chrono::Duration::minutes(10);
+
+/// Stores a login through an OpenID provider that is starting, and forgets those older than
+/// [`OIDC_LOGIN_TTL`].
+pub fn start_oidc_login(conn: &mut DbConnection, login: &OidcLoginRow) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        diesel::delete(
+            oidc_logins::table.filter(oidc_logins::created_at.lt(login.created_at - OIDC_LOGIN_TTL)),
+        )
+        .execute(conn)?;
+        diesel::insert_into(oidc_logins::table)
+            .values(login)
+            .execute(conn)?;
+        Ok(())
+    })
+}
+
+/// Takes the login whose cookie hashes to `cookie_hash`, once: it is deleted as it is read, so a
+/// callback replayed finds nothing. One older than [`OIDC_LOGIN_TTL`] is not returned.
+pub fn take_oidc_login(
+    conn: &mut DbConnection,
+    cookie_hash: &str,
+    now: NaiveDateTime,
+) -> Result<Option<OidcLoginRow>, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let login: Option<OidcLoginRow> = diesel::delete(oidc_logins::table.find(cookie_hash))
+            .returning(<OidcLoginRow as Selectable<crate::connection::MultiBackend>>::construct_selection())
+            .get_result(conn)
+            .optional()?;
+        Ok(login.filter(|login| login.created_at >= now - OIDC_LOGIN_TTL))
+    })
 }

@@ -26,6 +26,9 @@ pub fn get<T: DeserializeOwned>(conn: &mut DbConnection, name: &str) -> Result<O
         .transpose()
 }
 
+/// What the audit log shows of a setting that holds a secret.
+const HIDDEN: &str = r#"{"hideEventDetails":true}"#;
+
 fn raw(conn: &mut DbConnection, name: &str) -> Result<Option<String>, StoreError> {
     Ok(settings::table
         .find(name)
@@ -41,6 +44,29 @@ pub fn put<T: Serialize + ?Sized>(
     value: &T,
     actor: &Actor,
     now: chrono::NaiveDateTime,
+) -> Result<(), StoreError> {
+    store(conn, name, value, actor, now, false)
+}
+
+/// As [`put`], for a setting that holds a secret: the audit event records who changed it, and
+/// only `{"hideEventDetails": true}` of what it was and became, as Unleash records it.
+pub fn put_hidden<T: Serialize + ?Sized>(
+    conn: &mut DbConnection,
+    name: &str,
+    value: &T,
+    actor: &Actor,
+    now: chrono::NaiveDateTime,
+) -> Result<(), StoreError> {
+    store(conn, name, value, actor, now, true)
+}
+
+fn store<T: Serialize + ?Sized>(
+    conn: &mut DbConnection,
+    name: &str,
+    value: &T,
+    actor: &Actor,
+    now: chrono::NaiveDateTime,
+    hidden: bool,
 ) -> Result<(), StoreError> {
     let content = serde_json::to_string(value).map_err(|source| StoreError::Encode {
         column: "settings.content",
@@ -63,8 +89,18 @@ pub fn put<T: Serialize + ?Sized>(
         events::record(
             conn,
             &NewEvent {
-                data: Some(format!("{{\"{name}\":{content}}}")),
-                pre_data: before.map(|before| format!("{{\"{name}\":{before}}}")),
+                data: Some(if hidden {
+                    HIDDEN.to_owned()
+                } else {
+                    format!("{{\"{name}\":{content}}}")
+                }),
+                pre_data: before.map(|before| {
+                    if hidden {
+                        HIDDEN.to_owned()
+                    } else {
+                        format!("{{\"{name}\":{before}}}")
+                    }
+                }),
                 ..NewEvent::new(EventType::SettingUpdated, actor, now)
             },
         )

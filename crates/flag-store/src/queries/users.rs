@@ -217,3 +217,12 @@ pub fn with_ids(conn: &mut DbConnection, ids: &[i32]) -> Result<Vec<UserRow>, St
         .select(UserRow::as_select())
         .load(conn)?)
 }
+
+/// The user with `email`, in any letter case.
+pub fn find_by_email(conn: &mut DbConnection, email: &str) -> Result<Option<UserRow>, StoreError> {
+    Ok(users::table
+        .filter(users::email.eq(flag_eval::fold_case(email)))
+        .select(UserRow::as_select())
+        .first(conn)
+        .optional()?)
+}

@@ -55,7 +55,16 @@ pub fn start_server_with(
     args: &[&str],
     env: &[(&str, &str)],
 ) -> Result<(Child, u16), Box<dyn std::error::Error>> {
-    let port = free_port()?;
+    start_server_on(free_port()?, scratch, args, env)
+}
+
+/// As [`start_server_with`], on `port`, for a server whose configuration names its own URL.
+pub fn start_server_on(
+    port: u16,
+    scratch: &Scratch,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> Result<(Child, u16), Box<dyn std::error::Error>> {
     let server = server_command(scratch)
         .args(["--port", &port.to_string()])
         .args(args)
@@ -198,5 +207,65 @@ impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// A real OpenID provider (`tests/sdk/oidc-provider.mjs`, the `oidc-provider` package under
+/// Node) on a free loopback port, with client `halyard` registered for the server at `base`.
+pub struct OidcProvider {
+    /// Its issuer URL.
+    pub issuer: String,
+    _process: Running,
+}
+
+impl OidcProvider {
+    /// Starts it; fails, saying what to run, when Node or the package is missing.
+    pub fn start(base: &str) -> Result<Self, Box<dyn std::error::Error>> {
+        use std::io::BufRead;
+        let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/sdk");
+        if !directory.join("node_modules/oidc-provider").exists() {
+            return Err(format!(
+                "oidc-provider is not installed: run `npm ci` in {} (./scripts/test does)",
+                directory.display()
+            )
+            .into());
+        }
+        let mut child = Command::new("node")
+            .arg("oidc-provider.mjs")
+            .current_dir(&directory)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|error| format!("node could not start the OpenID provider: {error}"))?;
+        let stdout = child.stdout.take().ok_or("the provider has no stdout")?;
+        let process = Running(child);
+        let mut line = String::new();
+        let mut reader = std::io::BufReader::new(stdout);
+        reader.read_line(&mut line)?;
+        // Whatever it prints later is read and dropped, so that it never writes to a closed pipe.
+        std::thread::spawn(move || std::io::copy(&mut reader, &mut std::io::sink()));
+        let issuer = line
+            .trim()
+            .strip_prefix("issuer ")
+            .ok_or_else(|| format!("the OpenID provider did not start: {line:?}"))?
+            .to_owned();
+        let provider = Self {
+            issuer,
+            _process: process,
+        };
+        provider.control(&format!("/__test/client?base={base}"))?;
+        Ok(provider)
+    }
+
+    /// Calls one of its test controls (see the script).
+    pub fn control(&self, path_and_query: &str) -> Result<(), Box<dyn std::error::Error>> {
+        let status = ureq::post(format!("{}{path_and_query}", self.issuer))
+            .send_empty()?
+            .status()
+            .as_u16();
+        if status != 204 {
+            return Err(format!("the provider's control {path_and_query} answered {status}").into());
+        }
+        Ok(())
     }
 }

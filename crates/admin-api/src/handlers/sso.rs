@@ -1,0 +1,109 @@
+//! Single sign-on settings: `/api/admin/auth/oidc/settings` and
+//! `/api/admin/auth/simple/settings`, as Unleash's admin UI reads and writes them.
+
+use actix_web::web;
+use flag_admin::dto::sso::{OidcSettings, PasswordAuthSettings};
+use flag_admin::oidc;
+
+use crate::auth::Admitted;
+use crate::error::{ApiError, ErrorBody};
+use crate::extract::ObjectBody;
+use crate::state::AppState;
+
+/// The OpenID Connect settings in force; the secret is `*****`.
+///
+/// The settings come from the `OIDC_*` environment variables when `OIDC_ENABLED` is set, and
+/// are stored through this API otherwise.
+#[utoipa::path(
+    get,
+    path = "/api/admin/auth/oidc/settings",
+    tag = "Auth",
+    operation_id = "getOidcSettings",
+    responses(
+        (status = 200, description = "The settings", body = OidcSettings),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+    ),
+)]
+pub async fn get_oidc(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+) -> Result<web::Json<OidcSettings>, ApiError> {
+    Ok(web::Json(oidc::settings(&state.app).await?))
+}
+
+/// Change the OpenID Connect settings.
+///
+/// They are checked before they are stored: an enabled provider needs `discoverUrl` (https, or
+/// http on loopback), `clientId` and `secret`. `*****` as the secret keeps the stored one. The
+/// next login discovers the provider again.
+#[utoipa::path(
+    post,
+    path = "/api/admin/auth/oidc/settings",
+    tag = "Auth",
+    operation_id = "setOidcSettings",
+    request_body = OidcSettings,
+    responses(
+        (status = 200, description = "The settings stored, the secret masked", body = OidcSettings),
+        (status = 400, description = "The settings break a rule", body = ErrorBody),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+        (status = 403, description = "Not an admin; or the settings come from the environment; or \
+            switching single sign-on off while password login is off", body = ErrorBody),
+    ),
+)]
+pub async fn set_oidc(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    ObjectBody(settings): ObjectBody<OidcSettings>,
+) -> Result<web::Json<OidcSettings>, ApiError> {
+    Ok(web::Json(
+        oidc::save_settings(&state.app, &caller, settings).await?,
+    ))
+}
+
+/// Whether logging in with a password is switched off.
+#[utoipa::path(
+    get,
+    path = "/api/admin/auth/simple/settings",
+    tag = "Auth",
+    operation_id = "getSimpleSettings",
+    responses(
+        (status = 200, description = "The setting", body = PasswordAuthSettings),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+        (status = 403, description = "Not an admin", body = ErrorBody),
+    ),
+)]
+pub async fn get_password(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+) -> Result<web::Json<PasswordAuthSettings>, ApiError> {
+    Ok(web::Json(oidc::password_settings(&state.app).await?))
+}
+
+/// Switch logging in with a password off or on.
+///
+/// It can be switched off only while single sign-on is on, so that someone can always sign in.
+/// API tokens keep working either way.
+#[utoipa::path(
+    post,
+    path = "/api/admin/auth/simple/settings",
+    tag = "Auth",
+    operation_id = "setSimpleSettings",
+    request_body = PasswordAuthSettings,
+    responses(
+        (status = 200, description = "The setting stored", body = PasswordAuthSettings),
+        (status = 400, description = "The body breaks the schema", body = ErrorBody),
+        (status = 401, description = "Not logged in", body = ErrorBody),
+        (status = 403, description = "Not an admin, or switching password login off while single \
+            sign-on is off", body = ErrorBody),
+    ),
+)]
+pub async fn set_password(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    ObjectBody(settings): ObjectBody<PasswordAuthSettings>,
+) -> Result<web::Json<PasswordAuthSettings>, ApiError> {
+    Ok(web::Json(
+        oidc::save_password_settings(&state.app, &caller, settings).await?,
+    ))
+}

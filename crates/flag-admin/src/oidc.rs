@@ -1,0 +1,773 @@
+//! Single sign-on with OpenID Connect: the authorization-code flow with PKCE, the ID token
+//! verified in full (signature, `iss`, `aud`, `exp`, `nonce`), users matched by email and
+//! created on first login, and root roles from a groups claim on every login.
+//!
+//! The settings come from the environment (`OIDC_*`, see the server's configuration) or, when
+//! none are given there, from the setting Unleash keeps them in, which the admin API edits. A
+//! login that has left for the provider is stored (see `flag_store::queries::sessions`) under
+//! the hash of a cookie only this browser holds, so the callback may reach any replica and
+//! `state` is bound to the browser. The provider's discovery document and keys are cached for
+//! an hour, and fetched again at once when a token names a key they lack.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flag_store::models::{Actor, NewUser, OidcLoginRow, UserChanges};
+use flag_store::queries::{self, settings as stored};
+use openidconnect::core::{
+    CoreAuthenticationFlow, CoreClient, CoreGenderClaim, CoreJsonWebKey, CoreJweContentEncryptionAlgorithm,
+    CoreJwsSigningAlgorithm, CoreTokenResponse,
+};
+use openidconnect::{
+    AdditionalClaims, AuthorizationCode, ClientId, ClientSecret, CsrfToken, EndpointMaybeSet, EndpointNotSet,
+    EndpointSet, HttpRequest, HttpResponse, IdToken, IdTokenVerifier, IssuerUrl, JsonWebKeySet, Nonce,
+    PkceCodeChallenge, PkceCodeVerifier, ProviderMetadataWithLogout, RedirectUrl, Scope, TokenResponse as _,
+};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::domain::RootRole;
+use crate::dto::sso::{OidcSettings, PasswordAuthSettings};
+use crate::session::LoggedIn;
+use crate::{AdminError, Ctx, auth::Caller, db};
+
+/// Where Unleash keeps the OpenID Connect settings.
+pub const SETTING: &str = "unleash.enterprise.auth.oidc";
+/// Where Unleash keeps whether password login is off.
+pub const PASSWORD_SETTING: &str = "unleash.auth.simple";
+/// The secret as reads show it.
+const MASKED: &str = "*****";
+/// How long the provider's discovery document and keys are used before they are fetched again.
+const DISCOVERY_TTL: Duration = Duration::from_secs(3600);
+/// How long one request to the provider may take.
+const PROVIDER_TIMEOUT: Duration = Duration::from_secs(10);
+/// Where the provider sends the browser back, under the public URL.
+pub const CALLBACK_PATH: &str = "/auth/oidc/callback";
+/// Where a login starts.
+pub const LOGIN_PATH: &str = "/auth/oidc/login";
+
+/// The settings in force, parsed once: every rule about them is checked here.
+#[derive(Debug, Clone)]
+struct Config {
+    issuer: IssuerUrl,
+    client_id: ClientId,
+    secret: ClientSecret,
+    scopes: Vec<String>,
+    acr_values: Option<String>,
+    algorithm: CoreJwsSigningAlgorithm,
+    auto_create: bool,
+    email_domains: Vec<String>,
+    default_role: RootRole,
+    group_syncing: bool,
+    group_path: Vec<String>,
+    group_roles: BTreeMap<String, RootRole>,
+    single_sign_out: bool,
+}
+
+fn invalid(field: &str, message: impl Into<String>) -> AdminError {
+    AdminError::invalid(format!("/{field}"), message)
+}
+
+fn root_role(field: &str, name: &str) -> Result<RootRole, AdminError> {
+    match name {
+        "Admin" => Ok(RootRole::Admin),
+        "Editor" => Ok(RootRole::Editor),
+        "Viewer" => Ok(RootRole::Viewer),
+        _ => Err(invalid(
+            field,
+            format!("{field} must be Admin, Editor or Viewer, not {name:?}"),
+        )),
+    }
+}
+
+fn words(text: Option<&str>, separator: char) -> Vec<String> {
+    text.unwrap_or_default()
+        .split(separator)
+        .map(str::trim)
+        .filter(|word| !word.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+impl Config {
+    /// Checks enabled settings; `None` when single sign-on is off.
+    fn parse(settings: &OidcSettings) -> Result<Option<Self>, AdminError> {
+        if !settings.enabled {
+            return Ok(None);
+        }
+        let discover = settings
+            .discover_url
+            .as_deref()
+            .map(str::trim)
+            .filter(|url| !url.is_empty())
+            .ok_or_else(|| invalid("discoverUrl", "discoverUrl is required when OIDC is enabled"))?;
+        let issuer = discover
+            .strip_suffix("/.well-known/openid-configuration")
+            .unwrap_or(discover)
+            .trim_end_matches('/');
+        let parsed = url::Url::parse(issuer)
+            .map_err(|error| invalid("discoverUrl", format!("discoverUrl is not a URL: {error}")))?;
+        let loopback = match parsed.host() {
+            Some(url::Host::Ipv4(address)) => address.is_loopback(),
+            Some(url::Host::Ipv6(address)) => address.is_loopback(),
+            Some(url::Host::Domain(name)) => name == "localhost",
+            None => false,
+        };
+        if parsed.scheme() != "https" && !(parsed.scheme() == "http" && loopback) {
+            return Err(invalid(
+                "discoverUrl",
+                "discoverUrl must be an https URL (http only on loopback)",
+            ));
+        }
+        let required = |field: &str, value: &Option<String>| {
+            value
+                .as_deref()
+                .map(str::trim)
+                .filter(|value| !value.is_empty())
+                .map(str::to_owned)
+                .ok_or_else(|| invalid(field, format!("{field} is required when OIDC is enabled")))
+        };
+        let client_id = required("clientId", &settings.client_id)?;
+        let secret = required("secret", &settings.secret)?;
+        let default_role = match (
+            settings.default_root_role_id,
+            settings.default_root_role.as_deref(),
+        ) {
+            (Some(id), _) => RootRole::from_id(id)
+                .filter(|role| matches!(role, RootRole::Admin | RootRole::Editor | RootRole::Viewer))
+                .ok_or_else(|| {
+                    invalid(
+                        "defaultRootRoleId",
+                        format!("defaultRootRoleId must be 1, 2 or 3, not {id}"),
+                    )
+                })?,
+            (None, Some(name)) => root_role("defaultRootRole", name)?,
+            (None, None) => RootRole::Viewer,
+        };
+        let algorithm = match settings.id_token_signing_algorithm.as_deref() {
+            None | Some("RS256") => CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha256,
+            Some("RS384") => CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha384,
+            Some("RS512") => CoreJwsSigningAlgorithm::RsaSsaPkcs1V15Sha512,
+            Some(other) => {
+                return Err(invalid(
+                    "idTokenSigningAlgorithm",
+                    format!("idTokenSigningAlgorithm must be RS256, RS384 or RS512, not {other:?}"),
+                ));
+            }
+        };
+        let mut group_roles = BTreeMap::new();
+        for (group, role) in settings.group_root_roles.iter().flatten() {
+            group_roles.insert(group.clone(), root_role("groupRootRoles", role)?);
+        }
+        let mut scopes = vec!["email".to_owned(), "profile".to_owned()];
+        if settings.add_groups_scope {
+            scopes.push("groups".to_owned());
+        }
+        scopes.extend(words(settings.extra_scopes.as_deref(), ' '));
+        scopes.dedup();
+        Ok(Some(Self {
+            issuer: IssuerUrl::new(issuer.to_owned())
+                .map_err(|error| invalid("discoverUrl", format!("discoverUrl is not a URL: {error}")))?,
+            client_id: ClientId::new(client_id),
+            secret: ClientSecret::new(secret),
+            scopes,
+            acr_values: settings
+                .acr_values
+                .clone()
+                .filter(|values| !values.trim().is_empty()),
+            algorithm,
+            auto_create: settings.auto_create,
+            email_domains: words(settings.email_domains.as_deref(), ',')
+                .into_iter()
+                .map(|domain| flag_eval::fold_case(domain.trim_start_matches('@')))
+                .collect(),
+            default_role,
+            group_syncing: settings.enable_group_syncing,
+            group_path: words(Some(settings.group_json_path.as_deref().unwrap_or("groups")), '.'),
+            group_roles,
+            single_sign_out: settings.enable_single_sign_out,
+        }))
+    }
+
+    /// The root role the claims give, with group syncing; `None` without it.
+    fn role_from(&self, claims: &Map<String, Value>) -> Option<RootRole> {
+        if !self.group_syncing {
+            return None;
+        }
+        let mut found = None;
+        let mut at: Option<&Value> = None;
+        for (index, name) in self.group_path.iter().enumerate() {
+            at = if index == 0 {
+                claims.get(name)
+            } else {
+                at.and_then(|value| value.get(name))
+            };
+        }
+        let groups: Vec<&str> = match at {
+            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
+            Some(Value::String(one)) => vec![one.as_str()],
+            _ => Vec::new(),
+        };
+        for group in groups {
+            if let Some(&role) = self.group_roles.get(group) {
+                found = Some(match found {
+                    Some(best) if strength(best) >= strength(role) => best,
+                    _ => role,
+                });
+            }
+        }
+        Some(found.unwrap_or(self.default_role))
+    }
+}
+
+fn strength(role: RootRole) -> u8 {
+    match role {
+        RootRole::Admin => 3,
+        RootRole::Editor => 2,
+        _ => 1,
+    }
+}
+
+/// The provider as last discovered.
+struct Discovered {
+    issuer: IssuerUrl,
+    metadata: ProviderMetadataWithLogout,
+    fetched: Instant,
+}
+
+/// What single sign-on keeps between requests: the provider's discovery document and keys.
+#[derive(Default)]
+pub struct Oidc {
+    discovered: tokio::sync::Mutex<Option<Arc<Discovered>>>,
+}
+
+impl std::fmt::Debug for Oidc {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Oidc").finish_non_exhaustive()
+    }
+}
+
+/// Every claim of the ID token, for the groups claim wherever it is.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct AllClaims(Map<String, Value>);
+impl AdditionalClaims for AllClaims {}
+
+type Token = IdToken<AllClaims, CoreGenderClaim, CoreJweContentEncryptionAlgorithm, CoreJwsSigningAlgorithm>;
+type Client = CoreClient<
+    EndpointSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointNotSet,
+    EndpointMaybeSet,
+    EndpointMaybeSet,
+>;
+
+/// The agent every request to the provider goes through: no redirects followed, statuses
+/// handed back to the OpenID code (which reads the provider's error bodies), a time limit.
+fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .max_redirects(0)
+        .timeout_global(Some(PROVIDER_TIMEOUT))
+        .build()
+        .into()
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+struct Transport(String);
+
+/// Sends one request to the provider (blocking: called on the blocking pool).
+fn send(agent: &ureq::Agent, request: HttpRequest) -> Result<HttpResponse, Transport> {
+    let response = agent.run(request).map_err(|error| Transport(error.to_string()))?;
+    let (parts, mut body) = response.into_parts();
+    let bytes = body
+        .with_config()
+        .limit(1 << 20)
+        .read_to_vec()
+        .map_err(|error| Transport(error.to_string()))?;
+    Ok(HttpResponse::from_parts(parts, bytes))
+}
+
+async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) -> Result<T, AdminError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|error| AdminError::Internal(format!("an OpenID request did not finish: {error}")))
+}
+
+fn unreachable_provider(what: &str, error: impl std::fmt::Display) -> AdminError {
+    AdminError::ProviderUnavailable(format!("the OpenID provider's {what} could not be read: {error}"))
+}
+
+async fn fetch_metadata(issuer: IssuerUrl) -> Result<Arc<Discovered>, AdminError> {
+    let metadata = blocking(move || {
+        let agent = agent();
+        ProviderMetadataWithLogout::discover(&issuer, &|request| send(&agent, request))
+            .map(|metadata| (issuer, metadata))
+    })
+    .await?
+    .map_err(|error| unreachable_provider("discovery document", error))?;
+    Ok(Arc::new(Discovered {
+        issuer: metadata.0,
+        metadata: metadata.1,
+        fetched: Instant::now(),
+    }))
+}
+
+impl Oidc {
+    /// The provider of `config`, discovered at most [`DISCOVERY_TTL`] ago, or at once when
+    /// `fresh`.
+    async fn provider(&self, config: &Config, fresh: bool) -> Result<Arc<Discovered>, AdminError> {
+        let mut discovered = self.discovered.lock().await;
+        if let Some(known) = discovered.as_ref()
+            && known.issuer == config.issuer
+            && !fresh
+            && known.fetched.elapsed() < DISCOVERY_TTL
+        {
+            return Ok(Arc::clone(known));
+        }
+        let found = fetch_metadata(config.issuer.clone()).await?;
+        *discovered = Some(Arc::clone(&found));
+        Ok(found)
+    }
+
+    /// Fetches the provider's keys again, for a token signed with a key they lacked.
+    async fn refresh_keys(&self, config: &Config) -> Result<Arc<Discovered>, AdminError> {
+        let known = self.provider(config, false).await?;
+        if known.fetched.elapsed() < Duration::from_secs(10) {
+            return Ok(known);
+        }
+        let uri = known.metadata.jwks_uri().clone();
+        let keys = blocking(move || {
+            let agent = agent();
+            JsonWebKeySet::<CoreJsonWebKey>::fetch(&uri, &|request| send(&agent, request))
+        })
+        .await?
+        .map_err(|error| unreachable_provider("keys", error))?;
+        let renewed = Arc::new(Discovered {
+            issuer: known.issuer.clone(),
+            metadata: known.metadata.clone().set_jwks(keys),
+            fetched: Instant::now(),
+        });
+        *self.discovered.lock().await = Some(Arc::clone(&renewed));
+        Ok(renewed)
+    }
+}
+
+fn client(config: &Config, provider: &Discovered, redirect: RedirectUrl) -> Client {
+    CoreClient::from_provider_metadata(
+        provider.metadata.clone(),
+        config.client_id.clone(),
+        Some(config.secret.clone()),
+    )
+    .set_redirect_uri(redirect)
+}
+
+fn redirect_url(ctx: &Ctx) -> Result<RedirectUrl, AdminError> {
+    RedirectUrl::new(format!("{}{CALLBACK_PATH}", ctx.settings().unleash_url))
+        .map_err(|error| AdminError::Internal(format!("the callback URL is not a URL: {error}")))
+}
+
+/// The settings in force: the environment's when it gives any, else the stored ones.
+async fn current(ctx: &Ctx) -> Result<OidcSettings, AdminError> {
+    if let Some(settings) = &ctx.settings().oidc {
+        return Ok(settings.clone());
+    }
+    Ok(
+        db::run(&ctx.store, |conn| stored::get::<OidcSettings>(conn, SETTING))
+            .await?
+            .unwrap_or_default(),
+    )
+}
+
+async fn config(ctx: &Ctx) -> Result<Option<Config>, AdminError> {
+    // Stored settings were checked when saved and the environment's at start.
+    Config::parse(&current(ctx).await?)
+}
+
+/// `GET /api/admin/auth/oidc/settings`: the settings in force, the secret masked.
+pub async fn settings(ctx: &Ctx) -> Result<OidcSettings, AdminError> {
+    let mut settings = current(ctx).await?;
+    if settings.secret.is_some() {
+        settings.secret = Some(MASKED.to_owned());
+    }
+    Ok(settings)
+}
+
+/// Whether the settings come from the environment, and so cannot be changed through the API.
+pub fn configured_through_env(ctx: &Ctx) -> bool {
+    ctx.settings().oidc.is_some()
+}
+
+/// Checks settings from the environment, as the server starts.
+pub fn check(settings: &OidcSettings) -> Result<(), AdminError> {
+    Config::parse(settings).map(|_| ())
+}
+
+/// `POST /api/admin/auth/oidc/settings`: checks and stores the settings; `*****` as the secret
+/// keeps the stored one.
+pub async fn save_settings(
+    ctx: &Ctx,
+    caller: &Caller,
+    mut settings: OidcSettings,
+) -> Result<OidcSettings, AdminError> {
+    if configured_through_env(ctx) {
+        return Err(AdminError::InvalidOperation(
+            "OIDC is configured through the environment (OIDC_ENABLED); change it there".into(),
+        ));
+    }
+    if settings.secret.as_deref() == Some(MASKED) {
+        settings.secret = current(ctx).await?.secret;
+    }
+    Config::parse(&settings)?;
+    if !settings.enabled && !password_login_allowed(ctx).await? {
+        return Err(AdminError::InvalidOperation(
+            "password login is off; switch it on before switching single sign-on off".into(),
+        ));
+    }
+    let actor = caller.actor();
+    let now = crate::now();
+    let saved = settings.clone();
+    db::run(&ctx.store, move |conn| {
+        stored::put_hidden(conn, SETTING, &saved, &actor, now)
+    })
+    .await?;
+    // The provider may have changed: discover it again at the next login.
+    *ctx.oidc.discovered.lock().await = None;
+    self::settings(ctx).await
+}
+
+/// `GET /api/admin/auth/simple/settings`.
+pub async fn password_settings(ctx: &Ctx) -> Result<PasswordAuthSettings, AdminError> {
+    Ok(db::run(&ctx.store, |conn| {
+        stored::get::<PasswordAuthSettings>(conn, PASSWORD_SETTING)
+    })
+    .await?
+    .unwrap_or_default())
+}
+
+/// `POST /api/admin/auth/simple/settings`: password login may be switched off only while
+/// single sign-on is on, so that someone can always sign in.
+pub async fn save_password_settings(
+    ctx: &Ctx,
+    caller: &Caller,
+    settings: PasswordAuthSettings,
+) -> Result<PasswordAuthSettings, AdminError> {
+    if settings.disabled && config(ctx).await?.is_none() {
+        return Err(AdminError::InvalidOperation(
+            "single sign-on is off; switch it on before switching password login off".into(),
+        ));
+    }
+    let actor = caller.actor();
+    let now = crate::now();
+    db::run(&ctx.store, move |conn| {
+        stored::put(conn, PASSWORD_SETTING, &settings, &actor, now)
+    })
+    .await?;
+    Ok(settings)
+}
+
+/// Whether logging in with a password is on.
+pub async fn password_login_allowed(ctx: &Ctx) -> Result<bool, AdminError> {
+    Ok(!password_settings(ctx).await?.disabled)
+}
+
+/// How users may sign in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LoginOptions {
+    /// With a password.
+    pub password: bool,
+    /// Through the OpenID provider.
+    pub oidc: bool,
+}
+
+/// How users may sign in now.
+pub async fn login_options(ctx: &Ctx) -> Result<LoginOptions, AdminError> {
+    let oidc = config(ctx).await?.is_some();
+    Ok(LoginOptions {
+        password: !oidc || password_login_allowed(ctx).await?,
+        oidc,
+    })
+}
+
+/// A login that is leaving for the provider.
+#[derive(Debug)]
+pub struct Started {
+    /// The secret for the browser's cookie, which the callback must bring back.
+    pub cookie: String,
+    /// Where to send the browser.
+    pub authorize_url: String,
+}
+
+/// Starts a login: stores what the callback checks and answers where to send the browser.
+pub async fn start(ctx: &Ctx, return_to: &str) -> Result<Started, AdminError> {
+    let config = config(ctx)
+        .await?
+        .ok_or_else(|| AdminError::NotFound("single sign-on is not enabled".into()))?;
+    let provider = ctx.oidc.provider(&config, false).await?;
+    let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
+    let client = client(&config, &provider, redirect_url(ctx)?);
+    let mut request = client
+        .authorize_url(
+            CoreAuthenticationFlow::AuthorizationCode,
+            CsrfToken::new_random,
+            Nonce::new_random,
+        )
+        .set_pkce_challenge(challenge);
+    for scope in &config.scopes {
+        request = request.add_scope(Scope::new(scope.clone()));
+    }
+    if let Some(values) = &config.acr_values {
+        request = request.add_extra_param("acr_values", values.clone());
+    }
+    let (url, state, nonce) = request.url();
+    let cookie = crate::secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
+    let login = OidcLoginRow {
+        cookie_hash: crate::secrets::verifier(&cookie),
+        state: state.secret().clone(),
+        nonce: nonce.secret().clone(),
+        pkce_verifier: verifier.secret().clone(),
+        return_to: return_to.to_owned(),
+        created_at: crate::now(),
+    };
+    db::run(&ctx.store, move |conn| {
+        queries::sessions::start_oidc_login(conn, &login)
+    })
+    .await?;
+    Ok(Started {
+        cookie,
+        authorize_url: url.to_string(),
+    })
+}
+
+/// What the provider sends the browser back with.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct Callback {
+    /// The authorization code.
+    pub code: Option<String>,
+    /// The state sent.
+    pub state: Option<String>,
+    /// The provider's refusal, such as `access_denied`.
+    pub error: Option<String>,
+    /// Its explanation.
+    pub error_description: Option<String>,
+}
+
+/// A finished login: the session, and where to go.
+#[derive(Debug)]
+pub struct Finished {
+    /// The session opened.
+    pub logged_in: LoggedIn,
+    /// The console path the login started from.
+    pub return_to: String,
+}
+
+fn failed(message: impl Into<String>) -> AdminError {
+    AdminError::SignInFailed(message.into())
+}
+
+/// Finishes a login: checks the callback against the login this browser started, exchanges the
+/// code, verifies the ID token, and signs the user in, created or with the role their groups
+/// give when the settings say so.
+pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Result<Finished, AdminError> {
+    let config = config(ctx)
+        .await?
+        .ok_or_else(|| AdminError::NotFound("single sign-on is not enabled".into()))?;
+    let cookie_hash = cookie.map(crate::secrets::verifier).ok_or_else(|| {
+        failed("this browser did not start a login here, or its cookie expired; sign in again")
+    })?;
+    let now = crate::now();
+    let login = db::run(&ctx.store, move |conn| {
+        queries::sessions::take_oidc_login(conn, &cookie_hash, now)
+    })
+    .await?
+    .ok_or_else(|| failed("this login was already used or took over ten minutes; sign in again"))?;
+    if let Some(error) = callback.error {
+        let detail = callback
+            .error_description
+            .map(|text| format!(": {text}"))
+            .unwrap_or_default();
+        return Err(failed(format!(
+            "the OpenID provider refused the login ({error}){detail}"
+        )));
+    }
+    let state = callback.state.unwrap_or_default();
+    if !bool::from(subtle::ConstantTimeEq::ct_eq(
+        state.as_bytes(),
+        login.state.as_bytes(),
+    )) {
+        return Err(failed(
+            "the login's state does not match the one this browser started; sign in again",
+        ));
+    }
+    let code = callback
+        .code
+        .filter(|code| !code.is_empty())
+        .ok_or_else(|| failed("the OpenID provider sent no authorization code"))?;
+    let provider = ctx.oidc.provider(&config, false).await?;
+    let redirect = redirect_url(ctx)?;
+    let verifier = PkceCodeVerifier::new(login.pkce_verifier.clone());
+    let (exchange_config, exchange_provider) = (config.clone(), Arc::clone(&provider));
+    let response: CoreTokenResponse = blocking(move || {
+        let client = client(&exchange_config, &exchange_provider, redirect);
+        let exchange = client
+            .exchange_code(AuthorizationCode::new(code))
+            .map_err(|error| unreachable_provider("token endpoint", error))?
+            .set_pkce_verifier(verifier);
+        let agent = agent();
+        exchange
+            .request(&|request| send(&agent, request))
+            .map_err(|error| match error {
+                openidconnect::RequestTokenError::ServerResponse(response) => failed(format!(
+                    "the OpenID provider refused the authorization code ({}); sign in again",
+                    response.error()
+                )),
+                other => unreachable_provider("token endpoint", other),
+            })
+    })
+    .await??;
+    let raw = response
+        .id_token()
+        .ok_or_else(|| failed("the OpenID provider sent no ID token"))?
+        .to_string();
+    let token: Token = raw
+        .parse()
+        .map_err(|_| failed("the ID token is not a signed JWT"))?;
+    let nonce = Nonce::new(login.nonce.clone());
+    let verify = |provider: &Discovered| {
+        let verifier: IdTokenVerifier<'_, CoreJsonWebKey> = IdTokenVerifier::new_confidential_client(
+            config.client_id.clone(),
+            config.secret.clone(),
+            provider.issuer.clone(),
+            provider.metadata.jwks().clone(),
+        )
+        .set_allowed_algs(vec![config.algorithm.clone()]);
+        token.claims(&verifier, &nonce).cloned()
+    };
+    let claims = match verify(&provider) {
+        Err(openidconnect::ClaimsVerificationError::SignatureVerification(
+            openidconnect::SignatureVerificationError::NoMatchingKey,
+        )) => verify(&*ctx.oidc.refresh_keys(&config).await?),
+        other => other,
+    }
+    .map_err(|error| failed(format!("the ID token does not verify: {error}")))?;
+    let email = claims
+        .email()
+        .map(|email| email.as_str().trim().to_owned())
+        .filter(|email| email.contains('@'))
+        .ok_or_else(|| failed("the ID token has no email; ask the provider to release the email claim"))?;
+    if claims.email_verified() == Some(false) {
+        return Err(AdminError::NoAccess(format!(
+            "the provider has not verified {email}"
+        )));
+    }
+    let name = claims
+        .name()
+        .and_then(|names| names.get(None))
+        .map(|name| name.as_str().to_owned());
+    let role = config.role_from(&claims.additional_claims().0);
+    let user = sign_in_user(ctx, &config, &email, name, role).await?;
+    let logged_in = crate::session::open(ctx, user, now).await?;
+    Ok(Finished {
+        logged_in,
+        return_to: login.return_to,
+    })
+}
+
+/// The user `email` signs in as: the one with that email, with the role their groups give; or
+/// a new one when the settings allow it.
+async fn sign_in_user(
+    ctx: &Ctx,
+    config: &Config,
+    email: &str,
+    name: Option<String>,
+    role: Option<RootRole>,
+) -> Result<flag_store::models::UserRow, AdminError> {
+    let lookup = email.to_owned();
+    let existing = db::run(&ctx.store, move |conn| {
+        queries::users::find_by_email(conn, &lookup)
+    })
+    .await?;
+    let now = crate::now();
+    let actor = Actor::system();
+    let user = match existing {
+        Some(user) => match role {
+            Some(role) if role.id() != user.root_role => {
+                let changes = UserChanges {
+                    root_role: Some(role.id()),
+                    ..UserChanges::default()
+                };
+                let id = user.id;
+                db::run(&ctx.store, move |conn| {
+                    queries::users::update(conn, id, &changes, &actor, now)
+                })
+                .await?
+            }
+            _ => user,
+        },
+        None => {
+            if !config.auto_create {
+                return Err(AdminError::NoAccess(format!(
+                    "there is no user with the email {email}; ask an admin to invite you"
+                )));
+            }
+            let domain = flag_eval::fold_case(email.rsplit('@').next().unwrap_or_default());
+            if !config.email_domains.is_empty() && !config.email_domains.contains(&domain) {
+                return Err(AdminError::NoAccess(format!(
+                    "users with {domain} emails are not created here; ask an admin to invite you"
+                )));
+            }
+            let user = NewUser {
+                name,
+                username: None,
+                email: Some(email.to_owned()),
+                password_hash: None,
+                root_role: role.unwrap_or(config.default_role).id(),
+                created_at: now,
+            };
+            db::run(&ctx.store, move |conn| {
+                queries::users::create(conn, &user, &actor)
+            })
+            .await?
+        }
+    };
+    let id = user.id;
+    db::run(&ctx.store, move |conn| {
+        queries::users::record_login(conn, id, true, now)
+    })
+    .await?;
+    let mut user = user;
+    user.seen_at = Some(now);
+    user.login_attempts = 0;
+    Ok(user)
+}
+
+/// Whether signing out also signs out at the provider.
+pub async fn single_sign_out(ctx: &Ctx) -> bool {
+    config(ctx)
+        .await
+        .ok()
+        .flatten()
+        .is_some_and(|config| config.single_sign_out)
+}
+
+/// Where to send the browser after its session ended: the provider's end-session endpoint, when
+/// single sign-out is on and the provider has one, coming back to `signed_out`.
+pub async fn logout_url(ctx: &Ctx, signed_out: &str) -> Option<String> {
+    let config = config(ctx).await.ok().flatten()?;
+    if !config.single_sign_out {
+        return None;
+    }
+    let provider = ctx.oidc.provider(&config, false).await.ok()?;
+    let end = provider
+        .metadata
+        .additional_metadata()
+        .end_session_endpoint
+        .clone()?;
+    let mut url = end.url().clone();
+    url.query_pairs_mut()
+        .append_pair("client_id", config.client_id.as_str())
+        .append_pair("post_logout_redirect_uri", signed_out);
+    Some(url.to_string())
+}

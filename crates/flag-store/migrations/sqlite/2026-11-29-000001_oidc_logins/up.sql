@@ -1,0 +1,13 @@
+-- Logins through an OpenID provider that have started and not yet come back: what the callback
+-- checks (the state, the nonce, the PKCE verifier) under the hash of the browser's cookie, so the
+-- callback may reach any replica. Each is taken once, and is kept ten minutes at most.
+
+CREATE TABLE oidc_logins (
+    cookie_hash TEXT PRIMARY KEY NOT NULL,
+    state TEXT NOT NULL,
+    nonce TEXT NOT NULL,
+    pkce_verifier TEXT NOT NULL,
+    return_to TEXT NOT NULL,
+    created_at TIMESTAMP NOT NULL
+);
+CREATE INDEX oidc_logins_created_at ON oidc_logins (created_at);
