@@ -33,6 +33,14 @@ pub enum ApiError {
     /// 405 `MethodNotAllowed`.
     #[error("method not allowed")]
     MethodNotAllowed,
+    /// 401 `AuthenticationRequired` with single sign-on among the ways to log in, which
+    /// Unleash's web UI reads to show its "Sign in with" button (and the password form only
+    /// when `password`).
+    #[error("you must log in or give an API token in the Authorization header")]
+    LoginRequired {
+        /// Whether password login is on.
+        password: bool,
+    },
 }
 
 impl ApiError {
@@ -73,6 +81,7 @@ impl ApiError {
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
             Self::ContentType(_) | Self::ContentEncoding(_) => "ContentTypeError",
             Self::MethodNotAllowed => "MethodNotAllowedError",
+            Self::LoginRequired { .. } => "AuthenticationRequired",
         }
     }
 }
@@ -120,9 +129,26 @@ pub struct ErrorBody {
     /// On `AuthenticationRequired`: `password`, a username and password form.
     #[serde(rename = "type", skip_serializing_if = "Option::is_none")]
     pub login_type: Option<&'static str>,
-    /// On `AuthenticationRequired`: whether the password form starts hidden; it does not.
+    /// On `AuthenticationRequired`: whether the password form starts hidden, as it does when
+    /// password login is switched off.
     #[serde(rename = "defaultHidden", skip_serializing_if = "Option::is_none")]
     pub default_hidden: Option<bool>,
+    /// On `AuthenticationRequired` from `GET /api/admin/user` with single sign-on on: the other
+    /// ways to log in.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub options: Option<Vec<LoginOption>>,
+}
+
+/// Another way to log in: `{type, message, path}`, as Unleash's web UI reads it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LoginOption {
+    /// `oidc`.
+    #[serde(rename = "type")]
+    pub login_type: &'static str,
+    /// The button's label.
+    pub message: &'static str,
+    /// Where the browser goes to log in this way.
+    pub path: &'static str,
 }
 
 impl ResponseError for ApiError {
@@ -132,6 +158,7 @@ impl ResponseError for ApiError {
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::ContentType(_) | Self::ContentEncoding(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::LoginRequired { .. } => StatusCode::UNAUTHORIZED,
         }
     }
 
@@ -155,7 +182,11 @@ impl ResponseError for ApiError {
         {
             response.insert_header((header::RETRY_AFTER, value));
         }
-        let login = matches!(self, Self::Admin(AdminError::AuthenticationRequired));
+        let (login, password) = match self {
+            Self::Admin(AdminError::AuthenticationRequired) => (true, true),
+            Self::LoginRequired { password } => (true, *password),
+            _ => (false, true),
+        };
         response.json(ErrorBody {
             id,
             name: self.name().to_owned(),
@@ -163,7 +194,14 @@ impl ResponseError for ApiError {
             details,
             path: login.then_some("/auth/simple/login"),
             login_type: login.then_some("password"),
-            default_hidden: login.then_some(false),
+            default_hidden: login.then_some(!password),
+            options: matches!(self, Self::LoginRequired { .. }).then(|| {
+                vec![LoginOption {
+                    login_type: "oidc",
+                    message: "Sign in with single sign-on",
+                    path: flag_admin::oidc::LOGIN_PATH,
+                }]
+            }),
         })
     }
 }

@@ -23,9 +23,22 @@ use crate::state::AppState;
 )]
 pub async fn get(
     state: web::Data<AppState>,
-    Admitted(caller): Admitted,
+    caller: Result<Admitted, ApiError>,
 ) -> Result<web::Json<MeOut>, ApiError> {
-    Ok(web::Json(me::get(&state.app, &caller).await?))
+    match caller {
+        Ok(Admitted(caller)) => Ok(web::Json(me::get(&state.app, &caller).await?)),
+        Err(ApiError::Admin(flag_admin::AdminError::AuthenticationRequired)) => {
+            let options = flag_admin::oidc::login_options(&state.app).await?;
+            Err(if options.oidc {
+                ApiError::LoginRequired {
+                    password: options.password,
+                }
+            } else {
+                flag_admin::AdminError::AuthenticationRequired.into()
+            })
+        }
+        Err(error) => Err(error),
+    }
 }
 
 /// The signed-in user's projects and root role.

@@ -143,6 +143,23 @@ async fn password_login_goes_off_only_while_single_sign_on_is_on() {
         "{login}"
     );
 
+    // Unleash's web UI learns from `/api/admin/user` how to log in.
+    let anonymous = || test::TestRequest::get().uri("/api/admin/user");
+    let (status, body) = send(&service, anonymous()).await;
+    assert_error(status, &body, 401, "AuthenticationRequired");
+    assert_eq!(
+        (
+            body["type"].clone(),
+            body["defaultHidden"].clone(),
+            body["options"].clone()
+        ),
+        (
+            json!("password"),
+            json!(false),
+            json!([{"type": "oidc", "message": "Sign in with single sign-on", "path": "/auth/oidc/login"}])
+        ),
+        "{body}"
+    );
     let (status, body) = send(&service, post(PASSWORD, ADMIN, json!({"disabled": true}))).await;
     assert_eq!(
         (status, body.clone()),
@@ -156,6 +173,11 @@ async fn password_login_goes_off_only_while_single_sign_on_is_on() {
         login.contains("Sign in with single sign-on") && !login.contains("id=\"password\""),
         "{login}"
     );
+    let (_, config) = send(&service, get("/api/admin/ui-config", ADMIN)).await;
+    assert_eq!(config["disablePasswordAuth"], json!(true), "{config}");
+    assert_eq!(config["oidcConfiguredThroughEnv"], json!(false), "{config}");
+    let (_, body) = send(&service, anonymous()).await;
+    assert_eq!(body["defaultHidden"], json!(true), "{body}");
     let request = test::TestRequest::post()
         .uri("/auth/simple/login")
         .set_json(json!({"username": "admin", "password": "whatever-it-is"}));
@@ -192,6 +214,9 @@ async fn settings_from_the_environment_cannot_be_changed() {
             .is_some_and(|message| message.contains("OIDC_ENABLED")),
         "{body}"
     );
+    let (_, config) = send(&service, get("/api/admin/ui-config", ADMIN)).await;
+    assert_eq!(config["oidcConfiguredThroughEnv"], json!(true), "{config}");
+    assert_eq!(config["disablePasswordAuth"], json!(false), "{config}");
 }
 
 #[actix_web::test]

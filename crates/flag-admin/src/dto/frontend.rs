@@ -118,8 +118,11 @@ pub struct UiConfig {
     pub impact_metrics: &'static str,
     /// The limits the UI checks forms against.
     pub resource_limits: ResourceLimits,
-    /// Whether password logins are off; they are not.
+    /// Whether password logins are off (only ever while single sign-on is on).
     pub disable_password_auth: bool,
+    /// Whether the OpenID Connect settings come from the environment, so the UI shows them
+    /// read-only.
+    pub oidc_configured_through_env: bool,
     /// Whether the server is in maintenance mode; it never is.
     pub maintenance_mode: bool,
     /// Sessions a user may have at once before the UI warns: 0, no warning.
