@@ -213,6 +213,9 @@ pub struct Config {
     /// The OpenID provider's issuer URL, or its `/.well-known/openid-configuration` URL.
     #[arg(long, env = "OIDC_DISCOVER_URL", global = true)]
     pub oidc_discover_url: Option<String>,
+    /// The same as `OIDC_DISCOVER_URL`, which wins when both are set.
+    #[arg(long, env = "OIDC_ISSUER_URL", global = true)]
+    pub oidc_issuer_url: Option<String>,
     /// The client id registered at the provider.
     #[arg(long, env = "OIDC_CLIENT_ID", global = true)]
     pub oidc_client_id: Option<String>,
@@ -364,13 +367,18 @@ impl Config {
         let group_root_roles = self.oidc_group_root_roles.as_deref().map(|pairs| {
             pairs
                 .split(',')
-                .filter_map(|pair| pair.split_once('='))
+                .filter(|pair| !pair.trim().is_empty())
+                // An entry without `=` names no role, which the settings' check refuses.
+                .map(|pair| pair.split_once('=').unwrap_or((pair, "")))
                 .map(|(group, role)| (group.trim().to_owned(), role.trim().to_owned()))
                 .collect()
         });
         Some(flag_admin::dto::sso::OidcSettings {
             enabled,
-            discover_url: self.oidc_discover_url.clone(),
+            discover_url: self
+                .oidc_discover_url
+                .clone()
+                .or_else(|| self.oidc_issuer_url.clone()),
             client_id: self.oidc_client_id.clone(),
             secret: self.oidc_client_secret.as_ref().map(|secret| secret.0.clone()),
             enable_single_sign_out: self.oidc_enable_single_sign_out.unwrap_or(false),

@@ -904,9 +904,50 @@ async fn sso_flows(console: &Console, provider: &OidcProvider) -> TestResult {
             Ok(())
         })
         .await?;
+    console
+        .run("sso-4-an-existing-user-by-email-in-any-case", async {
+            make_user(console, "Finn@Example.com", 2)?;
+            console.browser.delete_all_cookies().await?;
+            // Finn's groups claim names no mapped group: the default role, Viewer.
+            provider.control("/__test/account?login=finn&email=finn@EXAMPLE.com&groups=staff")?;
+            console.sign_in_at_provider("finn").await?;
+            console
+                .browser
+                .wait()
+                .for_element(Locator::Css("header .who"))
+                .await?;
+            let (_, users) = console.api("GET", "/api/admin/user-admin", None)?;
+            let finns: Vec<&Value> = users["users"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter(|user| {
+                    user["email"]
+                        .as_str()
+                        .is_some_and(|email| email.eq_ignore_ascii_case("finn@example.com"))
+                })
+                .collect();
+            assert_eq!(finns.len(), 1, "the same user: {finns:?}");
+            assert_eq!(finns[0]["rootRole"], json!(3), "{finns:?}");
+            Ok(())
+        })
+        .await?;
+    console
+        .run("sso-5-no-email", async {
+            console.browser.delete_all_cookies().await?;
+            provider.control("/__test/account?login=nomail&email=")?;
+            console.sign_in_at_provider("nomail").await?;
+            let text = console.text().await?;
+            assert!(
+                text.contains("Sign-in failed") && text.contains("no email"),
+                "{text}"
+            );
+            Ok(())
+        })
+        .await?;
     for (mode, says) in [("aud", "audience"), ("sig", "Signature verification failed")] {
         console
-            .run(&format!("sso-4-tampered-{mode}"), async {
+            .run(&format!("sso-6-tampered-{mode}"), async {
                 console.browser.delete_all_cookies().await?;
                 provider.control(&format!("/__test/mode?m={mode}"))?;
                 console.sign_in_at_provider("eve@example.com").await?;

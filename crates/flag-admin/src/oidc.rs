@@ -102,10 +102,10 @@ impl Config {
             .map(str::trim)
             .filter(|url| !url.is_empty())
             .ok_or_else(|| invalid("discoverUrl", "discoverUrl is required when OIDC is enabled"))?;
+        // The issuer exactly as given (some end in `/`, and discovery compares it exactly).
         let issuer = discover
             .strip_suffix("/.well-known/openid-configuration")
-            .unwrap_or(discover)
-            .trim_end_matches('/');
+            .unwrap_or(discover);
         let parsed = url::Url::parse(issuer)
             .map_err(|error| invalid("discoverUrl", format!("discoverUrl is not a URL: {error}")))?;
         let loopback = match parsed.host() {
@@ -190,7 +190,10 @@ impl Config {
         }))
     }
 
-    /// The root role the claims give, with group syncing; `None` without it.
+    /// The root role the claims give, with group syncing: the strongest a group maps to, or the
+    /// default. `None` without group syncing, and when the token has no groups claim at all (a
+    /// provider that did not release it, or too many groups to list), so that a missing claim
+    /// never demotes anyone.
     fn role_from(&self, claims: &Map<String, Value>) -> Option<RootRole> {
         if !self.group_syncing {
             return None;
@@ -207,7 +210,14 @@ impl Config {
         let groups: Vec<&str> = match at {
             Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
             Some(Value::String(one)) => vec![one.as_str()],
-            _ => Vec::new(),
+            _ => {
+                tracing::warn!(
+                    path = %self.group_path.join("."),
+                    "the ID token has no groups claim at {}; the user's root role is left as it is",
+                    self.group_path.join(".")
+                );
+                return None;
+            }
         };
         for group in groups {
             if let Some(&role) = self.group_roles.get(group) {
@@ -236,11 +246,17 @@ struct Discovered {
     fetched: Instant,
 }
 
-/// What single sign-on keeps between requests: the provider's discovery document and keys.
+/// What single sign-on keeps between requests: the provider's discovery document and keys, and
+/// the last failure to discover it, so that while the provider is down each login fails at once
+/// instead of waiting its turn for another timeout.
 #[derive(Default)]
 pub struct Oidc {
     discovered: tokio::sync::Mutex<Option<Arc<Discovered>>>,
+    failed: std::sync::Mutex<Option<(Instant, String)>>,
 }
+
+/// How long a failed discovery is answered from memory.
+const FAILURE_TTL: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for Oidc {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -316,25 +332,56 @@ async fn fetch_metadata(issuer: IssuerUrl) -> Result<Arc<Discovered>, AdminError
 }
 
 impl Oidc {
-    /// The provider of `config`, discovered at most [`DISCOVERY_TTL`] ago, or at once when
-    /// `fresh`.
-    async fn provider(&self, config: &Config, fresh: bool) -> Result<Arc<Discovered>, AdminError> {
+    /// The provider of `config`, discovered at most [`DISCOVERY_TTL`] ago. One request
+    /// discovers it while the others wait for that answer.
+    async fn provider(&self, config: &Config) -> Result<Arc<Discovered>, AdminError> {
         let mut discovered = self.discovered.lock().await;
         if let Some(known) = discovered.as_ref()
             && known.issuer == config.issuer
-            && !fresh
             && known.fetched.elapsed() < DISCOVERY_TTL
         {
             return Ok(Arc::clone(known));
         }
-        let found = fetch_metadata(config.issuer.clone()).await?;
-        *discovered = Some(Arc::clone(&found));
-        Ok(found)
+        if let Some((at, message)) = self.failure()
+            && at.elapsed() < FAILURE_TTL
+        {
+            return Err(AdminError::ProviderUnavailable(message));
+        }
+        match fetch_metadata(config.issuer.clone()).await {
+            Ok(found) => {
+                *discovered = Some(Arc::clone(&found));
+                Ok(found)
+            }
+            Err(error) => {
+                *self
+                    .failed
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner) =
+                    Some((Instant::now(), error.to_string()));
+                Err(error)
+            }
+        }
+    }
+
+    fn failure(&self) -> Option<(Instant, String)> {
+        self.failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    /// Forgets the provider, for settings that may name another.
+    async fn forget(&self) {
+        *self.discovered.lock().await = None;
+        *self
+            .failed
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     /// Fetches the provider's keys again, for a token signed with a key they lacked.
     async fn refresh_keys(&self, config: &Config) -> Result<Arc<Discovered>, AdminError> {
-        let known = self.provider(config, false).await?;
+        let known = self.provider(config).await?;
         if known.fetched.elapsed() < Duration::from_secs(10) {
             return Ok(known);
         }
@@ -365,8 +412,11 @@ fn client(config: &Config, provider: &Discovered, redirect: RedirectUrl) -> Clie
 }
 
 fn redirect_url(ctx: &Ctx) -> Result<RedirectUrl, AdminError> {
-    RedirectUrl::new(format!("{}{CALLBACK_PATH}", ctx.settings().unleash_url))
-        .map_err(|error| AdminError::Internal(format!("the callback URL is not a URL: {error}")))
+    RedirectUrl::new(format!(
+        "{}{CALLBACK_PATH}",
+        ctx.settings().unleash_url.trim_end_matches('/')
+    ))
+    .map_err(|error| AdminError::Internal(format!("the callback URL is not a URL: {error}")))
 }
 
 /// The settings in force: the environment's when it gives any, else the stored ones.
@@ -382,7 +432,9 @@ async fn current(ctx: &Ctx) -> Result<OidcSettings, AdminError> {
 }
 
 async fn config(ctx: &Ctx) -> Result<Option<Config>, AdminError> {
-    // Stored settings were checked when saved and the environment's at start.
+    // Read at each use, so that a change on any replica applies at once; the stored settings
+    // were checked when saved and the environment's at start, so this fails only on a stored
+    // document written by another version.
     Config::parse(&current(ctx).await?)
 }
 
@@ -434,7 +486,7 @@ pub async fn save_settings(
     })
     .await?;
     // The provider may have changed: discover it again at the next login.
-    *ctx.oidc.discovered.lock().await = None;
+    ctx.oidc.forget().await;
     self::settings(ctx).await
 }
 
@@ -492,7 +544,6 @@ pub async fn login_options(ctx: &Ctx) -> Result<LoginOptions, AdminError> {
 }
 
 /// A login that is leaving for the provider.
-#[derive(Debug)]
 pub struct Started {
     /// The secret for the browser's cookie, which the callback must bring back.
     pub cookie: String,
@@ -500,12 +551,23 @@ pub struct Started {
     pub authorize_url: String,
 }
 
-/// Starts a login: stores what the callback checks and answers where to send the browser.
-pub async fn start(ctx: &Ctx, return_to: &str) -> Result<Started, AdminError> {
+impl std::fmt::Debug for Started {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Started")
+            .field("cookie", &"<redacted>")
+            .finish_non_exhaustive()
+    }
+}
+
+/// Starts a login for a browser at `address`: stores what the callback checks and answers
+/// where to send the browser. Starts count against the address's login attempts.
+pub async fn start(ctx: &Ctx, address: std::net::IpAddr, return_to: &str) -> Result<Started, AdminError> {
+    ctx.login_limiter.admit(address)?;
     let config = config(ctx)
         .await?
         .ok_or_else(|| AdminError::NotFound("single sign-on is not enabled".into()))?;
-    let provider = ctx.oidc.provider(&config, false).await?;
+    let provider = ctx.oidc.provider(&config).await?;
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let client = client(&config, &provider, redirect_url(ctx)?);
     let mut request = client
@@ -605,7 +667,7 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
         .code
         .filter(|code| !code.is_empty())
         .ok_or_else(|| failed("the OpenID provider sent no authorization code"))?;
-    let provider = ctx.oidc.provider(&config, false).await?;
+    let provider = ctx.oidc.provider(&config).await?;
     let redirect = redirect_url(ctx)?;
     let verifier = PkceCodeVerifier::new(login.pkce_verifier.clone());
     let (exchange_config, exchange_provider) = (config.clone(), Arc::clone(&provider));
@@ -657,7 +719,13 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
         .map(|email| email.as_str().trim().to_owned())
         .filter(|email| email.contains('@'))
         .ok_or_else(|| failed("the ID token has no email; ask the provider to release the email claim"))?;
-    if claims.email_verified() == Some(false) {
+    // `xms_edov` is Microsoft Entra ID's word on whether the email's domain is verified.
+    let entra_verified = claims
+        .additional_claims()
+        .0
+        .get("xms_edov")
+        .and_then(Value::as_bool);
+    if claims.email_verified() == Some(false) || entra_verified == Some(false) {
         return Err(AdminError::NoAccess(format!(
             "the provider has not verified {email}"
         )));
@@ -759,7 +827,7 @@ pub async fn logout_url(ctx: &Ctx, signed_out: &str) -> Option<String> {
     if !config.single_sign_out {
         return None;
     }
-    let provider = ctx.oidc.provider(&config, false).await.ok()?;
+    let provider = ctx.oidc.provider(&config).await.ok()?;
     let end = provider
         .metadata
         .additional_metadata()
@@ -770,4 +838,96 @@ pub async fn logout_url(ctx: &Ctx, signed_out: &str) -> Option<String> {
         .append_pair("client_id", config.client_id.as_str())
         .append_pair("post_logout_redirect_uri", signed_out);
     Some(url.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings() -> OidcSettings {
+        OidcSettings {
+            enabled: true,
+            discover_url: Some(
+                "https://login.example.com/realms/acme/.well-known/openid-configuration".into(),
+            ),
+            client_id: Some("halyard".into()),
+            secret: Some("s".into()),
+            enable_group_syncing: true,
+            group_json_path: Some("realm_access.roles".into()),
+            group_root_roles: Some(BTreeMap::from([
+                ("flag-admins".to_owned(), "Admin".to_owned()),
+                ("flag-editors".to_owned(), "Editor".to_owned()),
+            ])),
+            ..OidcSettings::default()
+        }
+    }
+
+    fn claims(value: Value) -> Map<String, Value> {
+        match value {
+            Value::Object(map) => map,
+            _ => Map::new(),
+        }
+    }
+
+    #[test]
+    fn the_issuer_is_the_discovery_url_without_its_well_known_part() -> Result<(), AdminError> {
+        let config = Config::parse(&settings())?.ok_or_else(|| AdminError::Internal("enabled".into()))?;
+        assert_eq!(config.issuer.as_str(), "https://login.example.com/realms/acme");
+        let mut trailing = settings();
+        trailing.discover_url = Some("https://tenant.auth0.com/".into());
+        let config = Config::parse(&trailing)?.ok_or_else(|| AdminError::Internal("enabled".into()))?;
+        assert_eq!(
+            config.issuer.as_str(),
+            "https://tenant.auth0.com/",
+            "kept exactly"
+        );
+        assert!(
+            Config::parse(&OidcSettings::default())?.is_none(),
+            "off by default"
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_strongest_mapped_group_wins_and_a_missing_claim_changes_nothing() -> Result<(), AdminError> {
+        let config = Config::parse(&settings())?.ok_or_else(|| AdminError::Internal("enabled".into()))?;
+        let role = |value| config.role_from(&claims(value));
+        assert_eq!(
+            role(serde_json::json!({"realm_access": {"roles": ["staff", "flag-editors", "flag-admins"]}})),
+            Some(RootRole::Admin)
+        );
+        assert_eq!(
+            role(serde_json::json!({"realm_access": {"roles": ["flag-editors"]}})),
+            Some(RootRole::Editor)
+        );
+        assert_eq!(
+            role(serde_json::json!({"realm_access": {"roles": ["staff"]}})),
+            Some(RootRole::Viewer),
+            "no group maps: the default role"
+        );
+        assert_eq!(
+            role(serde_json::json!({"email": "a@b.c"})),
+            None,
+            "no claim: no change"
+        );
+        let mut off = settings();
+        off.enable_group_syncing = false;
+        let config = Config::parse(&off)?.ok_or_else(|| AdminError::Internal("enabled".into()))?;
+        assert_eq!(
+            config.role_from(&claims(
+                serde_json::json!({"realm_access": {"roles": ["flag-admins"]}})
+            )),
+            None
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_secret_never_shows_in_debug_output() {
+        let shown = format!("{:?}", settings());
+        assert!(
+            shown.contains("<redacted>") && !shown.contains("secret: Some(\"s\")"),
+            "{shown}"
+        );
+    }
 }

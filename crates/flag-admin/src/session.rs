@@ -31,7 +31,7 @@ pub struct LoggedIn {
 /// a known one, so neither guessing nor timing tells who has an account.
 pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<LoggedIn, AdminError> {
     ctx.login_limiter.admit(address)?;
-    if !crate::oidc::password_login_allowed(ctx).await? {
+    if !crate::oidc::login_options(ctx).await?.password {
         return Err(AdminError::InvalidOperation(
             "Logging in with username/password has been disabled.".into(),
         ));

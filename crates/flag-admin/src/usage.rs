@@ -160,14 +160,14 @@ impl Usage {
     /// Most (flag, application, environment, hour, scope) counts held between flushes.
     pub const MAX_COUNTS: usize = 100_000;
     /// Most instances held between flushes.
-    pub const MAX_INSTANCES: usize = 20_000;
+    pub const MAX_INSTANCES: usize = 10_000;
     /// Most applications held between flushes.
-    pub const MAX_APPLICATIONS: usize = 10_000;
+    pub const MAX_APPLICATIONS: usize = 5_000;
     /// Most variant names counted per flag and hour.
     pub const MAX_VARIANTS: usize = 64;
     /// Most memory the aggregate holds between flushes, in bytes, about; reports past it are
     /// dropped and counted.
-    pub const MAX_BYTES: usize = 8 << 20;
+    pub const MAX_BYTES: usize = 4 << 20;
     /// Writes a batch is given before it is dropped.
     pub const ATTEMPTS: u32 = 3;
     /// Most rows written in one transaction.

@@ -46,12 +46,25 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .service(web::resource("/").route(web::get().to(home)))
         .service(
             web::resource("/login")
+                .app_data(query_pages())
                 .route(web::get().to(login::page))
                 .route(web::post().to(login::submit)),
         )
-        .service(web::resource("/signed-out").route(web::get().to(login::signed_out)))
-        .service(web::resource(flag_admin::oidc::LOGIN_PATH).route(web::get().to(sso::start)))
-        .service(web::resource(flag_admin::oidc::CALLBACK_PATH).route(web::get().to(sso::callback)))
+        .service(
+            web::resource("/signed-out")
+                .app_data(query_pages())
+                .route(web::get().to(login::signed_out)),
+        )
+        .service(
+            web::resource(flag_admin::oidc::LOGIN_PATH)
+                .app_data(query_pages())
+                .route(web::get().to(sso::start)),
+        )
+        .service(
+            web::resource(flag_admin::oidc::CALLBACK_PATH)
+                .app_data(query_pages())
+                .route(web::get().to(sso::callback)),
+        )
         .service(
             web::resource("/new-user")
                 .route(web::get().to(signup::page))
@@ -102,6 +115,17 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .service(web::resource("/console/{file}").route(web::get().to(assets::serve)));
 }
 
+/// A query that does not read, on the pages a browser is sent to from elsewhere (the provider's
+/// callback, the login links, the page after signing out), gets a page, not the API's JSON.
+fn query_pages() -> web::QueryConfig {
+    web::QueryConfig::default().error_handler(|error, _| {
+        let page = layout::failure(&AdminError::bad_request(format!(
+            "the address does not read: {error}"
+        )));
+        actix_web::error::InternalError::from_response(error, page).into()
+    })
+}
+
 /// Whether `path` is the console's, so that its answers get the console's headers.
 fn is_console(path: &str) -> bool {
     matches!(
@@ -110,6 +134,7 @@ fn is_console(path: &str) -> bool {
     ) || path.starts_with("/flags/")
         || path.starts_with("/admin/")
         || path.starts_with("/console/")
+        || path.starts_with("/auth/oidc/")
 }
 
 /// The console's security headers on each of its answers: a Content-Security-Policy with no

@@ -58,9 +58,13 @@ fn sign_in_failed(error: &AdminError) -> HttpResponse {
 }
 
 /// `GET /auth/oidc/login`: sends the browser to the provider.
-pub async fn start(state: web::Data<AppState>, query: web::Query<Start>) -> HttpResponse {
+pub async fn start(
+    state: web::Data<AppState>,
+    request: HttpRequest,
+    query: web::Query<Start>,
+) -> HttpResponse {
     let next = local_path(query.redirect.as_deref().or(query.next.as_deref()));
-    match oidc::start(&state.app, next).await {
+    match oidc::start(&state.app, crate::extract::client_address(&request), next).await {
         Ok(started) => HttpResponse::SeeOther()
             .cookie(login_cookie(&state, started.cookie))
             .insert_header((LOCATION, started.authorize_url))

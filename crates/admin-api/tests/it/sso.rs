@@ -252,4 +252,22 @@ async fn failed_logins_are_pages_with_their_status() {
     assert!(text.contains("already used"), "{text}");
     let (status, text) = page(&service, "/auth/oidc/callback?error=access_denied", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
+    // A callback whose query does not read is a page too, with the console's headers.
+    let response = test::call_service(
+        &service,
+        test::TestRequest::get()
+            .uri("/auth/oidc/callback?code=a&code=b")
+            .to_request(),
+    )
+    .await;
+    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
+    let csp = response
+        .headers()
+        .get("content-security-policy")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(csp.contains("form-action 'self'"), "{csp}");
+    let text = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
+    assert!(text.contains("<html") && text.contains("does not read"), "{text}");
 }

@@ -9,7 +9,7 @@ use utoipa::ToSchema;
 /// stores them (the setting `unleash.enterprise.auth.oidc`). Fields left out take their
 /// defaults; fields Unleash's UI adds that are not listed here (such as `unleashHostname`) are
 /// ignored. On reads the secret is `*****`; sending `*****` back keeps the stored one.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct OidcSettings {
     /// Whether "Sign in with OpenID Connect" is offered.
@@ -69,6 +69,21 @@ pub struct OidcSettings {
     /// several groups, the strongest role wins; with none, the default root role.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub group_root_roles: Option<BTreeMap<String, String>>,
+}
+
+/// Everything but the secret.
+impl std::fmt::Debug for OidcSettings {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("OidcSettings")
+            .field("enabled", &self.enabled)
+            .field("discover_url", &self.discover_url)
+            .field("client_id", &self.client_id)
+            .field("secret", &self.secret.as_ref().map(|_| "<redacted>"))
+            .field("auto_create", &self.auto_create)
+            .field("enable_group_syncing", &self.enable_group_syncing)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Password login: `GET` and `POST /api/admin/auth/simple/settings`, as Unleash stores it (the
