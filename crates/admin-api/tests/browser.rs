@@ -933,6 +933,15 @@ async fn sso_flows(console: &Console, provider: &OidcProvider) -> TestResult {
         })
         .await?;
     console
+        .run("sso-5-a-password-session-signs-out-here-only", async {
+            console.browser.delete_all_cookies().await?;
+            console.sign_in("admin", ADMIN_PASSWORD).await?;
+            console.sign_out().await?;
+            assert!(console.text().await?.contains("You are signed out"));
+            Ok(())
+        })
+        .await?;
+    console
         .run("sso-5-no-email", async {
             console.browser.delete_all_cookies().await?;
             provider.control("/__test/account?login=nomail&email=")?;

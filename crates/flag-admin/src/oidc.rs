@@ -736,7 +736,7 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
         .map(|name| name.as_str().to_owned());
     let role = config.role_from(&claims.additional_claims().0);
     let user = sign_in_user(ctx, &config, &email, name, role).await?;
-    let logged_in = crate::session::open(ctx, user, now).await?;
+    let logged_in = crate::session::open(ctx, user, now, true).await?;
     Ok(Finished {
         logged_in,
         return_to: login.return_to,

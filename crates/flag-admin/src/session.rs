@@ -62,14 +62,16 @@ pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<
     }
     user.seen_at = Some(now);
     user.login_attempts = 0;
-    open(ctx, user, now).await
+    open(ctx, user, now, false).await
 }
 
-/// Opens a session for `user`, who has just proved who they are.
+/// Opens a session for `user`, who has just proved who they are; `via_oidc` when through the
+/// OpenID provider.
 pub(crate) async fn open(
     ctx: &Ctx,
     user: UserRow,
     now: chrono::NaiveDateTime,
+    via_oidc: bool,
 ) -> Result<LoggedIn, AdminError> {
     let secret = secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
     let session = SessionRow {
@@ -77,6 +79,7 @@ pub(crate) async fn open(
         user_id: user.id,
         created_at: now,
         expires_at: now + Duration::days(SESSION_DAYS),
+        via_oidc,
     };
     db::run(&ctx.store, move |conn| queries::sessions::create(conn, &session)).await?;
     Ok(LoggedIn {
@@ -85,11 +88,12 @@ pub(crate) async fn open(
     })
 }
 
-/// Ends the session whose secret is `session`, when there is one.
-pub async fn logout(ctx: &Ctx, session: Option<&str>) -> Result<(), AdminError> {
-    if let Some(session) = session {
-        let hash = secrets::verifier(session);
-        db::run(&ctx.store, move |conn| queries::sessions::delete(conn, &hash)).await?;
-    }
-    Ok(())
+/// Ends the session whose secret is `session`, when there is one; answers whether it was opened
+/// through the OpenID provider.
+pub async fn logout(ctx: &Ctx, session: Option<&str>) -> Result<bool, AdminError> {
+    let Some(session) = session else {
+        return Ok(false);
+    };
+    let hash = secrets::verifier(session);
+    db::run(&ctx.store, move |conn| queries::sessions::delete(conn, &hash)).await
 }

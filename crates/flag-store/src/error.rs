@@ -477,6 +477,7 @@ mod tests {
             user_id: 999,
             created_at: now(),
             expires_at: now(),
+            via_oidc: false,
         };
         let error = queries::sessions::create(&mut conn, &session).err();
         assert!(

@@ -590,6 +590,8 @@ pub struct SessionRow {
     pub created_at: NaiveDateTime,
     /// Expiry, UTC.
     pub expires_at: NaiveDateTime,
+    /// Whether it was opened through the OpenID provider.
+    pub via_oidc: bool,
 }
 
 /// A login through an OpenID provider that has started and not come back yet.

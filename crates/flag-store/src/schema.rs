@@ -210,6 +210,7 @@ diesel::table! {
         user_id -> Integer,
         created_at -> Timestamp,
         expires_at -> Timestamp,
+        via_oidc -> Bool,
     }
 }
 

@@ -46,7 +46,8 @@ pub async fn login(
 }
 
 /// End the session, if any, and clear the cookie; as Unleash does, the answer sends a browser
-/// to `/signed-out`; with single sign-out on, to `/signed-out?provider=1`, which goes on to the
+/// to `/signed-out`; with single sign-out on, a session opened through the OpenID provider goes
+/// to `/signed-out?provider=1`, which goes on to the
 /// OpenID provider's end-session endpoint, which sends it back.
 #[utoipa::path(
     post,
@@ -63,14 +64,14 @@ pub async fn login(
 )]
 pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<WithCookie<Found>, ApiError> {
     let cookie = request.cookie(SESSION_COOKIE);
-    session::logout(&state.app, cookie.as_ref().map(Cookie::value)).await?;
+    let via_oidc = session::logout(&state.app, cookie.as_ref().map(Cookie::value)).await?;
     let mut removal = Cookie::new(SESSION_COOKIE, "");
     removal.set_path("/");
     removal.set_secure(state.app.settings().secure_cookies);
     removal.make_removal();
     // With single sign-out, `/signed-out` goes on to the provider: from a page of its own, since
     // a form's redirects may not leave the console's origin.
-    let location = if flag_admin::oidc::single_sign_out(&state.app).await {
+    let location = if via_oidc && flag_admin::oidc::single_sign_out(&state.app).await {
         "/signed-out?provider=1"
     } else {
         "/signed-out"

@@ -37,10 +37,15 @@ pub fn find_user(
         .optional()?)
 }
 
-/// Ends a session; ending one that does not exist is not an error.
-pub fn delete(conn: &mut DbConnection, token_hash: &str) -> Result<(), StoreError> {
-    diesel::delete(login_sessions::table.find(token_hash)).execute(conn)?;
-    Ok(())
+/// Ends a session; ending one that does not exist is not an error. Answers whether it was
+/// opened through the OpenID provider.
+pub fn delete(conn: &mut DbConnection, token_hash: &str) -> Result<bool, StoreError> {
+    Ok(diesel::delete(login_sessions::table.find(token_hash))
+        .returning(login_sessions::via_oidc)
+        .get_results::<bool>(conn)?
+        .first()
+        .copied()
+        .unwrap_or(false))
 }
 
 /// How long a login through an OpenID provider may take, from leaving for the provider to

@@ -11,3 +11,6 @@ CREATE TABLE oidc_logins (
     created_at TIMESTAMP NOT NULL
 );
 CREATE INDEX oidc_logins_created_at ON oidc_logins (created_at);
+
+-- Whether a session was opened through the provider: only those sign out there too.
+ALTER TABLE login_sessions ADD COLUMN via_oidc BOOLEAN NOT NULL DEFAULT FALSE;
