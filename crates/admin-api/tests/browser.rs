@@ -942,6 +942,24 @@ async fn sso_flows(console: &Console, provider: &OidcProvider) -> TestResult {
         })
         .await?;
     console
+        .run("sso-5-an-unverified-email", async {
+            console.browser.delete_all_cookies().await?;
+            provider.control("/__test/account?login=ursula@example.com&verified=false")?;
+            console.sign_in_at_provider("ursula@example.com").await?;
+            let text = console.text().await?;
+            assert!(
+                text.contains("Sign-in failed") && text.contains("has not verified"),
+                "{text}"
+            );
+            assert_eq!(
+                role_of(console, "ursula@example.com")?,
+                None,
+                "no user was created"
+            );
+            Ok(())
+        })
+        .await?;
+    console
         .run("sso-5-no-email", async {
             console.browser.delete_all_cookies().await?;
             provider.control("/__test/account?login=nomail&email=")?;

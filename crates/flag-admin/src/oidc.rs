@@ -164,8 +164,11 @@ impl Config {
         if settings.add_groups_scope {
             scopes.push("groups".to_owned());
         }
-        scopes.extend(words(settings.extra_scopes.as_deref(), ' '));
-        scopes.dedup();
+        for scope in words(settings.extra_scopes.as_deref(), ' ') {
+            if !scopes.contains(&scope) {
+                scopes.push(scope);
+            }
+        }
         Ok(Some(Self {
             issuer: IssuerUrl::new(issuer.to_owned())
                 .map_err(|error| invalid("discoverUrl", format!("discoverUrl is not a URL: {error}")))?,
@@ -919,6 +922,48 @@ mod tests {
             )),
             None
         );
+        Ok(())
+    }
+
+    #[tokio::test]
+    async fn users_are_matched_by_email_and_created_only_as_allowed() -> Result<(), Box<dyn std::error::Error>>
+    {
+        let scratch = flag_store::scratch::Scratch::new()?;
+        let ctx = Ctx::new(scratch.open()?, crate::Settings::default())?;
+        let parse = |settings: OidcSettings| {
+            Config::parse(&settings)?.ok_or_else(|| AdminError::Internal("enabled".into()))
+        };
+        let off = parse(OidcSettings {
+            auto_create: false,
+            ..settings()
+        })?;
+        let refused = sign_in_user(&ctx, &off, "new@example.com", None, None).await;
+        assert!(
+            matches!(&refused, Err(AdminError::NoAccess(message)) if message.contains("no user with the email")),
+            "{refused:?}"
+        );
+        let on = parse(OidcSettings {
+            auto_create: true,
+            email_domains: Some("@Example.com, example.org".into()),
+            default_root_role: Some("Editor".into()),
+            ..settings()
+        })?;
+        let refused = sign_in_user(&ctx, &on, "mallory@elsewhere.net", None, None).await;
+        assert!(
+            matches!(&refused, Err(AdminError::NoAccess(message)) if message.contains("elsewhere.net emails are not created")),
+            "{refused:?}"
+        );
+        let created = sign_in_user(&ctx, &on, "New@Example.com", Some("New".into()), None).await?;
+        assert_eq!(
+            (created.email.as_deref(), created.root_role),
+            (Some("new@example.com"), 2)
+        );
+        // The same person in another letter case, now in a group that maps to Admin.
+        let again = sign_in_user(&ctx, &off, "NEW@example.COM", None, Some(RootRole::Admin)).await?;
+        assert_eq!((again.id, again.root_role), (created.id, 1));
+        // No groups claim: the role stays.
+        let kept = sign_in_user(&ctx, &off, "new@example.com", None, None).await?;
+        assert_eq!((kept.id, kept.root_role), (created.id, 1));
         Ok(())
     }
 

@@ -109,20 +109,25 @@ pub fn message(error: &AdminError) -> String {
 
 /// A page that shows only `error`, with the status the API would give it.
 pub fn failure(error: &AdminError) -> HttpResponse {
+    failure_titled(error, "That did not work", ("/flags", "Back to the flags"))
+}
+
+/// As [`failure`], headed `heading`, with a link `back` (its address and words).
+pub fn failure_titled(error: &AdminError, heading: &str, back: (&str, &str)) -> HttpResponse {
     let status = crate::error::status_of(error);
     if status.is_server_error() {
         tracing::error!(%error, "a console page failed");
     }
     page(
         status,
-        "Error",
+        heading,
         None,
         "",
         &html! {
             div.card.narrow {
-                h1 { "That did not work" }
+                h1 { (heading) }
                 (notice(error))
-                p { a href="/flags" { "Back to the flags" } }
+                p { a href=(back.0) { (back.1) } }
             }
         },
     )

@@ -36,25 +36,10 @@ fn login_cookie(state: &AppState, value: String) -> Cookie<'static> {
 }
 
 fn sign_in_failed(error: &AdminError) -> HttpResponse {
-    let status = crate::error::status_of(error);
-    if status.is_server_error() {
-        tracing::error!(%error, "a login through the OpenID provider failed");
-    } else {
+    if !crate::error::status_of(error).is_server_error() {
         tracing::info!(%error, "a login through the OpenID provider was refused");
     }
-    layout::page(
-        status,
-        "Sign-in failed",
-        None,
-        "",
-        &html! {
-            div.card.narrow {
-                h1 { "Sign-in failed" }
-                (layout::notice(error))
-                p { a href="/login" { "Sign in again" } }
-            }
-        },
-    )
+    layout::failure_titled(error, "Sign-in failed", ("/login", "Sign in again"))
 }
 
 /// `GET /auth/oidc/login`: sends the browser to the provider.

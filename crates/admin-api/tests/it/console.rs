@@ -8,50 +8,10 @@ use actix_web::http::StatusCode;
 use actix_web::{body::MessageBody, test};
 use serde_json::json;
 
-use crate::common::{ADMIN, TestApp, create_invite, get, login, post, send};
+use crate::common::{ADMIN, TestApp, call, create_invite, get, login, post, send};
 
 const ORIGIN: &str = "http://localhost:8080";
 const PASSWORD: &str = "Corr3ct-Horse!";
-
-/// A page's status, headers we check, and body.
-struct Page {
-    status: StatusCode,
-    location: Option<String>,
-    csp: Option<String>,
-    cookie: Option<Cookie<'static>>,
-    body: String,
-}
-
-async fn call<S, B>(service: &S, request: test::TestRequest) -> Page
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
-    let response = test::call_service(service, request.to_request()).await;
-    let header = |name: &str| {
-        response
-            .headers()
-            .get(name)
-            .and_then(|value| value.to_str().ok())
-            .map(str::to_owned)
-    };
-    let status = response.status();
-    let location = header("location");
-    let csp = header("content-security-policy");
-    let cookie = response
-        .response()
-        .cookies()
-        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
-        .map(Cookie::into_owned);
-    let body = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
-    Page {
-        status,
-        location,
-        csp,
-        cookie,
-        body,
-    }
-}
 
 fn page(path: &str, session: Option<&Cookie<'static>>) -> test::TestRequest {
     let request = test::TestRequest::get()

@@ -10,7 +10,7 @@ use flag_admin::Settings;
 use flag_admin::dto::sso::OidcSettings;
 use serde_json::{Value, json};
 
-use crate::common::{ADMIN, TestApp, assert_error, get, post, send};
+use crate::common::{ADMIN, TestApp, assert_error, call, get, post, send};
 
 const OIDC: &str = "/api/admin/auth/oidc/settings";
 const PASSWORD: &str = "/api/admin/auth/simple/settings";
@@ -43,10 +43,8 @@ where
     if let Some((name, value)) = cookie {
         request = request.cookie(actix_web::cookie::Cookie::new(name.to_owned(), value.to_owned()));
     }
-    let response = test::call_service(service, request.to_request()).await;
-    let status = response.status();
-    let body = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
-    (status, body)
+    let page = call(service, request).await;
+    (page.status, page.body)
 }
 
 #[actix_web::test]
@@ -253,21 +251,17 @@ async fn failed_logins_are_pages_with_their_status() {
     let (status, text) = page(&service, "/auth/oidc/callback?error=access_denied", None).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED, "{text}");
     // A callback whose query does not read is a page too, with the console's headers.
-    let response = test::call_service(
+    let page = call(
         &service,
-        test::TestRequest::get()
-            .uri("/auth/oidc/callback?code=a&code=b")
-            .to_request(),
+        test::TestRequest::get().uri("/auth/oidc/callback?code=a&code=b"),
     )
     .await;
-    assert_eq!(response.status(), StatusCode::BAD_REQUEST);
-    let csp = response
-        .headers()
-        .get("content-security-policy")
-        .and_then(|value| value.to_str().ok())
-        .unwrap_or_default()
-        .to_owned();
+    assert_eq!(page.status, StatusCode::BAD_REQUEST);
+    let csp = page.csp.unwrap_or_default();
     assert!(csp.contains("form-action 'self'"), "{csp}");
-    let text = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
-    assert!(text.contains("<html") && text.contains("does not read"), "{text}");
+    assert!(
+        page.body.contains("<html") && page.body.contains("does not read"),
+        "{}",
+        page.body
+    );
 }

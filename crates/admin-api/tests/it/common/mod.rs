@@ -6,6 +6,7 @@
 pub mod process;
 
 use actix_web::body::MessageBody;
+use actix_web::cookie::Cookie;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::{test, web};
@@ -290,5 +291,47 @@ impl std::io::Write for Captured {
 
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
+    }
+}
+
+/// A page's status, headers we check, and body.
+pub struct Page {
+    pub status: StatusCode,
+    pub location: Option<String>,
+    pub csp: Option<String>,
+    /// The session cookie it set, if any.
+    pub cookie: Option<Cookie<'static>>,
+    pub body: String,
+}
+
+/// Sends `request` to a console page and reads its answer.
+pub async fn call<S, B>(service: &S, request: test::TestRequest) -> Page
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let response = test::call_service(service, request.to_request()).await;
+    let header = |name: &str| {
+        response
+            .headers()
+            .get(name)
+            .and_then(|value| value.to_str().ok())
+            .map(str::to_owned)
+    };
+    let status = response.status();
+    let location = header("location");
+    let csp = header("content-security-policy");
+    let cookie = response
+        .response()
+        .cookies()
+        .find(|cookie| cookie.name() == admin_api::auth::SESSION_COOKIE)
+        .map(Cookie::into_owned);
+    let body = String::from_utf8_lossy(&test::read_body(response).await).into_owned();
+    Page {
+        status,
+        location,
+        csp,
+        cookie,
+        body,
     }
 }
