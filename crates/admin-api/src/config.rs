@@ -153,6 +153,12 @@ pub struct Config {
     /// × the JSON size of all context combinations.
     #[arg(long, env = "HALYARD_PLAYGROUND_CONTEXT_BYTES_LIMIT", default_value_t = flag_eval::DEFAULT_CONTEXT_BYTES_LIMIT, global = true)]
     pub context_bytes_limit: u64,
+    /// Most SDK streams (`/api/client/streaming`) open at once; past it, 503 with `Retry-After`.
+    #[arg(long, env = "HALYARD_STREAMING_MAX_CONNECTIONS", default_value_t = flag_admin::settings::DEFAULT_STREAMS, global = true)]
+    pub streaming_max_connections: usize,
+    /// Most SDK streams one API token may hold open; past it, 429 with `Retry-After`.
+    #[arg(long, env = "HALYARD_STREAMING_MAX_CONNECTIONS_PER_TOKEN", default_value_t = flag_admin::settings::DEFAULT_STREAMS_PER_TOKEN, global = true)]
+    pub streaming_max_connections_per_token: usize,
     /// Threads for CPU-heavy work (playground evaluation, password hashing); 0 means one per core.
     #[arg(long, env = "HALYARD_CPU_THREADS", default_value_t = 0, global = true)]
     pub cpu_threads: usize,
@@ -348,6 +354,8 @@ impl Config {
                     .is_some_and(|scheme| scheme.eq_ignore_ascii_case("https://"))
             }),
             cpu_threads: self.cpu_threads,
+            streams: self.streaming_max_connections,
+            streams_per_token: self.streaming_max_connections_per_token,
             webhook_urls: flag_admin::addons::UrlPolicy {
                 allow_private: self.allow_private_webhook_urls.unwrap_or(false),
                 allow_list: self

@@ -74,7 +74,8 @@ impl ApiError {
                 AdminError::ArchivedFeature => "ArchivedFeatureError",
                 AdminError::SignInFailed(_) => "AuthenticationRequired",
                 AdminError::ProviderUnavailable(_) => "BadGatewayError",
-                AdminError::TooManyRequests { .. } => "TooManyRequestsError",
+                AdminError::TooManyRequests { .. } | AdminError::Throttled { .. } => "TooManyRequestsError",
+                AdminError::AtCapacity { .. } => "ServiceUnavailableError",
                 AdminError::Unavailable => "ServiceUnavailableError",
                 AdminError::Internal(_) => "InternalError",
             },
@@ -97,8 +98,8 @@ pub fn status_of(error: &AdminError) -> StatusCode {
         AdminError::NoAccess(_) | AdminError::InvalidOperation(_) => StatusCode::FORBIDDEN,
         AdminError::NotFound(_) => StatusCode::NOT_FOUND,
         AdminError::NameExists(_) | AdminError::Conflict(_) => StatusCode::CONFLICT,
-        AdminError::TooManyRequests { .. } => StatusCode::TOO_MANY_REQUESTS,
-        AdminError::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+        AdminError::TooManyRequests { .. } | AdminError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,
+        AdminError::Unavailable | AdminError::AtCapacity { .. } => StatusCode::SERVICE_UNAVAILABLE,
         AdminError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }
@@ -177,7 +178,11 @@ impl ResponseError for ApiError {
             _ => None,
         };
         let mut response = HttpResponse::build(status);
-        if let Self::Admin(AdminError::TooManyRequests { retry_after }) = self
+        if let Self::Admin(
+            AdminError::TooManyRequests { retry_after }
+            | AdminError::Throttled { retry_after, .. }
+            | AdminError::AtCapacity { retry_after, .. },
+        ) = self
             && let Ok(value) = HeaderValue::from_str(&retry_after.to_string())
         {
             response.insert_header((header::RETRY_AFTER, value));

@@ -23,6 +23,7 @@ pub mod respond;
 pub mod routes;
 pub mod server;
 pub mod state;
+pub mod streaming;
 
 pub use crate::app::build_app;
 pub use crate::state::AppState;

@@ -470,6 +470,8 @@ pub fn operations() -> Vec<Operation> {
         // The client API and SDK usage.
         operation(client::__path_features, client::features, Client),
         operation(client::__path_feature, client::feature, Client),
+        operation(client::__path_delta, client::delta, Client),
+        operation(client::__path_streaming, client::streaming, Client),
         operation(usage::__path_register, usage::register, Client),
         operation(usage::__path_metrics, usage::metrics, Client),
         operation(usage::__path_bulk, usage::bulk, Client),

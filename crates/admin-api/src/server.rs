@@ -90,9 +90,11 @@ pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
     let handle = server.handle();
     actix_web::rt::spawn(stop_on_signal(handle, state.clone()));
     let flusher = actix_web::rt::spawn(flush_periodically(state.clone()));
+    let follower = actix_web::rt::spawn(follow_changes(state.clone()));
     let webhooks = state.app.start_webhooks()?;
     let stopped = server.await;
     flusher.abort();
+    follower.abort();
     // Deliveries already queued get a few seconds to finish; new events wait for the next start.
     let _ = actix_web::rt::task::spawn_blocking(move || webhooks.stop(WEBHOOK_GRACE)).await;
     // What SDKs reported since the last flush is written before the process ends.
@@ -118,12 +120,35 @@ async fn flush_periodically(state: web::Data<AppState>) {
     }
 }
 
+/// How often the revision is checked for SDK streams: this process's own writes are seen within
+/// this, other replicas' within `RevisionWatch::POLL` more.
+const FOLLOW_INTERVAL: Duration = Duration::from_millis(50);
+
+/// Loads each new revision into every question an SDK streams, so its change reaches the
+/// streams, for as long as the server runs. While no SDK streams, it reads nothing.
+async fn follow_changes(state: web::Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(FOLLOW_INTERVAL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        if !state.app.feeds().any_followed() {
+            continue;
+        }
+        match state.app.revision().await {
+            Ok(revision) => state.app.feeds().advance_followed(&state.app, revision).await,
+            Err(error) => tracing::warn!(%error, "reading the revision for SDK streams failed; trying again"),
+        }
+    }
+}
+
 async fn stop_on_signal(handle: ServerHandle, state: web::Data<AppState>) {
     shutdown_signal().await;
     // Readiness goes first, so a load balancer stops sending traffic while requests drain.
     state
         .shutting_down
         .store(true, std::sync::atomic::Ordering::SeqCst);
+    // SDK streams end at once, so their SDKs reconnect elsewhere instead of holding the stop up.
+    state.stopping.send_replace(true);
     tracing::info!("shutting down: finishing requests in flight");
     handle.stop(true).await;
 }

@@ -18,6 +18,8 @@ pub struct AppState {
     pub shutting_down: AtomicBool,
     /// Request metrics.
     pub metrics: Metrics,
+    /// Turns true when shutdown begins: every SDK stream then ends.
+    pub stopping: tokio::sync::watch::Sender<bool>,
 }
 
 impl AppState {
@@ -28,6 +30,7 @@ impl AppState {
             answers: AnswerCache::new(crate::client_cache::CAPACITY),
             shutting_down: AtomicBool::new(false),
             metrics: Metrics::default(),
+            stopping: tokio::sync::watch::Sender::new(false),
         }
     }
 }

@@ -247,6 +247,8 @@ pub struct ClientAccess {
     /// The token's projects, when it is limited to some; sorted, so that tokens for the same
     /// projects share cached answers.
     pub projects: Option<Vec<String>>,
+    /// Which token this is: its stored verifier, never the secret. Limits per token count by it.
+    pub token: Arc<str>,
 }
 
 /// A caller of the frontend API (`/api/frontend`): a frontend token, always bound to one
@@ -439,6 +441,7 @@ pub async fn resolve_token(ctx: &Ctx, token: &str) -> Result<Credential, AdminEr
         TokenType::Client | TokenType::Backend => Credential::Client(ClientAccess {
             environment,
             projects: projects()?,
+            token: grant.secret_hash.as_str().into(),
         }),
         TokenType::Frontend => Credential::Frontend(FrontendAccess {
             environment: environment.unwrap_or_else(|| DEFAULT_ENVIRONMENT.into()),

@@ -73,6 +73,22 @@ pub enum AdminError {
         /// Seconds until the next attempt may succeed.
         retry_after: u64,
     },
+    /// A limit on what one caller may hold was reached, such as one token's streams.
+    #[error("{message}")]
+    Throttled {
+        /// Which limit, and what to do instead.
+        message: String,
+        /// Seconds after which trying again may succeed.
+        retry_after: u64,
+    },
+    /// The server holds all it may of something every caller shares, such as streams.
+    #[error("{message}")]
+    AtCapacity {
+        /// Which limit, and what to do instead.
+        message: String,
+        /// Seconds after which trying again may succeed.
+        retry_after: u64,
+    },
     /// The database is busy or no connection was free; retrying may succeed.
     #[error("the service is busy; try again")]
     Unavailable,

@@ -34,6 +34,7 @@ pub mod clock;
 pub mod context_fields;
 pub mod cpu_pool;
 pub mod db;
+pub mod delta;
 pub mod dependencies;
 pub mod domain;
 pub mod dto;
@@ -103,6 +104,8 @@ pub struct Ctx {
     passwords_verified: std::sync::atomic::AtomicU64,
     /// The OpenID provider as last discovered.
     oidc: oidc::Oidc,
+    /// The questions SDKs follow through the delta API and streams, with their changes.
+    feeds: delta::Feeds,
 }
 
 impl Ctx {
@@ -117,6 +120,7 @@ impl Ctx {
             tokens: auth::TokenCache::new(1),
             revision: Arc::default(),
             cpu: cpu_pool::CpuPool::new(settings.cpu_threads)?,
+            feeds: delta::Feeds::new(settings.streams, settings.streams_per_token),
             settings,
             usage: usage::Usage::default(),
             passwords_verified: std::sync::atomic::AtomicU64::new(0),
@@ -137,6 +141,18 @@ impl Ctx {
     /// The store's current revision: every cache keyed by revision asks it first.
     pub async fn revision(&self) -> Result<i32, AdminError> {
         self.revision.current(&self.store).await
+    }
+
+    /// The store's revision read from the database now, for an answer that must not be behind
+    /// what another replica already answered.
+    pub async fn revision_now(&self) -> Result<i32, AdminError> {
+        let watch = Arc::clone(&self.revision);
+        db::run(&self.store, move |conn| watch.read(conn)).await
+    }
+
+    /// The questions SDKs follow, with their changes.
+    pub fn feeds(&self) -> &delta::Feeds {
+        &self.feeds
     }
 
     /// The CPU pool, for interfaces that render large answers off the request threads.

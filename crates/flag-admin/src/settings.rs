@@ -24,10 +24,20 @@ pub struct Settings {
     /// Single sign-on as the environment configures it; when set, the stored settings are not
     /// used and cannot be changed.
     pub oidc: Option<crate::dto::sso::OidcSettings>,
+    /// Most streams open at once on this server.
+    pub streams: usize,
+    /// Most streams one API token may hold open on this server.
+    pub streams_per_token: usize,
 }
 
 /// The largest request body when none is configured: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+/// Most streams open at once when none is configured.
+pub const DEFAULT_STREAMS: usize = 16_384;
+
+/// Most streams one token may hold open when none is configured.
+pub const DEFAULT_STREAMS_PER_TOKEN: usize = 10_000;
 
 impl Default for Settings {
     fn default() -> Self {
@@ -42,6 +52,8 @@ impl Default for Settings {
             cpu_threads: 0,
             webhook_urls: crate::addons::UrlPolicy::default(),
             oidc: None,
+            streams: DEFAULT_STREAMS,
+            streams_per_token: DEFAULT_STREAMS_PER_TOKEN,
         }
     }
 }

@@ -2,10 +2,13 @@
 
 use std::sync::Arc;
 
-use actix_web::{HttpRequest, web};
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, mime, web};
 use flag_admin::client::{self, ClientSpec};
+use flag_admin::delta::DeltaAnswer;
 use flag_admin::dto::client::{
-    ClientFeatureResponse, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery, FeatureQuery,
+    ClientFeatureResponse, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery, DeltaSchema,
+    FeatureQuery,
 };
 
 use crate::auth::ClientToken;
@@ -133,4 +136,116 @@ pub async fn feature(
     Ok(web::Json(
         client::feature(&state.app, &access, path.into_inner(), environment, spec).await?,
     ))
+}
+
+/// The revision an SDK holds, from its `If-None-Match` or `Last-Event-ID`: a number, quoted or
+/// not, weak or not. Anything else holds nothing, and gets a hydration.
+fn held_revision(request: &HttpRequest, header: header::HeaderName) -> Option<i32> {
+    let value = request.headers().get(header)?.to_str().ok()?.trim();
+    let value = value.strip_prefix("W/").unwrap_or(value);
+    value.trim_matches('"').parse().ok()
+}
+
+/// The changes since the revision the SDK holds (Unleash's delta API).
+///
+/// `If-None-Match: "<revision>"` gets the events since that revision, or 304 when nothing the
+/// token sees changed; no `If-None-Match`, or a revision this server cannot resume from, gets one
+/// `hydration` event with the whole state. The `ETag` is the revision the events lead to. The
+/// token's projects and environment filter the events: a flag that leaves them is
+/// `feature-removed`.
+#[utoipa::path(
+    get,
+    path = "/api/client/delta",
+    tag = "Client",
+    operation_id = "getDelta",
+    params(
+        ("environment" = Option<String>, Query, description = "The environment, when the token is not bound to one; `development` when neither says"),
+        ("project" = Option<Vec<String>>, Query, description = "Projects, when the token is not limited to some"),
+        ("namePrefix" = Option<String>, Query, description = "Only flags whose name starts with this"),
+        ("If-None-Match" = Option<String>, Header, description = "The `ETag` of the last answer: `\"<revision>\"`"),
+    ),
+    responses(
+        (status = 200, description = "The events since the revision in `If-None-Match`, or a hydration", body = DeltaSchema,
+            headers(("ETag" = String, description = "`\"<revision>\"`: the revision the events lead to"))),
+        (status = 304, description = "Nothing the token sees changed since the revision in `If-None-Match`",
+            headers(("ETag" = String, description = "The same `ETag`"))),
+        (status = 400, description = "The query string is malformed", body = ErrorBody),
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
+        (status = 503, description = "Streams follow as many questions as this server follows; poll `/api/client/features`", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait before trying again"))),
+    ),
+)]
+pub async fn delta(
+    state: web::Data<AppState>,
+    ClientToken(access): ClientToken,
+    request: HttpRequest,
+    query: web::Query<Vec<(String, String)>>,
+) -> Result<HttpResponse, ApiError> {
+    let question = flag_admin::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
+    let known = held_revision(&request, header::IF_NONE_MATCH);
+    let feed = state.app.feeds().feed(question)?;
+    let revision = state.app.revision().await?;
+    let etag = |revision: i32| header::ETag(header::EntityTag::new_strong(revision.to_string()));
+    Ok(match feed.delta(&state.app, revision, known).await? {
+        DeltaAnswer::NotModified { revision } => {
+            HttpResponse::NotModified().insert_header(etag(revision)).finish()
+        }
+        DeltaAnswer::Events { revision, body } => HttpResponse::Ok()
+            .content_type(mime::APPLICATION_JSON)
+            .insert_header(etag(revision))
+            .body(body),
+        DeltaAnswer::Hydration(snapshot) => HttpResponse::Ok()
+            .content_type(mime::APPLICATION_JSON)
+            .insert_header(etag(snapshot.revision()))
+            .body(crate::streaming::shared(snapshot.hydration())),
+    })
+}
+
+/// Flag changes as server-sent events, as they happen (Unleash's streaming API).
+///
+/// `unleash-connected` first, with a hydration or, given `Last-Event-ID`, the changes since that
+/// revision; then `unleash-updated` with the events of each change, each with the revision as
+/// its `id`; a `:keep-alive` comment every 15 seconds; `fetch-mode: polling` when the stream falls
+/// so far behind that the changes it missed are gone. The stream ends when the server stops.
+#[utoipa::path(
+    get,
+    path = "/api/client/streaming",
+    tag = "Client",
+    operation_id = "streamClientFeatures",
+    params(
+        ("environment" = Option<String>, Query, description = "The environment, when the token is not bound to one; `development` when neither says"),
+        ("project" = Option<Vec<String>>, Query, description = "Projects, when the token is not limited to some"),
+        ("namePrefix" = Option<String>, Query, description = "Only flags whose name starts with this"),
+        ("Last-Event-ID" = Option<String>, Header, description = "The `id` of the last event received, to resume from"),
+    ),
+    responses(
+        (status = 200, description = "An endless `text/event-stream` of `unleash-connected`, `unleash-updated` and `fetch-mode` events, each `data` a delta document",
+            content_type = "text/event-stream", body = String),
+        (status = 400, description = "The query string is malformed", body = ErrorBody),
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
+        (status = 429, description = "The token holds as many streams as one token may; poll `/api/client/features`", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait before trying again"))),
+        (status = 503, description = "The server holds as many streams as it may; poll `/api/client/features`", body = ErrorBody,
+            headers(("Retry-After" = u64, description = "Seconds to wait before trying again"))),
+    ),
+)]
+pub async fn streaming(
+    state: web::Data<AppState>,
+    ClientToken(access): ClientToken,
+    request: HttpRequest,
+    query: web::Query<Vec<(String, String)>>,
+) -> Result<HttpResponse, ApiError> {
+    let question = flag_admin::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
+    let last = held_revision(&request, header::HeaderName::from_static("last-event-id"));
+    let stream = flag_admin::delta::follow(&state.app, &access, question, last).await?;
+    Ok(HttpResponse::Ok()
+        .content_type("text/event-stream")
+        .insert_header((header::CACHE_CONTROL, "no-cache"))
+        // Sent as written: compressing would hold events back until a block fills.
+        .insert_header((header::CONTENT_ENCODING, "identity"))
+        // Proxies such as nginx pass the events on at once instead of buffering them.
+        .insert_header(("X-Accel-Buffering", "no"))
+        .streaming(crate::streaming::body(stream, state.stopping.subscribe())))
 }

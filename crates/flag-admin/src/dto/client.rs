@@ -281,3 +281,68 @@ mod schema {
         variants: Option<Vec<String>>,
     }
 }
+
+pub use delta_schema::{DeltaEventSchema, DeltaSchema};
+
+/// The OpenAPI description of the delta API's document, which `flag_admin::delta` writes
+/// directly, each flag and segment serialised once.
+mod delta_schema {
+    #![allow(dead_code, reason = "schema-only types: read by utoipa, never built")]
+
+    use serde::Serialize;
+    use utoipa::ToSchema;
+
+    use super::{ClientFeatureResponse, SegmentSchema};
+
+    /// Changes to apply in order (Unleash's `clientFeaturesDeltaSchema`).
+    #[derive(Debug, Serialize, ToSchema)]
+    #[schema(as = ClientFeaturesDelta)]
+    pub struct DeltaSchema {
+        events: Vec<DeltaEventSchema>,
+    }
+
+    /// What an event does.
+    #[derive(Debug, Serialize, ToSchema)]
+    #[serde(rename_all = "kebab-case")]
+    enum DeltaEventType {
+        /// The whole state: `features` and `segments` replace everything held.
+        Hydration,
+        /// `feature` is added or replaces the flag of its name.
+        FeatureUpdated,
+        /// The flag `featureName` of `project` is gone: archived, deleted, renamed away from the
+        /// name prefix, or moved out of the token's projects.
+        FeatureRemoved,
+        /// `segment` is added or replaces the segment of its id.
+        SegmentUpdated,
+        /// The segment `segmentId` is gone.
+        SegmentRemoved,
+    }
+
+    /// One event; `type` says which other fields it has.
+    #[derive(Debug, Serialize, ToSchema)]
+    #[serde(rename_all = "camelCase")]
+    #[schema(as = ClientFeaturesDeltaEvent)]
+    pub struct DeltaEventSchema {
+        /// The revision the SDK holds after this event: the store's newest audit event id when
+        /// the state it leads to was read.
+        event_id: i32,
+        #[serde(rename = "type")]
+        kind: DeltaEventType,
+        /// `hydration`: every flag.
+        features: Option<Vec<ClientFeatureResponse>>,
+        /// `hydration`: every segment.
+        #[schema(value_type = Option<Vec<SegmentSchema>>)]
+        segments: Option<Vec<serde_json::Value>>,
+        /// `feature-updated`: the flag.
+        feature: Option<ClientFeatureResponse>,
+        /// `feature-removed`: the flag's name.
+        feature_name: Option<String>,
+        /// `feature-removed`: the project it was in.
+        project: Option<String>,
+        /// `segment-updated`: the segment.
+        #[schema(value_type = Option<SegmentSchema>)]
+        segment: Option<serde_json::Value>,
+        /// `segment-removed`: the segment's id.
+        segment_id: Option<i64>,
+    }
+}

@@ -1,0 +1,159 @@
+//! Server-sent events for `/api/client/streaming`: a stream's opening, its changes, heartbeats,
+//! and its end, written as Unleash's SDKs read them.
+//!
+//! - `unleash-connected`, first: a hydration, or the changes since `Last-Event-ID`;
+//! - `unleash-updated`, for each change of the question the stream follows;
+//! - a comment every [`HEARTBEAT`], well within the SDKs' read timeouts (the Node SDK's 60 s,
+//!   the Python SDK's 30 s);
+//! - `fetch-mode` with `polling`, when the stream fell so far behind that the changes it missed
+//!   are gone: its SDK then polls instead (the Node SDK does; others reconnect and hydrate);
+//! - the end of the body, when the server stops.
+//!
+//! Every event carries `id:`, the revision its SDK holds after it, which the SDK sends back as
+//! `Last-Event-ID` when it reconnects. The events themselves are made once per change by
+//! `flag_admin::delta` and shared by every stream: a stream only frames them.
+
+use std::collections::VecDeque;
+use std::convert::Infallible;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_web::web::Bytes;
+use flag_admin::delta::{Change, Opening, Stream};
+use futures_util::Stream as FuturesStream;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::watch;
+
+/// How often an idle stream sends a comment, so SDKs and proxies see it alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(15);
+
+/// The most of one event written at once: a hydration is shared by every stream and written in
+/// slices, so no connection's buffer grows to the size of the document.
+const SLICE: usize = 16 * 1024;
+
+/// The comment sent as a heartbeat.
+const KEEP_ALIVE: &[u8] = b":keep-alive\n\n";
+
+/// `text` as a body, shared rather than copied.
+pub fn shared(text: Arc<str>) -> Bytes {
+    Bytes::from_owner(Shared(text))
+}
+
+#[derive(Debug)]
+struct Shared(Arc<str>);
+
+impl AsRef<[u8]> for Shared {
+    fn as_ref(&self) -> &[u8] {
+        self.0.as_bytes()
+    }
+}
+
+/// The body of a stream: its opening, then its changes and heartbeats until `stopping` turns
+/// true or the client goes.
+pub fn body(
+    stream: Stream,
+    stopping: watch::Receiver<bool>,
+) -> impl FuturesStream<Item = Result<Bytes, Infallible>> {
+    let Stream {
+        feed,
+        subscription,
+        permit,
+    } = stream;
+    let mut state = Follow {
+        queue: VecDeque::new(),
+        revision: subscription.opening.revision(),
+        changes: subscription.changes,
+        feed,
+        heartbeat: tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT),
+        stopping,
+        done: false,
+        _permit: permit,
+    };
+    let (revision, data) = match subscription.opening {
+        Opening::Hydration(snapshot) => (snapshot.revision(), snapshot.hydration()),
+        Opening::Resumed { revision, changes } => (revision, flag_admin::delta::joined(&changes).into()),
+    };
+    state.event("unleash-connected", revision, data);
+    futures_util::stream::unfold(state, |mut state| async move {
+        state.next().await.map(|chunk| (Ok(chunk), state))
+    })
+}
+
+struct Follow {
+    /// Chunks written before waiting again.
+    queue: VecDeque<Bytes>,
+    /// The revision the SDK holds once the queue is written.
+    revision: i32,
+    changes: tokio::sync::broadcast::Receiver<Arc<Change>>,
+    feed: Arc<flag_admin::delta::Feed>,
+    heartbeat: tokio::time::Interval,
+    stopping: watch::Receiver<bool>,
+    /// Set once the last chunk is queued.
+    done: bool,
+    _permit: flag_admin::delta::Permit,
+}
+
+impl Follow {
+    /// Queues one event: its name, its id and its data, the data in shared slices.
+    fn event(&mut self, name: &str, id: i32, data: Arc<str>) {
+        self.queue
+            .push_back(Bytes::from(format!("event: {name}\nid: {id}\ndata: ")));
+        let data = shared(data);
+        let mut start = 0;
+        while start < data.len() {
+            let end = (start + SLICE).min(data.len());
+            self.queue.push_back(data.slice(start..end));
+            start = end;
+        }
+        self.queue.push_back(Bytes::from_static(b"\n\n"));
+        self.revision = id;
+    }
+
+    /// The next chunk to write, or `None` when the stream ends.
+    async fn next(&mut self) -> Option<Bytes> {
+        loop {
+            if let Some(chunk) = self.queue.pop_front() {
+                return Some(chunk);
+            }
+            if self.done || *self.stopping.borrow() {
+                return None;
+            }
+            tokio::select! {
+                biased;
+                _ = self.stopping.changed() => return None,
+                received = self.changes.recv() => match received {
+                    Ok(change) => {
+                        if change.revision() > self.revision {
+                            self.event("unleash-updated", change.revision(), Arc::clone(change.body()));
+                        }
+                    }
+                    Err(RecvError::Lagged(_)) => self.catch_up(),
+                    Err(RecvError::Closed) => self.done = true,
+                },
+                _ = self.heartbeat.tick() => self.queue.push_back(Bytes::from_static(KEEP_ALIVE)),
+            }
+        }
+    }
+
+    /// After missing changes: sends them from the feed's memory, or, when they are gone, tells
+    /// the SDK to poll and ends.
+    fn catch_up(&mut self) {
+        match self.feed.since(self.revision) {
+            Some(changes) => {
+                if let Some(last) = changes.last().map(|change| change.revision()) {
+                    self.event(
+                        "unleash-updated",
+                        last,
+                        flag_admin::delta::joined(&changes).into(),
+                    );
+                }
+            }
+            None => {
+                tracing::info!("a stream fell behind its changes; its SDK is told to poll");
+                self.queue
+                    .push_back(Bytes::from_static(b"event: fetch-mode\ndata: polling\n\n"));
+                self.done = true;
+            }
+        }
+    }
+}
