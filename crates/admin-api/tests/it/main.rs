@@ -27,6 +27,7 @@ mod search;
 mod shutdown;
 mod snapshots;
 mod sso;
+mod streaming;
 mod tags;
 mod token_scope;
 mod usage;

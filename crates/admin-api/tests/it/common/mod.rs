@@ -4,6 +4,7 @@
 #![allow(dead_code, reason = "the hostile suite uses only the process helpers")]
 
 pub mod process;
+pub mod sse;
 
 use actix_web::body::MessageBody;
 use actix_web::cookie::Cookie;
