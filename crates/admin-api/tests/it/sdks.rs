@@ -328,3 +328,60 @@ fn the_browser_sdk_gets_what_the_playground_says() -> Result<(), Box<dyn std::er
     assert_eq!(usage["seenApplications"], json!(["proxy-client-test"]), "{usage}");
     Ok(())
 }
+
+/// Runs the Node SDK following changes in `mode` (`streaming` or `delta`, polling every
+/// `interval` ms) against a server with the demo flags; checks that it answers as the
+/// playground does and emits no warning, and returns the delays, in ms, from each of 20 writes
+/// until the SDK answered it.
+fn node_sdk_following(mode: &str, interval: u64) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
+    let server = Server::start()?;
+    server.demo_flags()?;
+    let result = run_node(
+        "node-follow.mjs",
+        &[
+            ("HALYARD_URL", server.base.clone()),
+            ("HALYARD_TOKEN", BACKEND.to_owned()),
+            ("HALYARD_ADMIN", ADMIN.to_owned()),
+            ("HALYARD_MODE", mode.to_owned()),
+            ("HALYARD_INTERVAL", interval.to_string()),
+            ("HALYARD_FLAGS", FLAGS.join(",")),
+            ("HALYARD_FLAG", "switched-off".to_owned()),
+            ("HALYARD_WRITES", "20".to_owned()),
+        ],
+    )?;
+    assert_eq!(result["events"], json!([]), "no warn or error event: {result}");
+    let evaluated = result["evaluated"].as_object().cloned().unwrap_or_default();
+    assert_eq!(evaluated.len(), 7 * 2 * FLAGS.len(), "{result}");
+    for (key, outcome) in evaluated {
+        let mut parts = key.split('/');
+        let (Some(flag), Some(user), Some(plan)) = (parts.next(), parts.next(), parts.next()) else {
+            return Err(format!("bad key {key}").into());
+        };
+        let context = json!({"appName": format!("node-{mode}-test"), "userId": user, "properties": {"plan": plan}});
+        let (enabled, variant) = server.played(flag, &context)?;
+        assert_eq!(outcome, json!({"enabled": enabled, "variant": variant}), "{mode} {key}");
+    }
+    let delays: Vec<u64> = result["delays"]
+        .as_array()
+        .map(|delays| delays.iter().filter_map(Value::as_u64).collect())
+        .unwrap_or_default();
+    assert_eq!(delays.len(), 20, "{result}");
+    eprintln!("node sdk, {mode}: ms from each write until the SDK answered it: {delays:?}");
+    Ok(delays)
+}
+
+#[test]
+fn the_node_sdk_streaming_sees_every_write_within_a_second() -> Result<(), Box<dyn std::error::Error>> {
+    let delays = node_sdk_following("streaming", 15_000)?;
+    // With 20 writes, the p99 is the slowest.
+    assert!(delays.iter().all(|&delay| delay < 1000), "{delays:?}");
+    Ok(())
+}
+
+#[test]
+fn the_node_sdk_polling_the_delta_api_sees_every_write_within_an_interval() -> Result<(), Box<dyn std::error::Error>> {
+    let delays = node_sdk_following("delta", 1000)?;
+    // The SDK's own timer may fire a little late; one interval plus that slack.
+    assert!(delays.iter().all(|&delay| delay < 1250), "{delays:?}");
+    Ok(())
+}
