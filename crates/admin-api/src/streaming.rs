@@ -27,9 +27,12 @@ use tokio::sync::watch;
 /// How often an idle stream sends a comment, so SDKs and proxies see it alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
-/// The most of one event written at once: a hydration is shared by every stream and written in
-/// slices, so no connection's buffer grows to the size of the document.
-const SLICE: usize = 16 * 1024;
+/// The most of one event handed to the connection at once. A hydration is shared by every stream
+/// and handed over a slice at a time, yielding between slices so that the connection writes each
+/// out first: its write buffer then stays at its first 8 KiB, where it would otherwise grow to
+/// 48 KiB and keep that size for the life of the stream (actix-http keeps a buffer of up to
+/// 128 KiB), which at 10,000 streams is the difference between 150 MiB and 450 MiB.
+const SLICE: usize = 4 * 1024;
 
 /// The comment sent as a heartbeat.
 const KEEP_ALIVE: &[u8] = b":keep-alive\n\n";
@@ -113,6 +116,9 @@ impl Follow {
     async fn next(&mut self) -> Option<Bytes> {
         loop {
             if let Some(chunk) = self.queue.pop_front() {
+                if chunk.len() == SLICE {
+                    tokio::task::yield_now().await;
+                }
                 return Some(chunk);
             }
             if self.done || *self.stopping.borrow() {
