@@ -18,11 +18,13 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::time::Duration;
 
-use actix_web::web::Bytes;
-use flag_admin::delta::{Change, Opening, Stream};
+use actix_web::web::{self, Bytes};
+use flag_admin::delta::{Opening, Stream};
 use futures_util::Stream as FuturesStream;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
+
+use crate::state::AppState;
 
 /// How often an idle stream sends a comment, so SDKs and proxies see it alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
@@ -52,33 +54,35 @@ impl AsRef<[u8]> for Shared {
 }
 
 /// The body of a stream: its opening, then its changes and heartbeats until `stopping` turns
-/// true or the client goes.
+/// true, the client goes, or its token no longer admits it (checked at each heartbeat).
 pub fn body(
-    stream: Stream,
+    state: web::Data<AppState>,
+    mut stream: Stream,
     stopping: watch::Receiver<bool>,
 ) -> impl FuturesStream<Item = Result<Bytes, Infallible>> {
-    let Stream {
-        feed,
-        subscription,
-        permit,
-    } = stream;
-    let mut state = Follow {
-        queue: VecDeque::new(),
-        revision: subscription.opening.revision(),
-        changes: subscription.changes,
-        feed,
-        heartbeat: tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT),
-        stopping,
-        done: false,
-        _permit: permit,
-    };
-    let (revision, data) = match subscription.opening {
+    let opening = std::mem::replace(
+        &mut stream.subscription.opening,
+        Opening::Resumed {
+            revision: 0,
+            changes: Vec::new(),
+        },
+    );
+    let (revision, data) = match opening {
         Opening::Hydration(snapshot) => (snapshot.revision(), snapshot.hydration()),
         Opening::Resumed { revision, changes } => (revision, flag_admin::delta::joined(&changes).into()),
     };
-    state.event("unleash-connected", revision, data);
-    futures_util::stream::unfold(state, |mut state| async move {
-        state.next().await.map(|chunk| (Ok(chunk), state))
+    let mut follow = Follow {
+        queue: VecDeque::new(),
+        revision,
+        stream,
+        state,
+        heartbeat: tokio::time::interval_at(tokio::time::Instant::now() + HEARTBEAT, HEARTBEAT),
+        stopping,
+        done: false,
+    };
+    follow.event("unleash-connected", revision, data);
+    futures_util::stream::unfold(follow, |mut follow| async move {
+        follow.next().await.map(|chunk| (Ok(chunk), follow))
     })
 }
 
@@ -87,13 +91,13 @@ struct Follow {
     queue: VecDeque<Bytes>,
     /// The revision the SDK holds once the queue is written.
     revision: i32,
-    changes: tokio::sync::broadcast::Receiver<Arc<Change>>,
-    feed: Arc<flag_admin::delta::Feed>,
+    /// The feed followed, the changes received, the place within the limits.
+    stream: Stream,
+    state: web::Data<AppState>,
     heartbeat: tokio::time::Interval,
     stopping: watch::Receiver<bool>,
     /// Set once the last chunk is queued.
     done: bool,
-    _permit: flag_admin::delta::Permit,
 }
 
 impl Follow {
@@ -127,7 +131,7 @@ impl Follow {
             tokio::select! {
                 biased;
                 _ = self.stopping.changed() => return None,
-                received = self.changes.recv() => match received {
+                received = self.stream.subscription.changes.recv() => match received {
                     Ok(change) => {
                         if change.revision() > self.revision {
                             self.event("unleash-updated", change.revision(), Arc::clone(change.body()));
@@ -136,7 +140,14 @@ impl Follow {
                     Err(RecvError::Lagged(_)) => self.catch_up(),
                     Err(RecvError::Closed) => self.done = true,
                 },
-                _ = self.heartbeat.tick() => self.queue.push_back(Bytes::from_static(KEEP_ALIVE)),
+                _ = self.heartbeat.tick() => {
+                    // A database that cannot answer now ends no stream; the next heartbeat asks again.
+                    if let Ok(false) = self.stream.still_admitted(&self.state.app).await {
+                        tracing::info!("a stream's token was deleted or expired; the stream ends");
+                        return None;
+                    }
+                    self.queue.push_back(Bytes::from_static(KEEP_ALIVE));
+                }
             }
         }
     }
@@ -144,7 +155,7 @@ impl Follow {
     /// After missing changes: sends them from the feed's memory, or, when they are gone, tells
     /// the SDK to poll and ends.
     fn catch_up(&mut self) {
-        match self.feed.since(self.revision) {
+        match self.stream.feed.since(self.revision) {
             Some(changes) => {
                 if let Some(last) = changes.last().map(|change| change.revision()) {
                     self.event(

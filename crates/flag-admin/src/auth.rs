@@ -361,6 +361,16 @@ async fn token_map(ctx: &Ctx) -> Result<Arc<TokenMap>, AdminError> {
         .await
 }
 
+/// Whether the token `access` was resolved from still admits it: not deleted, not expired.
+pub async fn still_valid(ctx: &Ctx, access: &ClientAccess) -> Result<bool, AdminError> {
+    let now = crate::now();
+    let map = token_map(ctx).await?;
+    Ok(map
+        .by_hash
+        .get(&*access.token)
+        .is_some_and(|grant| grant.expires_at.is_none_or(|at| at > now)))
+}
+
 /// The origins the frontend API answers (`*` for all), as of the store's current revision.
 pub async fn frontend_origins(ctx: &Ctx) -> Result<Arc<[String]>, AdminError> {
     token_map(ctx)

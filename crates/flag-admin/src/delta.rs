@@ -336,6 +336,16 @@ pub struct Stream {
     pub subscription: Subscription,
     /// Its place within the limits, given back when it is dropped.
     pub permit: Permit,
+    /// The token it was opened with.
+    access: ClientAccess,
+}
+
+impl Stream {
+    /// Whether the token the stream was opened with still admits it: a stream ends once its
+    /// token is deleted or expires, as its next request would be refused.
+    pub async fn still_admitted(&self, ctx: &Ctx) -> Result<bool, AdminError> {
+        crate::auth::still_valid(ctx, &self.access).await
+    }
 }
 
 /// Opens a stream of `question`'s changes for the token `access` holds, resuming from `last`
@@ -355,6 +365,7 @@ pub async fn follow(
         feed,
         subscription,
         permit,
+        access: access.clone(),
     })
 }
 

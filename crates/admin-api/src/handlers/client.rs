@@ -247,5 +247,9 @@ pub async fn streaming(
         .insert_header((header::CONTENT_ENCODING, "identity"))
         // Proxies such as nginx pass the events on at once instead of buffering them.
         .insert_header(("X-Accel-Buffering", "no"))
-        .streaming(crate::streaming::body(stream, state.stopping.subscribe())))
+        .streaming(crate::streaming::body(
+            state.clone(),
+            stream,
+            state.stopping.subscribe(),
+        )))
 }

@@ -350,6 +350,19 @@ impl Server {
         Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
     }
 
+    fn delete(&self, path: &str) -> Result<(), Box<dyn std::error::Error>> {
+        let response = self
+            .agent
+            .delete(&format!("http://127.0.0.1:{}{path}", self.port))
+            .header("Authorization", STREAM_ADMIN)
+            .call()?;
+        let status = response.status().as_u16();
+        if !(200..300).contains(&status) {
+            return Err(format!("DELETE {path}: {status}").into());
+        }
+        Ok(())
+    }
+
     fn create(&self, name: &str) -> Result<(), Box<dyn std::error::Error>> {
         self.post("/api/admin/projects/default/features", json!({"name": name}))?;
         Ok(())
@@ -600,5 +613,165 @@ fn a_write_on_one_replica_reaches_streams_on_another_within_a_second() -> TestRe
         delays.iter().all(|delay| *delay < Duration::from_secs(1)),
         "{delays:?}"
     );
+    Ok(())
+}
+
+#[test]
+fn a_stream_ends_once_its_token_is_deleted() -> TestResult {
+    let scratch = Scratch::new()?;
+    let server = Server::start(&scratch, &[])?;
+    let created = server.post(
+        "/api/admin/api-tokens",
+        json!({"tokenName": "short-lived", "type": "backend", "environment": "development", "projects": ["*"]}),
+    )?;
+    let secret = created["secret"].as_str().ok_or("no secret")?.to_owned();
+    let mut stream = server.stream(&secret, None)?;
+    stream.event(Duration::from_secs(5))?;
+    let mut kept = server.stream(STREAM_SDK, None)?;
+    kept.event(Duration::from_secs(5))?;
+    server.delete(&format!("/api/admin/api-tokens/{secret}"))?;
+    let deleted = Instant::now();
+    // The token is checked at each heartbeat: the stream ends at the next one.
+    loop {
+        match stream.next(Duration::from_secs(20))? {
+            Item::End => break,
+            Item::Comment(_) | Item::Event(_) => {}
+        }
+        assert!(
+            deleted.elapsed() < Duration::from_secs(20),
+            "the stream outlived its token"
+        );
+    }
+    assert!(
+        deleted.elapsed() < Duration::from_secs(17),
+        "{:?}",
+        deleted.elapsed()
+    );
+    // Another token's stream goes on.
+    assert_eq!(
+        kept.next(Duration::from_secs(20))?,
+        Item::Comment("keep-alive".into())
+    );
+    let refused = server.stream(&secret, None)?;
+    assert_eq!(refused.status, 401, "{}", refused.body);
+    Ok(())
+}
+
+/// The evaluations of `engine` for every flag of `names` and a few contexts.
+fn evaluations(engine: &flag_eval::Engine, names: &[String]) -> Vec<(String, String, bool, String)> {
+    let mut out = Vec::new();
+    for user in ["1", "2", "3", "42"] {
+        for plan in ["free", "pro"] {
+            let mut context = flag_eval::Context {
+                user_id: Some(user.into()),
+                ..flag_eval::Context::default()
+            };
+            context.properties.set("plan", plan);
+            for name in names {
+                let variant = engine.variant(name, &context);
+                out.push((
+                    name.clone(),
+                    format!("{user}/{plan}"),
+                    engine.is_enabled(name, &context),
+                    variant.name.to_string(),
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[actix_web::test]
+async fn the_engine_following_deltas_answers_as_one_compiled_from_the_whole_document() -> TestResult {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/segments",
+            ADMIN,
+            json!({"name": "pros", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let segment = body["id"].as_i64().ok_or("no segment id")?;
+    let (_, etag, hydration) = delta(&service, SDK, "", None).await;
+    let first: flag_eval::Delta = serde_json::from_value(hydration)?;
+    let (mut engine, warnings) = flag_eval::Engine::compile_state(
+        &flag_eval::State::Delta(first),
+        flag_eval::CompileOptions::default(),
+    );
+    assert!(warnings.is_empty(), "{warnings:?}");
+
+    // A run of writes, each followed by a delta applied to the engine.
+    let mut held = etag;
+    let base = "/api/admin/projects/default/features";
+    let writes: Vec<(&str, String, Value)> = vec![
+        ("POST", base.to_owned(), json!({"name": "a"})),
+        ("POST", base.to_owned(), json!({"name": "b"})),
+        (
+            "POST",
+            format!("{base}/a/environments/development/strategies"),
+            json!({"name": "flexibleRollout", "parameters": {"rollout": "50", "stickiness": "default", "groupId": "a"}, "segments": [segment]}),
+        ),
+        ("POST", format!("{base}/a/environments/development/on"), json!({})),
+        (
+            "POST",
+            format!("{base}/b/environments/development/strategies"),
+            json!({"name": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "42"]}]}),
+        ),
+        ("POST", format!("{base}/b/environments/development/on"), json!({})),
+        (
+            "PUT",
+            format!("{base}/a/variants-batch"),
+            json!({"variants": [{"name": "x", "weight": 1}, {"name": "y", "weight": 1}], "environments": ["development"]}),
+        ),
+        (
+            "PUT",
+            format!("/api/admin/segments/{segment}"),
+            json!({"name": "pros", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["free"]}]}),
+        ),
+        ("DELETE", format!("{base}/b"), Value::Null),
+    ];
+    for (method, path, body) in writes {
+        let request = match method {
+            "POST" => post(&path, ADMIN, body),
+            "PUT" => actix_test::TestRequest::put()
+                .uri(&path)
+                .insert_header(("Authorization", ADMIN))
+                .set_json(body),
+            _ => delete(&path, ADMIN),
+        };
+        let (status, answer) = send(&service, request).await;
+        assert!(status.is_success(), "{method} {path}: {status} {answer}");
+        let (status, tag, events) = delta(&service, SDK, "", Some(&held)).await;
+        assert_eq!(status, StatusCode::OK, "{method} {path} changes what SDKs see");
+        let applied: flag_eval::Delta = serde_json::from_value(events)?;
+        assert!(engine.apply_delta(&applied).is_empty());
+        held = tag;
+
+        // The whole document, compiled afresh, answers the same.
+        let (status, full) = send(
+            &service,
+            get("/api/client/features", SDK).insert_header(("Unleash-Client-Spec", "5.2.0")),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        let document: flag_eval::ClientFeatures = serde_json::from_value(full)?;
+        let names: Vec<String> = document
+            .features
+            .iter()
+            .map(|feature| feature.name.clone())
+            .collect();
+        let (fresh, _) = flag_eval::Engine::compile(&document);
+        let mut all = names.clone();
+        all.extend(["a".to_owned(), "b".to_owned()]);
+        assert_eq!(
+            evaluations(&engine, &all),
+            evaluations(&fresh, &all),
+            "after {method} {path}"
+        );
+    }
     Ok(())
 }
