@@ -87,7 +87,20 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(file = %file.display(), "flags file {}: {done:?}", file.display());
     }
 
-    let settings = config.settings();
+    let mut settings = config.settings();
+    // Each SDK stream holds a descriptor: past the process's limit, connections would fail at
+    // accept instead of getting a clear 503.
+    if let Some(open_files) = flag_admin::system::raise_open_files() {
+        let allowed = flag_admin::system::streams_allowed(open_files);
+        if settings.streams > allowed {
+            tracing::warn!(
+                open_files,
+                streams = allowed,
+                "the open-file limit allows at most {allowed} SDK streams, fewer than HALYARD_STREAMING_MAX_CONNECTIONS; raise `ulimit -n` for more"
+            );
+            settings.streams = allowed;
+        }
+    }
     if let Some(oidc) = &settings.oidc {
         flag_admin::oidc::check(oidc).map_err(|error| anyhow::anyhow!("the OIDC_* settings: {error}"))?;
     }

@@ -134,9 +134,14 @@ async fn follow_changes(state: web::Data<AppState>) {
         if !state.app.feeds().any_followed() {
             continue;
         }
-        match state.app.revision().await {
+        let advanced = match state.app.revision().await {
             Ok(revision) => state.app.feeds().advance_followed(&state.app, revision).await,
-            Err(error) => tracing::warn!(%error, "reading the revision for SDK streams failed; trying again"),
+            Err(error) => Err(error),
+        };
+        if let Err(error) = advanced {
+            // Once a second while the database cannot answer, not at every tick.
+            tracing::warn!(%error, "loading changes for SDK streams failed; trying again in a second");
+            actix_web::rt::time::sleep(Duration::from_secs(1)).await;
         }
     }
 }

@@ -37,8 +37,13 @@ const POINTS: usize = 1024;
 /// size.
 const HISTORY_BYTES: usize = 4 << 20;
 
-/// Changes a stream may fall behind before it misses some.
-const CHANNEL: usize = 64;
+/// Changes a stream may fall behind before it catches up from the history; the channel keeps
+/// this many changes alive besides the history.
+const CHANNEL: usize = 16;
+
+/// Most different questions one token may stream at once, so no token can take every one of the
+/// [`CAPACITY`] feeds.
+const QUESTIONS_PER_TOKEN: usize = 8;
 
 /// The question a delta answer or a stream follows: the token's environment, else the query's,
 /// else [`DEFAULT_ENVIRONMENT`]; the token's projects, else the query's; the name prefix.
@@ -110,6 +115,8 @@ pub struct Snapshot {
 struct Entry {
     name: Box<str>,
     project: Box<str>,
+    /// The segments its strategies name.
+    segments: Box<[i64]>,
     json: Box<str>,
 }
 
@@ -164,8 +171,20 @@ impl Snapshot {
             .map(|feature| {
                 let name = feature.name.as_str().into();
                 let project = feature.project.as_deref().unwrap_or("default").into();
+                let mut named: Vec<i64> = feature
+                    .strategies
+                    .iter()
+                    .flat_map(|strategy| strategy.segments.iter().copied())
+                    .collect();
+                named.sort_unstable();
+                named.dedup();
                 let json = to_json(&ClientFeatureResponse::new(feature, &segments, true))?;
-                Ok(Entry { name, project, json })
+                Ok(Entry {
+                    name,
+                    project,
+                    segments: named.into(),
+                    json,
+                })
             })
             .collect::<Result<_, AdminError>>()?;
         let mut segments = segments
@@ -181,34 +200,50 @@ impl Snapshot {
         })
     }
 
-    /// The events from `self` to `next`, or `None` when SDKs see no difference: updated
-    /// segments first and removed ones last, so a flag never names a segment its SDK lacks.
+    /// The events from `self` to `next`, or `None` when SDKs see no difference. As in Unleash, a
+    /// segment's update is sent only to questions whose flags name it, and again before every
+    /// updated flag that names it (so an SDK holds every segment its flags name as it is now);
+    /// removed segments are always sent. Updated segments come first and removed ones last, so a
+    /// flag never names a segment its SDK lacks.
     fn change_to(&self, next: &Self) -> Option<Change> {
         let revision = next.revision;
-        let mut events = Vec::new();
         let old_segments: HashMap<i64, &str> =
             self.segments.iter().map(|(id, json)| (*id, &**json)).collect();
         let new_segments: HashMap<i64, &str> =
             next.segments.iter().map(|(id, json)| (*id, &**json)).collect();
+        let old: HashMap<&str, &Entry> = self.features.iter().map(|entry| (&*entry.name, entry)).collect();
+        let new: HashMap<&str, &Entry> = next.features.iter().map(|entry| (&*entry.name, entry)).collect();
+        let updated: Vec<&Entry> = next
+            .features
+            .iter()
+            .filter(|entry| {
+                old.get(&*entry.name)
+                    .is_none_or(|before| before.json != entry.json)
+            })
+            .collect();
+        let named: std::collections::HashSet<i64> = next
+            .features
+            .iter()
+            .flat_map(|entry| entry.segments.iter().copied())
+            .collect();
+        let named_by_updated: std::collections::HashSet<i64> = updated
+            .iter()
+            .flat_map(|entry| entry.segments.iter().copied())
+            .collect();
+        let mut events = Vec::new();
         for (id, json) in &next.segments {
-            if old_segments.get(id) != Some(&&**json) {
+            let changed = old_segments.get(id) != Some(&&**json);
+            if (changed && named.contains(id)) || named_by_updated.contains(id) {
                 events.push(format!(
                     "{{\"eventId\":{revision},\"type\":\"segment-updated\",\"segment\":{json}}}"
                 ));
             }
         }
-        let old: HashMap<&str, &Entry> = self.features.iter().map(|entry| (&*entry.name, entry)).collect();
-        let new: HashMap<&str, &Entry> = next.features.iter().map(|entry| (&*entry.name, entry)).collect();
-        for entry in &next.features {
-            if old
-                .get(&*entry.name)
-                .is_none_or(|before| before.json != entry.json)
-            {
-                events.push(format!(
-                    "{{\"eventId\":{revision},\"type\":\"feature-updated\",\"feature\":{}}}",
-                    entry.json
-                ));
-            }
+        for entry in &updated {
+            events.push(format!(
+                "{{\"eventId\":{revision},\"type\":\"feature-updated\",\"feature\":{}}}",
+                entry.json
+            ));
         }
         for entry in &self.features {
             if !new.contains_key(&*entry.name) {
@@ -350,20 +385,23 @@ impl Stream {
 
 /// Opens a stream of `question`'s changes for the token `access` holds, resuming from `last`
 /// (its `Last-Event-ID`) where the feed can. Refused past the server's limit on streams (as
-/// being at capacity) or one token's (as too many requests), before any work.
+/// being at capacity), or one token's limit on streams or on different questions (as too many
+/// requests), before any work.
 pub async fn follow(
     ctx: &Ctx,
     access: &ClientAccess,
     question: ClientFeaturesQuery,
     last: Option<i32>,
 ) -> Result<Stream, AdminError> {
-    let permit = ctx.feeds.limits.admit(&access.token)?;
-    let feed = ctx.feeds.feed(question)?;
+    let permit = ctx.feeds.limits.admit(&access.token, &question)?;
+    // Subscribed before the feed is loaded, so no other question can take its place meanwhile;
+    // changes published before the opening's revision are skipped by the stream.
+    let (feed, changes) = ctx.feeds.followed_feed(question)?;
     feed.advance(ctx, ctx.revision().await?).await?;
-    let subscription = feed.subscribe(last)?;
+    let opening = feed.opening(last)?;
     Ok(Stream {
         feed,
-        subscription,
+        subscription: Subscription { opening, changes },
         permit,
         access: access.clone(),
     })
@@ -380,7 +418,14 @@ struct Limits {
 #[derive(Debug, Default)]
 struct OpenStreams {
     total: usize,
-    by_token: HashMap<Arc<str>, usize>,
+    by_token: HashMap<Arc<str>, TokenStreams>,
+}
+
+/// One token's open streams, in all and by question.
+#[derive(Debug, Default)]
+struct TokenStreams {
+    total: usize,
+    questions: HashMap<ClientFeaturesQuery, usize>,
 }
 
 /// Seconds an SDK refused a stream waits before trying again.
@@ -391,7 +436,11 @@ impl Limits {
         self.open.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn admit(self: &Arc<Self>, token: &Arc<str>) -> Result<Permit, AdminError> {
+    fn admit(
+        self: &Arc<Self>,
+        token: &Arc<str>,
+        question: &ClientFeaturesQuery,
+    ) -> Result<Permit, AdminError> {
         let mut open = self.lock();
         if open.total >= self.total {
             return Err(AdminError::AtCapacity {
@@ -402,20 +451,32 @@ impl Limits {
                 retry_after: RETRY_AFTER,
             });
         }
-        let held = open.by_token.get(token).copied().unwrap_or(0);
-        if held >= self.per_token {
+        let held = open.by_token.entry(Arc::clone(token)).or_default();
+        if held.total >= self.per_token {
+            let total = held.total;
             return Err(AdminError::Throttled {
                 message: format!(
-                    "this token holds {held} streams, the most one token may; poll /api/client/features, or try again later"
+                    "this token holds {total} streams, the most one token may; poll /api/client/features, or try again later"
                 ),
                 retry_after: RETRY_AFTER,
             });
         }
+        if held.questions.len() >= QUESTIONS_PER_TOKEN && !held.questions.contains_key(question) {
+            return Err(AdminError::Throttled {
+                message: format!(
+                    "this token streams {QUESTIONS_PER_TOKEN} different environments, project lists and name prefixes, \
+                     the most one token may; poll /api/client/features, or try again later"
+                ),
+                retry_after: RETRY_AFTER,
+            });
+        }
+        held.total += 1;
+        *held.questions.entry(question.clone()).or_default() += 1;
         open.total += 1;
-        open.by_token.insert(Arc::clone(token), held + 1);
         Ok(Permit {
             limits: Arc::clone(self),
             token: Arc::clone(token),
+            question: question.clone(),
         })
     }
 }
@@ -425,6 +486,7 @@ impl Limits {
 pub struct Permit {
     limits: Arc<Limits>,
     token: Arc<str>,
+    question: ClientFeaturesQuery,
 }
 
 impl Drop for Permit {
@@ -432,8 +494,14 @@ impl Drop for Permit {
         let mut open = self.limits.lock();
         open.total = open.total.saturating_sub(1);
         if let Some(held) = open.by_token.get_mut(&self.token) {
-            *held = held.saturating_sub(1);
-            if *held == 0 {
+            held.total = held.total.saturating_sub(1);
+            if let Some(count) = held.questions.get_mut(&self.question) {
+                *count = count.saturating_sub(1);
+                if *count == 0 {
+                    held.questions.remove(&self.question);
+                }
+            }
+            if held.total == 0 {
                 open.by_token.remove(&self.token);
             }
         }
@@ -547,8 +615,10 @@ impl Feed {
         state.bytes += change.as_ref().map_or(0, |change| change.body.len());
         state.points.push_back((snapshot.revision, change.clone()));
         state.snapshot = Some(snapshot);
+        // The newest change is kept whatever its size, so an SDK one change behind resumes.
+        let newest = change.as_ref().map_or(0, |change| change.body.len());
         while state.points.len() > POINTS
-            || (state.bytes > HISTORY_BYTES && state.points.iter().filter(|(_, c)| c.is_some()).count() > 1)
+            || (state.bytes > HISTORY_BYTES.max(newest) && state.points.len() > 1)
         {
             if let Some((_, Some(dropped))) = state.points.pop_front() {
                 state.bytes -= dropped.body.len();
@@ -601,15 +671,15 @@ impl Feed {
         })
     }
 
-    /// Follows this feed from its current state: resuming from `last` (a stream's
-    /// `Last-Event-ID`) when the feed can, else from a hydration. Call [`Feed::advance`] first.
-    pub fn subscribe(&self, last: Option<i32>) -> Result<Subscription, AdminError> {
+    /// What a stream sends first: the changes since `last` (a stream's `Last-Event-ID`) when the
+    /// feed loaded that revision and still remembers what came after, else a hydration. Call
+    /// [`Feed::advance`] first.
+    fn opening(&self, last: Option<i32>) -> Result<Opening, AdminError> {
         let state = self.lock();
         let snapshot = state
             .snapshot
             .clone()
             .ok_or_else(|| AdminError::Internal("a feed was followed before it was loaded".into()))?;
-        let changes = self.sender.subscribe();
         let resumed = last.and_then(|last| {
             let start = state.points.iter().position(|(loaded, _)| *loaded == last)?;
             Some(
@@ -621,14 +691,13 @@ impl Feed {
                     .collect::<Vec<_>>(),
             )
         });
-        let opening = match resumed {
+        Ok(match resumed {
             Some(changes) => Opening::Resumed {
                 revision: snapshot.revision,
                 changes,
             },
             None => Opening::Hydration(snapshot),
-        };
-        Ok(Subscription { opening, changes })
+        })
     }
 }
 
@@ -664,57 +733,85 @@ impl Feeds {
         self.feeds.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The feed of `question`, made when there is none. Past the capacity, the feed used least
-    /// recently that no stream follows makes room; when every feed is followed, the question is
-    /// refused as the service being at capacity.
-    pub fn feed(&self, question: ClientFeaturesQuery) -> Result<Arc<Feed>, AdminError> {
-        let now = self.clock.fetch_add(1, Ordering::Relaxed);
+    /// The feed of `question` for a delta request: the one kept, or a new one, kept when there
+    /// is room. Past the capacity, the feed used least recently that no stream follows makes
+    /// room; when every feed is followed, the answer comes from a feed of its own, kept by
+    /// nobody, which answers with a hydration: never a refusal.
+    pub fn feed(&self, question: ClientFeaturesQuery) -> Arc<Feed> {
+        match self.slot(question.clone()) {
+            Some(feed) => feed,
+            None => Arc::new(Feed::new(question)),
+        }
+    }
+
+    /// The feed of `question`, followed by a new stream: subscribed under the same lock that
+    /// makes room, so the feed cannot be dropped before the stream holds it. When every feed is
+    /// followed, the stream is refused as the server being at capacity.
+    fn followed_feed(
+        &self,
+        question: ClientFeaturesQuery,
+    ) -> Result<(Arc<Feed>, broadcast::Receiver<Arc<Change>>), AdminError> {
         let mut feeds = self.lock();
+        let feed =
+            Self::slot_in(&mut feeds, &self.clock, question).ok_or_else(|| AdminError::AtCapacity {
+                message: format!(
+                    "streams follow {CAPACITY} different questions, the most this server follows; \
+                 poll /api/client/features instead"
+                ),
+                retry_after: 60,
+            })?;
+        let changes = feed.sender.subscribe();
+        Ok((feed, changes))
+    }
+
+    fn slot(&self, question: ClientFeaturesQuery) -> Option<Arc<Feed>> {
+        Self::slot_in(&mut self.lock(), &self.clock, question)
+    }
+
+    /// The kept feed of `question`, or a new one kept in its place, or `None` when every kept
+    /// feed is followed.
+    fn slot_in(
+        feeds: &mut HashMap<ClientFeaturesQuery, Arc<Feed>>,
+        clock: &AtomicU64,
+        question: ClientFeaturesQuery,
+    ) -> Option<Arc<Feed>> {
+        let now = clock.fetch_add(1, Ordering::Relaxed);
         if let Some(feed) = feeds.get(&question) {
             feed.used.store(now, Ordering::Relaxed);
-            return Ok(Arc::clone(feed));
+            return Some(Arc::clone(feed));
         }
         if feeds.len() >= CAPACITY {
             let idle = feeds
                 .iter()
                 .filter(|(_, feed)| feed.followers() == 0)
                 .min_by_key(|(_, feed)| feed.used.load(Ordering::Relaxed))
-                .map(|(question, _)| question.clone());
-            match idle {
-                Some(idle) => {
-                    feeds.remove(&idle);
-                }
-                None => {
-                    return Err(AdminError::AtCapacity {
-                        message: format!(
-                            "streams follow {CAPACITY} different questions, the most this server follows; \
-                             poll /api/client/features instead"
-                        ),
-                        retry_after: 60,
-                    });
-                }
-            }
+                .map(|(question, _)| question.clone())?;
+            feeds.remove(&idle);
         }
         let feed = Arc::new(Feed::new(question.clone()));
         feed.used.store(now, Ordering::Relaxed);
         feeds.insert(question, Arc::clone(&feed));
-        Ok(feed)
+        Some(feed)
     }
 
     /// Loads `revision` into every feed a stream follows, so each change reaches its streams.
-    /// A feed that fails to load is tried again on the next call.
-    pub async fn advance_followed(&self, ctx: &Ctx, revision: i32) {
+    /// A feed that fails to load is tried again on the next call; the first failure is returned.
+    pub async fn advance_followed(&self, ctx: &Ctx, revision: i32) -> Result<(), AdminError> {
         let followed: Vec<Arc<Feed>> = self
             .lock()
             .values()
             .filter(|feed| feed.followers() > 0)
             .cloned()
             .collect();
+        let mut first = Ok(());
         for feed in followed {
-            if let Err(error) = feed.advance(ctx, revision).await {
-                tracing::warn!(%error, environment = %feed.question.environment, "loading a followed question failed; trying again");
+            if let Err(error) = feed.advance(ctx, revision).await
+                && first.is_ok()
+            {
+                first = Err(error);
             }
         }
+        first
     }
 
     /// Whether any stream follows any feed.

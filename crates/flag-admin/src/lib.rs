@@ -66,6 +66,7 @@ pub mod session;
 pub mod settings;
 pub mod strategies;
 pub mod strategy_types;
+pub mod system;
 pub mod tags;
 pub mod tokens;
 pub mod usage;

@@ -172,8 +172,6 @@ fn held_revision(request: &HttpRequest, header: header::HeaderName) -> Option<i3
         (status = 400, description = "The query string is malformed", body = ErrorBody),
         (status = 401, description = "No token, or an unknown one", body = ErrorBody),
         (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
-        (status = 503, description = "Streams follow as many questions as this server follows; poll `/api/client/features`", body = ErrorBody,
-            headers(("Retry-After" = u64, description = "Seconds to wait before trying again"))),
     ),
 )]
 pub async fn delta(
@@ -184,7 +182,7 @@ pub async fn delta(
 ) -> Result<HttpResponse, ApiError> {
     let question = flag_admin::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
     let known = held_revision(&request, header::IF_NONE_MATCH);
-    let feed = state.app.feeds().feed(question)?;
+    let feed = state.app.feeds().feed(question);
     let revision = state.app.revision().await?;
     let etag = |revision: i32| header::ETag(header::EntityTag::new_strong(revision.to_string()));
     Ok(match feed.delta(&state.app, revision, known).await? {

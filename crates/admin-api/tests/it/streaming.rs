@@ -148,8 +148,9 @@ async fn the_delta_api_hydrates_then_sends_only_what_changed() -> TestResult {
     assert_eq!(status, StatusCode::OK);
     let (status, next, body) = delta(&service, SDK, "", Some(&etag)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    assert_eq!(summary(&body), ["feature-updated alpha"]);
-    let alpha = &body["events"][0]["feature"];
+    // The segment goes with the flag that now names it, first.
+    assert_eq!(summary(&body), ["segment-updated beta", "feature-updated alpha"]);
+    let alpha = &body["events"][1]["feature"];
     assert_eq!(alpha["enabled"], true);
     assert_eq!(alpha["strategies"][0]["segments"], json!([segment]));
     assert_eq!(
@@ -196,6 +197,7 @@ async fn the_delta_api_hydrates_then_sends_only_what_changed() -> TestResult {
     assert_eq!(
         summary(&body),
         [
+            "segment-updated beta",
             "feature-updated alpha",
             "feature-updated alpha",
             "feature-removed beta-flag@default",
@@ -292,6 +294,47 @@ async fn the_delta_api_keeps_to_the_tokens_projects_and_environment() -> TestRes
     assert_eq!(
         (status, summary(&body)),
         (StatusCode::OK, vec!["feature-updated mine".to_owned()])
+    );
+
+    // A segment only `theirs` names: its edits are nothing to a token that cannot see `theirs`.
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/segments",
+            ADMIN,
+            json!({"name": "theirs-only", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["a"]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let segment = body["id"].as_i64().ok_or("no segment id")?;
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/other/features/theirs/environments/development/strategies",
+            ADMIN,
+            json!({"name": "default", "segments": [segment]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (_, mine_etag, _) = delta(&service, DEFAULT_ONLY, "", None).await;
+    let (_, all_etag, _) = delta(&service, SDK, "", None).await;
+    let (status, body) = send(
+        &service,
+        actix_test::TestRequest::put()
+            .uri(&format!("/api/admin/segments/{segment}"))
+            .insert_header(("Authorization", ADMIN))
+            .set_json(json!({"name": "theirs-only", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["b"]}]})),
+    )
+    .await;
+    assert!(status.is_success(), "{status} {body}");
+    let (status, _, _) = delta(&service, DEFAULT_ONLY, "", Some(&mine_etag)).await;
+    assert_eq!(status, StatusCode::NOT_MODIFIED);
+    let (status, _, body) = delta(&service, SDK, "", Some(&all_etag)).await;
+    assert_eq!(
+        (status, summary(&body)),
+        (StatusCode::OK, vec!["segment-updated theirs-only".to_owned()])
     );
 
     // Admin and frontend tokens are refused, as on the rest of the client API.
@@ -773,5 +816,57 @@ async fn the_engine_following_deltas_answers_as_one_compiled_from_the_whole_docu
             "after {method} {path}"
         );
     }
+    Ok(())
+}
+
+#[test]
+fn one_token_cannot_take_every_question_and_the_delta_api_never_refuses_one() -> TestResult {
+    let scratch = Scratch::new()?;
+    let server = Server::start(&scratch, &[])?;
+    let path = |prefix: &str| format!("/api/client/streaming?namePrefix={prefix}");
+    let mut open = Vec::new();
+    for question in 0..8 {
+        let stream = Sse::open(
+            server.port,
+            &path(&format!("p{question}")),
+            &[("Authorization", STREAM_SDK)],
+        )?;
+        assert_eq!(stream.status, 200, "{}", stream.body);
+        open.push(stream);
+    }
+    let refused = Sse::open(server.port, &path("p8"), &[("Authorization", STREAM_SDK)])?;
+    assert_eq!(refused.status, 429, "{}", refused.body);
+    assert_eq!(refused.header("retry-after"), Some("30"));
+    let body: Value = serde_json::from_str(&refused.body)?;
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("8 different")),
+        "{body}"
+    );
+    // The same questions again are no new questions, and another token has its own.
+    let again = Sse::open(server.port, &path("p0"), &[("Authorization", STREAM_SDK)])?;
+    assert_eq!(again.status, 200);
+    let other = Sse::open(server.port, &path("p8"), &[("Authorization", OTHER_SDK)])?;
+    assert_eq!(other.status, 200);
+
+    // Delta requests with a hundred different prefixes: each answered, none refused.
+    for question in 0..100 {
+        let mut response = server
+            .agent
+            .get(&format!(
+                "http://127.0.0.1:{}/api/client/delta?namePrefix=d{question}",
+                server.port
+            ))
+            .header("Authorization", STREAM_SDK)
+            .call()?;
+        assert_eq!(
+            response.status().as_u16(),
+            200,
+            "{}",
+            response.body_mut().read_to_string()?
+        );
+    }
+    drop(open);
     Ok(())
 }
