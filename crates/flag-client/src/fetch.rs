@@ -1,0 +1,369 @@
+//! The fetching thread: follows the server's stream, or polls the whole document or the delta
+//! API, applies what arrives to a master engine and document, publishes a copy, and writes the
+//! backup.
+
+use std::io::BufReader;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use flag_eval::{ClientFeatures, Delta, DeltaEvent, Engine, State};
+
+use crate::builder::Mode;
+use crate::sse::{self, Item};
+use crate::state::{Config, Shared};
+use crate::{Error, Source};
+
+/// What the client calls itself in `unleash-sdk` and its registration.
+pub(crate) const SDK_VERSION: &str = concat!("flag-client:", env!("CARGO_PKG_VERSION"));
+
+/// The client specification it follows: segments apart from strategies, and the delta API.
+const CLIENT_SPEC: &str = "5.2.0";
+
+/// Most bytes of one answer.
+const BODY_LIMIT: u64 = 256 << 20;
+
+/// How long a stream may be silent: the server sends a heartbeat every 15 seconds.
+const STREAM_READ_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How long the client polls after the server shed its stream, before trying it again.
+const SHED_FOR: Duration = Duration::from_secs(300);
+
+/// How long the client polls when the server has no stream, before asking again.
+const NO_STREAM_FOR: Duration = Duration::from_secs(3600);
+
+/// Why a fetch did not leave the client current.
+enum Step {
+    /// The server has no such route (404, 405, 501): use another way.
+    Unsupported,
+    /// The server asked the client to poll instead (`fetch-mode: polling`, 429, 503).
+    Shed,
+    /// It failed.
+    Failed(Error),
+}
+
+/// The state the fetching thread keeps.
+#[derive(Default)]
+struct Sync {
+    /// The master copy: every change is applied here, then a clone is published.
+    engine: Engine,
+    /// The same state as a document, for the backup.
+    document: Option<ClientFeatures>,
+    /// The `ETag` of the last full document.
+    etag: Option<String>,
+    /// The `ETag` of the last delta answer.
+    delta_etag: Option<String>,
+    /// The id of the last stream event, sent as `Last-Event-ID` on reconnecting.
+    last_event_id: Option<String>,
+    /// Set once the server answered that it has no delta API.
+    no_delta: bool,
+}
+
+fn agent(read_timeout: Duration) -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_connect(Some(Duration::from_secs(10)))
+        .timeout_recv_response(Some(Duration::from_secs(30)))
+        .timeout_per_read(Some(read_timeout))
+        .build()
+        .into()
+}
+
+fn with_headers<B>(request: ureq::RequestBuilder<B>, config: &Config) -> ureq::RequestBuilder<B> {
+    request
+        .header("Authorization", &config.token)
+        .header("Unleash-Client-Spec", CLIENT_SPEC)
+        .header("unleash-appname", &config.app_name)
+        .header("unleash-instanceid", &config.instance_id)
+        .header("unleash-connection-id", &config.connection_id)
+        .header("unleash-sdk", SDK_VERSION)
+        .header("User-Agent", &config.app_name)
+}
+
+/// The error for a status that is not a success.
+fn refused(path: &str, status: u16) -> Error {
+    match status {
+        401 | 403 => Error::Unauthorized { status },
+        _ => Error::Status {
+            path: path.to_owned(),
+            status,
+        },
+    }
+}
+
+fn transport(error: impl std::fmt::Display) -> Step {
+    Step::Failed(Error::Transport(error.to_string()))
+}
+
+/// Posts `body` to `path` (usage and registration).
+pub(crate) fn post_json(shared: &Shared, path: &str, body: &serde_json::Value) -> Result<(), Error> {
+    let config = &shared.config;
+    let response = with_headers(
+        agent(Duration::from_secs(30)).post(format!("{}{path}", config.url)),
+        config,
+    )
+    .send_json(body)
+    .map_err(|error| Error::Transport(error.to_string()))?;
+    let status = response.status().as_u16();
+    if (200..300).contains(&status) {
+        Ok(())
+    } else {
+        Err(refused(path, status))
+    }
+}
+
+/// A wait of about `base × 2^(failures - 1)`, at most ten times `base` (and at least 30 s
+/// allowed), with up to half of it taken off at random, so clients that failed together do not
+/// retry together.
+fn backoff(base: Duration, failures: u32) -> Duration {
+    let ceiling = (base * 10).max(Duration::from_secs(30));
+    let wait = base
+        .saturating_mul(1 << failures.saturating_sub(1).min(16))
+        .min(ceiling);
+    let jitter = getrandom::u32().unwrap_or(0) % 1000;
+    wait.mul_f64(1.0 - f64::from(jitter) / 2000.0)
+}
+
+/// Runs until the client stops, or until the server refuses the token.
+pub(crate) fn run(shared: Arc<Shared>) {
+    let config = &shared.config;
+    let poller = agent(Duration::from_secs(30));
+    let streamer = agent(STREAM_READ_TIMEOUT);
+    let mut sync = Sync::default();
+    let mut stream_again_at = match config.mode {
+        Mode::Auto | Mode::Streaming => Some(Instant::now()),
+        Mode::Delta | Mode::Polling => None,
+    };
+    let mut failures = 0u32;
+    while !shared.stopped() {
+        let streaming = stream_again_at.is_some_and(|at| Instant::now() >= at);
+        let result = if streaming {
+            stream(&shared, &streamer, &mut sync)
+        } else if config.mode == Mode::Delta && !sync.no_delta {
+            poll_delta(&shared, &poller, &mut sync)
+        } else {
+            poll_features(&shared, &poller, &mut sync)
+        };
+        let wait = match result {
+            Ok(()) => {
+                failures = failures.saturating_sub(1);
+                // A stream that ended is opened again at once; a poll waits for the next.
+                if streaming {
+                    Duration::ZERO
+                } else {
+                    config.refresh_interval
+                }
+            }
+            Err(Step::Unsupported) if streaming => {
+                stream_again_at = Some(Instant::now() + NO_STREAM_FOR);
+                Duration::ZERO
+            }
+            Err(Step::Unsupported) => {
+                sync.no_delta = true;
+                Duration::ZERO
+            }
+            Err(Step::Shed) => {
+                stream_again_at = Some(Instant::now() + SHED_FOR);
+                Duration::ZERO
+            }
+            Err(Step::Failed(error)) => {
+                let unauthorized = matches!(error, Error::Unauthorized { .. });
+                shared.failure(error);
+                if unauthorized {
+                    return;
+                }
+                failures += 1;
+                let base = if streaming {
+                    Duration::from_secs(1)
+                } else {
+                    config.refresh_interval
+                };
+                backoff(base, failures)
+            }
+        };
+        if !wait.is_zero() && shared.sleep(wait) {
+            return;
+        }
+    }
+}
+
+/// Replaces the state with `document`.
+fn hydrate(shared: &Shared, sync: &mut Sync, document: ClientFeatures) {
+    let (engine, _warnings) = Engine::compile(&document);
+    sync.engine = engine;
+    shared.write_backup(&document);
+    sync.document = Some(document);
+    shared.succeeded(true);
+    shared.install(sync.engine.clone(), Source::Server);
+}
+
+/// Applies `delta`: to the master engine through flag-eval's delta support, and to the document
+/// the backup is written from.
+fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
+    if delta.events.is_empty() {
+        shared.succeeded(false);
+        return;
+    }
+    sync.engine.apply_delta(delta);
+    let document = sync.document.get_or_insert_with(|| ClientFeatures {
+        version: 2,
+        features: Vec::new(),
+        segments: Vec::new(),
+    });
+    for event in &delta.events {
+        match event {
+            DeltaEvent::Hydration {
+                features, segments, ..
+            } => {
+                document.features.clone_from(features);
+                document.segments.clone_from(segments);
+            }
+            DeltaEvent::FeatureUpdated { feature, .. } => {
+                match document
+                    .features
+                    .iter_mut()
+                    .find(|held| held.name == feature.name)
+                {
+                    Some(held) => held.clone_from(feature),
+                    None => document.features.push(feature.clone()),
+                }
+            }
+            DeltaEvent::FeatureRemoved { feature_name, .. } => {
+                document.features.retain(|held| held.name != *feature_name);
+            }
+            DeltaEvent::SegmentUpdated { segment, .. } => {
+                match document.segments.iter_mut().find(|held| held.id == segment.id) {
+                    Some(held) => held.clone_from(segment),
+                    None => document.segments.push(segment.clone()),
+                }
+            }
+            DeltaEvent::SegmentRemoved { segment_id, .. } => {
+                document.segments.retain(|held| held.id != *segment_id);
+            }
+        }
+    }
+    shared.write_backup(document);
+    shared.succeeded(true);
+    shared.install(sync.engine.clone(), Source::Server);
+}
+
+/// Reads an answer that is either form of state, and applies it.
+fn take_state(shared: &Shared, sync: &mut Sync, body: &[u8]) -> Result<(), Step> {
+    match serde_json::from_slice::<State>(body) {
+        Ok(State::Full(document)) => {
+            hydrate(shared, sync, document);
+            Ok(())
+        }
+        Ok(State::Delta(delta)) => {
+            apply(shared, sync, &delta);
+            Ok(())
+        }
+        Err(error) => Err(Step::Failed(Error::Decode(error.to_string()))),
+    }
+}
+
+fn poll_features(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), Step> {
+    let config = &shared.config;
+    let mut request = with_headers(agent.get(format!("{}/client/features", config.url)), config);
+    if let Some(etag) = &sync.etag {
+        request = request.header("If-None-Match", etag);
+    }
+    let mut response = request.call().map_err(transport)?;
+    match response.status().as_u16() {
+        304 => {
+            shared.succeeded(false);
+            Ok(())
+        }
+        200 => {
+            let etag = header(&response, "etag");
+            let body = response
+                .body_mut()
+                .with_config()
+                .limit(BODY_LIMIT)
+                .read_to_vec()
+                .map_err(transport)?;
+            let document: ClientFeatures = serde_json::from_slice(&body)
+                .map_err(|error| Step::Failed(Error::Decode(error.to_string())))?;
+            sync.etag = etag;
+            hydrate(shared, sync, document);
+            Ok(())
+        }
+        status => Err(Step::Failed(refused("/client/features", status))),
+    }
+}
+
+fn poll_delta(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), Step> {
+    let config = &shared.config;
+    let mut request = with_headers(agent.get(format!("{}/client/delta", config.url)), config);
+    if let Some(etag) = &sync.delta_etag {
+        request = request.header("If-None-Match", etag);
+    }
+    let mut response = request.call().map_err(transport)?;
+    match response.status().as_u16() {
+        304 => {
+            shared.succeeded(false);
+            Ok(())
+        }
+        200 => {
+            let etag = header(&response, "etag");
+            let body = response
+                .body_mut()
+                .with_config()
+                .limit(BODY_LIMIT)
+                .read_to_vec()
+                .map_err(transport)?;
+            take_state(shared, sync, &body)?;
+            sync.delta_etag = etag;
+            Ok(())
+        }
+        404 | 405 | 501 => Err(Step::Unsupported),
+        status => Err(Step::Failed(refused("/client/delta", status))),
+    }
+}
+
+/// Follows the stream until it ends (`Ok`), the server sheds it, or it fails.
+fn stream(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), Step> {
+    let config = &shared.config;
+    let mut request = with_headers(agent.get(format!("{}/client/streaming", config.url)), config)
+        .header("Accept", "text/event-stream")
+        .header("Cache-Control", "no-cache");
+    if let Some(id) = &sync.last_event_id {
+        request = request.header("Last-Event-ID", id);
+    }
+    let response = request.call().map_err(transport)?;
+    match response.status().as_u16() {
+        200 => {}
+        404 | 405 | 501 => return Err(Step::Unsupported),
+        429 | 503 => return Err(Step::Shed),
+        status => return Err(Step::Failed(refused("/client/streaming", status))),
+    }
+    let body = response.into_body().into_with_config().limit(u64::MAX).reader();
+    let mut events = sse::Reader::new(BufReader::with_capacity(64 * 1024, body));
+    loop {
+        if shared.stopped() {
+            return Ok(());
+        }
+        match events.next().map_err(transport)? {
+            None => return Ok(()),
+            Some(Item::Comment) => {}
+            Some(Item::Event { .. }) if shared.stopped() => return Ok(()),
+            Some(Item::Event { name, id, data }) => match name.as_str() {
+                "unleash-connected" | "unleash-updated" => {
+                    take_state(shared, sync, data.as_bytes())?;
+                    if id.is_some() {
+                        sync.last_event_id = id;
+                    }
+                }
+                "fetch-mode" if data.trim() == "polling" => return Err(Step::Shed),
+                _ => {}
+            },
+        }
+    }
+}
+
+fn header<B>(response: &ureq::http::Response<B>, name: &str) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned)
+}

@@ -1,0 +1,280 @@
+//! A live client of the Unleash protocol that embeds `flag-eval`: it keeps a service's flags
+//! current from Halyard or Unleash and answers on the hot path without leaving the process.
+//!
+//! - **Staying current.** It follows the server's event stream (`/api/client/streaming`) when
+//!   the server offers one, and otherwise polls `/api/client/features` with `If-None-Match`, so
+//!   an unchanged poll costs a 304; or it polls the delta API (`/api/client/delta`) when asked
+//!   to ([`Mode`]). Errors back off with jitter; a refused token stops the fetching with a clear
+//!   [`Error::Unauthorized`] instead of retrying in a loop.
+//! - **Starting without the server.** Every state it receives is written to a backup file, read
+//!   back at the next start when the server cannot be reached; or it starts from a bootstrap
+//!   document of its own.
+//! - **Answering.** [`Client::is_enabled`], [`Client::variant`] and [`Client::explain`] (the
+//!   playground's explanation, computed locally) read the current flags with one atomic load and
+//!   evaluate them with `flag-eval`, which allocates nothing; the client is `Send + Sync`.
+//! - **Reporting.** It registers and posts usage in Unleash's format (counts per flag and
+//!   variant, in buckets), so Halyard's and Unleash's views show the application.
+//!
+//! It uses blocking HTTP (`ureq`) on two threads of its own, one fetching and one reporting, so
+//! it works the same in a synchronous program and under any async runtime, and forces none on
+//! the program; [`Client::ready`] is a future that needs no runtime either.
+//!
+//! # Quick start
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use flag_client::{Client, Context};
+//!
+//! # fn main() -> Result<(), flag_client::Error> {
+//! let client = Client::builder("http://localhost:4242/api", "*:development.backend-secret")
+//!     .app_name("checkout")
+//!     .build()?;
+//! client.wait_until_ready(Duration::from_secs(5))?;
+//!
+//! let context = Context {
+//!     user_id: Some("42".into()),
+//!     ..Context::default()
+//! };
+//! if client.is_enabled("new-checkout", &context) {
+//!     // the new checkout
+//! }
+//! let variant = client.variant("new-checkout", &context);
+//! println!("{} {:?}", variant.name, variant.payload);
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+
+mod builder;
+mod fetch;
+mod metrics;
+mod ready;
+pub mod report;
+mod sse;
+mod state;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use flag_eval::ResolvedVariant;
+pub use flag_eval::{ClientFeatures, Context, Payload};
+
+pub use crate::builder::{Builder, Mode};
+pub use crate::ready::Ready;
+use crate::state::Shared;
+
+/// What the client tells the program, through the listener given to [`Builder::on_event`].
+#[derive(Debug, Clone)]
+pub enum Event {
+    /// The client has flags to answer with for the first time: from the server, the backup
+    /// file or the bootstrap document.
+    Ready(Source),
+    /// The flags changed.
+    Updated(Source),
+    /// Fetching or reporting failed; the client keeps answering with what it has.
+    Error(Error),
+    /// A flag with `impressionData` was evaluated.
+    Impression(Box<Impression>),
+}
+
+/// Where the flags the client answers with came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Source {
+    /// The server.
+    Server,
+    /// The backup file an earlier run wrote.
+    Backup,
+    /// The bootstrap document given to the builder.
+    Bootstrap,
+}
+
+/// One evaluation of a flag whose `impressionData` is on.
+#[derive(Debug, Clone)]
+pub struct Impression {
+    /// The flag.
+    pub feature_name: String,
+    /// `isEnabled` or `getVariant`, as Unleash's SDKs name the two.
+    pub event_type: &'static str,
+    /// The answer.
+    pub enabled: bool,
+    /// The variant, for `getVariant`.
+    pub variant: Option<String>,
+    /// The context it was evaluated for.
+    pub context: Context,
+}
+
+/// Why fetching, reporting or waiting failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The server refused the token (401 or 403): fetching stops until the client is rebuilt.
+    #[error("the server refused the API token ({status}): fetching stopped")]
+    Unauthorized {
+        /// 401 or 403.
+        status: u16,
+    },
+    /// The server answered with another status that is not a success.
+    #[error("the server answered {status} to {path}")]
+    Status {
+        /// The path asked.
+        path: String,
+        /// The status.
+        status: u16,
+    },
+    /// The server could not be reached, or the connection failed.
+    #[error("the server could not be reached: {0}")]
+    Transport(String),
+    /// The server's answer is not a document of flags.
+    #[error("the server's answer does not read: {0}")]
+    Decode(String),
+    /// A local file could not be read or written.
+    #[error("{0}")]
+    Io(String),
+    /// The builder was given something unusable.
+    #[error("{0}")]
+    Config(String),
+    /// No flags arrived within the time waited.
+    #[error("no flags within {0:?}")]
+    Timeout(Duration),
+}
+
+/// A variant as Unleash's SDKs answer it.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Variant {
+    /// The variant's name, or `disabled`.
+    pub name: String,
+    /// Whether a variant was chosen.
+    pub enabled: bool,
+    /// Whether the flag is enabled.
+    pub feature_enabled: bool,
+    /// Its payload, if any.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub payload: Option<Payload>,
+}
+
+impl From<ResolvedVariant<'_>> for Variant {
+    fn from(variant: ResolvedVariant<'_>) -> Self {
+        Self {
+            name: variant.name.to_owned(),
+            enabled: variant.enabled,
+            feature_enabled: variant.feature_enabled,
+            payload: variant.payload.cloned(),
+        }
+    }
+}
+
+/// How fetching has gone so far.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Fetches {
+    /// Answers with flags: full documents, deltas, stream events.
+    pub updated: u64,
+    /// Polls answered 304 or with no change.
+    pub unchanged: u64,
+    /// Attempts that failed.
+    pub failed: u64,
+}
+
+/// A client of one server, for one application. Cheap to share: clone it, or put it in an
+/// `Arc`; every clone answers from the same flags. Dropping the last clone stops its threads.
+#[derive(Clone)]
+pub struct Client {
+    shared: Arc<Shared>,
+    _threads: Arc<state::Threads>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("Client")
+            .field("url", &self.shared.config.url)
+            .field("app_name", &self.shared.config.app_name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Client {
+    /// A builder for a client of the server at `url` (its API root, such as
+    /// `http://host:4242/api`), with a client or backend `token`.
+    pub fn builder(url: impl Into<String>, token: impl Into<String>) -> Builder {
+        Builder::new(url.into(), token.into())
+    }
+
+    /// Whether `name` is enabled for `context`; false for a flag the client does not know.
+    pub fn is_enabled(&self, name: &str, context: &Context) -> bool {
+        let snapshot = self.shared.state.load();
+        let enabled = snapshot.engine.is_enabled(name, context);
+        self.shared.metrics.count(&snapshot, name, enabled, None);
+        if snapshot.impressions.contains(name) {
+            self.shared.impression(name, "isEnabled", enabled, None, context);
+        }
+        enabled
+    }
+
+    /// The variant of `name` for `context`: `disabled` for a flag that is off or unknown.
+    pub fn variant(&self, name: &str, context: &Context) -> Variant {
+        let snapshot = self.shared.state.load();
+        let variant = snapshot.engine.variant(name, context);
+        self.shared
+            .metrics
+            .count(&snapshot, name, variant.feature_enabled, Some(variant.name));
+        if snapshot.impressions.contains(name) {
+            self.shared.impression(
+                name,
+                "getVariant",
+                variant.feature_enabled,
+                Some(variant.name),
+                context,
+            );
+        }
+        Variant::from(variant)
+    }
+
+    /// Why `name` is on or off for `context`, as Unleash's playground explains it (each strategy,
+    /// constraint and segment with its result, the variant), computed here; `None` for a flag
+    /// the client does not know. Not counted in usage.
+    pub fn explain(&self, name: &str, context: &Context) -> Option<serde_json::Value> {
+        let snapshot = self.shared.state.load();
+        let explanation = snapshot.engine.explain(name, context)?;
+        serde_json::to_value(&explanation).ok()
+    }
+
+    /// The names of the flags the client knows, sorted.
+    pub fn flag_names(&self) -> Vec<String> {
+        let snapshot = self.shared.state.load();
+        let mut names: Vec<String> = snapshot.names.iter().map(ToString::to_string).collect();
+        names.sort();
+        names
+    }
+
+    /// Whether the client has flags to answer with.
+    pub fn is_ready(&self) -> bool {
+        self.shared.ready.is_ready()
+    }
+
+    /// Blocks until the client has flags, at most `timeout`; fails at once when the server
+    /// refuses the token before any flags arrived.
+    pub fn wait_until_ready(&self, timeout: Duration) -> Result<(), Error> {
+        self.shared.ready.wait(timeout)
+    }
+
+    /// A future that resolves when the client has flags (or the server refused the token before
+    /// any arrived); it needs no particular async runtime.
+    pub fn ready(&self) -> Ready {
+        Ready::new(Arc::clone(&self.shared))
+    }
+
+    /// How fetching has gone so far.
+    pub fn fetches(&self) -> Fetches {
+        self.shared.fetches()
+    }
+
+    /// The last error fetching or reporting met, if the last attempt failed.
+    pub fn last_error(&self) -> Option<Error> {
+        self.shared.last_error()
+    }
+
+    /// Sends the usage counted so far now, instead of at the next interval.
+    pub fn flush_metrics(&self) -> Result<(), Error> {
+        metrics::post(&self.shared)
+    }
+}

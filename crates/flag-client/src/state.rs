@@ -1,0 +1,260 @@
+//! What the client's threads and its callers share: the current flags, readiness, the
+//! listener, fetch statistics, and stopping.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use flag_eval::{ClientFeatures, Context, Engine};
+use rustc_hash::FxHashSet;
+
+use crate::builder::Mode;
+use crate::metrics::{Counters, Metrics};
+use crate::ready::ReadyState;
+use crate::{Error, Event, Fetches, Impression, Source};
+
+/// The program's listener for [`Event`]s.
+pub(crate) type Listener = Box<dyn Fn(&Event) + Send + Sync>;
+
+/// The builder's settings, fixed for the client's life.
+#[derive(Debug)]
+pub(crate) struct Config {
+    /// The API root, without a trailing slash.
+    pub url: String,
+    pub token: String,
+    pub app_name: String,
+    pub instance_id: String,
+    pub connection_id: String,
+    pub environment: String,
+    pub mode: Mode,
+    pub refresh_interval: Duration,
+    pub metrics_interval: Option<Duration>,
+    pub backup: PathBuf,
+}
+
+/// The flags as of one state: the compiled engine, and what counting and impressions need.
+pub(crate) struct Snapshot {
+    pub engine: Engine,
+    /// Every flag's name.
+    pub names: Vec<Box<str>>,
+    /// The flags whose `impressionData` is on.
+    pub impressions: FxHashSet<Box<str>>,
+    /// Usage counters, one per flag, carried from one state to the next.
+    pub counters: Counters,
+}
+
+impl Snapshot {
+    fn new(engine: Engine, previous: Option<&Snapshot>) -> Self {
+        let names: Vec<Box<str>> = engine
+            .features()
+            .map(|feature| feature.name.as_str().into())
+            .collect();
+        let impressions = engine
+            .features()
+            .filter(|feature| feature.impression_data.unwrap_or(false))
+            .map(|feature| feature.name.as_str().into())
+            .collect();
+        let counters = Metrics::counters_for(&engine, previous.map(|snapshot| &snapshot.counters));
+        Self {
+            engine,
+            names,
+            impressions,
+            counters,
+        }
+    }
+}
+
+/// What the client, its clones and its threads share.
+pub(crate) struct Shared {
+    pub config: Config,
+    pub state: ArcSwap<Snapshot>,
+    pub ready: ReadyState,
+    pub metrics: Metrics,
+    listener: Option<Listener>,
+    updated: AtomicU64,
+    unchanged: AtomicU64,
+    failed: AtomicU64,
+    last_error: Mutex<Option<Error>>,
+    stopping: Mutex<bool>,
+    wake: Condvar,
+    stopped: AtomicBool,
+}
+
+impl Shared {
+    pub fn new(config: Config, listener: Option<Listener>) -> Self {
+        let metrics = Metrics::default();
+        let empty = Snapshot::new(Engine::default(), None);
+        Self {
+            config,
+            state: ArcSwap::from_pointee(empty),
+            ready: ReadyState::default(),
+            metrics,
+            listener,
+            updated: AtomicU64::new(0),
+            unchanged: AtomicU64::new(0),
+            failed: AtomicU64::new(0),
+            last_error: Mutex::new(None),
+            stopping: Mutex::new(false),
+            wake: Condvar::new(),
+            stopped: AtomicBool::new(false),
+        }
+    }
+
+    pub fn emit(&self, event: &Event) {
+        if let Some(listener) = &self.listener {
+            listener(event);
+        }
+    }
+
+    /// Answers from `document` from now on.
+    pub fn publish(&self, document: ClientFeatures, source: Source) {
+        let (engine, _warnings) = Engine::compile_owned(document, flag_eval::CompileOptions::default());
+        self.install(engine, source);
+    }
+
+    /// Answers from `engine` from now on, and says so.
+    pub fn install(&self, engine: Engine, source: Source) {
+        let previous = self.state.load_full();
+        let snapshot = Snapshot::new(engine, Some(&previous));
+        self.metrics.retire(&previous.counters, &snapshot.counters);
+        self.state.store(Arc::new(snapshot));
+        if self.ready.set_ready() {
+            self.emit(&Event::Ready(source));
+        } else {
+            self.emit(&Event::Updated(source));
+        }
+    }
+
+    /// The backup an earlier run wrote, when there is one that reads.
+    pub fn read_backup(&self) -> Option<ClientFeatures> {
+        let text = std::fs::read(&self.config.backup).ok()?;
+        serde_json::from_slice(&text).ok()
+    }
+
+    /// Writes `document` as the backup, through a temporary file, so a crash never leaves half
+    /// of one.
+    pub fn write_backup(&self, document: &ClientFeatures) {
+        let result = (|| -> Result<(), String> {
+            let json = serde_json::to_vec(document).map_err(|error| error.to_string())?;
+            // A name of its own, so clients sharing a backup never rename each other's file.
+            let mut temporary = self.config.backup.clone().into_os_string();
+            temporary.push(format!(".{}.tmp", uuid::Uuid::new_v4()));
+            std::fs::write(&temporary, json).map_err(|error| error.to_string())?;
+            std::fs::rename(&temporary, &self.config.backup).map_err(|error| error.to_string())
+        })();
+        if let Err(error) = result {
+            self.failure(Error::Io(format!(
+                "cannot write the backup {}: {error}",
+                self.config.backup.display()
+            )));
+        }
+    }
+
+    pub fn impression(
+        &self,
+        name: &str,
+        event_type: &'static str,
+        enabled: bool,
+        variant: Option<&str>,
+        context: &Context,
+    ) {
+        if self.listener.is_some() {
+            self.emit(&Event::Impression(Box::new(Impression {
+                feature_name: name.to_owned(),
+                event_type,
+                enabled,
+                variant: variant.map(str::to_owned),
+                context: context.clone(),
+            })));
+        }
+    }
+
+    pub fn succeeded(&self, changed: bool) {
+        if changed {
+            self.updated.fetch_add(1, Ordering::Relaxed);
+        } else {
+            self.unchanged.fetch_add(1, Ordering::Relaxed);
+        }
+        *self.lock_error() = None;
+    }
+
+    pub fn failure(&self, error: Error) {
+        self.failed.fetch_add(1, Ordering::Relaxed);
+        if matches!(error, Error::Unauthorized { .. }) {
+            self.ready.set_failed(error.clone());
+        }
+        *self.lock_error() = Some(error.clone());
+        self.emit(&Event::Error(error));
+    }
+
+    fn lock_error(&self) -> MutexGuard<'_, Option<Error>> {
+        self.last_error.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    pub fn last_error(&self) -> Option<Error> {
+        self.lock_error().clone()
+    }
+
+    pub fn fetches(&self) -> Fetches {
+        Fetches {
+            updated: self.updated.load(Ordering::Relaxed),
+            unchanged: self.unchanged.load(Ordering::Relaxed),
+            failed: self.failed.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Whether the client is stopping.
+    pub fn stopped(&self) -> bool {
+        self.stopped.load(Ordering::Acquire)
+    }
+
+    /// Sleeps `duration`, or less when the client stops; true when it stopped.
+    pub fn sleep(&self, duration: Duration) -> bool {
+        let guard = self.stopping.lock().unwrap_or_else(PoisonError::into_inner);
+        let (guard, _) = self
+            .wake
+            .wait_timeout_while(guard, duration, |stopping| !*stopping)
+            .unwrap_or_else(PoisonError::into_inner);
+        *guard
+    }
+
+    fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
+        *self.stopping.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.wake.notify_all();
+    }
+}
+
+/// The client's threads; dropping this (with the last clone of the client) stops them. A thread
+/// blocked reading a stream ends at its next heartbeat.
+pub(crate) struct Threads {
+    shared: Arc<Shared>,
+}
+
+impl Threads {
+    pub fn start(shared: &Arc<Shared>) -> Result<Self, Error> {
+        let spawn = |name: &str, work: fn(Arc<Shared>)| {
+            let shared = Arc::clone(shared);
+            std::thread::Builder::new()
+                .name(name.into())
+                .spawn(move || work(shared))
+                .map(drop)
+                .map_err(|error| Error::Io(format!("cannot start the client's {name} thread: {error}")))
+        };
+        spawn("flag-client-fetch", crate::fetch::run)?;
+        if shared.config.metrics_interval.is_some() {
+            spawn("flag-client-metrics", crate::metrics::run)?;
+        }
+        Ok(Self {
+            shared: Arc::clone(shared),
+        })
+    }
+}
+
+impl Drop for Threads {
+    fn drop(&mut self) {
+        self.shared.stop();
+    }
+}
