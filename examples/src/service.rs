@@ -11,7 +11,7 @@ use std::net::TcpListener;
 use std::time::Duration;
 
 use anyhow::{Context as _, bail};
-use flag_client::{Client, Context, Event};
+use flag_client::{Client, Event};
 
 fn main() -> anyhow::Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -41,27 +41,37 @@ fn main() -> anyhow::Result<()> {
     let listener = TcpListener::bind(("127.0.0.1", port))?;
     eprintln!("listening on http://127.0.0.1:{port}/checkout?user=42&plan=pro");
     for stream in listener.incoming() {
-        let mut stream = stream?;
-        let mut request_line = String::new();
-        BufReader::new(&stream).read_line(&mut request_line)?;
-        let target = request_line.split_whitespace().nth(1).unwrap_or("/");
-        let query = target.split_once('?').map_or("", |(_, query)| query);
-        let mut context = Context::default();
-        for pair in query.split('&').filter(|pair| !pair.is_empty()) {
-            let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
-            match name {
-                "user" => context.user_id = Some(value.to_owned()),
-                _ => context.properties.set(name, value),
-            }
+        // One bad connection costs only itself.
+        let Ok(stream) = stream else { continue };
+        if let Err(error) = answer(&client, stream) {
+            eprintln!("a request failed: {error}");
         }
-        // One atomic load and an evaluation: no lock, no network on the request path.
-        let variant = client.variant("checkout.new", &context);
-        let body = serde_json::json!({"enabled": variant.feature_enabled, "variant": variant}).to_string();
-        write!(
-            stream,
-            "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-            body.len()
-        )?;
     }
     Ok(())
+}
+
+/// Reads one request line and answers it.
+fn answer(client: &Client, mut stream: std::net::TcpStream) -> std::io::Result<()> {
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    let mut request_line = String::new();
+    BufReader::new(&stream).read_line(&mut request_line)?;
+    let target = request_line.split_whitespace().nth(1).unwrap_or("/");
+    let query = target.split_once('?').map_or("", |(_, query)| query);
+    // This client's appName and environment, the time and a random seed; then the request's.
+    let mut context = client.context();
+    for pair in query.split('&').filter(|pair| !pair.is_empty()) {
+        let (name, value) = pair.split_once('=').unwrap_or((pair, ""));
+        match name {
+            "user" => context.user_id = Some(value.to_owned()),
+            _ => context.properties.set(name, value),
+        }
+    }
+    // One atomic load and an evaluation: no lock, no network on the request path.
+    let variant = client.variant("checkout.new", &context);
+    let body = serde_json::json!({"enabled": variant.feature_enabled, "variant": variant}).to_string();
+    write!(
+        stream,
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
 }

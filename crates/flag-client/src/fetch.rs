@@ -31,6 +31,9 @@ const SHED_FOR: Duration = Duration::from_secs(300);
 /// How long the client polls when the server has no stream, before asking again.
 const NO_STREAM_FOR: Duration = Duration::from_secs(3600);
 
+/// Stream attempts that fail in a row before the client polls instead for [`SHED_FOR`].
+const STREAM_FAILURES: u32 = 3;
+
 /// Why a fetch did not leave the client current.
 enum Step {
     /// The server has no such route (404, 405, 501): use another way.
@@ -115,7 +118,7 @@ pub(crate) fn post_json(shared: &Shared, path: &str, body: &serde_json::Value) -
 /// allowed), with up to half of it taken off at random, so clients that failed together do not
 /// retry together.
 fn backoff(base: Duration, failures: u32) -> Duration {
-    let ceiling = (base * 10).max(Duration::from_secs(30));
+    let ceiling = base.saturating_mul(10).max(Duration::from_secs(30));
     let wait = base
         .saturating_mul(1 << failures.saturating_sub(1).min(16))
         .min(ceiling);
@@ -134,6 +137,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
         Mode::Delta | Mode::Polling => None,
     };
     let mut failures = 0u32;
+    let mut stream_failures = 0u32;
     while !shared.stopped() {
         let streaming = stream_again_at.is_some_and(|at| Instant::now() >= at);
         let result = if streaming {
@@ -146,7 +150,10 @@ pub(crate) fn run(shared: Arc<Shared>) {
         let wait = match result {
             Ok(()) => {
                 failures = failures.saturating_sub(1);
-                // A stream that ended is opened again at once; a poll waits for the next.
+                if streaming {
+                    stream_failures = 0;
+                }
+                // A stream that ended after events is opened again at once; a poll waits.
                 if streaming {
                     Duration::ZERO
                 } else {
@@ -172,6 +179,14 @@ pub(crate) fn run(shared: Arc<Shared>) {
                     return;
                 }
                 failures += 1;
+                if streaming {
+                    stream_failures += 1;
+                    if stream_failures >= STREAM_FAILURES {
+                        // The stream keeps failing: poll for a while, then try it again.
+                        stream_failures = 0;
+                        stream_again_at = Some(Instant::now() + SHED_FOR);
+                    }
+                }
                 let base = if streaming {
                     Duration::from_secs(1)
                 } else {
@@ -188,7 +203,7 @@ pub(crate) fn run(shared: Arc<Shared>) {
 
 /// Replaces the state with `document`.
 fn hydrate(shared: &Shared, sync: &mut Sync, document: ClientFeatures) {
-    let (engine, _warnings) = Engine::compile(&document);
+    let (engine, _warnings) = Engine::compile_with(&document, crate::state::compile_options());
     sync.engine = engine;
     shared.write_backup(&document);
     sync.document = Some(document);
@@ -246,19 +261,30 @@ fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
     shared.install(sync.engine.clone(), Source::Server);
 }
 
+/// Reads an answer that is either form of state: a delta document (`events`) or a whole one
+/// (`features`). Anything else, even JSON that would read as an empty document, is refused, so
+/// an error page never empties the flags or the backup.
+fn read_state(body: &[u8]) -> Result<State, Step> {
+    let decode = |error: serde_json::Error| Step::Failed(Error::Decode(error.to_string()));
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(decode)?;
+    if value.get("events").is_some_and(serde_json::Value::is_array) {
+        serde_json::from_value(value).map(State::Delta).map_err(decode)
+    } else if value.get("features").is_some_and(serde_json::Value::is_array) {
+        serde_json::from_value(value).map(State::Full).map_err(decode)
+    } else {
+        Err(Step::Failed(Error::Decode(
+            "neither a list of features nor a list of events".into(),
+        )))
+    }
+}
+
 /// Reads an answer that is either form of state, and applies it.
 fn take_state(shared: &Shared, sync: &mut Sync, body: &[u8]) -> Result<(), Step> {
-    match serde_json::from_slice::<State>(body) {
-        Ok(State::Full(document)) => {
-            hydrate(shared, sync, document);
-            Ok(())
-        }
-        Ok(State::Delta(delta)) => {
-            apply(shared, sync, &delta);
-            Ok(())
-        }
-        Err(error) => Err(Step::Failed(Error::Decode(error.to_string()))),
+    match read_state(body)? {
+        State::Full(document) => hydrate(shared, sync, document),
+        State::Delta(delta) => apply(shared, sync, &delta),
     }
+    Ok(())
 }
 
 fn poll_features(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), Step> {
@@ -331,6 +357,13 @@ fn stream(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), S
     }
     let response = request.call().map_err(transport)?;
     match response.status().as_u16() {
+        // A server that answers 200 with something other than events (a web page, as Unleash
+        // answers paths it does not know outside its API) has no stream.
+        200 if !header(&response, "content-type")
+            .is_some_and(|kind| kind.starts_with("text/event-stream")) =>
+        {
+            return Err(Step::Unsupported);
+        }
         200 => {}
         404 | 405 | 501 => return Err(Step::Unsupported),
         429 | 503 => return Err(Step::Shed),
@@ -338,16 +371,24 @@ fn stream(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), S
     }
     let body = response.into_body().into_with_config().limit(u64::MAX).reader();
     let mut events = sse::Reader::new(BufReader::with_capacity(64 * 1024, body));
+    let mut received = false;
     loop {
         if shared.stopped() {
             return Ok(());
         }
         match events.next().map_err(transport)? {
+            // A stream that ends before any event is a failure, never a reason to reconnect at once.
+            None if !received => {
+                return Err(Step::Failed(Error::Transport(
+                    "the stream ended before any event".into(),
+                )));
+            }
             None => return Ok(()),
             Some(Item::Comment) => {}
             Some(Item::Event { .. }) if shared.stopped() => return Ok(()),
             Some(Item::Event { name, id, data }) => match name.as_str() {
                 "unleash-connected" | "unleash-updated" => {
+                    received = true;
                     take_state(shared, sync, data.as_bytes())?;
                     if id.is_some() {
                         sync.last_event_id = id;
@@ -366,4 +407,47 @@ fn header<B>(response: &ureq::http::Response<B>, name: &str) -> Option<String> {
         .get(name)
         .and_then(|value| value.to_str().ok())
         .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_list_of_features_or_of_events_is_a_state() {
+        for refused in [
+            &b"{}"[..],
+            b"{\"error\":\"down\"}",
+            b"[]",
+            b"<html></html>",
+            b"{\"features\":{}}",
+        ] {
+            assert!(
+                read_state(refused).is_err(),
+                "{}",
+                String::from_utf8_lossy(refused)
+            );
+        }
+        assert!(matches!(
+            read_state(b"{\"version\":2,\"features\":[]}"),
+            Ok(State::Full(_))
+        ));
+        assert!(matches!(read_state(b"{\"events\":[]}"), Ok(State::Delta(_))));
+    }
+
+    #[test]
+    fn backoff_grows_with_jitter_and_stays_bounded() {
+        let base = Duration::from_secs(1);
+        for failures in 1..40 {
+            let wait = backoff(base, failures);
+            let full = base
+                .saturating_mul(1 << (failures - 1).min(16))
+                .min(Duration::from_secs(30));
+            assert!(
+                wait <= full && wait >= full / 2,
+                "{failures}: {wait:?} against {full:?}"
+            );
+        }
+        assert!(backoff(Duration::MAX, 3) > Duration::ZERO, "no overflow");
+    }
 }

@@ -6,12 +6,15 @@
 //!   an unchanged poll costs a 304; or it polls the delta API (`/api/client/delta`) when asked
 //!   to ([`Mode`]). Errors back off with jitter; a refused token stops the fetching with a clear
 //!   [`Error::Unauthorized`] instead of retrying in a loop.
-//! - **Starting without the server.** Every state it receives is written to a backup file, read
-//!   back at the next start when the server cannot be reached; or it starts from a bootstrap
+//! - **Starting without the server.** Every state it receives is written to a backup file, which
+//!   the next start answers from until the server's first answer; or it starts from a bootstrap
 //!   document of its own.
 //! - **Answering.** [`Client::is_enabled`], [`Client::variant`] and [`Client::explain`] (the
 //!   playground's explanation, computed locally) read the current flags with one atomic load and
-//!   evaluate them with `flag-eval`, which allocates nothing; the client is `Send + Sync`.
+//!   evaluate them with `flag-eval`; for a flag it knows and a context from [`Client::context`],
+//!   `is_enabled` takes no lock and allocates nothing. A context is completed as Unleash's SDKs
+//!   complete it: `appName` and environment from the builder, the current time, a random seed.
+//!   The client is `Send + Sync`.
 //! - **Reporting.** It registers and posts usage in Unleash's format (counts per flag and
 //!   variant, in buckets), so Halyard's and Unleash's views show the application.
 //!
@@ -31,10 +34,9 @@
 //!     .build()?;
 //! client.wait_until_ready(Duration::from_secs(5))?;
 //!
-//! let context = Context {
-//!     user_id: Some("42".into()),
-//!     ..Context::default()
-//! };
+//! // This client's appName and environment, the time, a random seed; then the request's user.
+//! let mut context = client.context();
+//! context.user_id = Some("42".into());
 //! if client.is_enabled("new-checkout", &context) {
 //!     // the new checkout
 //! }
@@ -163,7 +165,7 @@ impl From<ResolvedVariant<'_>> for Variant {
     }
 }
 
-/// How fetching has gone so far.
+/// How fetching flags has gone so far (usage posts are not counted here).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Fetches {
     /// Answers with flags: full documents, deltas, stream events.
@@ -199,43 +201,84 @@ impl Client {
         Builder::new(url.into(), token.into())
     }
 
+    /// A context for one request with what Unleash's SDKs fill in themselves: this client's
+    /// `appName` and environment, the current time, and a fresh random seed. Evaluating a context
+    /// made here (with the request's user and properties added) costs nothing more than the
+    /// evaluation; a context that lacks any of these is completed on a copy at each evaluation.
+    pub fn context(&self) -> Context {
+        let context = Context {
+            app_name: Some(self.shared.config.app_name.clone()),
+            environment: Some(self.shared.config.environment.clone()),
+            ..Context::default()
+        }
+        .at(chrono::Utc::now());
+        context.random.reseed(state::next_seed());
+        context
+    }
+
+    /// Runs `evaluate` on `context` completed as Unleash's SDKs complete it: `appName` and
+    /// `environment` from the builder and the current time when it lacks them (on a copy), and a
+    /// fresh random seed when it was never seeded, so random rollouts are random.
+    fn completed<R>(&self, context: &Context, evaluate: impl FnOnce(&Context) -> R) -> R {
+        if context.random.state() == *state::UNSEEDED {
+            context.random.reseed(state::next_seed());
+        }
+        if context.app_name.is_some() && context.environment.is_some() && !context.current_time.is_unset() {
+            return evaluate(context);
+        }
+        let mut filled = context.clone();
+        let config = &self.shared.config;
+        filled.app_name.get_or_insert_with(|| config.app_name.clone());
+        filled
+            .environment
+            .get_or_insert_with(|| config.environment.clone());
+        filled.current_time = filled.current_time.or_at(chrono::Utc::now());
+        evaluate(&filled)
+    }
+
     /// Whether `name` is enabled for `context`; false for a flag the client does not know.
     pub fn is_enabled(&self, name: &str, context: &Context) -> bool {
-        let snapshot = self.shared.state.load();
-        let enabled = snapshot.engine.is_enabled(name, context);
-        self.shared.metrics.count(&snapshot, name, enabled, None);
-        if snapshot.impressions.contains(name) {
-            self.shared.impression(name, "isEnabled", enabled, None, context);
-        }
-        enabled
+        self.completed(context, |context| {
+            let snapshot = self.shared.state.load();
+            let enabled = snapshot.engine.is_enabled(name, context);
+            self.shared.metrics.count(&snapshot, name, enabled, None);
+            if snapshot.impressions.contains(name) {
+                self.shared.impression(name, "isEnabled", enabled, None, context);
+            }
+            enabled
+        })
     }
 
     /// The variant of `name` for `context`: `disabled` for a flag that is off or unknown.
     pub fn variant(&self, name: &str, context: &Context) -> Variant {
-        let snapshot = self.shared.state.load();
-        let variant = snapshot.engine.variant(name, context);
-        self.shared
-            .metrics
-            .count(&snapshot, name, variant.feature_enabled, Some(variant.name));
-        if snapshot.impressions.contains(name) {
-            self.shared.impression(
-                name,
-                "getVariant",
-                variant.feature_enabled,
-                Some(variant.name),
-                context,
-            );
-        }
-        Variant::from(variant)
+        self.completed(context, |context| {
+            let snapshot = self.shared.state.load();
+            let variant = snapshot.engine.variant(name, context);
+            self.shared
+                .metrics
+                .count(&snapshot, name, variant.feature_enabled, Some(variant.name));
+            if snapshot.impressions.contains(name) {
+                self.shared.impression(
+                    name,
+                    "getVariant",
+                    variant.feature_enabled,
+                    Some(variant.name),
+                    context,
+                );
+            }
+            Variant::from(variant)
+        })
     }
 
     /// Why `name` is on or off for `context`, as Unleash's playground explains it (each strategy,
     /// constraint and segment with its result, the variant), computed here; `None` for a flag
     /// the client does not know. Not counted in usage.
     pub fn explain(&self, name: &str, context: &Context) -> Option<serde_json::Value> {
-        let snapshot = self.shared.state.load();
-        let explanation = snapshot.engine.explain(name, context)?;
-        serde_json::to_value(&explanation).ok()
+        self.completed(context, |context| {
+            let snapshot = self.shared.state.load();
+            let explanation = snapshot.engine.explain(name, context)?;
+            serde_json::to_value(&explanation).ok()
+        })
     }
 
     /// The names of the flags the client knows, sorted.

@@ -16,6 +16,9 @@ use crate::state::{Shared, Snapshot};
 /// Most names of unknown flags counted between two posts.
 const UNKNOWN_NAMES: usize = 1_000;
 
+/// Most flag names a failed post keeps for the next.
+const PENDING_NAMES: usize = 20_000;
+
 /// One flag's counts since the last post.
 #[derive(Debug)]
 pub(crate) struct FlagCounters {
@@ -86,6 +89,8 @@ impl Tally {
 /// What is counted beside the flags' own counters.
 #[derive(Debug, Default)]
 pub(crate) struct Metrics {
+    /// Whether usage is posted at all; when not, nothing is counted.
+    enabled: bool,
     /// Flags asked for that the client does not know.
     unknown: Mutex<FxHashMap<String, Tally>>,
     /// Counters of flags a newer state dropped or changed, still to be posted once.
@@ -105,8 +110,18 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Metrics {
+    pub fn new(enabled: bool) -> Self {
+        Self {
+            enabled,
+            ..Self::default()
+        }
+    }
+
     /// Counts one evaluation; a flag the client knows costs a hash look-up and an atomic add.
     pub fn count(&self, snapshot: &Snapshot, name: &str, enabled: bool, variant: Option<&str>) {
+        if !self.enabled {
+            return;
+        }
         match snapshot.counters.get(name) {
             Some(counters) => {
                 let tally = if enabled { &counters.yes } else { &counters.no };
@@ -166,6 +181,9 @@ impl Metrics {
 
     /// Keeps the counters of `previous` that `next` does not reuse, to post them once.
     pub fn retire(&self, previous: &Counters, next: &Counters) {
+        if !self.enabled {
+            return;
+        }
         let mut retired = lock(&self.retired);
         for (name, counters) in previous {
             if next.get(name).is_none_or(|kept| !Arc::ptr_eq(kept, counters)) {
@@ -201,7 +219,9 @@ impl Metrics {
         let mut pending = lock(&self.pending);
         pending.start = Some(start);
         for (name, tally) in toggles {
-            pending.toggles.entry(name).or_default().add(tally);
+            if pending.toggles.len() < PENDING_NAMES || pending.toggles.contains_key(&name) {
+                pending.toggles.entry(name).or_default().add(tally);
+            }
         }
     }
 
@@ -214,20 +234,27 @@ fn timestamp(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::Millis, true)
 }
 
-/// Registers, then posts usage every interval until the client stops, and once more then.
+/// Registers, then posts usage every interval until the client stops, and once more then (a
+/// process that exits at once may end before that last post).
 pub(crate) fn run(shared: Arc<Shared>) {
     let Some(interval) = shared.config.metrics_interval else {
         return;
     };
     let started = Utc::now();
     lock(&shared.metrics.pending).start = Some(started);
-    if let Err(error) = register(&shared, started, interval) {
-        shared.failure(error);
-    }
+    // Registration is tried at each interval until it succeeds, so a client started while the
+    // server is down still registers.
+    let mut registered = false;
     loop {
+        if !registered {
+            match register(&shared, started, interval) {
+                Ok(()) => registered = true,
+                Err(error) => shared.report(error),
+            }
+        }
         let stopped = shared.sleep(interval);
         if let Err(error) = post(&shared) {
-            shared.failure(error);
+            shared.report(error);
         }
         if stopped {
             return;

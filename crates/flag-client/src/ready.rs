@@ -59,7 +59,7 @@ impl ReadyState {
     }
 
     pub fn wait(&self, timeout: Duration) -> Result<(), Error> {
-        let deadline = Instant::now() + timeout;
+        let deadline = Instant::now().checked_add(timeout);
         let mut readiness = self.lock();
         loop {
             if readiness.ready {
@@ -68,15 +68,23 @@ impl ReadyState {
             if let Some(error) = &readiness.failed {
                 return Err(error.clone());
             }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(Error::Timeout(timeout));
-            }
-            readiness = self
-                .changed
-                .wait_timeout(readiness, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            readiness = match deadline {
+                Some(deadline) => {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        return Err(Error::Timeout(timeout));
+                    }
+                    self.changed
+                        .wait_timeout(readiness, left)
+                        .unwrap_or_else(PoisonError::into_inner)
+                        .0
+                }
+                // Longer than the clock can count: wait as long as it takes.
+                None => self
+                    .changed
+                    .wait(readiness)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
         }
     }
 

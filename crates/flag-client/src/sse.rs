@@ -65,6 +65,9 @@ impl<R: BufRead> Reader<R> {
                 "id" => id = Some(value.to_owned()),
                 "data" => match &mut data {
                     Some(data) => {
+                        if data.len() as u64 + value.len() as u64 > LINE_LIMIT {
+                            return Err(io::Error::new(io::ErrorKind::InvalidData, "an event over 64 MiB"));
+                        }
                         data.push('\n');
                         data.push_str(value);
                     }

@@ -15,6 +15,38 @@ use crate::metrics::{Counters, Metrics};
 use crate::ready::ReadyState;
 use crate::{Error, Event, Fetches, Impression, Source};
 
+/// The state of a context's random source that was never seeded: `Randomness::default()`.
+pub(crate) static UNSEEDED: std::sync::LazyLock<u64> =
+    std::sync::LazyLock::new(|| flag_eval::Randomness::default().state());
+
+/// Seeds for contexts' random sources: a random start, then a Weyl sequence, so each
+/// evaluation draws differently without asking the operating system each time.
+static SEEDS: std::sync::LazyLock<AtomicU64> =
+    std::sync::LazyLock::new(|| AtomicU64::new(getrandom::u64().unwrap_or(0x2545_f491_4f6c_dd1d)));
+
+/// A fresh seed.
+pub(crate) fn next_seed() -> u64 {
+    SEEDS.fetch_add(0x9e37_79b9_7f4a_7c15, Ordering::Relaxed)
+}
+
+/// The machine's name, for the `applicationHostname` strategy, as Unleash's SDKs read it.
+fn hostname() -> Option<String> {
+    std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+}
+
+/// How flags are compiled: with this machine's name.
+pub(crate) fn compile_options() -> flag_eval::CompileOptions {
+    flag_eval::CompileOptions {
+        hostname: hostname(),
+        ..flag_eval::CompileOptions::default()
+    }
+}
+
 /// The program's listener for [`Event`]s.
 pub(crate) type Listener = Box<dyn Fn(&Event) + Send + Sync>;
 
@@ -84,7 +116,7 @@ pub(crate) struct Shared {
 
 impl Shared {
     pub fn new(config: Config, listener: Option<Listener>) -> Self {
-        let metrics = Metrics::default();
+        let metrics = Metrics::new(config.metrics_interval.is_some());
         let empty = Snapshot::new(Engine::default(), None);
         Self {
             config,
@@ -110,7 +142,7 @@ impl Shared {
 
     /// Answers from `document` from now on.
     pub fn publish(&self, document: ClientFeatures, source: Source) {
-        let (engine, _warnings) = Engine::compile_owned(document, flag_eval::CompileOptions::default());
+        let (engine, _warnings) = Engine::compile_owned(document, compile_options());
         self.install(engine, source);
     }
 
@@ -141,11 +173,19 @@ impl Shared {
             // A name of its own, so clients sharing a backup never rename each other's file.
             let mut temporary = self.config.backup.clone().into_os_string();
             temporary.push(format!(".{}.tmp", uuid::Uuid::new_v4()));
-            std::fs::write(&temporary, json).map_err(|error| error.to_string())?;
-            std::fs::rename(&temporary, &self.config.backup).map_err(|error| error.to_string())
+            let written = (|| {
+                let mut file = std::fs::File::create(&temporary)?;
+                std::io::Write::write_all(&mut file, &json)?;
+                file.sync_all()?;
+                std::fs::rename(&temporary, &self.config.backup)
+            })();
+            if written.is_err() {
+                let _ = std::fs::remove_file(&temporary);
+            }
+            written.map_err(|error| error.to_string())
         })();
         if let Err(error) = result {
-            self.failure(Error::Io(format!(
+            self.report(Error::Io(format!(
                 "cannot write the backup {}: {error}",
                 self.config.backup.display()
             )));
@@ -180,11 +220,17 @@ impl Shared {
         *self.lock_error() = None;
     }
 
+    /// A fetch failed: counted, and reported.
     pub fn failure(&self, error: Error) {
         self.failed.fetch_add(1, Ordering::Relaxed);
         if matches!(error, Error::Unauthorized { .. }) {
             self.ready.set_failed(error.clone());
         }
+        self.report(error);
+    }
+
+    /// Something else failed (a usage post, the backup): reported only.
+    pub fn report(&self, error: Error) {
         *self.lock_error() = Some(error.clone());
         self.emit(&Event::Error(error));
     }
@@ -235,6 +281,10 @@ pub(crate) struct Threads {
 
 impl Threads {
     pub fn start(shared: &Arc<Shared>) -> Result<Self, Error> {
+        // Made first, so a thread that cannot start stops the one that did.
+        let threads = Self {
+            shared: Arc::clone(shared),
+        };
         let spawn = |name: &str, work: fn(Arc<Shared>)| {
             let shared = Arc::clone(shared);
             std::thread::Builder::new()
@@ -247,9 +297,7 @@ impl Threads {
         if shared.config.metrics_interval.is_some() {
             spawn("flag-client-metrics", crate::metrics::run)?;
         }
-        Ok(Self {
-            shared: Arc::clone(shared),
-        })
+        Ok(threads)
     }
 }
 

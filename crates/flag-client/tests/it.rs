@@ -578,6 +578,87 @@ fn impressions_are_reported_for_flags_that_ask_for_them() -> TestResult {
 }
 
 #[test]
+fn contexts_are_completed_as_unleashs_sdks_complete_them() -> TestResult {
+    let server = Server::start()?;
+    let base = "/api/admin/projects/default/features";
+    let hostname = std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .ok_or("no host name")?;
+    let flags = [
+        (
+            "for-this-app",
+            json!({"name": "default", "constraints": [{"contextName": "appName", "operator": "IN", "values": ["flag-client-test"]}]}),
+        ),
+        (
+            "in-default-environment",
+            json!({"name": "default", "constraints": [{"contextName": "environment", "operator": "IN", "values": ["default"]}]}),
+        ),
+        (
+            "since-2000",
+            json!({"name": "default", "constraints": [{"contextName": "currentTime", "operator": "DATE_AFTER", "value": "2000-01-01T00:00:00.000Z"}]}),
+        ),
+        (
+            "half-at-random",
+            json!({"name": "flexibleRollout", "parameters": {"rollout": "50", "stickiness": "random", "groupId": "half"}}),
+        ),
+        (
+            "on-this-host",
+            json!({"name": "applicationHostname", "parameters": {"hostNames": hostname}}),
+        ),
+    ];
+    server
+        .expect(
+            "POST",
+            "/api/admin/strategies",
+            Some(
+                json!({"name": "applicationHostname", "parameters": [{"name": "hostNames", "type": "list"}]}),
+            ),
+        )
+        .ok();
+    for (name, strategy) in &flags {
+        server.expect("POST", base, Some(json!({"name": name})))?;
+        server.expect(
+            "POST",
+            &format!("{base}/{name}/environments/development/strategies"),
+            Some(strategy.clone()),
+        )?;
+        server.switch(name, true)?;
+    }
+    let client = server.client(Mode::Polling).build()?;
+    client.wait_until_ready(Duration::from_secs(10))?;
+    let bare = Context::default();
+    for name in [
+        "for-this-app",
+        "in-default-environment",
+        "since-2000",
+        "on-this-host",
+    ] {
+        assert!(client.is_enabled(name, &bare), "{name} with an empty context");
+        assert!(
+            client.is_enabled(name, &client.context()),
+            "{name} with the client's context"
+        );
+    }
+    // A context's own values win.
+    let mut other = client.context();
+    other.app_name = Some("another-app".into());
+    assert!(!client.is_enabled("for-this-app", &other));
+    // Random rollouts are random, with a fresh context or the same one again.
+    let fresh = (0..1000)
+        .filter(|_| client.is_enabled("half-at-random", &Context::default()))
+        .count();
+    assert!((350..650).contains(&fresh), "{fresh} of 1000");
+    let reused = client.context();
+    let again = (0..1000)
+        .filter(|_| client.is_enabled("half-at-random", &reused))
+        .count();
+    assert!((350..650).contains(&again), "{again} of 1000");
+    Ok(())
+}
+
+#[test]
 fn reads_are_lock_free_and_the_client_is_send_and_sync() {
     fn send_sync<T: Send + Sync + Clone>() {}
     send_sync::<Client>();
