@@ -2,7 +2,9 @@
 //! with whether `checkout.new` is on for that user and which variant they get, from flags the
 //! client keeps current (streaming when the server offers it, else polling).
 //!
+//! ```text
 //! cargo run -p examples --bin service -- http://localhost:4242/api "$BACKEND_TOKEN" [PORT]
+//! ```
 //!
 //! With `FLAGS_BOOTSTRAP=examples/data/flags.json` it answers from that file until the server
 //! first answers, so it serves even when the flag server is down.
