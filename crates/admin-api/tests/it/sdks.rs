@@ -12,7 +12,7 @@ use std::time::Duration;
 use flag_store::scratch::Scratch;
 use serde_json::{Value, json};
 
-use crate::common::process::{Running, start_server_with};
+use crate::common::process::{Running, free_port, start_server_on, start_server_with};
 
 const ADMIN: &str = "*:*.sdk-test-admin-secret";
 const BACKEND: &str = "*:development.sdk-test-backend-secret";
@@ -133,8 +133,9 @@ fn run_script(
 struct Server {
     base: String,
     agent: ureq::Agent,
-    _running: Running,
-    _scratch: Scratch,
+    /// The server process, when this value started it.
+    _running: Option<Running>,
+    _scratch: Option<Scratch>,
 }
 
 impl Server {
@@ -157,9 +158,23 @@ impl Server {
         Ok(Self {
             base: format!("http://127.0.0.1:{port}"),
             agent,
-            _running: Running(child),
-            _scratch: scratch,
+            _running: Some(Running(child)),
+            _scratch: Some(scratch),
         })
+    }
+
+    /// A client of the server at `base`, started by the caller.
+    fn at(base: String) -> Self {
+        Self {
+            base,
+            agent: ureq::Agent::config_builder()
+                .http_status_as_error(false)
+                .timeout_global(Some(Duration::from_secs(30)))
+                .build()
+                .into(),
+            _running: None,
+            _scratch: None,
+        }
     }
 
     fn call(
@@ -483,5 +498,65 @@ fn the_node_sdk_polling_the_delta_api_sees_every_write_within_an_interval()
 fn the_python_sdk_streaming_sees_every_write_within_a_second() -> Result<(), Box<dyn std::error::Error>> {
     let delays = sdk_following("python", "streaming", 15_000)?;
     assert!(delays.iter().all(|&delay| delay < 1000), "{delays:?}");
+    Ok(())
+}
+
+#[test]
+fn the_node_sdk_streaming_follows_a_server_restart() -> Result<(), Box<dyn std::error::Error>> {
+    use std::io::BufRead;
+    let scratch = Scratch::new()?;
+    let port = free_port()?;
+    let env = [
+        ("INIT_ADMIN_API_TOKENS", ADMIN),
+        ("INIT_BACKEND_API_TOKENS", BACKEND),
+    ];
+    let (child, _) = start_server_on(port, &scratch, &["--log-level", "warn"], &env)?;
+    let mut running = Running(child);
+    let server = Server::at(format!("http://127.0.0.1:{port}"));
+    server.demo_flags()?;
+
+    let directory = sdk_directory()?;
+    let mut node = Command::new("node")
+        .arg("node-restart.mjs")
+        .current_dir(&directory)
+        .env("HALYARD_URL", &server.base)
+        .env("HALYARD_TOKEN", BACKEND)
+        .env("HALYARD_FLAG", "switched-off")
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .map_err(|error| format!("the SDK tests need Node.js (scripts/test installs it): {error}"))?;
+    let stdout = node.stdout.take().ok_or("no stdout")?;
+    // Killed if the test fails before it ends.
+    let mut node = Running(node);
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let first = lines.next().ok_or("node printed nothing")??;
+    assert_eq!(first, "READY false", "{first}");
+
+    // The server stops (its stream ends) and starts again on the same port and database.
+    let stopped = Command::new("kill")
+        .args(["-TERM", &running.0.id().to_string()])
+        .status()?;
+    assert!(stopped.success());
+    running.0.wait()?;
+    std::thread::sleep(Duration::from_millis(500));
+    let (child, _) = start_server_on(port, &scratch, &["--log-level", "warn"], &env)?;
+    running = Running(child);
+    server.expect(
+        "POST",
+        "/api/admin/projects/default/features/switched-off/environments/development/on",
+        Some(json!({})),
+        200,
+    )?;
+    let last = lines.next().ok_or("node printed no result")??;
+    let status = node.0.wait()?;
+    assert!(status.success(), "{status}: {last}");
+    let result: Value = serde_json::from_str(&last)?;
+    eprintln!("node sdk across a restart: {result}");
+    let errors: Vec<&Value> = result["events"]
+        .as_array()
+        .map(|events| events.iter().filter(|event| event["kind"] == "error").collect())
+        .unwrap_or_default();
+    assert!(errors.is_empty(), "no error event: {result}");
+    drop(running);
     Ok(())
 }
