@@ -59,8 +59,7 @@ mod state;
 use std::sync::Arc;
 use std::time::Duration;
 
-use flag_eval::ResolvedVariant;
-pub use flag_eval::{ClientFeatures, Context, Payload};
+pub use flag_eval::{ClientFeatures, Context, Payload, ResolvedVariant};
 
 pub use crate::builder::{Builder, Mode};
 pub use crate::ready::Ready;
@@ -242,7 +241,7 @@ impl Client {
             let snapshot = self.shared.state.load();
             let enabled = snapshot.engine.is_enabled(name, context);
             self.shared.metrics.count(&snapshot, name, enabled, None);
-            if snapshot.impressions.contains(name) {
+            if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
                 self.shared.impression(name, "isEnabled", enabled, None, context);
             }
             enabled
@@ -251,13 +250,24 @@ impl Client {
 
     /// The variant of `name` for `context`: `disabled` for a flag that is off or unknown.
     pub fn variant(&self, name: &str, context: &Context) -> Variant {
+        self.with_variant(name, context, |variant| Variant::from(variant))
+    }
+
+    /// Hands the variant of `name` for `context` to `read` as flag-eval resolved it, borrowing
+    /// its name and payload instead of copying them: [`Client::variant`] without allocating.
+    pub fn with_variant<R>(
+        &self,
+        name: &str,
+        context: &Context,
+        read: impl FnOnce(ResolvedVariant<'_>) -> R,
+    ) -> R {
         self.completed(context, |context| {
             let snapshot = self.shared.state.load();
             let variant = snapshot.engine.variant(name, context);
             self.shared
                 .metrics
                 .count(&snapshot, name, variant.feature_enabled, Some(variant.name));
-            if snapshot.impressions.contains(name) {
+            if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
                 self.shared.impression(
                     name,
                     "getVariant",
@@ -266,7 +276,7 @@ impl Client {
                     context,
                 );
             }
-            Variant::from(variant)
+            read(variant)
         })
     }
 
