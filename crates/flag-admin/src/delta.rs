@@ -529,6 +529,21 @@ struct FeedState {
     bytes: usize,
 }
 
+impl FeedState {
+    /// The changes after `revision`, oldest first, when it is a revision this feed loaded and
+    /// still remembers.
+    fn after(&self, revision: i32) -> Option<Vec<Arc<Change>>> {
+        let start = self.points.iter().position(|(loaded, _)| *loaded == revision)?;
+        Some(
+            self.points
+                .iter()
+                .skip(start + 1)
+                .filter_map(|(_, change)| change.clone())
+                .collect(),
+        )
+    }
+}
+
 impl Feed {
     fn new(question: ClientFeaturesQuery) -> Self {
         Self {
@@ -633,16 +648,7 @@ impl Feed {
     /// The changes after `revision`, oldest first, when this feed loaded exactly that revision
     /// and still remembers what came after it.
     pub fn since(&self, revision: i32) -> Option<Vec<Arc<Change>>> {
-        let state = self.lock();
-        let start = state.points.iter().position(|(loaded, _)| *loaded == revision)?;
-        Some(
-            state
-                .points
-                .iter()
-                .skip(start + 1)
-                .filter_map(|(_, change)| change.clone())
-                .collect(),
-        )
+        self.lock().after(revision)
     }
 
     /// What a delta request holding `known` (its `If-None-Match`) gets, as of `revision` or
@@ -680,18 +686,7 @@ impl Feed {
             .snapshot
             .clone()
             .ok_or_else(|| AdminError::Internal("a feed was followed before it was loaded".into()))?;
-        let resumed = last.and_then(|last| {
-            let start = state.points.iter().position(|(loaded, _)| *loaded == last)?;
-            Some(
-                state
-                    .points
-                    .iter()
-                    .skip(start + 1)
-                    .filter_map(|(_, change)| change.clone())
-                    .collect::<Vec<_>>(),
-            )
-        });
-        Ok(match resumed {
+        Ok(match last.and_then(|last| state.after(last)) {
             Some(changes) => Opening::Resumed {
                 revision: snapshot.revision,
                 changes,

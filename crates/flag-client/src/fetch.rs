@@ -287,17 +287,28 @@ fn take_state(shared: &Shared, sync: &mut Sync, body: &[u8]) -> Result<(), Step>
     Ok(())
 }
 
-fn poll_features(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), Step> {
+/// A 200 answer: its `ETag` and its body.
+type Answer = (Option<String>, Vec<u8>);
+
+/// Asks `path` with `If-None-Match: etag`: `None` for a 304, else the new `ETag` and the body.
+/// A server without the route (404, 405, 501) is [`Step::Unsupported`] when `optional`.
+fn poll(
+    shared: &Shared,
+    agent: &ureq::Agent,
+    path: &str,
+    etag: Option<&str>,
+    optional: bool,
+) -> Result<Option<Answer>, Step> {
     let config = &shared.config;
-    let mut request = with_headers(agent.get(format!("{}/client/features", config.url)), config);
-    if let Some(etag) = &sync.etag {
+    let mut request = with_headers(agent.get(format!("{}{path}", config.url)), config);
+    if let Some(etag) = etag {
         request = request.header("If-None-Match", etag);
     }
     let mut response = request.call().map_err(transport)?;
     match response.status().as_u16() {
         304 => {
             shared.succeeded(false);
-            Ok(())
+            Ok(None)
         }
         200 => {
             let etag = header(&response, "etag");
@@ -307,43 +318,34 @@ fn poll_features(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Resul
                 .limit(BODY_LIMIT)
                 .read_to_vec()
                 .map_err(transport)?;
-            let document: ClientFeatures = serde_json::from_slice(&body)
-                .map_err(|error| Step::Failed(Error::Decode(error.to_string())))?;
-            sync.etag = etag;
-            hydrate(shared, sync, document);
-            Ok(())
+            Ok(Some((etag, body)))
         }
-        status => Err(Step::Failed(refused("/client/features", status))),
+        404 | 405 | 501 if optional => Err(Step::Unsupported),
+        status => Err(Step::Failed(refused(path, status))),
     }
 }
 
+fn poll_features(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), Step> {
+    let Some((etag, body)) = poll(shared, agent, "/client/features", sync.etag.as_deref(), false)? else {
+        return Ok(());
+    };
+    let State::Full(document) = read_state(&body)? else {
+        return Err(Step::Failed(Error::Decode(
+            "events where a list of features was expected".into(),
+        )));
+    };
+    sync.etag = etag;
+    hydrate(shared, sync, document);
+    Ok(())
+}
+
 fn poll_delta(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), Step> {
-    let config = &shared.config;
-    let mut request = with_headers(agent.get(format!("{}/client/delta", config.url)), config);
-    if let Some(etag) = &sync.delta_etag {
-        request = request.header("If-None-Match", etag);
-    }
-    let mut response = request.call().map_err(transport)?;
-    match response.status().as_u16() {
-        304 => {
-            shared.succeeded(false);
-            Ok(())
-        }
-        200 => {
-            let etag = header(&response, "etag");
-            let body = response
-                .body_mut()
-                .with_config()
-                .limit(BODY_LIMIT)
-                .read_to_vec()
-                .map_err(transport)?;
-            take_state(shared, sync, &body)?;
-            sync.delta_etag = etag;
-            Ok(())
-        }
-        404 | 405 | 501 => Err(Step::Unsupported),
-        status => Err(Step::Failed(refused("/client/delta", status))),
-    }
+    let Some((etag, body)) = poll(shared, agent, "/client/delta", sync.delta_etag.as_deref(), true)? else {
+        return Ok(());
+    };
+    take_state(shared, sync, &body)?;
+    sync.delta_etag = etag;
+    Ok(())
 }
 
 /// Follows the stream until it ends (`Ok`), the server sheds it, or it fails.
@@ -433,6 +435,55 @@ mod tests {
             Ok(State::Full(_))
         ));
         assert!(matches!(read_state(b"{\"events\":[]}"), Ok(State::Delta(_))));
+    }
+
+    /// A server that answers every request with `200` and `body`, as an error page might.
+    fn answering(body: &'static str) -> std::io::Result<String> {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let url = format!("http://{}/api", listener.local_addr()?);
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { return };
+                let mut request = [0; 4096];
+                let _ = stream.read(&mut request);
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            }
+        });
+        Ok(url)
+    }
+
+    #[test]
+    fn a_poll_answered_with_json_that_is_no_document_keeps_the_flags() -> std::io::Result<()> {
+        let directory = std::env::temp_dir().join(format!("flag-client-poll-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&directory)?;
+        let config = Config {
+            url: answering("{}")?,
+            token: "*:development.x".into(),
+            app_name: "poll-test".into(),
+            instance_id: "i".into(),
+            connection_id: "c".into(),
+            environment: "default".into(),
+            mode: Mode::Polling,
+            refresh_interval: Duration::from_secs(1),
+            metrics_interval: None,
+            backup: directory.join("backup.json"),
+        };
+        let shared = Shared::new(config, None);
+        let held: ClientFeatures = serde_json::from_str(
+            r#"{"version":2,"features":[{"name":"kept","enabled":true,"strategies":[{"name":"default"}]}]}"#,
+        )?;
+        shared.publish(held, Source::Bootstrap);
+        let mut sync = Sync::default();
+        let result = poll_features(&shared, &agent(Duration::from_secs(5)), &mut sync);
+        assert!(matches!(result, Err(Step::Failed(Error::Decode(_)))));
+        assert!(shared.state.load().engine.contains("kept"), "the flags are kept");
+        assert!(!shared.config.backup.exists(), "no backup was written");
+        std::fs::remove_dir_all(&directory)
     }
 
     #[test]
