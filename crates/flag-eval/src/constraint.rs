@@ -8,12 +8,12 @@ use chrono::{DateTime, Utc};
 use hashbrown::HashTable;
 use ipnet::IpNet;
 use regex::Regex;
-use rustc_hash::FxBuildHasher;
 use semver::Version;
 
 use crate::context::{Context, parse_time};
 use crate::error::ValidationError;
 use crate::model::Constraint;
+use crate::text::{Key, KeyedText, bytes_eq, hash_str};
 
 /// Largest compiled size accepted for a `REGEX` pattern.
 pub const DEFAULT_REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -141,7 +141,7 @@ pub(crate) enum Field {
     AppName,
     CurrentTime,
     RemoteAddress,
-    Property(Box<str>),
+    Property(KeyedText),
 }
 
 impl Field {
@@ -153,7 +153,7 @@ impl Field {
             "appName" => Self::AppName,
             "currentTime" => Self::CurrentTime,
             "remoteAddress" => Self::RemoteAddress,
-            other => Self::Property(other.into()),
+            other => Self::Property(KeyedText::new(other)),
         }
     }
 
@@ -167,7 +167,7 @@ impl Field {
             Self::AppName => context.app_name.as_deref(),
             Self::CurrentTime => None,
             Self::RemoteAddress => context.remote_address.as_deref(),
-            Self::Property(name) => context.properties.get(name),
+            Self::Property(name) => context.properties.get_keyed(name),
         }
     }
 }
@@ -176,22 +176,20 @@ impl Field {
 /// [`bytes_eq`].
 #[derive(Clone)]
 pub(crate) enum StrSet {
-    Scan(Box<[Box<str>]>),
+    Scan(Box<[KeyedText]>),
     Hash(HashTable<Box<str>>),
 }
 
 impl std::fmt::Debug for StrSet {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Self::Scan(values) => formatter.debug_set().entries(values.iter()).finish(),
+            Self::Scan(values) => formatter
+                .debug_set()
+                .entries(values.iter().map(KeyedText::as_str))
+                .finish(),
             Self::Hash(values) => formatter.debug_set().entries(values.iter()).finish(),
         }
     }
-}
-
-fn hash_str(value: &str) -> u64 {
-    use std::hash::BuildHasher;
-    FxBuildHasher.hash_one(value)
 }
 
 impl StrSet {
@@ -207,50 +205,33 @@ impl StrSet {
             }
             Self::Hash(table)
         } else {
-            Self::Scan(values.into_boxed_slice())
+            Self::Scan(values.iter().map(|value| KeyedText::new(value)).collect())
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn contains(&self, value: &str) -> bool {
         match self {
-            Self::Scan(values) => values
-                .iter()
-                .any(|candidate| bytes_eq(candidate.as_bytes(), value.as_bytes())),
-            Self::Hash(table) => table
-                .find(hash_str(value), |candidate| {
-                    bytes_eq(candidate.as_bytes(), value.as_bytes())
-                })
-                .is_some(),
+            Self::Scan(values) => {
+                let key = Key::of(value.as_bytes());
+                for candidate in values {
+                    if candidate.matches(key, value) {
+                        return true;
+                    }
+                }
+                false
+            }
+            Self::Hash(table) => Self::hashed(table, value),
         }
     }
-}
 
-/// Byte equality that compares short slices inline instead of calling `memcmp`, which dominates
-/// scans of short constraint values.
-#[inline]
-pub(crate) fn bytes_eq(left: &[u8], right: &[u8]) -> bool {
-    let len = left.len();
-    if len != right.len() {
-        return false;
-    }
-    let word = |bytes: &[u8], at: usize| {
-        <[u8; 8]>::try_from(&bytes[at..at + 8])
-            .map(u64::from_le_bytes)
-            .ok()
-    };
-    let half = |bytes: &[u8], at: usize| {
-        <[u8; 4]>::try_from(&bytes[at..at + 4])
-            .map(u32::from_le_bytes)
-            .ok()
-    };
-    match len {
-        0 => true,
-        1..=3 => left.iter().zip(right).all(|(a, b)| a == b),
-        // Two overlapping loads cover every length in the range.
-        4..=7 => half(left, 0) == half(right, 0) && half(left, len - 4) == half(right, len - 4),
-        8..=16 => word(left, 0) == word(right, 0) && word(left, len - 8) == word(right, len - 8),
-        _ => left == right,
+    #[inline(never)]
+    fn hashed(table: &HashTable<Box<str>>, value: &str) -> bool {
+        table
+            .find(hash_str(value), |candidate| {
+                bytes_eq(candidate.as_bytes(), value.as_bytes())
+            })
+            .is_some()
     }
 }
 
@@ -314,6 +295,19 @@ fn folded_contains(text: &str, folded_needle: &str) -> bool {
     }
 }
 
+/// Whether every constraint holds for `context`. Out of line, so that a strategy without
+/// constraints does not pay for the setup of this loop, into which [`CompiledConstraint::evaluate`]
+/// is inlined.
+#[inline(never)]
+pub(crate) fn all_hold(constraints: &[CompiledConstraint], context: &Context) -> bool {
+    for constraint in constraints {
+        if !constraint.evaluate(context) {
+            return false;
+        }
+    }
+    true
+}
+
 /// How a compiled constraint tests a value.
 #[derive(Debug, Clone)]
 enum Matcher {
@@ -359,8 +353,10 @@ impl CompiledConstraint {
         (compiled, error)
     }
 
-    /// Evaluates the constraint for `context`.
-    #[inline]
+    /// Evaluates the constraint for `context`. `IN`, `NOT_IN` and dates, the most common, are
+    /// tested here, small enough to inline into the strategy's loop; the other operators are
+    /// tested out of line, so their code does not weigh on these.
+    #[inline(always)]
     pub(crate) fn evaluate(&self, context: &Context) -> bool {
         let matched = match &self.matcher {
             Matcher::Never => return false,
@@ -371,34 +367,42 @@ impl CompiledConstraint {
                 },
                 None => false,
             },
-            matcher => match self.field.get(context) {
-                Some(value) => self.test(matcher, value),
-                None => matches!(matcher, Matcher::NotIn(_)),
+            // The field is read in one place, so its look-up is not repeated for each operator.
+            matcher => match (matcher, self.field.get(context)) {
+                // Always case-sensitive: `caseInsensitive` applies to the `STR_*` operators only,
+                // as in Yggdrasil, the Node SDK and Unleash's UI.
+                (Matcher::In(set), Some(value)) => set.contains(value),
+                (Matcher::NotIn(set), value) => value.is_none_or(|value| !set.contains(value)),
+                (_, None) => false,
+                (matcher, Some(value)) => self.test(matcher, value),
             },
         };
         matched != self.inverted
     }
 
-    #[inline]
+    #[inline(never)]
     fn test(&self, matcher: &Matcher, value: &str) -> bool {
         let fold = self.case_insensitive;
         match matcher {
-            // Always case-sensitive: `caseInsensitive` applies to the `STR_*` operators only, as
-            // in Yggdrasil, the Node SDK and Unleash's UI.
-            Matcher::In(set) => set.contains(value),
-            Matcher::NotIn(set) => !set.contains(value),
             Matcher::StartsWith(prefixes) => prefixes.iter().any(|prefix| {
                 if fold {
                     folded_starts_with(value, prefix)
                 } else {
-                    value.starts_with(&**prefix)
+                    value
+                        .as_bytes()
+                        .get(..prefix.len())
+                        .is_some_and(|start| bytes_eq(start, prefix.as_bytes()))
                 }
             }),
             Matcher::EndsWith(suffixes) => suffixes.iter().any(|suffix| {
                 if fold {
                     folded_ends_with(value, suffix)
                 } else {
-                    value.ends_with(&**suffix)
+                    value
+                        .len()
+                        .checked_sub(suffix.len())
+                        .and_then(|at| value.as_bytes().get(at..))
+                        .is_some_and(|end| bytes_eq(end, suffix.as_bytes()))
                 }
             }),
             Matcher::Contains(needles) => needles.iter().any(|needle| {
@@ -412,24 +416,80 @@ impl CompiledConstraint {
                 Some(actual) => compare(actual.partial_cmp(expected), *operator),
                 None => false,
             },
-            Matcher::Semver(operator, expected) => match Version::parse(value.trim()) {
-                Ok(actual) => compare(Some(actual.cmp_precedence(expected)), *operator),
-                Err(_) => false,
-            },
+            Matcher::Semver(operator, expected) => {
+                let ordering = match plain_version(value) {
+                    Some(parts) => parts.cmp(&[expected.major, expected.minor, expected.patch]).then(
+                        if expected.pre.is_empty() {
+                            Ordering::Equal
+                        } else {
+                            // A release ranks above its own pre-releases.
+                            Ordering::Greater
+                        },
+                    ),
+                    None => match Version::parse(value.trim()) {
+                        Ok(actual) => actual.cmp_precedence(expected),
+                        Err(_) => return false,
+                    },
+                };
+                compare(Some(ordering), *operator)
+            }
             Matcher::Regex(regex) => regex.is_match(value),
             Matcher::Cidr(networks) => match value.trim().parse::<IpAddr>() {
                 Ok(address) => networks.iter().any(|network| network.contains(&address)),
                 Err(_) => false,
             },
-            Matcher::Date(..) | Matcher::Never => false,
+            // Tested in `evaluate`.
+            Matcher::In(_) | Matcher::NotIn(_) | Matcher::Date(..) | Matcher::Never => false,
         }
     }
+}
+
+/// Reads a version written `MAJOR.MINOR.PATCH` and nothing else, as most are, without building a
+/// [`Version`]: `None` for anything else (whitespace, a pre-release, build metadata, a leading
+/// zero, a part too long to be sure of), which the full parser then reads or refuses.
+fn plain_version(text: &str) -> Option<[u64; 3]> {
+    let mut parts = [0_u64; 3];
+    let mut part = 0;
+    let mut digits = 0;
+    for &byte in text.as_bytes() {
+        if byte == b'.' {
+            if digits == 0 || part == 2 {
+                return None;
+            }
+            part += 1;
+            digits = 0;
+            continue;
+        }
+        let digit = byte.wrapping_sub(b'0');
+        if digit > 9 || (digits > 0 && parts[part] == 0) || digits == 18 {
+            return None;
+        }
+        parts[part] = parts[part] * 10 + u64::from(digit);
+        digits += 1;
+    }
+    (part == 2 && digits > 0).then_some(parts)
+}
+
+/// Reads a plain decimal integer of up to 15 digits, the usual number in a context, without the
+/// general parser. Every such integer is exact as an `f64`, so the result is `Number`'s.
+fn small_integer(text: &str) -> Option<f64> {
+    let bytes = text.as_bytes();
+    if bytes.is_empty() || bytes.len() > 15 {
+        return None;
+    }
+    bytes.iter().try_fold(0.0, |number: f64, &byte| {
+        let digit = byte.wrapping_sub(b'0');
+        (digit <= 9).then(|| number * 10.0 + f64::from(digit))
+    })
 }
 
 /// Reads a number as JavaScript's `Number`, and so the Node SDK, reads the texts SDKs meet:
 /// surrounding whitespace is ignored and `Infinity` may carry a sign, while Rust's own spellings
 /// (`inf`, `NaN`) and the empty text are not numbers.
 fn js_number(text: &str) -> Option<f64> {
+    if let Some(number) = small_integer(text) {
+        return Some(number);
+    }
     let text = text.trim();
     let unsigned = text.strip_prefix(['+', '-']).unwrap_or(text);
     if unsigned == "Infinity" {
@@ -626,35 +686,6 @@ mod tests {
     }
 
     #[test]
-    fn bytes_eq_agrees_with_slice_equality() {
-        let samples = [
-            "",
-            "a",
-            "ab",
-            "abc",
-            "abcd",
-            "abcdefg",
-            "abcdefgh",
-            "abcdefghijklmnop",
-            "abcdefghijklmnopq",
-        ];
-        for left in samples {
-            for right in samples {
-                assert_eq!(bytes_eq(left.as_bytes(), right.as_bytes()), left == right);
-                let mut changed = right.as_bytes().to_vec();
-                for index in 0..changed.len() {
-                    changed[index] ^= 1;
-                    assert_eq!(
-                        bytes_eq(left.as_bytes(), &changed),
-                        left.as_bytes() == changed.as_slice()
-                    );
-                    changed[index] ^= 1;
-                }
-            }
-        }
-    }
-
-    #[test]
     fn numbers_are_read_as_javascript_reads_them() {
         for (text, expected) in [
             ("4", Some(4.0)),
@@ -674,6 +705,75 @@ mod tests {
         let rule = constraint("age", "NUM_GT", &[], Some("1000"));
         assert!(eval(&rule, &Context::default().with_property("age", "Infinity")));
         assert!(!eval(&rule, &Context::default().with_property("age", "inf")));
+    }
+
+    #[test]
+    fn plain_versions_compare_as_the_full_parser_does() {
+        let texts = [
+            "1.2.3",
+            "1.10.0",
+            "0.0.0",
+            "01.2.3",
+            "1.02.3",
+            "1.2",
+            "1.2.3.4",
+            "1..3",
+            ".1.2",
+            "1.2.3-rc.1",
+            "1.2.3+build",
+            " 1.2.3 ",
+            "18446744073709551615.0.0",
+            "18446744073709551616.0.0",
+            "999999999999999999.1.1",
+            "",
+        ];
+        for expected in ["1.2.3", "1.10.0", "1.2.3-rc.1", "1.2.3+build", "0.0.0"] {
+            for operator in ["SEMVER_EQ", "SEMVER_GT", "SEMVER_LT"] {
+                let rule = constraint("version", operator, &[], Some(expected));
+                let (compiled, _) = CompiledConstraint::compile(&rule, DEFAULT_REGEX_SIZE_LIMIT);
+                let Matcher::Semver(_, version) = &compiled.matcher else {
+                    panic!("{expected} is a version");
+                };
+                for text in texts {
+                    let full = Version::parse(text.trim()).is_ok_and(|actual| {
+                        compare(Some(actual.cmp_precedence(version)), compiled_operator(operator))
+                    });
+                    let context = Context::default().with_property("version", text);
+                    assert_eq!(
+                        compiled.evaluate(&context),
+                        full,
+                        "{text:?} {operator} {expected}"
+                    );
+                }
+            }
+        }
+        assert_eq!(plain_version("1.10.0"), Some([1, 10, 0]));
+        assert_eq!(plain_version("01.2.3"), None);
+    }
+
+    fn compiled_operator(name: &str) -> Operator {
+        Operator::parse(name).unwrap_or(Operator::In)
+    }
+
+    #[test]
+    fn small_integers_read_as_numbers_do() {
+        for text in [
+            "0",
+            "42",
+            "042",
+            "123456789012345",
+            "1234567890123456",
+            "",
+            "4a",
+            "-4",
+        ] {
+            assert_eq!(
+                small_integer(text).or_else(|| js_number(text)),
+                text.trim().parse::<f64>().ok(),
+                "{text:?}"
+            );
+        }
+        assert_eq!(small_integer("1234567890123456"), None);
     }
 
     #[test]

@@ -53,6 +53,7 @@ mod hash;
 pub mod model;
 mod properties;
 mod strategy;
+mod text;
 mod variant;
 
 pub use combinations::{

@@ -8,7 +8,7 @@ use serde::de::{MapAccess, Visitor};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-use crate::constraint::bytes_eq;
+use crate::text::{Key, KeyedText};
 
 /// Maps with more entries than this also keep a hash index.
 const SCAN_LIMIT: usize = 16;
@@ -16,11 +16,14 @@ const SCAN_LIMIT: usize = 16;
 /// Custom context properties, by name.
 ///
 /// Contexts usually carry a handful of properties, and a constraint looks one up by name on every
-/// evaluation. A short list compared length-first finds it faster than hashing the name, so that
-/// is what this is; past 16 entries a hash index takes over.
+/// evaluation. A short list whose names are compared by their prepared keys (length and two
+/// words) finds it faster than hashing the name, so that is what this is; past 16 entries a hash
+/// index takes over.
 #[derive(Clone, Default)]
 pub struct Properties {
     entries: Vec<(String, String)>,
+    /// The names' keys, parallel to `entries`.
+    keys: Vec<Key>,
     index: Option<FxHashMap<String, usize>>,
 }
 
@@ -31,18 +34,46 @@ impl Properties {
     }
 
     /// The value of `name`, if set.
-    #[inline(always)]
+    #[inline]
     pub fn get(&self, name: &str) -> Option<&str> {
+        self.find(Key::of(name.as_bytes()), name)
+    }
+
+    /// The value of a name whose key was prepared when its constraint was compiled.
+    #[inline(always)]
+    pub(crate) fn get_keyed(&self, name: &KeyedText) -> Option<&str> {
+        self.find(name.key(), name.as_str())
+    }
+
+    #[inline(always)]
+    fn find(&self, key: Key, name: &str) -> Option<&str> {
         let position = match &self.index {
-            Some(index) => index.get(name).copied(),
-            None => self
-                .entries
-                .iter()
-                .position(|(key, _)| bytes_eq(key.as_bytes(), name.as_bytes())),
+            Some(index) => Self::indexed(index, name),
+            None => {
+                // A plain loop: the iterator form was not inlined, and this runs for every
+                // constraint on a custom property.
+                let mut found = None;
+                for (position, entry_key) in self.keys.iter().enumerate() {
+                    if *entry_key == key
+                        && (key.is_exact()
+                            || self.entries.get(position).is_some_and(|(entry, _)| entry == name))
+                    {
+                        found = Some(position);
+                        break;
+                    }
+                }
+                found
+            }
         };
         position
             .and_then(|position| self.entries.get(position))
             .map(|(_, value)| value.as_str())
+    }
+
+    /// A look-up in the index of a large map, kept out of line: most contexts are small.
+    #[inline(never)]
+    fn indexed(index: &FxHashMap<String, usize>, name: &str) -> Option<usize> {
+        index.get(name).copied()
     }
 
     /// Sets `name`, returning its previous value.
@@ -57,6 +88,7 @@ impl Properties {
         if let Some(index) = &mut self.index {
             index.insert(name.clone(), self.entries.len());
         }
+        self.keys.push(Key::of(name.as_bytes()));
         self.entries.push((name, value));
         if self.index.is_none() && self.entries.len() > SCAN_LIMIT {
             self.index = Some(
@@ -95,6 +127,7 @@ impl Properties {
             Some(index) => index.remove(name)?,
             None => self.entries.iter().position(|(key, _)| key == name)?,
         };
+        self.keys.swap_remove(position);
         let (_, value) = self.entries.swap_remove(position);
         if let (Some(index), Some((moved, _))) = (&mut self.index, self.entries.get(position)) {
             index.insert(moved.clone(), position);

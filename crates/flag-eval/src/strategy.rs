@@ -2,10 +2,10 @@
 
 use ipnet::IpNet;
 
-use crate::constraint::{CompiledConstraint, Field, StrSet, parse_network};
+use crate::constraint::{CompiledConstraint, Field, StrSet, all_hold, parse_network};
 use crate::context::Context;
 use crate::error::ValidationError;
-use crate::hash::{STRATEGY_SEED, bucket};
+use crate::hash::{GroupHash, STRATEGY_SEED};
 use crate::model::{Segment, Strategy};
 use crate::variant::{CompiledVariants, Stickiness};
 
@@ -47,7 +47,8 @@ enum Rule {
     Rollout {
         percent: f64,
         stickiness: Stickiness,
-        group_id: Box<str>,
+        /// The hash of `"{groupId}:"`, which every sticky value continues.
+        group: GroupHash,
     },
     RandomRollout {
         percent: f64,
@@ -83,9 +84,7 @@ impl CompiledSegment {
 
     #[inline]
     pub(crate) fn evaluate(&self, context: &Context) -> bool {
-        self.constraints
-            .iter()
-            .all(|constraint| constraint.evaluate(context))
+        all_hold(&self.constraints, context)
     }
 }
 
@@ -135,7 +134,7 @@ impl CompiledStrategy {
                     Some(percent) => Rule::Rollout {
                         percent,
                         stickiness: Stickiness::parse(parameter("stickiness")),
-                        group_id: group_id.into(),
+                        group: GroupHash::new(group_id, STRATEGY_SEED),
                     },
                     None => invalid("rollout"),
                 },
@@ -152,7 +151,7 @@ impl CompiledStrategy {
                         Some(percent) => Rule::Rollout {
                             percent,
                             stickiness: Stickiness::Field(field),
-                            group_id: parameter("groupId").unwrap_or_default().into(),
+                            group: GroupHash::new(parameter("groupId").unwrap_or_default(), STRATEGY_SEED),
                         },
                         None => invalid("percentage"),
                     },
@@ -215,7 +214,7 @@ impl CompiledStrategy {
             Rule::Rollout {
                 percent,
                 stickiness,
-                group_id,
+                group,
             } => {
                 let sticky = match stickiness {
                     Stickiness::Default => context.user_id.as_deref().or(context.session_id.as_deref()),
@@ -227,7 +226,7 @@ impl CompiledStrategy {
                     },
                 };
                 let position = match sticky {
-                    Some(value) => bucket(group_id, value, STRATEGY_SEED, 100),
+                    Some(value) => group.bucket(value, 100),
                     None => context.random.one_to(100),
                 };
                 f64::from(position) <= *percent

@@ -5,7 +5,7 @@ use serde::Serialize;
 use crate::constraint::{Field, StrSet};
 use crate::context::Context;
 use crate::error::ValidationError;
-use crate::hash::{VARIANT_SEED, bucket};
+use crate::hash::{GroupHash, VARIANT_SEED};
 use crate::model::{Payload, Variant};
 
 /// The variant an SDK call resolves to, borrowed from the compiled engine.
@@ -85,7 +85,8 @@ struct VariantTable {
     compiled: Box<[CompiledVariant]>,
     total_weight: u32,
     stickiness: Stickiness,
-    group_id: Box<str>,
+    /// The hash of `"{groupId}:"`, which every sticky value continues.
+    group: GroupHash,
 }
 
 impl CompiledVariants {
@@ -131,7 +132,7 @@ impl CompiledVariants {
             total_weight: compiled.iter().map(|variant| variant.weight).sum(),
             compiled,
             stickiness: Stickiness::parse(stickiness),
-            group_id: group_id.into(),
+            group: GroupHash::new(group_id, VARIANT_SEED),
         })))
     }
 
@@ -151,7 +152,7 @@ impl VariantTable {
             return None;
         }
         let target = match self.sticky_value(context) {
-            Some(value) => bucket(&self.group_id, value, VARIANT_SEED, self.total_weight),
+            Some(value) => self.group.bucket(value, self.total_weight),
             None => context.random.one_to(self.total_weight),
         };
         let mut running = 0;

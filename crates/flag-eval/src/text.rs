@@ -1,0 +1,199 @@
+//! Short texts compared without `memcmp`. Flag names, property names and constraint values are
+//! mostly under 17 bytes, where calling `memcmp` costs more than the comparison itself.
+
+use std::hash::BuildHasher;
+
+use rustc_hash::FxBuildHasher;
+
+/// The hash flag names and long value lists are looked up by.
+#[inline]
+pub(crate) fn hash_str(value: &str) -> u64 {
+    FxBuildHasher.hash_one(value)
+}
+
+#[inline(always)]
+fn word(bytes: &[u8], at: usize) -> u64 {
+    u64::from_le_bytes(
+        bytes
+            .get(at..at + 8)
+            .and_then(|slice| slice.try_into().ok())
+            .unwrap_or_default(),
+    )
+}
+
+#[inline(always)]
+fn half(bytes: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes(
+        bytes
+            .get(at..at + 4)
+            .and_then(|slice| slice.try_into().ok())
+            .unwrap_or_default(),
+    )
+}
+
+/// Byte equality that compares slices of up to 64 bytes inline.
+#[inline]
+pub(crate) fn bytes_eq(left: &[u8], right: &[u8]) -> bool {
+    let len = left.len();
+    if len != right.len() {
+        return false;
+    }
+    match len {
+        0..=16 => Key::of(left) == Key::of(right),
+        // Whole words, then the last eight bytes, overlapping.
+        17..=64 => {
+            let mut at = 0;
+            while at + 8 < len {
+                if word(left, at) != word(right, at) {
+                    return false;
+                }
+                at += 8;
+            }
+            word(left, len - 8) == word(right, len - 8)
+        }
+        _ => left == right,
+    }
+}
+
+/// A text prepared for comparison: its length and two words loaded from its start and its end,
+/// overlapping when it is shorter than 16 bytes. Texts of at most 16 bytes are equal exactly
+/// when their keys are; longer texts with equal keys still compare their bytes.
+#[derive(Debug, Clone, Copy, Eq)]
+pub(crate) struct Key {
+    len: usize,
+    head: u64,
+    tail: u64,
+}
+
+/// Compared without branches: three differences folded into one test.
+impl PartialEq for Key {
+    #[inline(always)]
+    fn eq(&self, other: &Self) -> bool {
+        ((self.len as u64 ^ other.len as u64) | (self.head ^ other.head) | (self.tail ^ other.tail)) == 0
+    }
+}
+
+impl Key {
+    /// The key of `bytes`.
+    #[inline(always)]
+    pub(crate) fn of(bytes: &[u8]) -> Self {
+        let len = bytes.len();
+        let byte = |at: usize| u64::from(bytes.get(at).copied().unwrap_or_default());
+        let (head, tail) = match len {
+            0 => (0, 0),
+            // The first, middle and last bytes are every byte of a text this short.
+            1..=3 => (byte(0) | byte(len / 2) << 8 | byte(len - 1) << 16, 0),
+            4..=7 => (u64::from(half(bytes, 0)), u64::from(half(bytes, len - 4))),
+            _ => (word(bytes, 0), word(bytes, len - 8)),
+        };
+        Self { len, head, tail }
+    }
+
+    /// Whether texts with equal keys are equal: true for texts of at most 16 bytes.
+    #[inline(always)]
+    pub(crate) fn is_exact(self) -> bool {
+        self.len <= 16
+    }
+
+    /// Whether the text this key was made from, `text`, equals `other`, whose key is `other_key`.
+    #[inline(always)]
+    pub(crate) fn matches(self, text: &str, other_key: Self, other: &str) -> bool {
+        self == other_key && (self.is_exact() || bytes_eq(text.as_bytes(), other.as_bytes()))
+    }
+}
+
+/// A text kept with its [`Key`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct KeyedText {
+    key: Key,
+    text: Box<str>,
+}
+
+impl KeyedText {
+    pub(crate) fn new(text: &str) -> Self {
+        Self {
+            key: Key::of(text.as_bytes()),
+            text: text.into(),
+        }
+    }
+
+    pub(crate) fn key(&self) -> Key {
+        self.key
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Whether this text equals `other`, whose key is `other_key`.
+    #[inline(always)]
+    pub(crate) fn matches(&self, other_key: Key, other: &str) -> bool {
+        self.key.matches(&self.text, other_key, other)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLES: [&str; 16] = [
+        "",
+        "a",
+        "ab",
+        "abc",
+        "abcd",
+        "abcdefg",
+        "abcdefgh",
+        "abcdefghijklmnop",
+        "abcdefghijklmnopq",
+        "abcdefghijklmnopqrstuvwx",
+        "abcdefghijklmnopqrstuvwxy",
+        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijkl",
+        "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxyzabcdefghijklm",
+        "b",
+        "ba",
+        "bac",
+    ];
+
+    /// Every sample against every sample, and against each sample with one bit flipped.
+    fn pairs() -> Vec<(Vec<u8>, Vec<u8>)> {
+        let mut pairs = Vec::new();
+        for left in SAMPLES {
+            for right in SAMPLES {
+                pairs.push((left.as_bytes().to_vec(), right.as_bytes().to_vec()));
+                for index in 0..right.len() {
+                    let mut changed = right.as_bytes().to_vec();
+                    changed[index] ^= 1;
+                    pairs.push((left.as_bytes().to_vec(), changed));
+                }
+            }
+        }
+        pairs
+    }
+
+    #[test]
+    fn bytes_eq_agrees_with_slice_equality() {
+        for (left, right) in pairs() {
+            assert_eq!(bytes_eq(&left, &right), left == right, "{left:?} {right:?}");
+        }
+    }
+
+    #[test]
+    fn keys_decide_equality_of_short_texts_and_filter_long_ones() {
+        for (left, right) in pairs() {
+            let (Ok(left), Ok(right)) = (std::str::from_utf8(&left), std::str::from_utf8(&right)) else {
+                continue;
+            };
+            let keyed = KeyedText::new(left);
+            assert_eq!(keyed.as_str(), left);
+            assert_eq!(
+                keyed.matches(Key::of(right.as_bytes()), right),
+                left == right,
+                "{left:?} {right:?}"
+            );
+            if left.len() <= 16 && right.len() <= 16 {
+                assert_eq!(keyed.key() == Key::of(right.as_bytes()), left == right);
+            }
+        }
+    }
+}
