@@ -59,6 +59,7 @@ mod state;
 use std::sync::Arc;
 use std::time::Duration;
 
+use flag_eval::Flag;
 pub use flag_eval::{ClientFeatures, Context, Payload, ResolvedVariant};
 
 pub use crate::builder::{Builder, Mode};
@@ -239,8 +240,11 @@ impl Client {
     pub fn is_enabled(&self, name: &str, context: &Context) -> bool {
         self.completed(context, |context| {
             let snapshot = self.shared.state.load();
-            let enabled = snapshot.engine.is_enabled(name, context);
-            self.shared.metrics.count(&snapshot, name, enabled, None);
+            let flag = snapshot.engine.flag(name);
+            let enabled = flag.is_some_and(|flag| flag.is_enabled(context));
+            self.shared
+                .metrics
+                .count(&snapshot, flag.map(Flag::ordinal), name, enabled, None);
             if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
                 self.shared.impression(name, "isEnabled", enabled, None, context);
             }
@@ -263,10 +267,15 @@ impl Client {
     ) -> R {
         self.completed(context, |context| {
             let snapshot = self.shared.state.load();
-            let variant = snapshot.engine.variant(name, context);
-            self.shared
-                .metrics
-                .count(&snapshot, name, variant.feature_enabled, Some(variant.name));
+            let flag = snapshot.engine.flag(name);
+            let variant = flag.map_or(ResolvedVariant::disabled(false), |flag| flag.variant(context));
+            self.shared.metrics.count(
+                &snapshot,
+                flag.map(Flag::ordinal),
+                name,
+                variant.feature_enabled,
+                Some(variant.name),
+            );
             if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
                 self.shared.impression(
                     name,

@@ -117,12 +117,23 @@ impl Metrics {
         }
     }
 
-    /// Counts one evaluation; a flag the client knows costs a hash look-up and an atomic add.
-    pub fn count(&self, snapshot: &Snapshot, name: &str, enabled: bool, variant: Option<&str>) {
+    /// Counts one evaluation of `name`, whose flag (when the client knows it) has `ordinal`:
+    /// an index into a vector and an atomic add.
+    pub fn count(
+        &self,
+        snapshot: &Snapshot,
+        ordinal: Option<usize>,
+        name: &str,
+        enabled: bool,
+        variant: Option<&str>,
+    ) {
         if !self.enabled {
             return;
         }
-        match snapshot.counters.get(name) {
+        match ordinal
+            .and_then(|ordinal| snapshot.by_ordinal.get(ordinal))
+            .and_then(Option::as_ref)
+        {
             Some(counters) => {
                 let tally = if enabled { &counters.yes } else { &counters.no };
                 tally.fetch_add(1, Ordering::Relaxed);

@@ -11,7 +11,7 @@ use flag_eval::{ClientFeatures, Context, Engine};
 use rustc_hash::FxHashSet;
 
 use crate::builder::Mode;
-use crate::metrics::{Counters, Metrics};
+use crate::metrics::{Counters, FlagCounters, Metrics};
 use crate::ready::ReadyState;
 use crate::{Error, Event, Fetches, Impression, Source};
 
@@ -75,6 +75,9 @@ pub(crate) struct Snapshot {
     pub impressions: FxHashSet<Box<str>>,
     /// Usage counters, one per flag, carried from one state to the next.
     pub counters: Counters,
+    /// The same counters by [`flag_eval::Flag::ordinal`], so that a read that found its flag
+    /// counts without looking the name up again.
+    pub by_ordinal: Vec<Option<Arc<FlagCounters>>>,
 }
 
 impl Snapshot {
@@ -89,11 +92,21 @@ impl Snapshot {
             .map(|feature| feature.name.as_str().into())
             .collect();
         let counters = Metrics::counters_for(&engine, previous.map(|snapshot| &snapshot.counters));
+        let mut by_ordinal = vec![None; engine.ordinal_bound()];
+        for (name, flag_counters) in &counters {
+            if let Some(slot) = engine
+                .flag(name)
+                .and_then(|flag| by_ordinal.get_mut(flag.ordinal()))
+            {
+                *slot = Some(Arc::clone(flag_counters));
+            }
+        }
         Self {
             engine,
             names,
             impressions,
             counters,
+            by_ordinal,
         }
     }
 }

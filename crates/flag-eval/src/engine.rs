@@ -47,51 +47,100 @@ enum Shortcut {
 
 /// Flags by name. Keys compare inline ([`bytes_eq`]) rather than through `memcmp`, which was half
 /// the cost of answering a flag that has no rules.
+///
+/// Each flag also gets an ordinal when it is first inserted, kept when it is replaced and never
+/// reused while the table lives, so that callers can keep their own data per flag in a vector.
 #[derive(Debug, Clone, Default)]
-pub(crate) struct FlagTable(HashTable<CompiledFlag>);
+pub(crate) struct FlagTable {
+    table: HashTable<CompiledFlag>,
+    next_ordinal: usize,
+}
 
 impl FlagTable {
     #[inline]
     pub(crate) fn get(&self, name: &str) -> Option<&CompiledFlag> {
-        self.0.find(hash_str(name), |flag| {
+        self.table.find(hash_str(name), |flag| {
             bytes_eq(flag.name.as_bytes(), name.as_bytes())
         })
     }
 
-    fn insert(&mut self, flag: CompiledFlag) {
-        let entry = self.0.entry(
+    fn insert(&mut self, mut flag: CompiledFlag) {
+        let entry = self.table.entry(
             hash_str(&flag.name),
             |existing| *existing.name == *flag.name,
             |existing| hash_str(&existing.name),
         );
         match entry {
-            Entry::Occupied(mut occupied) => *occupied.get_mut() = flag,
+            Entry::Occupied(mut occupied) => {
+                flag.ordinal = occupied.get().ordinal;
+                *occupied.get_mut() = flag;
+            }
             Entry::Vacant(vacant) => {
+                flag.ordinal = self.next_ordinal;
+                self.next_ordinal += 1;
                 vacant.insert(flag);
             }
         }
     }
 
     fn remove(&mut self, name: &str) {
-        if let Ok(found) = self.0.find_entry(hash_str(name), |flag| *flag.name == *name) {
+        if let Ok(found) = self.table.find_entry(hash_str(name), |flag| *flag.name == *name) {
             found.remove();
         }
     }
 
     fn clear(&mut self) {
-        self.0.clear();
+        self.table.clear();
+        self.next_ordinal = 0;
     }
 
     fn reserve(&mut self, additional: usize) {
-        self.0.reserve(additional, |flag| hash_str(&flag.name));
+        self.table.reserve(additional, |flag| hash_str(&flag.name));
     }
 
     fn len(&self) -> usize {
-        self.0.len()
+        self.table.len()
     }
 
     fn iter(&self) -> impl Iterator<Item = &CompiledFlag> {
-        self.0.iter()
+        self.table.iter()
+    }
+}
+
+/// A flag found by name, to evaluate and describe without looking it up again.
+#[derive(Debug, Clone, Copy)]
+pub struct Flag<'e> {
+    engine: &'e Engine,
+    flag: &'e CompiledFlag,
+}
+
+impl<'e> Flag<'e> {
+    /// Whether the flag is enabled for `context`: [`Engine::is_enabled`] without the look-up.
+    #[inline]
+    pub fn is_enabled(self, context: &Context) -> bool {
+        match self.flag.shortcut {
+            Shortcut::Off => false,
+            Shortcut::On => true,
+            Shortcut::Evaluate => matches!(self.engine.outcome(self.flag, context), Outcome::On(_)),
+        }
+    }
+
+    /// The variant for `context`: [`Engine::variant`] without the look-up.
+    #[inline]
+    pub fn variant(self, context: &Context) -> ResolvedVariant<'e> {
+        Engine::variant_of(self.flag, self.engine.outcome(self.flag, context), context)
+    }
+
+    /// The flag's definition.
+    pub fn feature(self) -> &'e Feature {
+        &self.flag.source
+    }
+
+    /// A number for this flag, below [`Engine::ordinal_bound`]: given when the flag first entered
+    /// the engine, kept while delta updates replace its definition, and not reused by another
+    /// flag of the same engine, so data kept per flag can live in a vector.
+    pub fn ordinal(self) -> usize {
+        self.flag.ordinal
     }
 }
 
@@ -100,6 +149,8 @@ impl FlagTable {
 pub(crate) struct CompiledFlag {
     /// The flag's name, kept beside the rules so that a look-up does not reach into the source.
     name: Box<str>,
+    /// See [`Flag::ordinal`]; given by the table.
+    ordinal: usize,
     pub(crate) source: Box<Feature>,
     pub(crate) enabled: bool,
     shortcut: Shortcut,
@@ -179,6 +230,7 @@ impl CompiledFlag {
         compact(&mut feature);
         Self {
             name: feature.name.as_str().into(),
+            ordinal: 0,
             enabled: feature.enabled,
             source: Box::new(feature),
             shortcut,
@@ -357,24 +409,28 @@ impl Engine {
         self.flags.get(name).map(|flag| &*flag.source)
     }
 
+    /// The flag of that name, to evaluate without looking it up again.
+    #[inline]
+    pub fn flag(&self, name: &str) -> Option<Flag<'_>> {
+        self.flags.get(name).map(|flag| Flag { engine: self, flag })
+    }
+
+    /// One more than the largest [`Flag::ordinal`] of this engine's flags.
+    pub fn ordinal_bound(&self) -> usize {
+        self.flags.next_ordinal
+    }
+
     /// Whether the flag is enabled for `context`, as Unleash's SDKs decide; unknown flags are off.
     #[inline]
     pub fn is_enabled(&self, name: &str, context: &Context) -> bool {
-        match self.flags.get(name) {
-            Some(flag) => match flag.shortcut {
-                Shortcut::Off => false,
-                Shortcut::On => true,
-                Shortcut::Evaluate => matches!(self.outcome(flag, context), Outcome::On(_)),
-            },
-            None => false,
-        }
+        self.flag(name).is_some_and(|flag| flag.is_enabled(context))
     }
 
     /// The variant the flag resolves to for `context`, as Unleash's SDKs decide.
     #[inline]
     pub fn variant(&self, name: &str, context: &Context) -> ResolvedVariant<'_> {
-        match self.flags.get(name) {
-            Some(flag) => Self::variant_of(flag, self.outcome(flag, context), context),
+        match self.flag(name) {
+            Some(flag) => flag.variant(context),
             None => ResolvedVariant::disabled(false),
         }
     }

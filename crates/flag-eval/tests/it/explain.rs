@@ -348,6 +348,47 @@ fn deltas_update_one_flag_and_segments_without_recompiling_the_rest() -> TestRes
 }
 
 #[test]
+fn a_flag_keeps_its_ordinal_through_deltas_and_no_other_flag_takes_it() -> TestResult {
+    let mut engine = engine(
+        json!([flag("a", true, json!([])), flag("b", false, json!([]))]),
+        json!([]),
+    )?;
+    let ordinal = |engine: &Engine, name: &str| engine.flag(name).map(flag_eval::Flag::ordinal);
+    let (a, b) = (
+        ordinal(&engine, "a").ok_or("a")?,
+        ordinal(&engine, "b").ok_or("b")?,
+    );
+    assert_ne!(a, b);
+    assert!(a.max(b) < engine.ordinal_bound());
+    let delta: flag_eval::Delta = serde_json::from_value(json!({"events": [
+        {"type": "feature-removed", "eventId": 2, "featureName": "b", "project": "default"},
+        {"type": "feature-updated", "eventId": 3, "feature": {"name": "a", "enabled": false}},
+        {"type": "feature-updated", "eventId": 4, "feature": {"name": "c", "enabled": true}}
+    ]}))?;
+    engine.apply_delta(&delta);
+    assert_eq!(
+        ordinal(&engine, "a"),
+        Some(a),
+        "a replaced flag keeps its ordinal"
+    );
+    let c = ordinal(&engine, "c").ok_or("c")?;
+    assert!(
+        c != a && c != b,
+        "a new flag does not reuse a removed flag's ordinal"
+    );
+    assert!(c < engine.ordinal_bound());
+    // The handle answers as the engine does.
+    let flag = engine.flag("c").ok_or("c")?;
+    assert_eq!(
+        flag.is_enabled(&Context::default()),
+        engine.is_enabled("c", &Context::default())
+    );
+    assert_eq!(flag.feature().name, "c");
+    assert!(engine.flag("b").is_none());
+    Ok(())
+}
+
+#[test]
 fn a_context_value_that_does_not_parse_fails_its_constraint_before_inversion() -> TestResult {
     // Dates, numbers and versions alike, as in Yggdrasil and the Node SDK: the constraint is
     // false, so its inverted twin is true.
