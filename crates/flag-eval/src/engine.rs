@@ -476,11 +476,22 @@ impl Engine {
     #[inline]
     pub(crate) fn strategy_enabled(&self, strategy: &CompiledStrategy, context: &Context) -> bool {
         (strategy.constraints.is_empty() || all_hold(&strategy.constraints, context))
-            && strategy.segment_slots.iter().all(|slot| {
-                self.segment(*slot)
-                    .is_some_and(|segment| segment.evaluate(context))
-            })
+            && (strategy.segment_slots.is_empty() || self.segments_hold(&strategy.segment_slots, context))
             && strategy.rule_matches(context)
+    }
+
+    /// Whether every segment in `slots` exists and holds: one call for all of them, with the
+    /// constraint loops inlined.
+    #[inline(never)]
+    fn segments_hold(&self, slots: &[u32], context: &Context) -> bool {
+        slots.iter().all(|slot| {
+            self.segment(*slot).is_some_and(|segment| {
+                segment
+                    .constraints
+                    .iter()
+                    .all(|constraint| constraint.evaluate(context))
+            })
+        })
     }
 
     /// Whether every parent is in the state it must be. A parent must exist and must not have

@@ -2,7 +2,7 @@
 
 use ipnet::IpNet;
 
-use crate::constraint::{CompiledConstraint, Field, StrSet, all_hold, parse_network};
+use crate::constraint::{CompiledConstraint, Field, StrSet, parse_network};
 use crate::context::Context;
 use crate::error::ValidationError;
 use crate::hash::{GroupHash, STRATEGY_SEED};
@@ -80,11 +80,6 @@ impl CompiledSegment {
             source: segment.clone(),
             constraints: compile_constraints(&segment.constraints, options, errors),
         }
-    }
-
-    #[inline]
-    pub(crate) fn evaluate(&self, context: &Context) -> bool {
-        all_hold(&self.constraints, context)
     }
 }
 
