@@ -9,7 +9,7 @@ use crate::context::Context;
 use crate::error::{ValidationError, Warning};
 use crate::model::{ClientFeatures, Delta, DeltaEvent, Feature, Segment, State};
 use crate::strategy::{CompileOptions, CompiledSegment, CompiledStrategy};
-use crate::text::{bytes_eq, hash_str};
+use crate::text::{Key, KeyedText};
 use crate::variant::{CompiledVariants, ResolvedVariant};
 
 /// A compiled flag set: parse once, then evaluate any number of times.
@@ -45,8 +45,9 @@ enum Shortcut {
     Evaluate,
 }
 
-/// Flags by name. Keys compare inline ([`bytes_eq`]) rather than through `memcmp`, which was half
-/// the cost of answering a flag that has no rules.
+/// Flags by name. Names compare by their prepared keys ([`Key`]) rather than through `memcmp`,
+/// which was half the cost of answering a flag that has no rules, and a name of up to 16 bytes is
+/// hashed from its key, so its bytes are read once.
 ///
 /// Each flag also gets an ordinal when it is first inserted, kept when it is replaced and never
 /// reused while the table lives, so that callers can keep their own data per flag in a vector.
@@ -57,18 +58,28 @@ pub(crate) struct FlagTable {
 }
 
 impl FlagTable {
-    #[inline]
+    /// The flag named `name`. A name of up to 16 bytes, the usual, is found inline; a longer one
+    /// out of line, so that the common look-up stays small enough to inline.
+    #[inline(always)]
     pub(crate) fn get(&self, name: &str) -> Option<&CompiledFlag> {
-        self.table.find(hash_str(name), |flag| {
-            bytes_eq(flag.name.as_bytes(), name.as_bytes())
-        })
+        let key = Key::of(name.as_bytes());
+        if !key.is_exact() {
+            return self.get_long(key, name);
+        }
+        self.table.find(key.hash(name), |flag| flag.name.key() == key)
+    }
+
+    #[inline(never)]
+    fn get_long(&self, key: Key, name: &str) -> Option<&CompiledFlag> {
+        self.table
+            .find(key.hash(name), |flag| flag.name.matches(key, name))
     }
 
     fn insert(&mut self, mut flag: CompiledFlag) {
         let entry = self.table.entry(
-            hash_str(&flag.name),
-            |existing| *existing.name == *flag.name,
-            |existing| hash_str(&existing.name),
+            flag.name.hash(),
+            |existing| existing.name == flag.name,
+            |existing| existing.name.hash(),
         );
         match entry {
             Entry::Occupied(mut occupied) => {
@@ -84,7 +95,11 @@ impl FlagTable {
     }
 
     fn remove(&mut self, name: &str) {
-        if let Ok(found) = self.table.find_entry(hash_str(name), |flag| *flag.name == *name) {
+        let key = Key::of(name.as_bytes());
+        if let Ok(found) = self
+            .table
+            .find_entry(key.hash(name), |flag| flag.name.matches(key, name))
+        {
             found.remove();
         }
     }
@@ -95,7 +110,7 @@ impl FlagTable {
     }
 
     fn reserve(&mut self, additional: usize) {
-        self.table.reserve(additional, |flag| hash_str(&flag.name));
+        self.table.reserve(additional, |flag| flag.name.hash());
     }
 
     fn len(&self) -> usize {
@@ -147,8 +162,9 @@ impl<'e> Flag<'e> {
 /// One compiled flag; the source definition is kept (boxed, off the hot path) for explanations.
 #[derive(Debug, Clone)]
 pub(crate) struct CompiledFlag {
-    /// The flag's name, kept beside the rules so that a look-up does not reach into the source.
-    name: Box<str>,
+    /// The flag's name and its key, kept beside the rules so that a look-up does not reach into
+    /// the source.
+    name: KeyedText,
     /// See [`Flag::ordinal`]; given by the table.
     ordinal: usize,
     pub(crate) source: Box<Feature>,
@@ -229,7 +245,7 @@ impl CompiledFlag {
         };
         compact(&mut feature);
         Self {
-            name: feature.name.as_str().into(),
+            name: KeyedText::new(&feature.name),
             ordinal: 0,
             enabled: feature.enabled,
             source: Box::new(feature),

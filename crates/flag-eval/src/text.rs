@@ -89,6 +89,20 @@ impl Key {
         Self { len, head, tail }
     }
 
+    /// A hash of the text this key was made from, `text`: from the key itself up to 16 bytes,
+    /// which the key holds whole, so the bytes are not read twice; of the bytes beyond.
+    #[inline(always)]
+    pub(crate) fn hash(self, text: &str) -> u64 {
+        if self.is_exact() {
+            // A folded multiply, as rustc-hash mixes words: good high bits for the table's tags.
+            let product = u128::from(self.head ^ 0x243f_6a88_85a3_08d3)
+                * u128::from(self.tail ^ 0x1319_8a2e_0370_7344 ^ self.len as u64);
+            (product as u64) ^ ((product >> 64) as u64)
+        } else {
+            hash_str(text)
+        }
+    }
+
     /// Whether texts with equal keys are equal: true for texts of at most 16 bytes.
     #[inline(always)]
     pub(crate) fn is_exact(self) -> bool {
@@ -123,6 +137,11 @@ impl KeyedText {
 
     pub(crate) fn as_str(&self) -> &str {
         &self.text
+    }
+
+    /// The hash [`Key::hash`] gives this text.
+    pub(crate) fn hash(&self) -> u64 {
+        self.key.hash(&self.text)
     }
 
     /// Whether this text equals `other`, whose key is `other_key`.

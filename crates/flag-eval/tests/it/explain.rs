@@ -348,6 +348,43 @@ fn deltas_update_one_flag_and_segments_without_recompiling_the_rest() -> TestRes
 }
 
 #[test]
+fn flags_whose_names_share_their_ends_are_told_apart() -> TestResult {
+    // Names are found by their length and first and last eight bytes, and longer ones by their
+    // bytes too: these share length and both ends, or differ only in the middle or by length.
+    let names = [
+        "release.2024-01-a.enabled",
+        "release.2024-02-a.enabled",
+        "release.2024-01-b.enabled",
+        "abcdefgh12345678",
+        "abcdefgh02345678",
+        "abcdefgh2345678",
+        "a",
+        "b",
+        "",
+    ];
+    let flags: Vec<Value> = names
+        .iter()
+        .enumerate()
+        .map(|(index, name)| flag(name, index % 2 == 0, json!([])))
+        .collect();
+    let engine = engine(Value::Array(flags), json!([]))?;
+    for (index, name) in names.iter().enumerate() {
+        assert_eq!(
+            engine.is_enabled(name, &Context::default()),
+            index % 2 == 0,
+            "{name:?}"
+        );
+        assert_eq!(
+            engine.feature(name).map(|feature| feature.name.as_str()),
+            Some(*name)
+        );
+    }
+    assert!(engine.flag("release.2024-03-a.enabled").is_none());
+    assert!(engine.flag("abcdefgh22345678").is_none());
+    Ok(())
+}
+
+#[test]
 fn a_flag_keeps_its_ordinal_through_deltas_and_no_other_flag_takes_it() -> TestResult {
     let mut engine = engine(
         json!([flag("a", true, json!([])), flag("b", false, json!([]))]),
