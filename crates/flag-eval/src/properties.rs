@@ -10,20 +10,25 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::text::{Key, KeyedText};
 
-/// Maps with more entries than this also keep a hash index.
+/// Maps with more entries than this keep a hash index instead of slots.
 const SCAN_LIMIT: usize = 16;
+
+/// Slots of the small table: twice the entries it holds at most, so probes stay short.
+const SLOTS: usize = 32;
 
 /// Custom context properties, by name.
 ///
 /// Contexts usually carry a handful of properties, and a constraint looks one up by name on every
-/// evaluation. A short list whose names are compared by their prepared keys (length and two
-/// words) finds it faster than hashing the name, so that is what this is; past 16 entries a hash
-/// index takes over.
+/// evaluation. Up to 16 entries, a table of 32 one-byte slots, placed by the name's prepared key
+/// (its length and two words, see `text::Key`), finds an entry in one or two probes without
+/// hashing the name's bytes; past 16 entries a hash index takes over.
 #[derive(Clone, Default)]
 pub struct Properties {
     entries: Vec<(String, String)>,
     /// The names' keys, parallel to `entries`.
     keys: Vec<Key>,
+    /// Position + 1 of the entry placed in each slot, 0 for none; unused once `index` is built.
+    slots: [u8; SLOTS],
     index: Option<FxHashMap<String, usize>>,
 }
 
@@ -36,33 +41,32 @@ impl Properties {
     /// The value of `name`, if set.
     #[inline]
     pub fn get(&self, name: &str) -> Option<&str> {
-        self.find(Key::of(name.as_bytes()), name)
+        let key = Key::of(name.as_bytes());
+        self.find(key, key.mixed(), name)
     }
 
     /// The value of a name whose key was prepared when its constraint was compiled.
     #[inline(always)]
     pub(crate) fn get_keyed(&self, name: &KeyedText) -> Option<&str> {
-        self.find(name.key(), name.as_str())
+        self.find(name.key(), name.mixed(), name.as_str())
     }
 
     #[inline(always)]
-    fn find(&self, key: Key, name: &str) -> Option<&str> {
+    fn find(&self, key: Key, mixed: u32, name: &str) -> Option<&str> {
         let position = match &self.index {
             Some(index) => Self::indexed(index, name),
             None => {
-                // A plain loop: the iterator form was not inlined, and this runs for every
-                // constraint on a custom property.
-                let mut found = None;
-                for (position, entry_key) in self.keys.iter().enumerate() {
-                    if *entry_key == key
+                let mut slot = mixed as usize % SLOTS;
+                loop {
+                    let position = usize::from(self.slots[slot]).checked_sub(1)?;
+                    if self.keys.get(position) == Some(&key)
                         && (key.is_exact()
                             || self.entries.get(position).is_some_and(|(entry, _)| entry == name))
                     {
-                        found = Some(position);
-                        break;
+                        break Some(position);
                     }
+                    slot = (slot + 1) % SLOTS;
                 }
-                found
             }
         };
         position
@@ -88,9 +92,14 @@ impl Properties {
         if let Some(index) = &mut self.index {
             index.insert(name.clone(), self.entries.len());
         }
-        self.keys.push(Key::of(name.as_bytes()));
+        let key = Key::of(name.as_bytes());
+        self.keys.push(key);
         self.entries.push((name, value));
-        if self.index.is_none() && self.entries.len() > SCAN_LIMIT {
+        if self.index.is_some() {
+            // The index holds the new entry already.
+        } else if self.entries.len() <= SCAN_LIMIT {
+            self.place(key, self.entries.len());
+        } else {
             self.index = Some(
                 self.entries
                     .iter()
@@ -100,6 +109,16 @@ impl Properties {
             );
         }
         None
+    }
+
+    /// Puts the entry numbered `number` (position + 1), whose name has `key`, in the first free
+    /// slot from its own. With at most 16 entries in 32 slots, one is always free.
+    fn place(&mut self, key: Key, number: usize) {
+        let mut slot = key.mixed() as usize % SLOTS;
+        while self.slots[slot] != 0 {
+            slot = (slot + 1) % SLOTS;
+        }
+        self.slots[slot] = u8::try_from(number).unwrap_or(u8::MAX);
     }
 
     /// Sets `name` to `value`, reusing the memory of an earlier value: no allocation when `name`
@@ -129,8 +148,19 @@ impl Properties {
         };
         self.keys.swap_remove(position);
         let (_, value) = self.entries.swap_remove(position);
-        if let (Some(index), Some((moved, _))) = (&mut self.index, self.entries.get(position)) {
-            index.insert(moved.clone(), position);
+        match &mut self.index {
+            Some(index) => {
+                if let Some((moved, _)) = self.entries.get(position) {
+                    index.insert(moved.clone(), position);
+                }
+            }
+            // Positions moved: the slots are placed again.
+            None => {
+                self.slots = [0; SLOTS];
+                for (number, key) in (1..).zip(self.keys.clone()) {
+                    self.place(key, number);
+                }
+            }
         }
         Some(value)
     }
@@ -272,6 +302,31 @@ mod tests {
             assert_eq!(properties.get("key-1"), Some("in place"));
             assert_eq!(properties.get("new"), Some("added"));
             assert_eq!(properties.len(), size + 1);
+        }
+    }
+
+    #[test]
+    fn slots_stay_right_through_many_removals_and_insertions() {
+        // Small maps (slots) and maps that outgrew them (index), emptied and refilled again and
+        // again: every name stays findable and no insertion runs out of slots.
+        for size in [3, 16, 17, 30] {
+            let mut properties: Properties = (0..size)
+                .map(|count| (format!("k{count}"), format!("v{count}")))
+                .collect();
+            for round in 0..100 {
+                let name = format!("k{}", round % size);
+                assert!(properties.remove(&name).is_some(), "size {size}, round {round}");
+                assert_eq!(properties.get(&name), None);
+                properties.insert(name.clone(), format!("again {round}"));
+                assert_eq!(properties.get(&name), Some(format!("again {round}").as_str()));
+                for probe in 0..size {
+                    assert!(
+                        properties.get(&format!("k{probe}")).is_some(),
+                        "size {size}, k{probe}"
+                    );
+                }
+                assert_eq!(properties.get("absent"), None);
+            }
         }
     }
 

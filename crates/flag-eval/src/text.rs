@@ -103,6 +103,14 @@ impl Key {
         }
     }
 
+    /// A small hash of this key, for placing it in small open-addressed tables.
+    #[inline(always)]
+    pub(crate) fn mixed(self) -> u32 {
+        let mixed =
+            (self.len as u64 ^ self.head ^ self.tail.rotate_left(23)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        (mixed >> 32) as u32
+    }
+
     /// Whether texts with equal keys are equal: true for texts of at most 16 bytes.
     #[inline(always)]
     pub(crate) fn is_exact(self) -> bool {
@@ -120,19 +128,27 @@ impl Key {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct KeyedText {
     key: Key,
+    /// [`Key::mixed`], computed once.
+    mixed: u32,
     text: Box<str>,
 }
 
 impl KeyedText {
     pub(crate) fn new(text: &str) -> Self {
+        let key = Key::of(text.as_bytes());
         Self {
-            key: Key::of(text.as_bytes()),
+            key,
+            mixed: key.mixed(),
             text: text.into(),
         }
     }
 
     pub(crate) fn key(&self) -> Key {
         self.key
+    }
+
+    pub(crate) fn mixed(&self) -> u32 {
+        self.mixed
     }
 
     pub(crate) fn as_str(&self) -> &str {
