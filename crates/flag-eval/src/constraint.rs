@@ -13,7 +13,7 @@ use semver::Version;
 use crate::context::{Context, parse_time};
 use crate::error::ValidationError;
 use crate::model::Constraint;
-use crate::text::{Key, KeyedText, bytes_eq, hash_str};
+use crate::text::{Key, KeyedText};
 
 /// Largest compiled size accepted for a `REGEX` pattern.
 pub const DEFAULT_REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -172,12 +172,12 @@ impl Field {
     }
 }
 
-/// A set of strings: a scan for short lists, a hash table for long ones. Both compare keys with
-/// [`bytes_eq`].
+/// A set of strings, compared by prepared keys ([`Key`]): a scan for short lists, a hash table for
+/// long ones.
 #[derive(Clone)]
 pub(crate) enum StrSet {
     Scan(Box<[KeyedText]>),
-    Hash(HashTable<Box<str>>),
+    Hash(HashTable<KeyedText>),
 }
 
 impl std::fmt::Debug for StrSet {
@@ -187,7 +187,10 @@ impl std::fmt::Debug for StrSet {
                 .debug_set()
                 .entries(values.iter().map(KeyedText::as_str))
                 .finish(),
-            Self::Hash(values) => formatter.debug_set().entries(values.iter()).finish(),
+            Self::Hash(values) => formatter
+                .debug_set()
+                .entries(values.iter().map(KeyedText::as_str))
+                .finish(),
         }
     }
 }
@@ -196,11 +199,12 @@ impl StrSet {
     pub(crate) fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
         let values: Vec<Box<str>> = values.into_iter().map(Box::from).collect();
         if values.len() > SET_THRESHOLD {
-            let mut table: HashTable<Box<str>> = HashTable::with_capacity(values.len());
+            let mut table: HashTable<KeyedText> = HashTable::with_capacity(values.len());
             for value in values {
-                let hash = hash_str(&value);
-                if table.find(hash, |existing| **existing == *value).is_none() {
-                    table.insert_unique(hash, value, |existing| hash_str(existing));
+                let value = KeyedText::new(&value);
+                let hash = value.hash();
+                if table.find(hash, |existing| *existing == value).is_none() {
+                    table.insert_unique(hash, value, KeyedText::hash);
                 }
             }
             Self::Hash(table)
@@ -226,11 +230,10 @@ impl StrSet {
     }
 
     #[inline(never)]
-    fn hashed(table: &HashTable<Box<str>>, value: &str) -> bool {
+    fn hashed(table: &HashTable<KeyedText>, value: &str) -> bool {
+        let key = Key::of(value.as_bytes());
         table
-            .find(hash_str(value), |candidate| {
-                bytes_eq(candidate.as_bytes(), value.as_bytes())
-            })
+            .find(key.hash(value), |candidate| candidate.matches(key, value))
             .is_some()
     }
 }
@@ -313,8 +316,8 @@ pub(crate) fn all_hold(constraints: &[CompiledConstraint], context: &Context) ->
 enum Matcher {
     In(StrSet),
     NotIn(StrSet),
-    StartsWith(Box<[Box<str>]>),
-    EndsWith(Box<[Box<str>]>),
+    StartsWith(Box<[KeyedText]>),
+    EndsWith(Box<[KeyedText]>),
     Contains(Box<[Box<str>]>),
     Number(Operator, f64),
     Date(Operator, DateTime<Utc>),
@@ -386,23 +389,23 @@ impl CompiledConstraint {
         match matcher {
             Matcher::StartsWith(prefixes) => prefixes.iter().any(|prefix| {
                 if fold {
-                    folded_starts_with(value, prefix)
+                    folded_starts_with(value, prefix.as_str())
                 } else {
                     value
                         .as_bytes()
-                        .get(..prefix.len())
-                        .is_some_and(|start| bytes_eq(start, prefix.as_bytes()))
+                        .get(..prefix.as_str().len())
+                        .is_some_and(|start| prefix.matches_bytes(start))
                 }
             }),
             Matcher::EndsWith(suffixes) => suffixes.iter().any(|suffix| {
                 if fold {
-                    folded_ends_with(value, suffix)
+                    folded_ends_with(value, suffix.as_str())
                 } else {
                     value
                         .len()
-                        .checked_sub(suffix.len())
+                        .checked_sub(suffix.as_str().len())
                         .and_then(|at| value.as_bytes().get(at..))
-                        .is_some_and(|end| bytes_eq(end, suffix.as_bytes()))
+                        .is_some_and(|end| suffix.matches_bytes(end))
                 }
             }),
             Matcher::Contains(needles) => needles.iter().any(|needle| {
@@ -558,12 +561,13 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
             })
             .collect()
     };
+    let keyed = || -> Box<[KeyedText]> { strings().iter().map(|text| KeyedText::new(text)).collect() };
     let set = || StrSet::new(constraint.values.iter().map(String::as_str));
     Ok(match operator {
         Operator::In => Matcher::In(set()),
         Operator::NotIn => Matcher::NotIn(set()),
-        Operator::StrStartsWith => Matcher::StartsWith(strings()),
-        Operator::StrEndsWith => Matcher::EndsWith(strings()),
+        Operator::StrStartsWith => Matcher::StartsWith(keyed()),
+        Operator::StrEndsWith => Matcher::EndsWith(keyed()),
         Operator::StrContains => Matcher::Contains(strings()),
         Operator::NumEq | Operator::NumGt | Operator::NumGte | Operator::NumLt | Operator::NumLte => {
             let value = single_value(constraint)?;
@@ -774,6 +778,29 @@ mod tests {
             );
         }
         assert_eq!(small_integer("1234567890123456"), None);
+    }
+
+    #[test]
+    fn long_lists_and_affixes_compare_whole_values() {
+        // Values past 16 bytes are told apart by their middle bytes too, in hashed lists and in
+        // prefixes and suffixes alike.
+        let long = |i: usize| format!("customer-{i:02}-of-the-enterprise-plan");
+        let values: Vec<String> = (0..20).map(long).collect();
+        let refs: Vec<&str> = values.iter().map(String::as_str).collect();
+        let listed = constraint("id", "IN", &refs, None);
+        for i in 0..25 {
+            let context = Context::default().with_property("id", &long(i));
+            assert_eq!(eval(&listed, &context), i < 20, "{}", long(i));
+        }
+        let prefix = constraint("id", "STR_STARTS_WITH", &["customer-07-of-the-enterprise"], None);
+        let suffix = constraint("id", "STR_ENDS_WITH", &["07-of-the-enterprise-plan"], None);
+        for (i, expected) in [(7, true), (8, false), (17, false)] {
+            let context = Context::default().with_property("id", &long(i));
+            assert_eq!(eval(&prefix, &context), expected, "prefix {i}");
+            assert_eq!(eval(&suffix, &context), expected, "suffix {i}");
+        }
+        let short = Context::default().with_property("id", "customer");
+        assert!(!eval(&prefix, &short) && !eval(&suffix, &short));
     }
 
     #[test]

@@ -55,6 +55,9 @@ enum Shortcut {
 pub(crate) struct FlagTable {
     table: HashTable<CompiledFlag>,
     next_ordinal: usize,
+    /// While a hydration refills the table: the ordinals its flags had before, by name, so a
+    /// flag that stays keeps its number.
+    previous: FxHashMap<Box<str>, usize>,
 }
 
 impl FlagTable {
@@ -87,8 +90,13 @@ impl FlagTable {
                 *occupied.get_mut() = flag;
             }
             Entry::Vacant(vacant) => {
-                flag.ordinal = self.next_ordinal;
-                self.next_ordinal += 1;
+                flag.ordinal = match self.previous.get(flag.name.as_str()) {
+                    Some(ordinal) => *ordinal,
+                    None => {
+                        self.next_ordinal += 1;
+                        self.next_ordinal - 1
+                    }
+                };
                 vacant.insert(flag);
             }
         }
@@ -104,9 +112,18 @@ impl FlagTable {
         }
     }
 
-    fn clear(&mut self) {
-        self.table.clear();
-        self.next_ordinal = 0;
+    /// Empties the table for a hydration, remembering each flag's ordinal until
+    /// [`FlagTable::end_hydration`], so that ordinals are neither lost nor reused.
+    fn begin_hydration(&mut self) {
+        self.previous = self
+            .table
+            .drain()
+            .map(|flag| (flag.name.as_str().into(), flag.ordinal))
+            .collect();
+    }
+
+    fn end_hydration(&mut self) {
+        self.previous = FxHashMap::default();
     }
 
     fn reserve(&mut self, additional: usize) {
@@ -152,8 +169,9 @@ impl<'e> Flag<'e> {
     }
 
     /// A number for this flag, below [`Engine::ordinal_bound`]: given when the flag first entered
-    /// the engine, kept while delta updates replace its definition, and not reused by another
-    /// flag of the same engine, so data kept per flag can live in a vector.
+    /// the engine, kept while delta updates (hydrations included) replace its definition, and not
+    /// reused by another flag of the same engine, so data kept per flag can live in a vector.
+    /// Numbers grow with the names an engine has seen, not with its updates.
     pub fn ordinal(self) -> usize {
         self.flag.ordinal
     }
@@ -338,7 +356,7 @@ impl Engine {
     where
         I: IntoIterator<Item = Feature, IntoIter: ExactSizeIterator>,
     {
-        self.flags.clear();
+        self.flags.begin_hydration();
         self.segment_slots.clear();
         self.segment_ids.clear();
         for segment in segments {
@@ -349,6 +367,7 @@ impl Engine {
         for feature in features {
             self.upsert_feature(feature, warnings);
         }
+        self.flags.end_hydration();
     }
 
     fn upsert_segment(&mut self, segment: &Segment, warnings: &mut Vec<Warning>) {
@@ -431,7 +450,8 @@ impl Engine {
         self.flags.get(name).map(|flag| Flag { engine: self, flag })
     }
 
-    /// One more than the largest [`Flag::ordinal`] of this engine's flags.
+    /// A bound every [`Flag::ordinal`] of this engine is below: one more than the largest ever
+    /// given, so possibly more than the flags it holds now.
     pub fn ordinal_bound(&self) -> usize {
         self.flags.next_ordinal
     }

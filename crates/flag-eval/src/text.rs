@@ -5,7 +5,8 @@ use std::hash::BuildHasher;
 
 use rustc_hash::FxBuildHasher;
 
-/// The hash flag names and long value lists are looked up by.
+/// The hash long value lists, and flag names longer than 16 bytes, are looked up by; shorter
+/// names are hashed from their [`Key`].
 #[inline]
 pub(crate) fn hash_str(value: &str) -> u64 {
     FxBuildHasher.hash_one(value)
@@ -158,6 +159,16 @@ impl KeyedText {
     /// The hash [`Key::hash`] gives this text.
     pub(crate) fn hash(&self) -> u64 {
         self.key.hash(&self.text)
+    }
+
+    /// Whether this text equals `other`, whose key is not prepared.
+    #[inline(always)]
+    pub(crate) fn matches_bytes(&self, other: &[u8]) -> bool {
+        if self.key.is_exact() {
+            self.key == Key::of(other)
+        } else {
+            bytes_eq(self.text.as_bytes(), other)
+        }
     }
 
     /// Whether this text equals `other`, whose key is `other_key`.

@@ -414,6 +414,17 @@ fn a_flag_keeps_its_ordinal_through_deltas_and_no_other_flag_takes_it() -> TestR
         "a new flag does not reuse a removed flag's ordinal"
     );
     assert!(c < engine.ordinal_bound());
+    // A hydration keeps the ordinals of the flags it keeps, and gives new names new ones.
+    let hydration: flag_eval::Delta = serde_json::from_value(json!({"events": [
+        {"type": "hydration", "eventId": 5, "segments": [], "features": [
+            {"name": "d", "enabled": true}, {"name": "c", "enabled": true}, {"name": "a", "enabled": true}]}
+    ]}))?;
+    engine.apply_delta(&hydration);
+    assert_eq!(ordinal(&engine, "a"), Some(a));
+    assert_eq!(ordinal(&engine, "c"), Some(c));
+    let d = ordinal(&engine, "d").ok_or("d")?;
+    assert!(![a, b, c].contains(&d), "a new name gets a new ordinal");
+    assert!(d < engine.ordinal_bound());
     // The handle answers as the engine does.
     let flag = engine.flag("c").ok_or("c")?;
     assert_eq!(
