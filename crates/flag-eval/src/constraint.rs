@@ -255,6 +255,7 @@ fn folded_chars(text: &str) -> impl DoubleEndedIterator<Item = char> + Clone + '
     text.chars().flat_map(char::to_lowercase)
 }
 
+#[inline(never)]
 fn folded_starts_with(text: &str, folded_prefix: &str) -> bool {
     if !folds_per_char(text) {
         return fold_case(text).starts_with(folded_prefix);
@@ -265,6 +266,7 @@ fn folded_starts_with(text: &str, folded_prefix: &str) -> bool {
         .all(|expected| chars.next() == Some(expected))
 }
 
+#[inline(never)]
 fn folded_ends_with(text: &str, folded_suffix: &str) -> bool {
     if !folds_per_char(text) {
         return fold_case(text).ends_with(folded_suffix);
@@ -276,6 +278,7 @@ fn folded_ends_with(text: &str, folded_suffix: &str) -> bool {
         .all(|expected| chars.next() == Some(expected))
 }
 
+#[inline(never)]
 fn folded_contains(text: &str, folded_needle: &str) -> bool {
     if folded_needle.is_empty() {
         return true;
@@ -429,22 +432,41 @@ impl CompiledConstraint {
                             Ordering::Greater
                         },
                     ),
-                    None => match Version::parse(value.trim()) {
-                        Ok(actual) => actual.cmp_precedence(expected),
-                        Err(_) => return false,
+                    None => match full_version_order(value, expected) {
+                        Some(ordering) => ordering,
+                        None => return false,
                     },
                 };
                 compare(Some(ordering), *operator)
             }
-            Matcher::Regex(regex) => regex.is_match(value),
-            Matcher::Cidr(networks) => match value.trim().parse::<IpAddr>() {
-                Ok(address) => networks.iter().any(|network| network.contains(&address)),
-                Err(_) => false,
-            },
+            Matcher::Regex(regex) => regex_matches(regex, value),
+            Matcher::Cidr(networks) => in_networks(networks, value),
             // Tested in `evaluate`.
             Matcher::In(_) | Matcher::NotIn(_) | Matcher::Date(..) | Matcher::Never => false,
         }
     }
+}
+
+// The heavier tests live out of line, so that `test` keeps a small frame for the common ones.
+
+#[inline(never)]
+fn full_version_order(value: &str, expected: &Version) -> Option<Ordering> {
+    Version::parse(value.trim())
+        .ok()
+        .map(|actual| actual.cmp_precedence(expected))
+}
+
+#[inline(never)]
+fn regex_matches(regex: &Regex, value: &str) -> bool {
+    regex.is_match(value)
+}
+
+#[inline(never)]
+fn in_networks(networks: &[IpNet], value: &str) -> bool {
+    value
+        .trim()
+        .parse::<IpAddr>()
+        .is_ok_and(|address| networks.iter().any(|network| network.contains(&address)))
 }
 
 /// Reads a version written `MAJOR.MINOR.PATCH` and nothing else, as most are, without building a
