@@ -426,11 +426,13 @@ pub(crate) fn build(config: &StoreConfig) -> Result<Pool<Manager>, StoreError> {
                     .map_err(|error| scrub(&postgres.connection, error))?;
                 // Under the migration lock: replicas creating the same schema at the same moment
                 // would otherwise race on the catalogue's unique index, `IF NOT EXISTS` or not.
-                // The lock ends with the connection if the statement fails.
+                // The lock is the transaction's, so it is released only once the new schema is
+                // committed and visible to the next replica (a session lock released inside the
+                // same implicit transaction let the next one in before the commit).
                 first
                     .batch_execute(&format!(
-                        "SELECT pg_advisory_lock({lock}); CREATE SCHEMA IF NOT EXISTS {schema}; \
-                         SELECT pg_advisory_unlock({lock})",
+                        "BEGIN; SELECT pg_advisory_xact_lock({lock}); \
+                         CREATE SCHEMA IF NOT EXISTS {schema}; COMMIT",
                         lock = crate::connection::MIGRATION_LOCK,
                         schema = quote_identifier(schema)
                     ))

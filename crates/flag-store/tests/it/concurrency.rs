@@ -226,3 +226,31 @@ fn duplicate_usernames_conflict_too() -> Result<(), Box<dyn std::error::Error>> 
     );
     Ok(())
 }
+
+/// Replicas starting at the same moment on one new database (on PostgreSQL, one new schema) all
+/// open it: the schema is created once, under the migration lock, and committed before the next
+/// replica looks for it; the migrations run once.
+#[test]
+fn replicas_opening_one_new_database_at_once_all_succeed() -> Result<(), Box<dyn std::error::Error>> {
+    for _ in 0..5 {
+        let scratch = flag_store::scratch::Scratch::new()?;
+        let barrier = Arc::new(Barrier::new(THREADS));
+        let openers: Vec<_> = (0..THREADS)
+            .map(|_| {
+                let config = scratch.config.clone();
+                let barrier = Arc::clone(&barrier);
+                thread::spawn(move || {
+                    barrier.wait();
+                    flag_store::Store::open(&config).map(|_| ())
+                })
+            })
+            .collect();
+        for opener in openers {
+            opener.join().map_err(|_| "an opening thread panicked")??;
+        }
+        let store = scratch.open()?;
+        let mut conn = store.connection()?;
+        assert_eq!(queries::environments::list(&mut conn)?.len(), 2, "seeded once");
+    }
+    Ok(())
+}
