@@ -12,24 +12,23 @@ pub(crate) fn hash_str(value: &str) -> u64 {
     FxBuildHasher.hash_one(value)
 }
 
+/// The `N` bytes at `at` (zeros past the end, which callers never reach).
+#[inline(always)]
+fn bytes_at<const N: usize>(bytes: &[u8], at: usize) -> [u8; N] {
+    bytes
+        .get(at..at + N)
+        .and_then(|slice| slice.try_into().ok())
+        .unwrap_or([0; N])
+}
+
 #[inline(always)]
 fn word(bytes: &[u8], at: usize) -> u64 {
-    u64::from_le_bytes(
-        bytes
-            .get(at..at + 8)
-            .and_then(|slice| slice.try_into().ok())
-            .unwrap_or_default(),
-    )
+    u64::from_le_bytes(bytes_at(bytes, at))
 }
 
 #[inline(always)]
 fn half(bytes: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes(
-        bytes
-            .get(at..at + 4)
-            .and_then(|slice| slice.try_into().ok())
-            .unwrap_or_default(),
-    )
+    u32::from_le_bytes(bytes_at(bytes, at))
 }
 
 /// Byte equality that compares slices of up to 64 bytes inline.
@@ -120,12 +119,6 @@ impl Key {
     pub(crate) fn is_exact(self) -> bool {
         self.len <= 16
     }
-
-    /// Whether the text this key was made from, `text`, equals `other`, whose key is `other_key`.
-    #[inline(always)]
-    pub(crate) fn matches(self, text: &str, other_key: Self, other: &str) -> bool {
-        self == other_key && (self.is_exact() || bytes_eq(text.as_bytes(), other.as_bytes()))
-    }
 }
 
 /// A text kept with its [`Key`].
@@ -177,7 +170,7 @@ impl KeyedText {
     /// Whether this text equals `other`, whose key is `other_key`.
     #[inline(always)]
     pub(crate) fn matches(&self, other_key: Key, other: &str) -> bool {
-        self.key.matches(&self.text, other_key, other)
+        self.key == other_key && (self.key.is_exact() || bytes_eq(self.text.as_bytes(), other.as_bytes()))
     }
 }
 

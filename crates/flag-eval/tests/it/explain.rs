@@ -355,6 +355,8 @@ fn flags_whose_names_share_their_ends_are_told_apart() -> TestResult {
         "release.2024-01-a.enabled",
         "release.2024-02-a.enabled",
         "release.2024-01-b.enabled",
+        "abcdefgh-1-12345678",
+        "abcdefgh-2-12345678",
         "abcdefgh12345678",
         "abcdefgh02345678",
         "abcdefgh2345678",
@@ -381,6 +383,7 @@ fn flags_whose_names_share_their_ends_are_told_apart() -> TestResult {
     }
     assert!(engine.flag("release.2024-03-a.enabled").is_none());
     assert!(engine.flag("abcdefgh22345678").is_none());
+    assert!(engine.flag("abcdefgh-3-12345678").is_none());
     Ok(())
 }
 
