@@ -3,6 +3,7 @@
 
 use std::cmp::Ordering;
 use std::net::IpAddr;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use hashbrown::HashTable;
@@ -13,7 +14,7 @@ use semver::Version;
 use crate::context::{Context, parse_time};
 use crate::error::ValidationError;
 use crate::model::Constraint;
-use crate::text::{Key, KeyedText};
+use crate::text::{Key, KeySet, KeyedText, head_word, tail_word};
 
 /// Largest compiled size accepted for a `REGEX` pattern.
 pub const DEFAULT_REGEX_SIZE_LIMIT: usize = 1 << 20;
@@ -172,17 +173,24 @@ impl Field {
     }
 }
 
-/// A set of strings, compared by prepared keys ([`Key`]): a scan for short lists, a hash table for
-/// long ones.
+/// A set of strings, compared by prepared keys ([`Key`]): a scan for short lists (of keys alone
+/// when every text is at most 16 bytes, which its key decides), a hash table for long ones.
+///
+/// The lists are shared, not copied, when a constraint is cloned: a segment's constraints are
+/// copied into every strategy that uses it.
 #[derive(Clone)]
 pub(crate) enum StrSet {
-    Scan(Box<[KeyedText]>),
-    Hash(HashTable<KeyedText>),
+    Keys(Arc<[Key]>),
+    KeySet(Arc<KeySet>),
+    Scan(Arc<[KeyedText]>),
+    Hash(Arc<HashTable<KeyedText>>),
 }
 
 impl std::fmt::Debug for StrSet {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            Self::Keys(keys) => formatter.debug_set().entries(keys.iter()).finish(),
+            Self::KeySet(set) => set.fmt(formatter),
             Self::Scan(values) => formatter
                 .debug_set()
                 .entries(values.iter().map(KeyedText::as_str))
@@ -198,7 +206,11 @@ impl std::fmt::Debug for StrSet {
 impl StrSet {
     pub(crate) fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
         let values: Vec<Box<str>> = values.into_iter().map(Box::from).collect();
-        if values.len() > SET_THRESHOLD {
+        let short = values.iter().all(|value| value.len() <= 16);
+        if short && values.len() > SET_THRESHOLD {
+            let keys: Vec<Key> = values.iter().map(|value| Key::of(value.as_bytes())).collect();
+            Self::KeySet(Arc::new(KeySet::new(&keys)))
+        } else if values.len() > SET_THRESHOLD {
             let mut table: HashTable<KeyedText> = HashTable::with_capacity(values.len());
             for value in values {
                 let value = KeyedText::new(&value);
@@ -207,7 +219,9 @@ impl StrSet {
                     table.insert_unique(hash, value, KeyedText::hash);
                 }
             }
-            Self::Hash(table)
+            Self::Hash(Arc::new(table))
+        } else if short {
+            Self::Keys(values.iter().map(|value| Key::of(value.as_bytes())).collect())
         } else {
             Self::Scan(values.iter().map(|value| KeyedText::new(value)).collect())
         }
@@ -216,9 +230,14 @@ impl StrSet {
     #[inline(always)]
     pub(crate) fn contains(&self, value: &str) -> bool {
         match self {
+            Self::Keys(keys) => {
+                let key = Key::of(value.as_bytes());
+                keys.contains(&key)
+            }
+            Self::KeySet(set) => set.contains(Key::of(value.as_bytes())),
             Self::Scan(values) => {
                 let key = Key::of(value.as_bytes());
-                for candidate in values {
+                for candidate in values.iter() {
                     if candidate.matches(key, value) {
                         return true;
                     }
@@ -314,19 +333,62 @@ pub(crate) fn all_hold(constraints: &[CompiledConstraint], context: &Context) ->
     true
 }
 
+/// A prefix or a suffix. One of 1 to 8 bytes is also kept as those bytes in their place in a
+/// value's [`head_word`] (a prefix) or [`tail_word`] (a suffix), so that testing it is one
+/// masked comparison.
+#[derive(Debug, Clone)]
+struct Affix {
+    text: KeyedText,
+    len: usize,
+    word: u64,
+    /// Selects the affix's bytes in the word; 0 for an affix that is empty or longer than 8 bytes,
+    /// which compares its text.
+    mask: u64,
+}
+
+impl Affix {
+    fn prefix(text: &str) -> Self {
+        let len = text.len();
+        let mask = match len {
+            1..=8 => u64::MAX >> (64 - 8 * len),
+            _ => 0,
+        };
+        Self {
+            text: KeyedText::new(text),
+            len,
+            word: head_word(text.as_bytes()) & mask,
+            mask,
+        }
+    }
+
+    fn suffix(text: &str) -> Self {
+        let len = text.len();
+        let mask = match len {
+            1..=8 => u64::MAX << (64 - 8 * len),
+            _ => 0,
+        };
+        Self {
+            text: KeyedText::new(text),
+            len,
+            word: tail_word(text.as_bytes()) & mask,
+            mask,
+        }
+    }
+}
+
 /// How a compiled constraint tests a value.
 #[derive(Debug, Clone)]
 enum Matcher {
     In(StrSet),
     NotIn(StrSet),
-    StartsWith(Box<[KeyedText]>),
-    EndsWith(Box<[KeyedText]>),
-    Contains(Box<[Box<str>]>),
+    StartsWith(Arc<[Affix]>),
+    EndsWith(Arc<[Affix]>),
+    Contains(Arc<[Box<str>]>),
     Number(Operator, f64),
     Date(Operator, DateTime<Utc>),
     Semver(Operator, Version),
     Regex(Regex),
-    Cidr(Box<[IpNet]>),
+    Cidr(Arc<[IpNet]>),
     /// A definition that could not be compiled: false whatever `inverted` says.
     Never,
 }
@@ -341,6 +403,16 @@ pub(crate) struct CompiledConstraint {
 }
 
 impl CompiledConstraint {
+    /// A constraint that never holds: what a missing segment contributes to its strategy.
+    pub(crate) fn never() -> Self {
+        Self {
+            field: Field::UserId,
+            matcher: Matcher::Never,
+            case_insensitive: false,
+            inverted: false,
+        }
+    }
+
     /// Compiles a constraint; a problem yields a constraint that is always false, and the error.
     pub(crate) fn compile(
         constraint: &Constraint,
@@ -390,27 +462,40 @@ impl CompiledConstraint {
     fn test(&self, matcher: &Matcher, value: &str) -> bool {
         let fold = self.case_insensitive;
         match matcher {
-            Matcher::StartsWith(prefixes) => prefixes.iter().any(|prefix| {
-                if fold {
-                    folded_starts_with(value, prefix.as_str())
-                } else {
-                    value
-                        .as_bytes()
-                        .get(..prefix.as_str().len())
-                        .is_some_and(|start| prefix.matches_bytes(start))
-                }
-            }),
-            Matcher::EndsWith(suffixes) => suffixes.iter().any(|suffix| {
-                if fold {
-                    folded_ends_with(value, suffix.as_str())
-                } else {
-                    value
-                        .len()
-                        .checked_sub(suffix.as_str().len())
-                        .and_then(|at| value.as_bytes().get(at..))
-                        .is_some_and(|end| suffix.matches_bytes(end))
-                }
-            }),
+            Matcher::StartsWith(prefixes) if fold => prefixes
+                .iter()
+                .any(|prefix| folded_starts_with(value, prefix.text.as_str())),
+            Matcher::StartsWith(prefixes) => {
+                let head = head_word(value.as_bytes());
+                prefixes.iter().any(|prefix| {
+                    prefix.len <= value.len()
+                        && if prefix.mask == 0 {
+                            value
+                                .as_bytes()
+                                .get(..prefix.len)
+                                .is_some_and(|start| prefix.text.matches_bytes(start))
+                        } else {
+                            head & prefix.mask == prefix.word
+                        }
+                })
+            }
+            Matcher::EndsWith(suffixes) if fold => suffixes
+                .iter()
+                .any(|suffix| folded_ends_with(value, suffix.text.as_str())),
+            Matcher::EndsWith(suffixes) => {
+                let tail = tail_word(value.as_bytes());
+                suffixes.iter().any(|suffix| {
+                    suffix.len <= value.len()
+                        && if suffix.mask == 0 {
+                            value
+                                .as_bytes()
+                                .get(value.len() - suffix.len..)
+                                .is_some_and(|end| suffix.text.matches_bytes(end))
+                        } else {
+                            tail & suffix.mask == suffix.word
+                        }
+                })
+            }
             Matcher::Contains(needles) => needles.iter().any(|needle| {
                 if fold {
                     folded_contains(value, needle)
@@ -583,14 +668,15 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
             })
             .collect()
     };
-    let keyed = || -> Box<[KeyedText]> { strings().iter().map(|text| KeyedText::new(text)).collect() };
+    let affixes =
+        |affix: fn(&str) -> Affix| -> Arc<[Affix]> { strings().iter().map(|text| affix(text)).collect() };
     let set = || StrSet::new(constraint.values.iter().map(String::as_str));
     Ok(match operator {
         Operator::In => Matcher::In(set()),
         Operator::NotIn => Matcher::NotIn(set()),
-        Operator::StrStartsWith => Matcher::StartsWith(keyed()),
-        Operator::StrEndsWith => Matcher::EndsWith(keyed()),
-        Operator::StrContains => Matcher::Contains(strings()),
+        Operator::StrStartsWith => Matcher::StartsWith(affixes(Affix::prefix)),
+        Operator::StrEndsWith => Matcher::EndsWith(affixes(Affix::suffix)),
+        Operator::StrContains => Matcher::Contains(strings().into()),
         Operator::NumEq | Operator::NumGt | Operator::NumGte | Operator::NumLt | Operator::NumLte => {
             let value = single_value(constraint)?;
             match js_number(value) {
@@ -635,7 +721,7 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
         }
         Operator::InCidr => {
             // Entries that are not networks are skipped, as the SDKs do; the others still match.
-            let networks: Box<[IpNet]> = constraint
+            let networks: Arc<[IpNet]> = constraint
                 .values
                 .iter()
                 .filter_map(|value| parse_network(value))
@@ -823,6 +909,85 @@ mod tests {
         }
         let short = Context::default().with_property("id", "customer");
         assert!(!eval(&prefix, &short) && !eval(&suffix, &short));
+    }
+
+    #[test]
+    fn affixes_of_every_length_agree_with_the_standard_library() {
+        // Affixes of 1 to 8 bytes compare one masked word; others their text. Every pair of
+        // samples, in both roles, at lengths on both sides of the word and with multi-byte text.
+        let samples = [
+            "",
+            "a",
+            "ab",
+            "dev@",
+            "dev@example.com",
+            "abcdefg",
+            "abcdefgh",
+            "abcdefghi",
+            "habcdefg",
+            "é",
+            "aé",
+            "éa",
+            "ops@é.example",
+            "0123456789abcdef0",
+            "@example.com",
+            "example.com",
+        ];
+        for affix in samples {
+            let prefix = constraint("v", "STR_STARTS_WITH", &[affix], None);
+            let suffix = constraint("v", "STR_ENDS_WITH", &[affix], None);
+            for value in samples {
+                let context = Context::default().with_property("v", value);
+                assert_eq!(
+                    eval(&prefix, &context),
+                    value.starts_with(affix),
+                    "{value:?} starts with {affix:?}"
+                );
+                assert_eq!(
+                    eval(&suffix, &context),
+                    value.ends_with(affix),
+                    "{value:?} ends with {affix:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn lists_of_every_shape_agree_with_a_plain_search() {
+        // Up to 8 short values are scanned by key; more are hashed by key; a list holding a value
+        // past 16 bytes keeps its texts, scanned or hashed.
+        let value = |i: usize| match i % 4 {
+            0 => format!("u{i}"),
+            1 => format!("user-{i}"),
+            2 => format!("user-number-{i:04}"),
+            _ => format!("user-{i}-of-the-enterprise"),
+        };
+        for size in [1, 2, 8, 9, 20, 64] {
+            for long in [false, true] {
+                let listed: Vec<String> = (0..size)
+                    .map(|i| {
+                        if long || i % 4 != 3 {
+                            value(i)
+                        } else {
+                            format!("x{i}")
+                        }
+                    })
+                    .collect();
+                let refs: Vec<&str> = listed.iter().map(String::as_str).collect();
+                let inside = constraint("v", "IN", &refs, None);
+                let outside = constraint("v", "NOT_IN", &refs, None);
+                for probe in (0..size + 8).map(value).chain([String::new(), "x3".to_owned()]) {
+                    let context = Context::default().with_property("v", &probe);
+                    let expected = listed.contains(&probe);
+                    assert_eq!(
+                        eval(&inside, &context),
+                        expected,
+                        "{probe:?} in {size} (long {long})"
+                    );
+                    assert_eq!(eval(&outside, &context), !expected, "{probe:?} not in {size}");
+                }
+            }
+        }
     }
 
     #[test]

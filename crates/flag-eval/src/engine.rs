@@ -4,12 +4,11 @@ use hashbrown::HashTable;
 use hashbrown::hash_table::Entry;
 use rustc_hash::FxHashMap;
 
-use crate::constraint::all_hold;
 use crate::context::Context;
 use crate::error::{ValidationError, Warning};
 use crate::model::{ClientFeatures, Delta, DeltaEvent, Feature, Segment, State};
 use crate::strategy::{CompileOptions, CompiledSegment, CompiledStrategy};
-use crate::text::{Key, KeyedText};
+use crate::text::{Key, KeyedText, middle_word};
 use crate::variant::{CompiledVariants, ResolvedVariant};
 
 /// A compiled flag set: parse once, then evaluate any number of times.
@@ -61,19 +60,28 @@ pub(crate) struct FlagTable {
 }
 
 impl FlagTable {
-    /// The flag named `name`. A name of up to 16 bytes, the usual, is found inline; a longer one
-    /// out of line, so that the common look-up stays small enough to inline.
+    /// The flag named `name`. A name of up to 24 bytes, the usual, is found inline, compared by
+    /// its key and middle word; a longer one out of line, so that the common look-up stays small
+    /// enough to inline.
     #[inline(always)]
     pub(crate) fn get(&self, name: &str) -> Option<&CompiledFlag> {
         let key = Key::of(name.as_bytes());
         if !key.is_exact() {
             return self.get_long(key, name);
         }
-        self.table.find(key.hash(name), |flag| flag.name.key() == key)
+        self.table.find(key.hash_short(0), |flag| flag.name.key() == key)
     }
 
+    /// A name of more than 16 bytes: up to 24, compared by its key and middle word; beyond, by
+    /// its bytes.
     #[inline(never)]
     fn get_long(&self, key: Key, name: &str) -> Option<&CompiledFlag> {
+        if key.is_short() {
+            let middle = middle_word(name.as_bytes());
+            return self.table.find(key.hash_short(middle), |flag| {
+                flag.name.key() == key && flag.name_middle == middle
+            });
+        }
         self.table
             .find(key.hash(name), |flag| flag.name.matches(key, name))
     }
@@ -137,6 +145,10 @@ impl FlagTable {
     fn iter(&self) -> impl Iterator<Item = &CompiledFlag> {
         self.table.iter()
     }
+
+    fn iter_mut(&mut self) -> impl Iterator<Item = &mut CompiledFlag> {
+        self.table.iter_mut()
+    }
 }
 
 /// A flag found by name, to evaluate and describe without looking it up again.
@@ -183,6 +195,8 @@ pub(crate) struct CompiledFlag {
     /// The flag's name and its key, kept beside the rules so that a look-up does not reach into
     /// the source.
     name: KeyedText,
+    /// The name's [`middle_word`], which the look-up of names of 17 to 24 bytes compares.
+    name_middle: u64,
     /// See [`Flag::ordinal`]; given by the table.
     ordinal: usize,
     pub(crate) source: Box<Feature>,
@@ -264,6 +278,7 @@ impl CompiledFlag {
         compact(&mut feature);
         Self {
             name: KeyedText::new(&feature.name),
+            name_middle: middle_word(feature.name.as_bytes()),
             ordinal: 0,
             enabled: feature.enabled,
             source: Box::new(feature),
@@ -343,8 +358,9 @@ impl Engine {
                 }
                 DeltaEvent::SegmentUpdated { segment, .. } => self.upsert_segment(segment, &mut warnings),
                 DeltaEvent::SegmentRemoved { segment_id, .. } => {
-                    if let Some(slot) = self.segment_ids.get(segment_id) {
-                        self.segment_slots[*slot as usize] = None;
+                    if let Some(slot) = self.segment_ids.get(segment_id).copied() {
+                        self.segment_slots[slot as usize] = None;
+                        self.refresh_segment(slot);
                     }
                 }
             }
@@ -379,6 +395,25 @@ impl Engine {
         }));
         let slot = self.segment_slot(segment.id);
         self.segment_slots[slot as usize] = Some(compiled);
+        self.refresh_segment(slot);
+    }
+
+    /// Copies the segment in `slot`, changed or removed, into the strategies that use it.
+    fn refresh_segment(&mut self, slot: u32) {
+        let segment_slots = &self.segment_slots;
+        for flag in self.flags.iter_mut() {
+            for strategy in &mut flag.strategies {
+                if strategy.segment_slots.contains(&slot) {
+                    let slots = std::mem::take(&mut strategy.segment_slots);
+                    strategy.set_segments(
+                        slots
+                            .iter()
+                            .map(|slot| segment_slots.get(*slot as usize).and_then(Option::as_ref)),
+                    );
+                    strategy.segment_slots = slots;
+                }
+            }
+        }
     }
 
     /// The slot of a segment id, allocated empty on first use.
@@ -414,6 +449,7 @@ impl Engine {
                     });
                 }
             }
+            strategy.set_segments(slots.iter().map(|slot| self.segment(*slot)));
             strategy.segment_slots = slots;
         }
         self.flags.insert(compiled);
@@ -505,29 +541,8 @@ impl Engine {
         }
         flag.strategies
             .iter()
-            .find(|strategy| !strategy.disabled && self.strategy_enabled(strategy, context))
+            .find(|strategy| !strategy.disabled && strategy.holds(context))
             .map_or(Outcome::Off, |strategy| Outcome::On(Some(strategy)))
-    }
-
-    #[inline]
-    pub(crate) fn strategy_enabled(&self, strategy: &CompiledStrategy, context: &Context) -> bool {
-        (strategy.constraints.is_empty() || all_hold(&strategy.constraints, context))
-            && (strategy.segment_slots.is_empty() || self.segments_hold(&strategy.segment_slots, context))
-            && strategy.rule_matches(context)
-    }
-
-    /// Whether every segment in `slots` exists and holds: one call for all of them, with the
-    /// constraint loops inlined.
-    #[inline(never)]
-    fn segments_hold(&self, slots: &[u32], context: &Context) -> bool {
-        slots.iter().all(|slot| {
-            self.segment(*slot).is_some_and(|segment| {
-                segment
-                    .constraints
-                    .iter()
-                    .all(|constraint| constraint.evaluate(context))
-            })
-        })
     }
 
     /// Whether every parent is in the state it must be. A parent must exist and must not have

@@ -335,7 +335,7 @@ impl Engine {
         let constraints: Vec<ConstraintResult<'a>> = source
             .constraints
             .iter()
-            .zip(compiled.constraints.iter())
+            .zip(compiled.constraints().iter())
             .map(|(constraint, rule)| ConstraintResult {
                 constraint,
                 result: rule.evaluate(context),

@@ -2,7 +2,7 @@
 
 use ipnet::IpNet;
 
-use crate::constraint::{CompiledConstraint, Field, StrSet, parse_network};
+use crate::constraint::{CompiledConstraint, Field, StrSet, all_hold, parse_network};
 use crate::context::Context;
 use crate::error::ValidationError;
 use crate::hash::{GroupHash, STRATEGY_SEED};
@@ -89,7 +89,13 @@ pub(crate) struct CompiledStrategy {
     pub(crate) kind: Kind,
     rule: Rule,
     pub(crate) disabled: bool,
-    pub(crate) constraints: Box<[CompiledConstraint]>,
+    /// What evaluation tests: the strategy's own constraints, then those of each of its segments
+    /// (one that never holds for a segment that does not exist), so that segments cost no look-up
+    /// when a flag is answered. The engine fills in the segments' part, and refills it when one
+    /// of them changes.
+    pub(crate) checks: Box<[CompiledConstraint]>,
+    /// How many of `checks` are the strategy's own.
+    own: usize,
     pub(crate) segments: Box<[i64]>,
     /// The segments' slots in the engine, parallel to `segments`; filled in by the engine.
     pub(crate) segment_slots: Box<[u32]>,
@@ -187,7 +193,8 @@ impl CompiledStrategy {
             kind,
             rule,
             disabled: strategy.disabled.unwrap_or(false),
-            constraints,
+            own: constraints.len(),
+            checks: constraints,
             segments: strategy.segments.iter().copied().collect(),
             segment_slots: Box::default(),
             variants,
@@ -197,12 +204,45 @@ impl CompiledStrategy {
 
     /// Whether the strategy holds for every context: a `default` with no constraints or segments.
     pub(crate) fn always_holds(&self) -> bool {
-        matches!(self.rule, Rule::Default) && self.constraints.is_empty() && self.segments.is_empty()
+        matches!(self.rule, Rule::Default) && self.own == 0 && self.segments.is_empty()
     }
 
-    /// The strategy's own rule, without constraints or segments.
+    /// The strategy's own constraints.
+    pub(crate) fn constraints(&self) -> &[CompiledConstraint] {
+        self.checks.get(..self.own).unwrap_or_default()
+    }
+
+    /// Sets what evaluation tests: the strategy's own constraints, then `segments`' constraints,
+    /// `None` standing for a segment that does not exist.
+    pub(crate) fn set_segments<'s>(
+        &mut self,
+        segments: impl IntoIterator<Item = Option<&'s CompiledSegment>>,
+    ) {
+        let mut checks = self.constraints().to_vec();
+        for segment in segments {
+            match segment {
+                Some(segment) => checks.extend(segment.constraints.iter().cloned()),
+                None => checks.push(CompiledConstraint::never()),
+            }
+        }
+        self.checks = checks.into_boxed_slice();
+    }
+
+    /// Whether the strategy holds for `context`: its constraints, its segments' and its rule.
     #[inline]
+    pub(crate) fn holds(&self, context: &Context) -> bool {
+        (self.checks.is_empty() || all_hold(&self.checks, context)) && self.rule_matches(context)
+    }
+
+    /// The strategy's own rule, without constraints or segments. `default`, the most common, is
+    /// answered inline; the other rules out of line.
+    #[inline(always)]
     pub(crate) fn rule_matches(&self, context: &Context) -> bool {
+        matches!(self.rule, Rule::Default) || self.other_rule_matches(context)
+    }
+
+    #[inline(never)]
+    fn other_rule_matches(&self, context: &Context) -> bool {
         match &self.rule {
             Rule::Default => true,
             Rule::UserWithId(ids) => context.user_id.as_deref().is_some_and(|id| ids.contains(id)),

@@ -31,6 +31,41 @@ fn half(bytes: &[u8], at: usize) -> u32 {
     u32::from_le_bytes(bytes_at(bytes, at))
 }
 
+/// The first eight bytes of `bytes` as a little-endian word, zeros past the end of a shorter text:
+/// a text's first `n` bytes are the word's low `n`.
+#[inline(always)]
+pub(crate) fn head_word(bytes: &[u8]) -> u64 {
+    if bytes.len() >= 8 {
+        return word(bytes, 0);
+    }
+    let mut padded = [0; 8];
+    for (to, from) in padded.iter_mut().zip(bytes) {
+        *to = *from;
+    }
+    u64::from_le_bytes(padded)
+}
+
+/// The last eight bytes of `bytes` as a little-endian word, zeros before the start of a shorter
+/// text: a text's last `n` bytes are the word's high `n`.
+#[inline(always)]
+pub(crate) fn tail_word(bytes: &[u8]) -> u64 {
+    if bytes.len() >= 8 {
+        return word(bytes, bytes.len() - 8);
+    }
+    let mut padded = [0; 8];
+    for (to, from) in padded.iter_mut().rev().zip(bytes.iter().rev()) {
+        *to = *from;
+    }
+    u64::from_le_bytes(padded)
+}
+
+/// The eight bytes from the ninth of `bytes` (0 for a text shorter than 16 bytes): with its key,
+/// they hold a text of 17 to 24 bytes whole.
+#[inline(always)]
+pub(crate) fn middle_word(bytes: &[u8]) -> u64 {
+    word(bytes, 8)
+}
+
 /// Byte equality that compares slices of up to 64 bytes inline.
 #[inline]
 pub(crate) fn bytes_eq(left: &[u8], right: &[u8]) -> bool {
@@ -94,12 +129,18 @@ impl Key {
     /// up to 24; of all the bytes beyond.
     #[inline(always)]
     pub(crate) fn hash(self, text: &str) -> u64 {
-        // Up to 24 bytes, the key's words and the one at 8 hold every byte: no loop over them.
-        let middle = match self.len {
-            0..=16 => 0,
-            17..=24 => word(text.as_bytes(), 8),
-            _ => return hash_str(text),
-        };
+        match self.len {
+            0..=16 => self.hash_short(0),
+            17..=24 => self.hash_short(middle_word(text.as_bytes())),
+            _ => hash_str(text),
+        }
+    }
+
+    /// [`Key::hash`] of a text of at most 24 bytes, whose [`middle_word`] is `middle` (0 up to
+    /// 16 bytes).
+    #[inline(always)]
+    pub(crate) fn hash_short(self, middle: u64) -> u64 {
+        // The key's words and the middle one hold every byte: no loop over them.
         // A folded multiply, as rustc-hash mixes words: good high bits for the table's tags.
         let product = u128::from(self.head ^ middle.rotate_left(29) ^ 0x243f_6a88_85a3_08d3)
             * u128::from(self.tail ^ 0x1319_8a2e_0370_7344 ^ self.len as u64);
@@ -118,6 +159,82 @@ impl Key {
     #[inline(always)]
     pub(crate) fn is_exact(self) -> bool {
         self.len <= 16
+    }
+
+    /// Whether texts with equal keys and equal [`middle_word`]s are equal: true for texts of at
+    /// most 24 bytes.
+    #[inline(always)]
+    pub(crate) fn is_short(self) -> bool {
+        self.len <= 24
+    }
+}
+
+/// A set of texts of at most 16 bytes, each of which its [`Key`] decides, held as those keys in an
+/// open-addressed table at most half full: a look-up hashes the key and compares keys, with no
+/// call and no byte of the texts read.
+#[derive(Debug, Clone)]
+pub(crate) struct KeySet {
+    slots: Box<[Key]>,
+    mask: usize,
+}
+
+impl KeySet {
+    /// Marks a free slot: no text is this long.
+    const VACANT: Key = Key {
+        len: usize::MAX,
+        head: 0,
+        tail: 0,
+    };
+
+    /// The set of `keys`, which must all be exact ([`Key::is_exact`]).
+    pub(crate) fn new(keys: &[Key]) -> Self {
+        debug_assert!(keys.iter().all(|key| key.is_exact()));
+        let size = (keys.len() * 2).next_power_of_two().max(4);
+        let mut set = Self {
+            slots: vec![Self::VACANT; size].into_boxed_slice(),
+            mask: size - 1,
+        };
+        for key in keys {
+            let mut slot = set.first_slot(*key);
+            while let Some(occupant) = set
+                .slots
+                .get(slot)
+                .copied()
+                .filter(|occupant| *occupant != Self::VACANT)
+            {
+                if occupant == *key {
+                    break;
+                }
+                slot = (slot + 1) & set.mask;
+            }
+            if let Some(free) = set.slots.get_mut(slot) {
+                *free = *key;
+            }
+        }
+        set
+    }
+
+    #[inline(always)]
+    fn first_slot(&self, key: Key) -> usize {
+        // The high bits of the folded multiply are the best mixed.
+        (key.hash_short(0) >> 32) as usize & self.mask
+    }
+
+    /// Whether the text whose key is `key` is in the set.
+    #[inline(always)]
+    pub(crate) fn contains(&self, key: Key) -> bool {
+        let mut slot = self.first_slot(key);
+        // The table is at most half full, so a free slot ends every probe.
+        while let Some(occupant) = self.slots.get(slot) {
+            if *occupant == key {
+                return true;
+            }
+            if occupant.len == usize::MAX {
+                return false;
+            }
+            slot = (slot + 1) & self.mask;
+        }
+        false
     }
 }
 
@@ -211,6 +328,39 @@ mod tests {
             }
         }
         pairs
+    }
+
+    #[test]
+    fn key_sets_hold_exactly_their_keys() {
+        // Sets of every size up to 40 (tables of 4 to 128 slots), probed with every member and
+        // with texts one bit or one byte away from them.
+        let text = |i: usize| format!("user-{i}");
+        for size in 0..40 {
+            let keys: Vec<Key> = (0..size).map(|i| Key::of(text(i).as_bytes())).collect();
+            let set = KeySet::new(&keys);
+            for i in 0..size + 10 {
+                assert_eq!(
+                    set.contains(Key::of(text(i).as_bytes())),
+                    i < size,
+                    "{} in {size}",
+                    text(i)
+                );
+                assert!(!set.contains(Key::of(format!("{}x", text(i)).as_bytes())));
+            }
+            assert!(!set.contains(Key::of(b"")));
+        }
+        let twice = KeySet::new(&[Key::of(b"a"), Key::of(b"a"), Key::of(b"b")]);
+        assert!(twice.contains(Key::of(b"a")) && twice.contains(Key::of(b"b")));
+    }
+
+    #[test]
+    fn head_and_tail_words_pad_short_texts() {
+        assert_eq!(head_word(b"ab"), u64::from_le_bytes(*b"ab\0\0\0\0\0\0"));
+        assert_eq!(tail_word(b"ab"), u64::from_le_bytes(*b"\0\0\0\0\0\0ab"));
+        assert_eq!(head_word(b"abcdefghij"), u64::from_le_bytes(*b"abcdefgh"));
+        assert_eq!(tail_word(b"abcdefghij"), u64::from_le_bytes(*b"cdefghij"));
+        assert_eq!(head_word(b""), 0);
+        assert_eq!(tail_word(b""), 0);
     }
 
     #[test]

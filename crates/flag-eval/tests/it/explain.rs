@@ -344,6 +344,51 @@ fn deltas_update_one_flag_and_segments_without_recompiling_the_rest() -> TestRes
         {"type": "segment-removed", "eventId": 5, "segmentId": 1}]}))?;
     engine.apply_delta(&removal);
     assert!(!engine.is_enabled("keep", &Context::for_user("2")));
+
+    // A strategy with constraints of its own and two segments, which arrive after it, one of
+    // them changing later: each change reaches the flag.
+    let late: flag_eval::Delta = serde_json::from_value(json!({"events": [
+        {"type": "feature-updated", "eventId": 6, "feature": {"name": "two", "enabled": true,
+            "strategies": [{"name": "default", "segments": [1, 2],
+                "constraints": [{"contextName": "appName", "operator": "IN", "values": ["web"]}]}]}},
+        {"type": "segment-updated", "eventId": 7, "segment": {"id": 1, "name": "s",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["3"]}]}}
+    ]}))?;
+    assert_eq!(
+        engine.apply_delta(&late).len(),
+        2,
+        "segments 1 and 2 are unknown to the flag at first"
+    );
+    let web = |user: &str| Context {
+        app_name: Some("web".into()),
+        ..Context::for_user(user)
+    };
+    assert!(
+        !engine.is_enabled("two", &web("3")),
+        "segment 2 does not exist yet"
+    );
+    let second: flag_eval::Delta = serde_json::from_value(json!({"events": [
+        {"type": "segment-updated", "eventId": 8, "segment": {"id": 2, "name": "t",
+            "constraints": [{"contextName": "plan", "operator": "NOT_IN", "values": ["free"]}]}}
+    ]}))?;
+    assert!(engine.apply_delta(&second).is_empty());
+    assert!(engine.is_enabled("two", &web("3")));
+    assert!(!engine.is_enabled("two", &web("3").with_property("plan", "free")));
+    assert!(!engine.is_enabled("two", &web("4")));
+    assert!(
+        !engine.is_enabled("two", &Context::for_user("3")),
+        "the strategy's own constraint"
+    );
+    let changed: flag_eval::Delta = serde_json::from_value(json!({"events": [
+        {"type": "segment-updated", "eventId": 9, "segment": {"id": 1, "name": "s",
+            "constraints": [{"contextName": "userId", "operator": "IN", "values": ["4"]}]}}
+    ]}))?;
+    engine.apply_delta(&changed);
+    assert!(!engine.is_enabled("two", &web("3")));
+    assert!(engine.is_enabled("two", &web("4")));
+    let explanation = engine.explain("two", &web("4")).ok_or("no explanation")?;
+    assert_eq!(explanation.strategies[0].constraints.len(), 1);
+    assert_eq!(explanation.strategies[0].segments.len(), 2);
     Ok(())
 }
 
