@@ -162,14 +162,35 @@ impl Field {
     #[inline(always)]
     pub(crate) fn get<'c>(&self, context: &'c Context) -> Option<&'c str> {
         match self {
-            Self::UserId => context.user_id.as_deref(),
-            Self::SessionId => context.session_id.as_deref(),
-            Self::Environment => context.environment.as_deref(),
-            Self::AppName => context.app_name.as_deref(),
-            Self::CurrentTime => None,
-            Self::RemoteAddress => context.remote_address.as_deref(),
-            Self::Property(name) => context.properties.get_keyed(name),
+            Self::Property(name) => context.properties.get_keyed(name).map(|(value, _)| value),
+            builtin => builtin.get_builtin(context),
         }
+    }
+
+    /// The field's string value with its key: kept with a custom property, made for the others.
+    #[inline(always)]
+    pub(crate) fn get_keyed<'c>(&self, context: &'c Context) -> Option<(&'c str, Key)> {
+        match self {
+            Self::Property(name) => context.properties.get_keyed(name),
+            builtin => builtin
+                .get_builtin(context)
+                .map(|value| (value, Key::of(value.as_bytes()))),
+        }
+    }
+
+    /// A field of the context itself. Its place is chosen first and read once, so that the
+    /// choice compiles to a table of offsets.
+    #[inline(always)]
+    fn get_builtin<'c>(&self, context: &'c Context) -> Option<&'c str> {
+        let field = match self {
+            Self::UserId => &context.user_id,
+            Self::SessionId => &context.session_id,
+            Self::Environment => &context.environment,
+            Self::AppName => &context.app_name,
+            Self::RemoteAddress => &context.remote_address,
+            Self::CurrentTime | Self::Property(_) => return None,
+        };
+        field.as_deref()
     }
 }
 
@@ -229,14 +250,19 @@ impl StrSet {
 
     #[inline(always)]
     pub(crate) fn contains(&self, value: &str) -> bool {
+        self.contains_keyed(value, Key::of(value.as_bytes()))
+    }
+
+    /// [`StrSet::contains`] for a value whose key is `key`.
+    #[inline(always)]
+    pub(crate) fn contains_keyed(&self, value: &str, key: Key) -> bool {
+        if let Self::Keys(keys) = self {
+            return keys.contains(&key);
+        }
         match self {
-            Self::Keys(keys) => {
-                let key = Key::of(value.as_bytes());
-                keys.contains(&key)
-            }
-            Self::KeySet(set) => set.contains(Key::of(value.as_bytes())),
+            Self::Keys(keys) => keys.contains(&key),
+            Self::KeySet(set) => set.contains(key),
             Self::Scan(values) => {
-                let key = Key::of(value.as_bytes());
                 for candidate in values.iter() {
                     if candidate.matches(key, value) {
                         return true;
@@ -244,13 +270,12 @@ impl StrSet {
                 }
                 false
             }
-            Self::Hash(table) => Self::hashed(table, value),
+            Self::Hash(table) => Self::hashed(table, value, key),
         }
     }
 
     #[inline(never)]
-    fn hashed(table: &HashTable<KeyedText>, value: &str) -> bool {
-        let key = Key::of(value.as_bytes());
+    fn hashed(table: &HashTable<KeyedText>, value: &str, key: Key) -> bool {
         table
             .find(key.hash(value), |candidate| candidate.matches(key, value))
             .is_some()
@@ -379,8 +404,9 @@ impl Affix {
 /// How a compiled constraint tests a value.
 #[derive(Debug, Clone)]
 enum Matcher {
+    /// `IN`, and `NOT_IN`, which is its negation for every value, a missing one included: it is
+    /// compiled as `IN` with `inverted` flipped.
     In(StrSet),
-    NotIn(StrSet),
     StartsWith(Arc<[Affix]>),
     EndsWith(Arc<[Affix]>),
     Contains(Arc<[Box<str>]>),
@@ -422,11 +448,12 @@ impl CompiledConstraint {
             Ok(matcher) => (matcher, None),
             Err(error) => (Matcher::Never, Some(error)),
         };
+        let negated = matches!(matcher, Matcher::In(_)) && constraint.operator == Operator::NotIn.name();
         let compiled = Self {
             field: Field::parse(&constraint.context_name),
             matcher,
             case_insensitive: constraint.is_case_insensitive(),
-            inverted: constraint.is_inverted(),
+            inverted: constraint.is_inverted() != negated,
         };
         (compiled, error)
     }
@@ -436,6 +463,15 @@ impl CompiledConstraint {
     /// tested out of line, so their code does not weigh on these.
     #[inline(always)]
     pub(crate) fn evaluate(&self, context: &Context) -> bool {
+        // Always case-sensitive: `caseInsensitive` applies to the `STR_*` operators only, as in
+        // Yggdrasil, the Node SDK and Unleash's UI.
+        if let Matcher::In(set) = &self.matcher {
+            let found = self
+                .field
+                .get_keyed(context)
+                .is_some_and(|(value, key)| set.contains_keyed(value, key));
+            return found != self.inverted;
+        }
         let matched = match &self.matcher {
             Matcher::Never => return false,
             Matcher::Date(operator, date) => match context.current_time.instant() {
@@ -445,14 +481,9 @@ impl CompiledConstraint {
                 },
                 None => false,
             },
-            // The field is read in one place, so its look-up is not repeated for each operator.
-            matcher => match (matcher, self.field.get(context)) {
-                // Always case-sensitive: `caseInsensitive` applies to the `STR_*` operators only,
-                // as in Yggdrasil, the Node SDK and Unleash's UI.
-                (Matcher::In(set), Some(value)) => set.contains(value),
-                (Matcher::NotIn(set), value) => value.is_none_or(|value| !set.contains(value)),
-                (_, None) => false,
-                (matcher, Some(value)) => self.test(matcher, value),
+            matcher => match self.field.get(context) {
+                Some(value) => self.test(matcher, value),
+                None => false,
             },
         };
         matched != self.inverted
@@ -527,7 +558,7 @@ impl CompiledConstraint {
             Matcher::Regex(regex) => regex_matches(regex, value),
             Matcher::Cidr(networks) => in_networks(networks, value),
             // Tested in `evaluate`.
-            Matcher::In(_) | Matcher::NotIn(_) | Matcher::Date(..) | Matcher::Never => false,
+            Matcher::In(_) | Matcher::Date(..) | Matcher::Never => false,
         }
     }
 }
@@ -672,8 +703,7 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
         |affix: fn(&str) -> Affix| -> Arc<[Affix]> { strings().iter().map(|text| affix(text)).collect() };
     let set = || StrSet::new(constraint.values.iter().map(String::as_str));
     Ok(match operator {
-        Operator::In => Matcher::In(set()),
-        Operator::NotIn => Matcher::NotIn(set()),
+        Operator::In | Operator::NotIn => Matcher::In(set()),
         Operator::StrStartsWith => Matcher::StartsWith(affixes(Affix::prefix)),
         Operator::StrEndsWith => Matcher::EndsWith(affixes(Affix::suffix)),
         Operator::StrContains => Matcher::Contains(strings().into()),

@@ -21,15 +21,33 @@ const SLOTS: usize = 32;
 /// Contexts usually carry a handful of properties, and a constraint looks one up by name on every
 /// evaluation. Up to 16 entries, a table of 32 one-byte slots, placed by the name's prepared key
 /// (its length and two words, see `text::Key`), finds an entry in one or two probes without
-/// hashing the name's bytes; past 16 entries a hash index takes over.
+/// hashing the name's bytes; past 16 entries a hash index takes over. Each value's key is kept
+/// too, so that `IN` and `NOT_IN` compare it without reading the value again.
 #[derive(Clone, Default)]
 pub struct Properties {
-    entries: Vec<(String, String)>,
-    /// The names' keys, parallel to `entries`.
-    keys: Vec<Key>,
+    entries: Vec<Entry>,
     /// Position + 1 of the entry placed in each slot, 0 for none; unused once `index` is built.
     slots: [u8; SLOTS],
     index: Option<FxHashMap<String, usize>>,
+}
+
+#[derive(Clone)]
+struct Entry {
+    name_key: Key,
+    value_key: Key,
+    name: String,
+    value: String,
+}
+
+impl Entry {
+    fn new(name: String, value: String) -> Self {
+        Self {
+            name_key: Key::of(name.as_bytes()),
+            value_key: Key::of(value.as_bytes()),
+            name,
+            value,
+        }
+    }
 }
 
 impl Properties {
@@ -43,35 +61,30 @@ impl Properties {
     pub fn get(&self, name: &str) -> Option<&str> {
         let key = Key::of(name.as_bytes());
         self.find(key, key.mixed(), name)
+            .map(|entry| entry.value.as_str())
     }
 
-    /// The value of a name whose key was prepared when its constraint was compiled.
+    /// The value of a name whose key was prepared when its constraint was compiled, with the
+    /// value's key.
     #[inline(always)]
-    pub(crate) fn get_keyed(&self, name: &KeyedText) -> Option<&str> {
+    pub(crate) fn get_keyed(&self, name: &KeyedText) -> Option<(&str, Key)> {
         self.find(name.key(), name.mixed(), name.as_str())
+            .map(|entry| (entry.value.as_str(), entry.value_key))
     }
 
     #[inline(always)]
-    fn find(&self, key: Key, mixed: u32, name: &str) -> Option<&str> {
-        let position = match &self.index {
-            Some(index) => Self::indexed(index, name),
-            None => {
-                let mut slot = mixed as usize % SLOTS;
-                loop {
-                    let position = usize::from(self.slots[slot]).checked_sub(1)?;
-                    if self.keys.get(position) == Some(&key)
-                        && (key.is_exact()
-                            || self.entries.get(position).is_some_and(|(entry, _)| entry == name))
-                    {
-                        break Some(position);
-                    }
-                    slot = (slot + 1) % SLOTS;
-                }
+    fn find(&self, key: Key, mixed: u32, name: &str) -> Option<&Entry> {
+        if let Some(index) = &self.index {
+            return Self::indexed(index, name).and_then(|position| self.entries.get(position));
+        }
+        let mut slot = mixed as usize % SLOTS;
+        loop {
+            let entry = self.entries.get(usize::from(self.slots[slot]).checked_sub(1)?)?;
+            if entry.name_key == key && (key.is_exact() || entry.name == name) {
+                return Some(entry);
             }
-        };
-        position
-            .and_then(|position| self.entries.get(position))
-            .map(|(_, value)| value.as_str())
+            slot = (slot + 1) % SLOTS;
+        }
     }
 
     /// A look-up in the index of a large map, kept out of line: most contexts are small.
@@ -82,19 +95,19 @@ impl Properties {
 
     /// Sets `name`, returning its previous value.
     pub fn insert(&mut self, name: String, value: String) -> Option<String> {
-        let existing = match &self.index {
-            Some(index) => index.get(&name).copied(),
-            None => self.entries.iter().position(|(key, _)| *key == name),
-        };
-        if let Some(position) = existing {
-            return Some(std::mem::replace(&mut self.entries[position].1, value));
+        if let Some(entry) = self
+            .position(&name)
+            .and_then(|position| self.entries.get_mut(position))
+        {
+            entry.value_key = Key::of(value.as_bytes());
+            return Some(std::mem::replace(&mut entry.value, value));
         }
         if let Some(index) = &mut self.index {
             index.insert(name.clone(), self.entries.len());
         }
-        let key = Key::of(name.as_bytes());
-        self.keys.push(key);
-        self.entries.push((name, value));
+        let entry = Entry::new(name, value);
+        let key = entry.name_key;
+        self.entries.push(entry);
         if self.index.is_some() {
             // The index holds the new entry already.
         } else if self.entries.len() <= SCAN_LIMIT {
@@ -104,7 +117,7 @@ impl Properties {
                 self.entries
                     .iter()
                     .enumerate()
-                    .map(|(position, (key, _))| (key.clone(), position))
+                    .map(|(position, entry)| (entry.name.clone(), position))
                     .collect(),
             );
         }
@@ -124,14 +137,14 @@ impl Properties {
     /// Sets `name` to `value`, reusing the memory of an earlier value: no allocation when `name`
     /// is already set and its value's buffer is large enough.
     pub fn set(&mut self, name: &str, value: &str) {
-        let existing = match &self.index {
-            Some(index) => index.get(name).copied(),
-            None => self.entries.iter().position(|(key, _)| key == name),
-        };
-        match existing.and_then(|position| self.entries.get_mut(position)) {
-            Some((_, old)) => {
-                old.clear();
-                old.push_str(value);
+        match self
+            .position(name)
+            .and_then(|position| self.entries.get_mut(position))
+        {
+            Some(entry) => {
+                entry.value.clear();
+                entry.value.push_str(value);
+                entry.value_key = Key::of(value.as_bytes());
             }
             None => {
                 self.insert(name.to_owned(), value.to_owned());
@@ -144,25 +157,33 @@ impl Properties {
     pub fn remove(&mut self, name: &str) -> Option<String> {
         let position = match &mut self.index {
             Some(index) => index.remove(name)?,
-            None => self.entries.iter().position(|(key, _)| key == name)?,
+            None => self.entries.iter().position(|entry| entry.name == name)?,
         };
-        self.keys.swap_remove(position);
-        let (_, value) = self.entries.swap_remove(position);
+        let removed = self.entries.swap_remove(position);
         match &mut self.index {
             Some(index) => {
-                if let Some((moved, _)) = self.entries.get(position) {
-                    index.insert(moved.clone(), position);
+                if let Some(moved) = self.entries.get(position) {
+                    index.insert(moved.name.clone(), position);
                 }
             }
             // Positions moved: the slots are placed again.
             None => {
                 self.slots = [0; SLOTS];
-                for (number, key) in (1..).zip(self.keys.clone()) {
+                let keys: Vec<Key> = self.entries.iter().map(|entry| entry.name_key).collect();
+                for (number, key) in (1..).zip(keys) {
                     self.place(key, number);
                 }
             }
         }
-        Some(value)
+        Some(removed.value)
+    }
+
+    /// Where `name`'s entry is, found without the slots: for changes, which are rare.
+    fn position(&self, name: &str) -> Option<usize> {
+        match &self.index {
+            Some(index) => index.get(name).copied(),
+            None => self.entries.iter().position(|entry| entry.name == name),
+        }
     }
 
     /// Number of properties.
@@ -179,7 +200,7 @@ impl Properties {
     pub fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.entries
             .iter()
-            .map(|(key, value)| (key.as_str(), value.as_str()))
+            .map(|entry| (entry.name.as_str(), entry.value.as_str()))
     }
 }
 
