@@ -10,9 +10,10 @@
 //!   the next start answers from until the server's first answer; or it starts from a bootstrap
 //!   document of its own.
 //! - **Answering.** [`Client::is_enabled`], [`Client::variant`] and [`Client::explain`] (the
-//!   playground's explanation, computed locally) read the current flags with one atomic load and
-//!   evaluate them with `flag-eval`; for a flag it knows and a context from [`Client::context`],
-//!   `is_enabled` takes no lock and allocates nothing. A context is completed as Unleash's SDKs
+//!   playground's explanation, computed locally) read the current flags through a per-thread
+//!   cache, which checks one pointer while they have not changed, and evaluate them with
+//!   `flag-eval`; for a flag it knows and a context from [`Client::context`], `is_enabled` takes
+//!   no lock and allocates nothing, and its only atomic write is the usage count. A context is completed as Unleash's SDKs
 //!   complete it: `appName` and environment from the builder, the current time, a random seed.
 //!   The client is `Send + Sync`.
 //! - **Reporting.** It registers and posts usage in Unleash's format (counts per flag and
@@ -56,15 +57,51 @@ pub mod report;
 mod sse;
 mod state;
 
+use std::cell::RefCell;
 use std::sync::Arc;
 use std::time::Duration;
+
+use arc_swap::ArcSwap;
+use arc_swap::cache::Cache;
 
 use flag_eval::Flag;
 pub use flag_eval::{ClientFeatures, Context, Payload, ResolvedVariant};
 
 pub use crate::builder::{Builder, Mode};
 pub use crate::ready::Ready;
-use crate::state::Shared;
+use crate::state::{Shared, Snapshot};
+
+/// A thread's cache of one client's flags.
+type SnapshotCache = Cache<Arc<ArcSwap<Snapshot>>, Arc<Snapshot>>;
+
+/// How many clients' flags a thread keeps a cache of; reading more evicts the oldest.
+const CACHED_CLIENTS: usize = 8;
+
+thread_local! {
+    /// Per thread, a cache of the flags of each client it reads (see `Client::with_snapshot`).
+    /// A cache holds the flags it last saw until the thread reads that client again, reads 8
+    /// others, or exits: the last flags of a dropped client stay in memory until then.
+    static SNAPSHOTS: RefCell<Vec<SnapshotCache>> =
+        const { RefCell::new(Vec::new()) };
+}
+
+/// The thread's cache of `state`, made on the first read of that client.
+fn cache_of<'c>(caches: &'c mut Vec<SnapshotCache>, state: &Arc<ArcSwap<Snapshot>>) -> &'c mut SnapshotCache {
+    let position = match caches
+        .iter()
+        .position(|cache| std::ptr::eq(cache.arc_swap(), &**state))
+    {
+        Some(position) => position,
+        None => {
+            if caches.len() == CACHED_CLIENTS {
+                caches.remove(0);
+            }
+            caches.push(Cache::new(Arc::clone(state)));
+            caches.len() - 1
+        }
+    };
+    &mut caches[position]
+}
 
 /// What the client tells the program, through the listener given to [`Builder::on_event`].
 #[derive(Debug, Clone)]
@@ -220,7 +257,7 @@ impl Client {
     /// `environment` from the builder and the current time when it lacks them (on a copy), and a
     /// fresh random seed when it was never seeded, so random rollouts are random.
     fn completed<R>(&self, context: &Context, evaluate: impl FnOnce(&Context) -> R) -> R {
-        if context.random.state() == *state::UNSEEDED {
+        if context.random.state() == flag_eval::Randomness::UNSEEDED {
             context.random.reseed(state::next_seed());
         }
         if context.app_name.is_some() && context.environment.is_some() && !context.current_time.is_unset() {
@@ -236,20 +273,49 @@ impl Client {
         evaluate(&filled)
     }
 
+    /// Hands the current flags to `read`.
+    ///
+    /// Each thread keeps a `Cache` of the flags of the clients it reads (up to
+    /// [`CACHED_CLIENTS`]): while they have not changed, a read checks one pointer, with none of
+    /// the atomic read-modify-writes of a plain `ArcSwap::load` and its guard. A read from within
+    /// another on the same thread (an impression hook that reads a flag) loads them plainly.
+    #[inline]
+    fn with_snapshot<R>(&self, read: impl FnOnce(&Snapshot) -> R) -> R {
+        let state = &self.shared.state;
+        let mut read = Some(read);
+        let mut answer = None;
+        // Fails only while the thread's locals are being destroyed; the plain load then serves.
+        let _ = SNAPSHOTS.try_with(|caches| {
+            if let Ok(mut caches) = caches.try_borrow_mut()
+                && let Some(read) = read.take()
+            {
+                answer = Some(read(cache_of(&mut caches, state).load()));
+            }
+        });
+        match (answer, read) {
+            (Some(answer), _) => answer,
+            (None, Some(read)) => read(&state.load()),
+            (None, None) => unreachable!("`read` is taken only to give the answer"),
+        }
+    }
+
     /// Whether `name` is enabled for `context`; false for a flag the client does not know.
     pub fn is_enabled(&self, name: &str, context: &Context) -> bool {
         self.completed(context, |context| {
-            let snapshot = self.shared.state.load();
-            let flag = snapshot.engine.flag(name);
-            let enabled = flag.is_some_and(|flag| flag.is_enabled(context));
-            self.shared
-                .metrics
-                .count(&snapshot, flag.map(Flag::ordinal), name, enabled, None);
-            if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
-                self.shared.impression(name, "isEnabled", enabled, None, context);
-            }
-            enabled
+            self.with_snapshot(|snapshot| self.enabled_in(snapshot, name, context))
         })
+    }
+
+    fn enabled_in(&self, snapshot: &Snapshot, name: &str, context: &Context) -> bool {
+        let flag = snapshot.engine.flag(name);
+        let enabled = flag.is_some_and(|flag| flag.is_enabled(context));
+        self.shared
+            .metrics
+            .count(snapshot, flag.map(Flag::ordinal), name, enabled, None);
+        if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
+            self.shared.impression(name, "isEnabled", enabled, None, context);
+        }
+        enabled
     }
 
     /// The variant of `name` for `context`: `disabled` for a flag that is off or unknown.
@@ -266,27 +332,36 @@ impl Client {
         read: impl FnOnce(ResolvedVariant<'_>) -> R,
     ) -> R {
         self.completed(context, |context| {
-            let snapshot = self.shared.state.load();
-            let flag = snapshot.engine.flag(name);
-            let variant = flag.map_or(ResolvedVariant::disabled(false), |flag| flag.variant(context));
-            self.shared.metrics.count(
-                &snapshot,
-                flag.map(Flag::ordinal),
+            self.with_snapshot(|snapshot| self.variant_in(snapshot, name, context, read))
+        })
+    }
+
+    fn variant_in<R>(
+        &self,
+        snapshot: &Snapshot,
+        name: &str,
+        context: &Context,
+        read: impl FnOnce(ResolvedVariant<'_>) -> R,
+    ) -> R {
+        let flag = snapshot.engine.flag(name);
+        let variant = flag.map_or(ResolvedVariant::disabled(false), |flag| flag.variant(context));
+        self.shared.metrics.count(
+            snapshot,
+            flag.map(Flag::ordinal),
+            name,
+            variant.feature_enabled,
+            Some(variant.name),
+        );
+        if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
+            self.shared.impression(
                 name,
+                "getVariant",
                 variant.feature_enabled,
                 Some(variant.name),
+                context,
             );
-            if !snapshot.impressions.is_empty() && snapshot.impressions.contains(name) {
-                self.shared.impression(
-                    name,
-                    "getVariant",
-                    variant.feature_enabled,
-                    Some(variant.name),
-                    context,
-                );
-            }
-            read(variant)
-        })
+        }
+        read(variant)
     }
 
     /// Why `name` is on or off for `context`, as Unleash's playground explains it (each strategy,

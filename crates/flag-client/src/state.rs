@@ -15,10 +15,6 @@ use crate::metrics::{Counters, FlagCounters, Metrics};
 use crate::ready::ReadyState;
 use crate::{Error, Event, Fetches, Impression, Source};
 
-/// The state of a context's random source that was never seeded: `Randomness::default()`.
-pub(crate) static UNSEEDED: std::sync::LazyLock<u64> =
-    std::sync::LazyLock::new(|| flag_eval::Randomness::default().state());
-
 /// Seeds for contexts' random sources: a random start, then a Weyl sequence, so each
 /// evaluation draws differently without asking the operating system each time.
 static SEEDS: std::sync::LazyLock<AtomicU64> =
@@ -114,7 +110,9 @@ impl Snapshot {
 /// What the client, its clones and its threads share.
 pub(crate) struct Shared {
     pub config: Config,
-    pub state: ArcSwap<Snapshot>,
+    /// The current flags; behind an `Arc` of its own so that each reading thread can keep a
+    /// `Cache` of it (see `Client::with_snapshot`).
+    pub state: Arc<ArcSwap<Snapshot>>,
     pub ready: ReadyState,
     pub metrics: Metrics,
     listener: Option<Listener>,
@@ -133,7 +131,7 @@ impl Shared {
         let empty = Snapshot::new(Engine::default(), None);
         Self {
             config,
-            state: ArcSwap::from_pointee(empty),
+            state: Arc::new(ArcSwap::from_pointee(empty)),
             ready: ReadyState::default(),
             metrics,
             listener,

@@ -663,3 +663,64 @@ fn reads_are_lock_free_and_the_client_is_send_and_sync() {
     fn send_sync<T: Send + Sync + Clone>() {}
     send_sync::<Client>();
 }
+
+#[test]
+fn each_client_answers_from_its_own_flags_on_a_thread_that_reads_many_and_inside_a_hook() -> TestResult {
+    // A thread keeps a cache of the flags of the last 8 clients it read: 12 clients, read in
+    // turns, each answer from their own flags; and a read made inside an impression hook, while
+    // the outer read holds the thread's caches, reads the flags plainly.
+    let directory = tempfile::tempdir()?;
+    let offline =
+        |index: usize, document: Value| -> Result<flag_client::Builder, Box<dyn std::error::Error>> {
+            Ok(Client::builder("http://127.0.0.1:9/api", BACKEND)
+                .app_name("cache-test")
+                .bootstrap(serde_json::from_value(document)?)
+                .backup_path(directory.path().join(format!("backup-{index}.json")))
+                .refresh_interval(Duration::from_secs(3600))
+                .metrics_interval(None))
+        };
+    let clients = (0..12)
+        .map(|index| {
+            offline(
+                index,
+                json!({"version": 2, "features": [{"name": "f", "enabled": index % 3 == 0,
+                    "strategies": [{"name": "default"}]}]}),
+            )?
+            .build()
+            .map_err(Into::into)
+        })
+        .collect::<Result<Vec<Client>, Box<dyn std::error::Error>>>()?;
+    let context = Context::default();
+    for round in 0..3 {
+        for (index, client) in clients.iter().enumerate() {
+            assert_eq!(
+                client.is_enabled("f", &context),
+                index % 3 == 0,
+                "client {index}, round {round}"
+            );
+        }
+    }
+
+    let itself: Arc<std::sync::OnceLock<Client>> = Arc::default();
+    let inner = Arc::clone(&itself);
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&seen);
+    let client = offline(
+        99,
+        json!({"version": 2, "features": [
+            {"name": "watched", "enabled": true, "impressionData": true, "strategies": [{"name": "default"}]},
+            {"name": "plain", "enabled": true, "strategies": [{"name": "default"}]}]}),
+    )?
+    .on_event(move |event| {
+        if let (Event::Impression(_), Some(client), Ok(mut record)) = (event, inner.get(), record.lock()) {
+            record.push(client.is_enabled("plain", &Context::default()));
+        }
+    })
+    .build()?;
+    itself
+        .set(client.clone())
+        .map_err(|_| "the client was set twice")?;
+    assert!(client.is_enabled("watched", &context));
+    assert_eq!(*seen.lock().map_err(|error| error.to_string())?, [true]);
+    Ok(())
+}

@@ -190,11 +190,14 @@ pub struct Randomness(Cell<u64>);
 
 impl Default for Randomness {
     fn default() -> Self {
-        Self(Cell::new(0x853c_49e6_748f_ea9b))
+        Self(Cell::new(Self::UNSEEDED))
     }
 }
 
 impl Randomness {
+    /// The state of a source that was never seeded: [`Randomness::default`]'s.
+    pub const UNSEEDED: u64 = 0x853c_49e6_748f_ea9b;
+
     /// Replaces the state with `seed`.
     pub fn reseed(&self, seed: u64) {
         self.0.set(seed);
