@@ -218,6 +218,11 @@ impl CompiledStrategy {
         &mut self,
         segments: impl IntoIterator<Item = Option<&'s CompiledSegment>>,
     ) {
+        let mut segments = segments.into_iter().peekable();
+        if segments.peek().is_none() && self.checks.len() == self.own {
+            // No segments, before or now: the strategy's own constraints, as they are.
+            return;
+        }
         let mut checks = self.constraints().to_vec();
         for segment in segments {
             match segment {
