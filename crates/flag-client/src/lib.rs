@@ -10,10 +10,11 @@
 //!   the next start answers from until the server's first answer; or it starts from a bootstrap
 //!   document of its own.
 //! - **Answering.** [`Client::is_enabled`], [`Client::variant`] and [`Client::explain`] (the
-//!   playground's explanation, computed locally) read the current flags through a per-thread
-//!   cache, which checks one pointer while they have not changed, and evaluate them with
-//!   `flag-eval`; for a flag it knows and a context from [`Client::context`], `is_enabled` takes
-//!   no lock and allocates nothing, and its only atomic write is the usage count. A context is completed as Unleash's SDKs
+//!   playground's explanation, computed locally) evaluate the current flags with `flag-eval`;
+//!   `is_enabled` and `variant` read them through a per-thread cache, which checks one pointer
+//!   while they have not changed. For a flag it knows and a context from [`Client::context`],
+//!   `is_enabled` takes no lock, and once the thread has read the client and while its flags stay
+//!   the same, allocates nothing and writes nothing shared but the usage count. A context is completed as Unleash's SDKs
 //!   complete it: `appName` and environment from the builder, the current time, a random seed.
 //!   The client is `Send + Sync`.
 //! - **Reporting.** It registers and posts usage in Unleash's format (counts per flag and
@@ -58,7 +59,7 @@ mod sse;
 mod state;
 
 use std::cell::RefCell;
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use arc_swap::ArcSwap;
@@ -74,33 +75,46 @@ use crate::state::{Shared, Snapshot};
 /// A thread's cache of one client's flags.
 type SnapshotCache = Cache<Arc<ArcSwap<Snapshot>>, Arc<Snapshot>>;
 
-/// How many clients' flags a thread keeps a cache of; reading more evicts the oldest.
+/// A thread's cache of the flags of one client, known by its shared state: the `Weak` keeps
+/// that allocation's address from being reused while the entry lives, and says when the client
+/// is gone.
+struct CachedClient {
+    client: Weak<Shared>,
+    flags: SnapshotCache,
+}
+
+/// How many clients' flags a thread keeps a cache of; past that, reads of other clients load
+/// their flags plainly.
 const CACHED_CLIENTS: usize = 8;
 
 thread_local! {
     /// Per thread, a cache of the flags of each client it reads (see `Client::with_snapshot`).
-    /// A cache holds the flags it last saw until the thread reads that client again, reads 8
-    /// others, or exits: the last flags of a dropped client stay in memory until then.
-    static SNAPSHOTS: RefCell<Vec<SnapshotCache>> =
-        const { RefCell::new(Vec::new()) };
+    /// A cache holds the flags it last saw until the thread reads that client again; the caches
+    /// of dropped clients are let go when the thread next reads a client it has no cache for.
+    static SNAPSHOTS: RefCell<Vec<CachedClient>> = const { RefCell::new(Vec::new()) };
 }
 
-/// The thread's cache of `state`, made on the first read of that client.
-fn cache_of<'c>(caches: &'c mut Vec<SnapshotCache>, state: &Arc<ArcSwap<Snapshot>>) -> &'c mut SnapshotCache {
+/// The thread's cache of `client`'s flags, made on its first read there; `None` when the thread
+/// already caches [`CACHED_CLIENTS`] live clients.
+fn cache_of<'c>(caches: &'c mut Vec<CachedClient>, client: &Arc<Shared>) -> Option<&'c mut SnapshotCache> {
     let position = match caches
         .iter()
-        .position(|cache| std::ptr::eq(cache.arc_swap(), &**state))
+        .position(|cached| std::ptr::eq(cached.client.as_ptr(), Arc::as_ptr(client)))
     {
         Some(position) => position,
         None => {
-            if caches.len() == CACHED_CLIENTS {
-                caches.remove(0);
+            caches.retain(|cached| cached.client.strong_count() > 0);
+            if caches.len() >= CACHED_CLIENTS {
+                return None;
             }
-            caches.push(Cache::new(Arc::clone(state)));
+            caches.push(CachedClient {
+                client: Arc::downgrade(client),
+                flags: Cache::new(Arc::clone(&client.state)),
+            });
             caches.len() - 1
         }
     };
-    &mut caches[position]
+    caches.get_mut(position).map(|cached| &mut cached.flags)
 }
 
 /// What the client tells the program, through the listener given to [`Builder::on_event`].
@@ -278,23 +292,24 @@ impl Client {
     /// Each thread keeps a `Cache` of the flags of the clients it reads (up to
     /// [`CACHED_CLIENTS`]): while they have not changed, a read checks one pointer, with none of
     /// the atomic read-modify-writes of a plain `ArcSwap::load` and its guard. A read from within
-    /// another on the same thread (an impression hook that reads a flag) loads them plainly.
+    /// another on the same thread (an impression hook, or a `with_variant` closure, that reads a
+    /// flag) loads them plainly, as do reads past that many clients.
     #[inline]
     fn with_snapshot<R>(&self, read: impl FnOnce(&Snapshot) -> R) -> R {
-        let state = &self.shared.state;
         let mut read = Some(read);
         let mut answer = None;
         // Fails only while the thread's locals are being destroyed; the plain load then serves.
         let _ = SNAPSHOTS.try_with(|caches| {
             if let Ok(mut caches) = caches.try_borrow_mut()
+                && let Some(flags) = cache_of(&mut caches, &self.shared)
                 && let Some(read) = read.take()
             {
-                answer = Some(read(cache_of(&mut caches, state).load()));
+                answer = Some(read(flags.load()));
             }
         });
         match (answer, read) {
             (Some(answer), _) => answer,
-            (None, Some(read)) => read(&state.load()),
+            (None, Some(read)) => read(&self.shared.state.load()),
             (None, None) => unreachable!("`read` is taken only to give the answer"),
         }
     }

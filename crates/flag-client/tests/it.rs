@@ -666,9 +666,10 @@ fn reads_are_lock_free_and_the_client_is_send_and_sync() {
 
 #[test]
 fn each_client_answers_from_its_own_flags_on_a_thread_that_reads_many_and_inside_a_hook() -> TestResult {
-    // A thread keeps a cache of the flags of the last 8 clients it read: 12 clients, read in
-    // turns, each answer from their own flags; and a read made inside an impression hook, while
-    // the outer read holds the thread's caches, reads the flags plainly.
+    // A thread keeps a cache of the flags of up to 8 live clients and reads others plainly: 12
+    // clients, read in turns, each answer from their own flags, and so do 8 new ones after 8 of
+    // them are dropped. A read made inside an impression hook, while the outer read holds the
+    // thread's caches, reads the flags plainly.
     let directory = tempfile::tempdir()?;
     let offline =
         |index: usize, document: Value| -> Result<flag_client::Builder, Box<dyn std::error::Error>> {
@@ -696,6 +697,34 @@ fn each_client_answers_from_its_own_flags_on_a_thread_that_reads_many_and_inside
             assert_eq!(
                 client.is_enabled("f", &context),
                 index % 3 == 0,
+                "client {index}, round {round}"
+            );
+        }
+    }
+
+    let mut clients = clients;
+    clients.truncate(4);
+    for index in 12..20 {
+        clients.push(
+            offline(
+                index,
+                json!({"version": 2, "features": [{"name": "f", "enabled": index % 2 == 0,
+                    "strategies": [{"name": "default"}]}]}),
+            )?
+            .build()?,
+        );
+    }
+    for round in 0..2 {
+        for (position, client) in clients.iter().enumerate() {
+            let index = if position < 4 { position } else { position + 8 };
+            let expected = if index < 12 {
+                index % 3 == 0
+            } else {
+                index % 2 == 0
+            };
+            assert_eq!(
+                client.is_enabled("f", &context),
+                expected,
                 "client {index}, round {round}"
             );
         }

@@ -256,6 +256,7 @@ impl StrSet {
     /// [`StrSet::contains`] for a value whose key is `key`.
     #[inline(always)]
     pub(crate) fn contains_keyed(&self, value: &str, key: Key) -> bool {
+        // Short lists first, without a dispatch on the others' shapes.
         if let Self::Keys(keys) = self {
             return keys.contains(&key);
         }
@@ -413,7 +414,8 @@ enum Matcher {
     Number(Operator, f64),
     Date(Operator, DateTime<Utc>),
     Semver(Operator, Version),
-    Regex(Regex),
+    /// Shared, so that copies of a segment's constraint share one pattern and its caches.
+    Regex(Arc<Regex>),
     Cidr(Arc<[IpNet]>),
     /// A definition that could not be compiled: false whatever `inverted` says.
     Never,
@@ -747,7 +749,7 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
                     value: pattern.to_owned(),
                     reason: error.to_string(),
                 })?;
-            Matcher::Regex(regex)
+            Matcher::Regex(Arc::new(regex))
         }
         Operator::InCidr => {
             // Entries that are not networks are skipped, as the SDKs do; the others still match.
@@ -1017,6 +1019,35 @@ mod tests {
                     assert_eq!(eval(&outside, &context), !expected, "{probe:?} not in {size}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn in_reads_property_values_changed_in_place_moved_and_removed() {
+        // `IN` compares the key a property's value keeps; every way of changing a value must
+        // change that key, in small maps (slots) and in large ones (index).
+        let listed = constraint("plan", "IN", &["pro", "enterprise"], None);
+        let moved = constraint("k0", "IN", &["v0"], None);
+        for size in [3, 20] {
+            let mut context = Context::default();
+            for i in 0..size {
+                context.properties.insert(format!("k{i}"), format!("v{i}"));
+            }
+            context.properties.insert("plan".into(), "free".into());
+            assert!(!eval(&listed, &context), "size {size}");
+            context.properties.set("plan", "pro");
+            assert!(eval(&listed, &context), "set, size {size}");
+            context.properties.insert("plan".into(), "basic".into());
+            assert!(!eval(&listed, &context), "insert over, size {size}");
+            context.properties.set("plan", "enterprise");
+            assert!(eval(&listed, &context), "set again, size {size}");
+            // Removing the first entry moves the last one ("plan") into its place.
+            assert!(eval(&moved, &context));
+            context.properties.remove("k0");
+            assert!(!eval(&moved, &context), "removed, size {size}");
+            assert!(eval(&listed, &context), "moved, size {size}");
+            context.properties.remove("plan");
+            assert!(!eval(&listed, &context), "removed, size {size}");
         }
     }
 

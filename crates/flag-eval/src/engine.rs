@@ -19,8 +19,9 @@ use crate::variant::{CompiledVariants, ResolvedVariant};
 #[derive(Debug, Clone, Default)]
 pub struct Engine {
     pub(crate) flags: FlagTable,
-    /// Segments by slot. Strategies hold slots, resolved once at compile time, so evaluation does
-    /// not hash segment ids; a slot whose segment does not exist (yet) is `None`.
+    /// Segments by slot; a slot whose segment does not exist (yet) is `None`. Strategies hold
+    /// slots, resolved once at compile time, and a copy of their segments' constraints, which is
+    /// what evaluation reads; explanations read the segments here.
     segment_slots: Vec<Option<CompiledSegment>>,
     segment_ids: FxHashMap<i64, u32>,
     options: CompileOptions,
@@ -60,9 +61,9 @@ pub(crate) struct FlagTable {
 }
 
 impl FlagTable {
-    /// The flag named `name`. A name of up to 24 bytes, the usual, is found inline, compared by
-    /// its key and middle word; a longer one out of line, so that the common look-up stays small
-    /// enough to inline.
+    /// The flag named `name`. A name of up to 16 bytes, the usual, is found inline by its key; a
+    /// longer one out of line (by its key and middle word up to 24 bytes), so that the common
+    /// look-up stays small enough to inline.
     #[inline(always)]
     pub(crate) fn get(&self, name: &str) -> Option<&CompiledFlag> {
         let key = Key::of(name.as_bytes());

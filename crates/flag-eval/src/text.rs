@@ -5,8 +5,8 @@ use std::hash::BuildHasher;
 
 use rustc_hash::FxBuildHasher;
 
-/// The hash long value lists, and flag names longer than 16 bytes, are looked up by; shorter
-/// names are hashed from their [`Key`].
+/// The hash texts longer than 24 bytes are looked up by (flag names, and lists holding long
+/// values); shorter ones are hashed from their [`Key`] and [`middle_word`].
 #[inline]
 pub(crate) fn hash_str(value: &str) -> u64 {
     FxBuildHasher.hash_one(value)
