@@ -387,6 +387,18 @@ impl Affix {
         }
     }
 
+    /// Whether this affix stands at `value`'s edge: `word` is the value's [`head_word`] for a
+    /// prefix, its [`tail_word`] for a suffix, and `edge` the bytes of a given length there.
+    #[inline(always)]
+    fn is_at(&self, value: &[u8], word: u64, edge: fn(&[u8], usize) -> Option<&[u8]>) -> bool {
+        self.len <= value.len()
+            && if self.mask == 0 {
+                edge(value, self.len).is_some_and(|part| self.text.matches_bytes(part))
+            } else {
+                word & self.mask == self.word
+            }
+    }
+
     fn suffix(text: &str) -> Self {
         let len = text.len();
         let mask = match len {
@@ -400,6 +412,16 @@ impl Affix {
             mask,
         }
     }
+}
+
+/// The first `len` bytes of `value`.
+fn start_of(value: &[u8], len: usize) -> Option<&[u8]> {
+    value.get(..len)
+}
+
+/// The last `len` bytes of `value`.
+fn end_of(value: &[u8], len: usize) -> Option<&[u8]> {
+    value.get(value.len().checked_sub(len)?..)
 }
 
 /// How a compiled constraint tests a value.
@@ -500,34 +522,18 @@ impl CompiledConstraint {
                 .any(|prefix| folded_starts_with(value, prefix.text.as_str())),
             Matcher::StartsWith(prefixes) => {
                 let head = head_word(value.as_bytes());
-                prefixes.iter().any(|prefix| {
-                    prefix.len <= value.len()
-                        && if prefix.mask == 0 {
-                            value
-                                .as_bytes()
-                                .get(..prefix.len)
-                                .is_some_and(|start| prefix.text.matches_bytes(start))
-                        } else {
-                            head & prefix.mask == prefix.word
-                        }
-                })
+                prefixes
+                    .iter()
+                    .any(|prefix| prefix.is_at(value.as_bytes(), head, start_of))
             }
             Matcher::EndsWith(suffixes) if fold => suffixes
                 .iter()
                 .any(|suffix| folded_ends_with(value, suffix.text.as_str())),
             Matcher::EndsWith(suffixes) => {
                 let tail = tail_word(value.as_bytes());
-                suffixes.iter().any(|suffix| {
-                    suffix.len <= value.len()
-                        && if suffix.mask == 0 {
-                            value
-                                .as_bytes()
-                                .get(value.len() - suffix.len..)
-                                .is_some_and(|end| suffix.text.matches_bytes(end))
-                        } else {
-                            tail & suffix.mask == suffix.word
-                        }
-                })
+                suffixes
+                    .iter()
+                    .any(|suffix| suffix.is_at(value.as_bytes(), tail, end_of))
             }
             Matcher::Contains(needles) => needles.iter().any(|needle| {
                 if fold {
