@@ -14,8 +14,9 @@
 //!   `is_enabled` and `variant` read them through a per-thread cache, which checks one pointer
 //!   while they have not changed. For a flag it knows and a context from [`Client::context`],
 //!   `is_enabled` takes no lock, and once the thread has read the client and while its flags stay
-//!   the same, allocates nothing and writes nothing shared but the usage count. A context is completed as Unleash's SDKs
-//!   complete it: `appName` and environment from the builder, the current time, a random seed.
+//!   the same, allocates nothing and writes nothing shared but the usage count. A context is
+//!   completed as Unleash's SDKs complete it: `appName` and environment from the builder, the
+//!   current time, a random seed.
 //!   The client is `Send + Sync`.
 //! - **Reporting.** It registers and posts usage in Unleash's format (counts per flag and
 //!   variant, in buckets), so Halyard's and Unleash's views show the application.

@@ -226,26 +226,28 @@ impl std::fmt::Debug for StrSet {
 
 impl StrSet {
     pub(crate) fn new<'a>(values: impl IntoIterator<Item = &'a str>) -> Self {
-        let values: Vec<Box<str>> = values.into_iter().map(Box::from).collect();
-        let short = values.iter().all(|value| value.len() <= 16);
-        if short && values.len() > SET_THRESHOLD {
+        let values: Vec<&str> = values.into_iter().collect();
+        let long_list = values.len() > SET_THRESHOLD;
+        if values.iter().all(|value| value.len() <= 16) {
             let keys: Vec<Key> = values.iter().map(|value| Key::of(value.as_bytes())).collect();
-            Self::KeySet(Arc::new(KeySet::new(&keys)))
-        } else if values.len() > SET_THRESHOLD {
-            let mut table: HashTable<KeyedText> = HashTable::with_capacity(values.len());
-            for value in values {
-                let value = KeyedText::new(&value);
-                let hash = value.hash();
-                if table.find(hash, |existing| *existing == value).is_none() {
-                    table.insert_unique(hash, value, KeyedText::hash);
-                }
-            }
-            Self::Hash(Arc::new(table))
-        } else if short {
-            Self::Keys(values.iter().map(|value| Key::of(value.as_bytes())).collect())
-        } else {
-            Self::Scan(values.iter().map(|value| KeyedText::new(value)).collect())
+            return if long_list {
+                Self::KeySet(Arc::new(KeySet::new(&keys)))
+            } else {
+                Self::Keys(keys.into())
+            };
         }
+        if !long_list {
+            return Self::Scan(values.iter().map(|value| KeyedText::new(value)).collect());
+        }
+        let mut table: HashTable<KeyedText> = HashTable::with_capacity(values.len());
+        for value in values {
+            let value = KeyedText::new(value);
+            let hash = value.hash();
+            if table.find(hash, |existing| *existing == value).is_none() {
+                table.insert_unique(hash, value, KeyedText::hash);
+            }
+        }
+        Self::Hash(Arc::new(table))
     }
 
     #[inline(always)]
@@ -256,10 +258,6 @@ impl StrSet {
     /// [`StrSet::contains`] for a value whose key is `key`.
     #[inline(always)]
     pub(crate) fn contains_keyed(&self, value: &str, key: Key) -> bool {
-        // Short lists first, without a dispatch on the others' shapes.
-        if let Self::Keys(keys) = self {
-            return keys.contains(&key);
-        }
         match self {
             Self::Keys(keys) => keys.contains(&key),
             Self::KeySet(set) => set.contains(key),
@@ -374,15 +372,22 @@ struct Affix {
 
 impl Affix {
     fn prefix(text: &str) -> Self {
+        Self::new(text, |len| u64::MAX >> (64 - 8 * len), head_word)
+    }
+
+    fn suffix(text: &str) -> Self {
+        Self::new(text, |len| u64::MAX << (64 - 8 * len), tail_word)
+    }
+
+    /// `text`, with the mask `mask_of` gives a length of 1 to 8 bytes, and its bytes in their
+    /// place in `word_of` the text.
+    fn new(text: &str, mask_of: fn(usize) -> u64, word_of: fn(&[u8]) -> u64) -> Self {
         let len = text.len();
-        let mask = match len {
-            1..=8 => u64::MAX >> (64 - 8 * len),
-            _ => 0,
-        };
+        let mask = if (1..=8).contains(&len) { mask_of(len) } else { 0 };
         Self {
             text: KeyedText::new(text),
             len,
-            word: head_word(text.as_bytes()) & mask,
+            word: word_of(text.as_bytes()) & mask,
             mask,
         }
     }
@@ -397,20 +402,6 @@ impl Affix {
             } else {
                 word & self.mask == self.word
             }
-    }
-
-    fn suffix(text: &str) -> Self {
-        let len = text.len();
-        let mask = match len {
-            1..=8 => u64::MAX << (64 - 8 * len),
-            _ => 0,
-        };
-        Self {
-            text: KeyedText::new(text),
-            len,
-            word: tail_word(text.as_bytes()) & mask,
-            mask,
-        }
     }
 }
 
@@ -468,11 +459,10 @@ impl CompiledConstraint {
         constraint: &Constraint,
         regex_size_limit: usize,
     ) -> (Self, Option<ValidationError>) {
-        let (matcher, error) = match compile_matcher(constraint, regex_size_limit) {
-            Ok(matcher) => (matcher, None),
-            Err(error) => (Matcher::Never, Some(error)),
+        let (matcher, negated, error) = match compile_matcher(constraint, regex_size_limit) {
+            Ok((operator, matcher)) => (matcher, operator == Operator::NotIn, None),
+            Err(error) => (Matcher::Never, false, Some(error)),
         };
-        let negated = matches!(matcher, Matcher::In(_)) && constraint.operator == Operator::NotIn.name();
         let compiled = Self {
             field: Field::parse(&constraint.context_name),
             matcher,
@@ -689,7 +679,11 @@ pub(crate) fn parse_network(text: &str) -> Option<IpNet> {
         .or_else(|| text.parse::<IpAddr>().ok().map(IpNet::from))
 }
 
-fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<Matcher, ValidationError> {
+/// The constraint's operator and its matcher (`NOT_IN`'s is `IN`'s: the caller inverts it).
+fn compile_matcher(
+    constraint: &Constraint,
+    regex_size_limit: usize,
+) -> Result<(Operator, Matcher), ValidationError> {
     let operator = Operator::parse(&constraint.operator).ok_or_else(|| ValidationError::UnknownOperator {
         operator: constraint.operator.clone(),
     })?;
@@ -710,7 +704,7 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
     let affixes =
         |affix: fn(&str) -> Affix| -> Arc<[Affix]> { strings().iter().map(|text| affix(text)).collect() };
     let set = || StrSet::new(constraint.values.iter().map(String::as_str));
-    Ok(match operator {
+    let matcher = match operator {
         Operator::In | Operator::NotIn => Matcher::In(set()),
         Operator::StrStartsWith => Matcher::StartsWith(affixes(Affix::prefix)),
         Operator::StrEndsWith => Matcher::EndsWith(affixes(Affix::suffix)),
@@ -771,7 +765,8 @@ fn compile_matcher(constraint: &Constraint, regex_size_limit: usize) -> Result<M
             }
             Matcher::Cidr(networks)
         }
-    })
+    };
+    Ok((operator, matcher))
 }
 
 #[cfg(test)]

@@ -405,13 +405,7 @@ impl Engine {
         for flag in self.flags.iter_mut() {
             for strategy in &mut flag.strategies {
                 if strategy.segment_slots.contains(&slot) {
-                    let slots = std::mem::take(&mut strategy.segment_slots);
-                    strategy.set_segments(
-                        slots
-                            .iter()
-                            .map(|slot| segment_slots.get(*slot as usize).and_then(Option::as_ref)),
-                    );
-                    strategy.segment_slots = slots;
+                    strategy.set_segments(|slot| segment_in(segment_slots, slot));
                 }
             }
         }
@@ -431,7 +425,7 @@ impl Engine {
     /// The segment in a slot, if it exists.
     #[inline]
     pub(crate) fn segment(&self, slot: u32) -> Option<&CompiledSegment> {
-        self.segment_slots.get(slot as usize).and_then(Option::as_ref)
+        segment_in(&self.segment_slots, slot)
     }
 
     fn upsert_feature(&mut self, feature: Feature, warnings: &mut Vec<Warning>) {
@@ -450,8 +444,8 @@ impl Engine {
                     });
                 }
             }
-            strategy.set_segments(slots.iter().map(|slot| self.segment(*slot)));
             strategy.segment_slots = slots;
+            strategy.set_segments(|slot| self.segment(slot));
         }
         self.flags.insert(compiled);
     }
@@ -569,6 +563,12 @@ impl Engine {
             }
         })
     }
+}
+
+/// The segment in `slot` of `slots`, if it exists: [`Engine::segment`], for where the engine is
+/// borrowed in parts.
+fn segment_in(slots: &[Option<CompiledSegment>], slot: u32) -> Option<&CompiledSegment> {
+    slots.get(slot as usize).and_then(Option::as_ref)
 }
 
 /// Gives back the spare capacity of every list in `feature`, which is kept for as long as the

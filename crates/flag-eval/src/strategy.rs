@@ -212,20 +212,17 @@ impl CompiledStrategy {
         self.checks.get(..self.own).unwrap_or_default()
     }
 
-    /// Sets what evaluation tests: the strategy's own constraints, then `segments`' constraints,
-    /// `None` standing for a segment that does not exist.
-    pub(crate) fn set_segments<'s>(
-        &mut self,
-        segments: impl IntoIterator<Item = Option<&'s CompiledSegment>>,
-    ) {
-        let mut segments = segments.into_iter().peekable();
-        if segments.peek().is_none() && self.checks.len() == self.own {
+    /// Sets what evaluation tests: the strategy's own constraints, then the constraints of the
+    /// segment in each of its `segment_slots`, as `segment` finds it (`None` for one that does
+    /// not exist).
+    pub(crate) fn set_segments<'s>(&mut self, segment: impl Fn(u32) -> Option<&'s CompiledSegment>) {
+        if self.segment_slots.is_empty() && self.checks.len() == self.own {
             // No segments, before or now: the strategy's own constraints, as they are.
             return;
         }
         let mut checks = self.constraints().to_vec();
-        for segment in segments {
-            match segment {
+        for slot in &self.segment_slots {
+            match segment(*slot) {
                 Some(segment) => checks.extend(segment.constraints.iter().cloned()),
                 None => checks.push(CompiledConstraint::never()),
             }
