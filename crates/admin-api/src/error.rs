@@ -33,6 +33,10 @@ pub enum ApiError {
     /// 405 `MethodNotAllowed`.
     #[error("method not allowed")]
     MethodNotAllowed,
+    /// 405 `NotImplementedError`: a path Unleash reserves and answers so, such as the frontend
+    /// API's health and metrics paths.
+    #[error("{0}")]
+    NotImplemented(&'static str),
     /// 401 `AuthenticationRequired` with single sign-on among the ways to log in, which
     /// Unleash's web UI reads to show its "Sign in with" button (and the password form only
     /// when `password`).
@@ -82,6 +86,7 @@ impl ApiError {
             Self::PayloadTooLarge { .. } => "PayloadTooLarge",
             Self::ContentType(_) | Self::ContentEncoding(_) => "ContentTypeError",
             Self::MethodNotAllowed => "MethodNotAllowedError",
+            Self::NotImplemented(_) => "NotImplementedError",
             Self::LoginRequired { .. } => "AuthenticationRequired",
         }
     }
@@ -158,7 +163,7 @@ impl ResponseError for ApiError {
             Self::Admin(error) => status_of(error),
             Self::PayloadTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             Self::ContentType(_) | Self::ContentEncoding(_) => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::MethodNotAllowed | Self::NotImplemented(_) => StatusCode::METHOD_NOT_ALLOWED,
             Self::LoginRequired { .. } => StatusCode::UNAUTHORIZED,
         }
     }
@@ -192,6 +197,15 @@ impl ResponseError for ApiError {
             Self::LoginRequired { password } => (true, *password),
             _ => (false, true),
         };
+        // Unleash's 401 repeats its message as the one detail, as its middleware's errors do.
+        let details = details.or_else(|| {
+            login.then(|| {
+                vec![Detail {
+                    message: self.to_string(),
+                    path: None,
+                }]
+            })
+        });
         response.json(ErrorBody {
             id,
             name: self.name().to_owned(),

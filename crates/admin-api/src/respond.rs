@@ -56,6 +56,24 @@ impl Responder for Done {
     }
 }
 
+/// 200 OK with an empty body typed as JSON: what Unleash's `res.json(undefined)` answers, as
+/// its strategy delete does.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct DoneAsJson;
+
+impl Responder for DoneAsJson {
+    type Body = BoxBody;
+
+    fn respond_to(self, _request: &HttpRequest) -> HttpResponse {
+        HttpResponse::Ok()
+            .insert_header((
+                actix_web::http::header::CONTENT_TYPE,
+                "application/json; charset=utf-8",
+            ))
+            .finish()
+    }
+}
+
 /// 204 No Content.
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoContent;

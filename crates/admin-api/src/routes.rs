@@ -423,6 +423,16 @@ pub fn operations() -> Vec<Operation> {
             ReadIn(Permission::ReadFeatureEnvironmentVariants),
         ),
         operation(
+            variants::__path_overwrite_environment_variants,
+            variants::overwrite_environment_variants,
+            WriteIn(Permission::UpdateFeatureEnvironmentVariants),
+        ),
+        operation(
+            variants::__path_patch_environment_variants,
+            variants::patch_environment_variants,
+            WriteIn(Permission::UpdateFeatureEnvironmentVariants),
+        ),
+        operation(
             flags::__path_on,
             flags::on,
             WriteIn(Permission::UpdateFeatureEnvironment),
@@ -490,6 +500,13 @@ pub fn operations() -> Vec<Operation> {
             Frontend,
         ),
         operation(usage::__path_frontend_metrics, usage::frontend_metrics, Frontend),
+        operation(
+            frontend::__path_client_features,
+            frontend::client_features,
+            Frontend,
+        ),
+        operation(frontend::__path_health, frontend::health, Frontend),
+        operation(frontend::__path_prometheus, frontend::prometheus, Frontend),
         // What SDKs reported.
         operation(applications::__path_list, applications::list, Read),
         operation(applications::__path_get, applications::get, Read),
@@ -550,7 +567,8 @@ pub async fn trim_trailing_slash(
 }
 
 /// Registers every operation on `config`: one resource per path, which holds the accesses its
-/// operations declare and answers its other methods with 405.
+/// operations declare and answers its other methods with 405 (404 under the frontend API, as
+/// Unleash's router answers them).
 pub fn configure(config: &mut web::ServiceConfig) {
     let mut paths: Vec<(String, Vec<Operation>)> = Vec::new();
     // The router tries resources in the order they are registered, so the paths SDKs poll
@@ -592,9 +610,15 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .map(|operation| (operation.method.clone(), operation.access))
                 .collect(),
         );
+        // Unleash's frontend API router answers a method it does not serve as an unknown path.
+        let other_methods = if path.starts_with("/api/frontend") {
+            web::to(handlers::not_found)
+        } else {
+            web::to(handlers::method_not_allowed)
+        };
         let mut resource = web::resource(path)
             .app_data(declared)
-            .default_service(web::to(handlers::method_not_allowed));
+            .default_service(other_methods);
         for operation in operations {
             let route = (operation.route)();
             resource = resource.route(if operation.method == Method::GET {

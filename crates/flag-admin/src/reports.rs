@@ -5,10 +5,12 @@
 
 use std::net::IpAddr;
 
+use chrono::NaiveDateTime;
+
 use crate::auth::{ClientAccess, FrontendAccess};
 use crate::dto::edge::EdgeInstance;
 use crate::dto::text_problem;
-use crate::dto::usage::{BulkReport, MetricsReport, Registration};
+use crate::dto::usage::{BulkReport, MetricsReport, Registration, ReportLimits};
 use crate::usage::{FlagCount, InstanceReport};
 use crate::{AdminError, Ctx};
 
@@ -23,7 +25,8 @@ fn instance_id(id: Option<String>) -> String {
         .unwrap_or_else(|| "default".into())
 }
 
-fn counts(report: MetricsReport) -> Option<(chrono::NaiveDateTime, Vec<FlagCount>)> {
+/// A report's counts, with the time they are filed at when received at `now`.
+fn counts(report: MetricsReport, now: NaiveDateTime) -> Option<(NaiveDateTime, Vec<FlagCount>)> {
     let bucket = report.bucket?;
     let counts = bucket
         .toggles
@@ -40,7 +43,7 @@ fn counts(report: MetricsReport) -> Option<(chrono::NaiveDateTime, Vec<FlagCount
                 .collect(),
         })
         .collect();
-    Some((bucket.stop.0, counts))
+    Some((ReportLimits::filed_at(bucket.stop.0, now), counts))
 }
 
 /// Registers a server-side SDK instance, reported from `address`.
@@ -50,13 +53,14 @@ pub fn register(
     address: IpAddr,
     registration: Registration,
 ) -> Result<(), AdminError> {
-    registration.check(crate::now())?;
+    registration.check()?;
+    let now = crate::now();
     ctx.usage.instance(
         InstanceReport {
             sdk_version: registration.sdk_version,
             client_ip: Some(address.to_string()),
             strategies: registration.strategies,
-            started: Some(registration.started.0),
+            started: Some(ReportLimits::started_at(registration.started.0, now)),
             #[expect(
                 clippy::cast_possible_truncation,
                 reason = "checked finite and not negative; saturates"
@@ -70,20 +74,22 @@ pub fn register(
                 "backend",
             )
         },
-        crate::now(),
+        now,
     )
 }
 
 /// Takes a server-side SDK's usage counts, reported from `address`, filed under the token's
-/// environment and the hour of the bucket's end. Counts for flags outside the token's projects
-/// are dropped.
+/// environment and the hour of the bucket's end (or of the receive time, when the sender's clock
+/// is off: [`ReportLimits::filed_at`]). Counts for flags outside the token's projects are
+/// dropped.
 pub fn metrics(
     ctx: &Ctx,
     access: ClientAccess,
     address: IpAddr,
     report: MetricsReport,
 ) -> Result<(), AdminError> {
-    report.check(crate::now())?;
+    report.check()?;
+    let now = crate::now();
     let environment = usage_environment(access.environment.as_deref());
     let app_name = report.app_name.clone();
     ctx.usage.instance(
@@ -97,9 +103,9 @@ pub fn metrics(
                 "backend",
             )
         },
-        crate::now(),
+        now,
     )?;
-    if let Some((stop, counts)) = counts(report) {
+    if let Some((stop, counts)) = counts(report, now) {
         ctx.usage
             .count(&app_name, &environment, access.projects.as_deref(), stop, counts);
     }
@@ -109,7 +115,7 @@ pub fn metrics(
 /// Takes Unleash Edge's report: the applications behind it and their counts. Counts for
 /// another environment than the token's, or for flags outside its projects, are dropped.
 pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), AdminError> {
-    report.check(crate::now())?;
+    report.check()?;
     let accepted = usage_environment(access.environment.as_deref());
     let now = crate::now();
     for application in report.applications {
@@ -122,7 +128,9 @@ pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), A
             InstanceReport {
                 sdk_version: application.sdk_version,
                 strategies: application.strategies,
-                started: application.started.map(|started| started.0),
+                started: application
+                    .started
+                    .map(|started| ReportLimits::started_at(started.0, now)),
                 #[expect(
                     clippy::cast_possible_truncation,
                     reason = "saturates; a negative interval is dropped"
@@ -161,7 +169,7 @@ pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), A
             &metric.app_name,
             &metric.environment,
             access.projects.as_deref(),
-            metric.timestamp.0,
+            ReportLimits::filed_at(metric.timestamp.0, now),
             [count],
         );
     }
@@ -171,7 +179,7 @@ pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), A
 /// Checks a frontend SDK's registration, which is answered as Unleash answers it; frontend
 /// instances are recorded from their metrics.
 pub fn frontend_register(registration: &Registration) -> Result<(), AdminError> {
-    registration.check(crate::now())
+    registration.check()
 }
 
 /// Takes a frontend SDK's usage counts, filed under the token's environment. The instance is
@@ -183,7 +191,8 @@ pub fn frontend_metrics(
     sdk: Option<&str>,
     report: MetricsReport,
 ) -> Result<(), AdminError> {
-    report.check(crate::now())?;
+    report.check()?;
+    let now = crate::now();
     if let Some(sdk) = sdk {
         AdminError::check(text_problem("Unleash-Sdk", sdk).into_iter().collect())?;
     }
@@ -199,11 +208,11 @@ pub fn frontend_metrics(
                     "frontend",
                 )
             },
-            crate::now(),
+            now,
         )?;
     }
     let app_name = report.app_name.clone();
-    if let Some((stop, counts)) = counts(report) {
+    if let Some((stop, counts)) = counts(report, now) {
         ctx.usage.count(
             &app_name,
             &access.environment,

@@ -1,11 +1,85 @@
-//! A feature's variants per environment: the batch write and the read.
+//! A feature's variants per environment: the batch write, the per-environment overwrite and
+//! JSON Patch (Unleash's legacy environment variants, which its web UI edits), and the read.
 
+use flag_eval::Variant;
 use flag_store::queries;
+use flag_store::queries::variants::CurrentVariants;
 use serde_json::Value;
 
 use crate::auth::Caller;
-use crate::dto::variants::{FeatureVariantsResponse, VariantsPush};
+use crate::dto::variants::{FeatureVariantsResponse, VariantsPush, environment_variants};
 use crate::{AdminError, Ctx, db};
+
+/// Where a feature's variants in one environment stand: project, feature, environment.
+type Place = (String, String, String);
+
+/// Unleash's rule for the per-environment writes: environment variants are deprecated in favour
+/// of strategy variants, so they may be written only to a feature that already has some in an
+/// environment. (The batch write is not held to it.)
+fn require_legacy_variants(feature: &str, current: &CurrentVariants) -> Result<(), AdminError> {
+    if current.feature_has_variants {
+        Ok(())
+    } else {
+        Err(AdminError::InvalidOperation(format!(
+            "Environment variants deprecated for feature: {feature}. Use strategy variants instead."
+        )))
+    }
+}
+
+/// Writes the variants `change` makes of the current ones in one environment, read and written
+/// in one transaction; answers with them as stored, sorted by name.
+async fn change(
+    ctx: &Ctx,
+    caller: &Caller,
+    (project, feature, environment): Place,
+    change: impl FnOnce(&CurrentVariants) -> Result<Vec<Variant>, AdminError> + Send + 'static,
+) -> Result<FeatureVariantsResponse, AdminError> {
+    caller.require_in(&environment)?;
+    let actor = caller.actor();
+    let now = crate::now();
+    let written = db::run(&ctx.store, move |conn| {
+        queries::variants::change_in_environment(
+            conn,
+            (&project, &feature, &environment),
+            &actor,
+            now,
+            |current| {
+                require_legacy_variants(&feature, &current)?;
+                change(&current)
+            },
+        )
+    })
+    .await??;
+    Ok(FeatureVariantsResponse::from(written))
+}
+
+/// Replaces `feature`'s variants in one environment with `body`, a list of variants.
+pub async fn overwrite(
+    ctx: &Ctx,
+    caller: &Caller,
+    place: Place,
+    body: Value,
+) -> Result<FeatureVariantsResponse, AdminError> {
+    change(ctx, caller, place, move |_| environment_variants(body, "")).await
+}
+
+/// Changes `feature`'s variants in one environment with a JSON Patch over the list as stored
+/// (sorted by name, as `GET` answers it).
+pub async fn patch(
+    ctx: &Ctx,
+    caller: &Caller,
+    place: Place,
+    operations: json_patch::Patch,
+) -> Result<FeatureVariantsResponse, AdminError> {
+    change(ctx, caller, place, move |current| {
+        let mut document = serde_json::to_value(&current.variants)
+            .map_err(|error| AdminError::Internal(format!("cannot write variants as JSON: {error}")))?;
+        json_patch::patch(&mut document, &operations)
+            .map_err(|error| AdminError::bad_request(format!("Could not apply provided patch: {error}")))?;
+        environment_variants(document, "")
+    })
+    .await
+}
 
 /// Overwrites `feature`'s variants in every environment the body names, all or none; answers
 /// with the variants as sent, defaults filled in and weights normalised.

@@ -1,7 +1,9 @@
 //! Export and import of flags in Unleash's export document.
 
 use actix_web::web;
-use flag_admin::dto::export::{ExportDocument, ExportQuery, ImportCheckOut, ImportRequest};
+use flag_admin::dto::export::{
+    ExportDocument, ExportDocumentSchema, ExportQuery, ImportCheckOut, ImportRequest,
+};
 use flag_admin::export;
 
 use crate::auth::Admitted;
@@ -19,7 +21,7 @@ use crate::state::AppState;
     operation_id = "exportFeatures",
     request_body = ExportQuery,
     responses(
-        (status = 200, description = "The export document", body = Object),
+        (status = 200, description = "The export document", body = ExportDocumentSchema),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
         (status = 404, description = "No such environment", body = ErrorBody),
     ),

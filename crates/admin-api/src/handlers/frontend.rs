@@ -136,3 +136,54 @@ pub async fn set_cors(
     frontend::set_cors(&state.app, &caller, request).await?;
     Ok(NoContent)
 }
+
+/// What Unleash answers on the frontend API's paths it does not serve.
+const NOT_IMPLEMENTED: &str = "The frontend API does not support this endpoint.";
+
+/// Not served: the frontend API evaluates on the server, so SDKs poll `/api/frontend`.
+#[utoipa::path(
+    get,
+    path = "/api/frontend/client/features",
+    tag = "Frontend API",
+    operation_id = "getFrontendClientFeatures",
+    responses(
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "Not a frontend token", body = ErrorBody),
+        (status = 405, description = "Always, with a frontend token, as Unleash answers", body = ErrorBody),
+    ),
+)]
+pub async fn client_features(FrontendToken(_): FrontendToken) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotImplemented(NOT_IMPLEMENTED))
+}
+
+/// Not served: the server's own health is at `/health`.
+#[utoipa::path(
+    get,
+    path = "/api/frontend/health",
+    tag = "Frontend API",
+    operation_id = "getFrontendHealth",
+    responses(
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "Not a frontend token", body = ErrorBody),
+        (status = 405, description = "Always, with a frontend token, as Unleash answers", body = ErrorBody),
+    ),
+)]
+pub async fn health(FrontendToken(_): FrontendToken) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotImplemented(NOT_IMPLEMENTED))
+}
+
+/// Not served: the server's metrics are at `/internal-backstage/prometheus`.
+#[utoipa::path(
+    get,
+    path = "/api/frontend/internal-backstage/prometheus",
+    tag = "Frontend API",
+    operation_id = "getFrontendPrometheus",
+    responses(
+        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
+        (status = 403, description = "Not a frontend token", body = ErrorBody),
+        (status = 405, description = "Always, with a frontend token, as Unleash answers", body = ErrorBody),
+    ),
+)]
+pub async fn prometheus(FrontendToken(_): FrontendToken) -> Result<HttpResponse, ApiError> {
+    Err(ApiError::NotImplemented(NOT_IMPLEMENTED))
+}

@@ -9,7 +9,7 @@ use flag_admin::strategies;
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::Body;
-use crate::respond::Done;
+use crate::respond::{Done, DoneAsJson};
 use crate::state::AppState;
 
 /// Adds a strategy to a feature in an environment.
@@ -56,7 +56,7 @@ pub async fn add(
     ),
     request_body = StrategyRequest,
     responses(
-        (status = 200, description = "The strategy", body = StrategySchema),
+        (status = 200, description = "The strategy as stored, with every field", body = StrategyOut),
         (status = 400, description = "The strategy is not valid: its type is not defined, or a constraint value is not a legal value of its context field", body = ErrorBody),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment, strategy or segment", body = ErrorBody),
@@ -67,12 +67,12 @@ pub async fn update(
     Admitted(caller): Admitted,
     path: web::Path<(String, String, String, String)>,
     Body(request): Body<StrategyRequest>,
-) -> Result<web::Json<flag_eval::Strategy>, ApiError> {
+) -> Result<web::Json<StrategyOut>, ApiError> {
     let (project, feature, environment, id) = path.into_inner();
     let place = (project, feature, environment);
-    Ok(web::Json(
+    Ok(web::Json(StrategyOut::of(
         strategies::update(&state.app, &caller, place, id, request).await?,
-    ))
+    )))
 }
 
 /// Removes a strategy.
@@ -88,7 +88,7 @@ pub async fn update(
         ("strategyId" = String, Path, description = "The strategy"),
     ),
     responses(
-        (status = 200, description = "Removed; no body"),
+        (status = 200, description = "Removed; an empty body typed `application/json`, as Unleash answers"),
         (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment or strategy", body = ErrorBody),
     ),
@@ -97,10 +97,10 @@ pub async fn delete(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String, String, String)>,
-) -> Result<Done, ApiError> {
+) -> Result<DoneAsJson, ApiError> {
     let (project, feature, environment, id) = path.into_inner();
     strategies::delete(&state.app, &caller, (project, feature, environment), id).await?;
-    Ok(Done)
+    Ok(DoneAsJson)
 }
 
 /// A flag's strategies in an environment, in evaluation order.

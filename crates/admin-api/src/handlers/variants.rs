@@ -1,8 +1,9 @@
-//! `PUT /api/admin/projects/{projectId}/features/{featureName}/variants-batch` and reading
-//! variants back.
+//! `PUT /api/admin/projects/{projectId}/features/{featureName}/variants-batch`, the
+//! per-environment overwrite and JSON Patch, and reading variants back.
 
 use actix_web::web;
-use flag_admin::dto::variants::{FeatureVariantsResponse, PushVariantsRequest};
+use flag_admin::dto::features::PatchOperationSchema;
+use flag_admin::dto::variants::{FeatureVariantsResponse, PushVariantsRequest, VariantSchema};
 use flag_admin::variants;
 use serde_json::Value;
 
@@ -67,5 +68,71 @@ pub async fn environment_variants(
 ) -> Result<web::Json<FeatureVariantsResponse>, ApiError> {
     Ok(web::Json(
         variants::get(&state.app, &caller, path.into_inner()).await?,
+    ))
+}
+
+/// Overwrite a feature's variants in one environment.
+///
+/// Environment variants are deprecated in favour of strategy variants: as in Unleash, only a
+/// feature that already has variants in some environment takes them (403 otherwise).
+#[utoipa::path(
+    put,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "Variants",
+    operation_id = "overwriteEnvironmentFeatureVariants",
+    params(
+        ("projectId" = String, Path, description = "The project the feature belongs to"),
+        ("featureName" = String, Path, description = "The feature"),
+        ("environment" = String, Path, description = "The environment"),
+    ),
+    request_body = Vec<VariantSchema>,
+    responses(
+        (status = 200, description = "The variants as stored: sorted by name, defaults filled in and weights normalised", body = FeatureVariantsResponse),
+        (status = 400, description = "The body breaks the schema or a variant rule", body = ErrorBody),
+        (status = 403, description = "A Viewer, a token limited to other environments, or a feature without environment variants", body = ErrorBody),
+        (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
+    ),
+)]
+pub async fn overwrite_environment_variants(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<(String, String, String)>,
+    Body(body): Body<Value>,
+) -> Result<web::Json<FeatureVariantsResponse>, ApiError> {
+    Ok(web::Json(
+        variants::overwrite(&state.app, &caller, path.into_inner(), body).await?,
+    ))
+}
+
+/// Change a feature's variants in one environment with a JSON Patch.
+///
+/// The patch applies to the variants as `GET` answers them, sorted by name. As in Unleash,
+/// only a feature that already has variants in some environment takes them (403 otherwise).
+#[utoipa::path(
+    patch,
+    path = "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+    tag = "Variants",
+    operation_id = "patchEnvironmentsFeatureVariants",
+    params(
+        ("projectId" = String, Path, description = "The project the feature belongs to"),
+        ("featureName" = String, Path, description = "The feature"),
+        ("environment" = String, Path, description = "The environment"),
+    ),
+    request_body = Vec<PatchOperationSchema>,
+    responses(
+        (status = 200, description = "The variants as stored: sorted by name, defaults filled in and weights normalised", body = FeatureVariantsResponse),
+        (status = 400, description = "The patch does not apply, or its result breaks the schema or a variant rule", body = ErrorBody),
+        (status = 403, description = "A Viewer, a token limited to other environments, or a feature without environment variants", body = ErrorBody),
+        (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
+    ),
+)]
+pub async fn patch_environment_variants(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<(String, String, String)>,
+    Body(operations): Body<json_patch::Patch>,
+) -> Result<web::Json<FeatureVariantsResponse>, ApiError> {
+    Ok(web::Json(
+        variants::patch(&state.app, &caller, path.into_inner(), operations).await?,
     ))
 }

@@ -976,6 +976,39 @@ async fn update_strategy_answer() {
 }
 
 #[actix_web::test]
+async fn a_replaced_strategy_keeps_disabled_and_answers_every_field_and_its_delete_is_typed_json() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    create_feature(&service, "banner").await;
+    let path = strategies_path("banner", "development");
+    let strategy = expect(&service, post(&path, ADMIN, pro_rollout()), StatusCode::OK).await;
+    let id = strategy["id"].as_str().unwrap_or_default().to_owned();
+    let mut changed = pro_rollout();
+    changed["disabled"] = json!(true);
+    let body = expect(
+        &service,
+        put(&format!("{path}/{id}"), ADMIN, changed),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(body["disabled"], true, "{body}");
+    assert_eq!(body["segments"], json!([]), "{body}");
+    assert_eq!(body["variants"], json!([]), "{body}");
+    let read = expect(&service, get(&format!("{path}/{id}"), ADMIN), StatusCode::OK).await;
+    assert_eq!(read["disabled"], true, "{read}");
+    let response = test::call_service(&service, delete(&format!("{path}/{id}"), ADMIN).to_request()).await;
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        response
+            .headers()
+            .get("content-type")
+            .and_then(|value| value.to_str().ok()),
+        Some("application/json; charset=utf-8")
+    );
+    assert!(test::read_body(response).await.is_empty());
+}
+
+#[actix_web::test]
 async fn update_strategy_error_when_unknown() {
     let app = TestApp::new();
     let service = app.service().await;

@@ -203,7 +203,8 @@ async fn paths_under_the_frontend_api_answer_as_unleash_does() {
     assert_eq!((status, &with_slash), (StatusCode::OK, &without));
     let (status, _) = send(&service, post("/api/frontend/", FRONTEND, json!({"context": {}}))).await;
     assert_eq!(status, StatusCode::OK);
-    // A known path with another method is 405; an unknown path under it is 404.
+    // A known path with another method is 404, as an unknown path under it is: Unleash's router
+    // knows no 405 there.
     for method in [actix_web::http::Method::PUT, actix_web::http::Method::DELETE] {
         for path in ["/api/frontend", "/api/frontend/", "/api/frontend/client/metrics"] {
             let request = test::TestRequest::default()
@@ -211,8 +212,23 @@ async fn paths_under_the_frontend_api_answer_as_unleash_does() {
                 .uri(path)
                 .insert_header(("Authorization", FRONTEND));
             let (status, body) = send(&service, request).await;
-            assert_error(status, &body, 405, "MethodNotAllowedError");
+            assert_error(status, &body, 404, "NotFoundError");
         }
+    }
+    // The paths Unleash reserves and does not serve answer 405 `NotImplementedError`.
+    for path in [
+        "/api/frontend/client/features",
+        "/api/frontend/health",
+        "/api/frontend/internal-backstage/prometheus",
+    ] {
+        let (status, body) = send(&service, get(path, FRONTEND)).await;
+        assert_error(status, &body, 405, "NotImplementedError");
+        assert_eq!(
+            body["message"],
+            "The frontend API does not support this endpoint."
+        );
+        let (status, body) = send(&service, get(path, "nope")).await;
+        assert_error(status, &body, 401, "AuthenticationRequired");
     }
     for path in [
         "/api/frontend/unknown",

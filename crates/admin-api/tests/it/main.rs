@@ -31,5 +31,6 @@ mod streaming;
 mod tags;
 mod token_scope;
 mod usage;
+mod variants;
 mod webhooks;
 mod webui;

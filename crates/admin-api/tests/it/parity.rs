@@ -141,8 +141,24 @@ async fn constraints_and_client_documents_read_back_as_stored() {
     check(&child["strategies"][0]["constraints"], "the client API");
     assert_eq!(
         child["dependencies"],
-        json!([{"feature": "parent", "enabled": true}]),
-        "Unleash leaves `variants` out of a dependency that names none"
+        json!([{"feature": "parent", "enabled": true, "variants": []}]),
+        "Unleash writes `variants: []` for an enabled parent when none were named"
+    );
+    // On a disabled parent, Unleash leaves `variants` out.
+    let (status, answer) = send(
+        &service,
+        post(
+            &format!("{FEATURES}/child/dependencies"),
+            ADMIN,
+            json!({"feature": "parent", "enabled": false}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{answer}");
+    let (_, disabled) = send(&service, get("/api/client/features", SDK)).await;
+    assert_eq!(
+        named(&disabled["features"], "child")["dependencies"],
+        json!([{"feature": "parent", "enabled": false}])
     );
     let mut query = object_keys(&document["query"]);
     query.sort_unstable();
@@ -434,7 +450,7 @@ async fn null_in_an_invite_link_update_is_refused_naming_the_field() {
         (json!({"enabled": null}), "enabled"),
         (json!({"expiresAt": null, "enabled": true}), "expiresAt"),
         (
-            json!({"enabled": null, "expiresAt": "2030-01-01T00:00:00Z"}),
+            json!({"enabled": null, "expiresAt": crate::common::next_year()}),
             "enabled",
         ),
     ] {

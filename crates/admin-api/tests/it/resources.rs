@@ -419,7 +419,7 @@ async fn tokens_are_found_by_name_expired_and_kept_per_project() {
         put(
             "/api/admin/api-tokens/unknown-secret",
             ADMIN,
-            json!({"expiresAt": "2030-01-01T00:00:00Z"}),
+            json!({"expiresAt": crate::common::next_year()}),
         ),
     )
     .await;

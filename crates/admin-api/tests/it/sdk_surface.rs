@@ -171,33 +171,140 @@ async fn issue_26_reports_are_bounded_in_strategies_flags_variants_and_applicati
     assert_eq!(list["total"], json!(0), "{list}");
 }
 
+/// The hours under which the raw usage view shows counts of `flag`.
+async fn hours_counted<S, B>(service: &S, flag: &str) -> Vec<String>
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    let (_, body) = send(
+        service,
+        get(&format!("/api/admin/client-metrics/features/{flag}/raw"), ADMIN),
+    )
+    .await;
+    body["data"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|bucket| bucket["yes"].as_i64().unwrap_or_default() > 0)
+        .filter_map(|bucket| bucket["timestamp"].as_str().map(str::to_owned))
+        .collect()
+}
+
 #[actix_web::test]
-async fn issue_26_far_future_and_expired_times_are_refused_naming_the_field() {
+async fn reports_from_a_skewed_clock_are_counted_at_the_receive_time() {
+    let app = TestApp::new();
+    app.store_token(FRONTEND, "frontend", "development", &["*"])
+        .unwrap_or_else(|error| panic!("{error}"));
+    let service = app.service().await;
+    crate::common::seed_feature(&service, "f").await;
+    let hour_of = |time| {
+        chrono::DurationRound::duration_trunc(time, chrono::TimeDelta::hours(1))
+            .map(iso)
+            .unwrap_or_default()
+    };
+    let first_hour = hour_of(now());
+    let bucket = |start: chrono::DateTime<chrono::Utc>, stop: String| {
+        json!({"appName": "web", "instanceId": "i-1", "bucket": {"start": iso(start), "stop": stop,
+               "toggles": {"f": {"yes": 1, "no": 0}}}})
+    };
+    let ahead = now() + chrono::TimeDelta::hours(3);
+    let behind = now() - chrono::TimeDelta::days(3);
+    for (path, token, body, expected) in [
+        // A server three hours ahead, one three days behind, and a bucket ending in year 9999.
+        (
+            "/api/client/metrics",
+            SDK,
+            bucket(ahead, iso(ahead)),
+            StatusCode::ACCEPTED,
+        ),
+        (
+            "/api/client/metrics",
+            SDK,
+            bucket(behind, iso(behind)),
+            StatusCode::ACCEPTED,
+        ),
+        (
+            "/api/client/metrics",
+            SDK,
+            bucket(now(), "9999-12-31T23:59:59Z".into()),
+            StatusCode::ACCEPTED,
+        ),
+        // A browser whose clock is two hours ahead.
+        (
+            "/api/frontend/client/metrics",
+            FRONTEND,
+            bucket(
+                now() + chrono::TimeDelta::hours(2),
+                iso(now() + chrono::TimeDelta::hours(2)),
+            ),
+            StatusCode::OK,
+        ),
+    ] {
+        let (status, answer) = send(&service, post(path, token, body)).await;
+        assert_eq!(status, expected, "{path}: {answer}");
+    }
+    // Edge's counts dated far ahead, and an SDK that says it started tomorrow.
+    let bulk = json!({"applications": [{"appName": "a", "instanceId": "e", "environment": "development",
+        "started": iso(now() + chrono::TimeDelta::days(1))}],
+        "metrics": [{"featureName": "f", "appName": "a", "environment": "development",
+        "timestamp": "9999-06-01T00:00:00Z", "yes": 1, "no": 0}]});
+    let (status, answer) = send(&service, post("/api/client/metrics/bulk", SDK, bulk)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    let registration = json!({"appName": "web", "instanceId": "i-1", "strategies": ["default"],
+        "started": iso(now() + chrono::TimeDelta::days(1)), "interval": 15000});
+    let (status, answer) = send(&service, post("/api/client/register", SDK, registration)).await;
+    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    app.state.app.flush_usage().await.ok();
+    // Every count was kept, each in the hour it arrived in.
+    assert_eq!(counted(&service, "f").await, (5, 0));
+    let hours = hours_counted(&service, "f").await;
+    let last_hour = hour_of(now());
+    assert!(
+        !hours.is_empty() && hours.iter().all(|hour| *hour == first_hour || *hour == last_hour),
+        "{hours:?} against {first_hour}"
+    );
+    let (_, instances) = send(
+        &service,
+        get("/api/admin/metrics/instances/web/environment/development", ADMIN),
+    )
+    .await;
+    assert_eq!(
+        instances["instances"].as_array().map(Vec::len),
+        Some(1),
+        "{instances}"
+    );
+}
+
+#[actix_web::test]
+async fn reversed_and_malformed_report_times_are_refused_naming_the_field() {
     let app = TestApp::new();
     let service = app.service().await;
-    let stop_far = json!({"appName": "web", "bucket": {"start": iso(now()), "stop": "9999-12-31T23:59:59Z",
-        "toggles": {"f": {"yes": 1}}}});
-    let too_old = json!({"appName": "web", "bucket": {"start": iso(now() - chrono::TimeDelta::days(3)),
-        "stop": iso(now() - chrono::TimeDelta::days(3)), "toggles": {"f": {"yes": 1}}}});
-    for body in [stop_far, too_old] {
+    let reversed = json!({"appName": "web", "bucket": {"start": iso(now()),
+        "stop": iso(now() - chrono::TimeDelta::minutes(5)), "toggles": {"f": {"yes": 1}}}});
+    let (status, answer) = send(&service, post("/api/client/metrics", SDK, reversed)).await;
+    assert_error(status, &answer, 400, "ValidationError");
+    assert_eq!(answer["details"][0]["path"], json!("/bucket/stop"), "{answer}");
+    for stop in [
+        json!("yesterday"),
+        json!("10000-01-01T00:00:00Z"),
+        json!(300_000_000_000_000_i64),
+    ] {
+        let body = json!({"appName": "web", "bucket": {"start": iso(now()), "stop": stop, "toggles": {}}});
         let (status, answer) = send(&service, post("/api/client/metrics", SDK, body)).await;
         assert_error(status, &answer, 400, "ValidationError");
-        assert_eq!(answer["details"][0]["path"], json!("/bucket/stop"), "{answer}");
     }
     let bulk = json!({"applications": [], "metrics": [{"featureName": "f", "appName": "a",
-        "environment": "development", "timestamp": "9999-06-01T00:00:00Z", "yes": 1, "no": 0}]});
+        "environment": "development", "timestamp": "not a time", "yes": 1, "no": 0}]});
     let (status, answer) = send(&service, post("/api/client/metrics/bulk", SDK, bulk)).await;
     assert_error(status, &answer, 400, "ValidationError");
-    assert_eq!(
-        answer["details"][0]["path"],
-        json!("/metrics/0/timestamp"),
-        "{answer}"
-    );
-    // A clock a few minutes ahead is an SDK's clock, not an attack.
-    let ahead = now() + chrono::TimeDelta::minutes(5);
-    let body = json!({"appName": "web", "bucket": {"start": iso(ahead), "stop": iso(ahead), "toggles": {"f": {"yes": 1}}}});
-    let (status, answer) = send(&service, post("/api/client/metrics", SDK, body)).await;
-    assert_eq!(status, StatusCode::ACCEPTED, "{answer}");
+    // Nothing of a refused report was taken.
+    app.state.app.flush_usage().await.ok();
+    assert_eq!(counted(&service, "f").await, (0, 0));
 }
 
 #[actix_web::test]

@@ -68,7 +68,7 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
             json!({"environments": ["production", "development"], "context": {"appName": "a"}})
         }
         ("post", "/api/admin/invite-link/tokens") => {
-            json!({"name": "n", "expiresAt": "2030-01-01T00:00:00Z"})
+            json!({"name": "n", "expiresAt": crate::common::next_year()})
         }
         ("put", "/api/admin/invite-link/tokens/{token}") => json!({"enabled": false}),
         ("post", "/api/admin/environments") => json!({"name": "qa", "type": "test"}),
@@ -118,15 +118,22 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
             | "/api/admin/strategies/{strategyName}/reactivate",
         ) => Value::Null,
         ("put", "/api/admin/segments/{id}") => json!({"name": "s", "constraints": []}),
-        ("put", "/api/admin/api-tokens/{token}") => json!({"expiresAt": "2030-01-01T00:00:00Z"}),
+        ("put", "/api/admin/api-tokens/{token}") => json!({"expiresAt": crate::common::next_year()}),
         ("post", "/api/admin/projects/{projectId}/api-tokens") => {
             json!({"tokenName": "t", "type": "client", "environment": "production"})
         }
         (
             "patch",
             "/api/admin/projects/{projectId}/features/{featureName}"
-            | "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}",
+            | "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/strategies/{strategyId}"
+            | "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
         ) => json!([]),
+        (
+            "put",
+            "/api/admin/projects/{projectId}/features/{featureName}/environments/{environment}/variants",
+        ) => {
+            json!([])
+        }
         ("post", "/api/admin/features/validate") => json!({"name": "free-name"}),
         ("put", "/api/admin/feature-types/{id}/lifetime") => json!({"lifetimeDays": 7}),
         (

@@ -20,6 +20,14 @@ async fn the_signed_in_user_their_permissions_and_closed_dialogs() {
     assert_eq!(body["path"], "/auth/simple/login");
     assert_eq!(body["type"], "password");
     assert_eq!(body["defaultHidden"], false);
+    assert_eq!(
+        body["details"],
+        json!([{"message": body["message"].clone()}]),
+        "Unleash repeats the message as the one detail: {body}"
+    );
+    let (status, body) = send(&service, get("/api/admin/projects", "not-a-token")).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED, "{body}");
+    assert_eq!(body["details"][0]["message"], body["message"], "{body}");
 
     let token = create_invite(&service).await;
     let secret = token["secret"].as_str().unwrap_or_default().to_owned();
@@ -195,7 +203,7 @@ async fn lifecycles_follow_writes_and_usage_and_can_be_completed() {
             "/api/client/metrics",
             crate::common::SDK,
             json!({"appName": "shop", "instanceId": "i1", "environment": "production",
-                   "bucket": {"start": "2026-11-26T00:00:00Z", "stop": "2026-11-26T00:01:00Z",
+                   "bucket": {"start": crate::common::time_from_now(chrono::TimeDelta::minutes(-1)), "stop": crate::common::time_from_now(chrono::TimeDelta::zero()),
                               "toggles": {"rolled": {"yes": 3, "no": 1}}}}),
         ),
     )
@@ -359,7 +367,7 @@ async fn outdated_sdks_and_a_projects_applications_are_listed() {
                 "/api/client/register",
                 crate::common::SDK,
                 json!({"appName": format!("app-{instance}"), "instanceId": instance, "sdkVersion": sdk,
-                       "strategies": ["default"], "started": "2026-11-26T00:00:00Z", "interval": 15000}),
+                       "strategies": ["default"], "started": crate::common::time_from_now(chrono::TimeDelta::hours(-1)), "interval": 15000}),
             ),
         )
         .await;
@@ -370,7 +378,7 @@ async fn outdated_sdks_and_a_projects_applications_are_listed() {
                 "/api/client/metrics",
                 crate::common::SDK,
                 json!({"appName": format!("app-{instance}"), "instanceId": instance,
-                       "bucket": {"start": "2026-11-26T00:00:00Z", "stop": "2026-11-26T00:01:00Z",
+                       "bucket": {"start": crate::common::time_from_now(chrono::TimeDelta::minutes(-1)), "stop": crate::common::time_from_now(chrono::TimeDelta::zero()),
                                   "toggles": {"used": {"yes": 1, "no": 0}}}}),
             ),
         )

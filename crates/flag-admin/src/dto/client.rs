@@ -171,8 +171,8 @@ pub struct ClientFeatureResponse {
     dependencies: Vec<ClientDependency>,
 }
 
-/// A dependency as the client API writes it, as Unleash sends it: `enabled` always, `variants`
-/// only when the dependency names some.
+/// A dependency as the client API writes it, as Unleash sends it: `enabled` always; `variants`
+/// on an enabled parent (`[]` when the dependency names none), never on a disabled one.
 #[derive(Debug, Serialize)]
 struct ClientDependency {
     feature: String,
@@ -186,7 +186,7 @@ impl From<Dependency> for ClientDependency {
         Self {
             feature: dependency.feature,
             enabled: dependency.enabled.unwrap_or(true),
-            variants: dependency.variants.filter(|variants| !variants.is_empty()),
+            variants: dependency.variants.filter(|_| dependency.enabled != Some(false)),
         }
     }
 }

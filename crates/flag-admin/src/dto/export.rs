@@ -35,8 +35,44 @@ pub struct ImportRequest {
     /// The environment whose state the document sets.
     pub environment: String,
     /// The export document.
-    #[schema(value_type = Object)]
+    #[schema(value_type = ExportDocumentSchema)]
     pub data: ExportDocument,
+}
+
+/// The export document (Unleash's `exportResultSchema`), as the export answers it and the import
+/// takes it. Schema only: the document is [`ExportDocument`].
+#[derive(Debug, ToSchema)]
+#[schema(rename_all = "camelCase")]
+#[allow(dead_code, reason = "schema-only: the document is ExportDocument")]
+pub struct ExportDocumentSchema {
+    /// The flags: name, type, project, description, stale, impression data, created-at, archived.
+    #[schema(value_type = Vec<Object>)]
+    features: Vec<serde_json::Value>,
+    /// Their strategies in the environment, each with `featureName` and its constraints, segments
+    /// (ids), variants, title and sort order.
+    #[schema(value_type = Vec<Object>)]
+    feature_strategies: Vec<serde_json::Value>,
+    /// Their state in the environment: `enabled` and variants.
+    #[schema(nullable = false, value_type = Option<Vec<Object>>)]
+    feature_environments: Option<Vec<serde_json::Value>>,
+    /// The context fields they use, with legal values.
+    #[schema(nullable = false, value_type = Option<Vec<Object>>)]
+    context_fields: Option<Vec<serde_json::Value>>,
+    /// Their tags: `featureName`, `tagType`, `tagValue`.
+    #[schema(nullable = false, value_type = Option<Vec<Object>>)]
+    feature_tags: Option<Vec<serde_json::Value>>,
+    /// The segments their strategies name, with their constraints.
+    #[schema(nullable = false, value_type = Option<Vec<Object>>)]
+    segments: Option<Vec<serde_json::Value>>,
+    /// The tag types their tags use.
+    #[schema(value_type = Vec<Object>)]
+    tag_types: Vec<serde_json::Value>,
+    /// Their parents: `{feature, dependencies: [{feature, enabled, variants}]}`.
+    #[schema(nullable = false, value_type = Option<Vec<Object>>)]
+    dependencies: Option<Vec<serde_json::Value>>,
+    /// Links.
+    #[schema(nullable = false, value_type = Option<Vec<Object>>)]
+    links: Option<Vec<serde_json::Value>>,
 }
 
 /// A finding: what, and which items.

@@ -27,10 +27,31 @@ impl ReportLimits {
     pub const APPLICATIONS: usize = 1_000;
     /// Most counts in one Edge report.
     pub const METRICS: usize = 10_000;
-    /// How far a report's times may run ahead of the server's clock.
-    pub const FUTURE: chrono::TimeDelta = chrono::TimeDelta::hours(1);
-    /// How far back usage may be reported: the retention of hourly usage.
-    pub const PAST: chrono::TimeDelta = chrono::TimeDelta::hours(48);
+    /// How far a report's times may be off the server's clock and still be believed.
+    pub const SKEW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+
+    /// The time a count reported for `time` is filed at, received at `now`: the report's own
+    /// time when it is at most [`Self::SKEW`] ahead of the server's clock and no earlier than
+    /// the hour before the current one; otherwise the server's receive time. A browser or
+    /// server whose clock is off so keeps its usage (counted when it arrives, as a live
+    /// report is) instead of losing it, and a bucket dated in year 9999 counts now, never as
+    /// a future that stays recent.
+    pub fn filed_at(time: NaiveDateTime, now: NaiveDateTime) -> NaiveDateTime {
+        let previous_hour = chrono::DurationRound::duration_trunc(now, chrono::TimeDelta::hours(1))
+            .unwrap_or(now)
+            - chrono::TimeDelta::hours(1);
+        if time > now + Self::SKEW || time < previous_hour {
+            now
+        } else {
+            time
+        }
+    }
+
+    /// When an SDK started, as recorded at `now`: its own word, unless that is more than
+    /// [`Self::SKEW`] ahead of the server's clock, when it is the receive time.
+    pub fn started_at(started: NaiveDateTime, now: NaiveDateTime) -> NaiveDateTime {
+        if started > now + Self::SKEW { now } else { started }
+    }
 }
 
 /// A problem when `count` items at `path` are more than `most`.
@@ -43,30 +64,12 @@ fn count_problem(path: &str, count: usize, most: usize) -> Option<Detail> {
     })
 }
 
-/// A problem when the usage time at `path` is not within the window around `now` usage is
-/// kept for.
-fn usage_time_problem(path: &str, time: NaiveDateTime, now: NaiveDateTime) -> Option<Detail> {
-    if time > now + ReportLimits::FUTURE {
-        Some(Detail::at(
-            path,
-            format!("{path} is more than an hour ahead of the server's clock"),
-        ))
-    } else if time < now - ReportLimits::PAST {
-        Some(Detail::at(
-            path,
-            format!("{path} is older than the 48 hours usage is kept"),
-        ))
-    } else {
-        None
-    }
-}
-
-/// A problem when the time at `path` runs more than an hour ahead of `now`.
-fn future_problem(path: &str, time: NaiveDateTime, now: NaiveDateTime) -> Option<Detail> {
-    (time > now + ReportLimits::FUTURE).then(|| {
+/// A problem when a bucket ends before it starts.
+fn reversed_problem(bucket: &Bucket) -> Option<Detail> {
+    (bucket.start.0 > bucket.stop.0).then(|| {
         Detail::at(
-            path,
-            format!("{path} is more than an hour ahead of the server's clock"),
+            "/bucket/stop",
+            "/bucket/stop is before /bucket/start: a bucket ends after it starts",
         )
     })
 }
@@ -167,9 +170,9 @@ pub struct Registration {
 
 impl Registration {
     /// 400 unless `appName` is set, every name is text of at most 255 characters, it names at
-    /// most [`ReportLimits::STRATEGIES`] strategies, `interval` is a duration, and it did not
-    /// start in the future of `now`.
-    pub fn check(&self, now: NaiveDateTime) -> Result<(), AdminError> {
+    /// most [`ReportLimits::STRATEGIES`] strategies, and `interval` is a duration. A start
+    /// ahead of the server's clock is taken ([`ReportLimits::started_at`]).
+    pub fn check(&self) -> Result<(), AdminError> {
         let mut details = name_problems(
             reporter_names(&self.app_name, self.instance_id.as_deref())
                 .chain(
@@ -195,7 +198,6 @@ impl Registration {
             self.strategies.len(),
             ReportLimits::STRATEGIES,
         ));
-        details.extend(future_problem("/started", self.started.0, now));
         AdminError::check(details)
     }
 }
@@ -255,13 +257,13 @@ fn reporter_names<'a>(
 impl MetricsReport {
     /// 400 unless `appName` is set, every name is text of at most 255 characters, the bucket
     /// holds at most [`ReportLimits::FLAGS`] flags of at most [`ReportLimits::VARIANTS`]
-    /// variants each, and it ends within the window around `now` usage is kept for.
-    pub fn check(&self, now: NaiveDateTime) -> Result<(), AdminError> {
+    /// variants each, and it does not end before it starts. Times off the server's clock are
+    /// taken and filed at the receive time ([`ReportLimits::filed_at`]).
+    pub fn check(&self) -> Result<(), AdminError> {
         let mut details = name_problems(reporter_names(&self.app_name, self.instance_id.as_deref()));
         if let Some(bucket) = &self.bucket {
             details.extend(toggle_problems(&bucket.toggles, "/bucket/toggles"));
-            details.extend(usage_time_problem("/bucket/stop", bucket.stop.0, now));
-            details.extend(future_problem("/bucket/start", bucket.start.0, now));
+            details.extend(reversed_problem(bucket));
         }
         AdminError::check(details)
     }
@@ -331,8 +333,9 @@ impl BulkReport {
     /// 400 unless every name is text of at most 255 characters, it holds at most
     /// [`ReportLimits::APPLICATIONS`] applications of at most [`ReportLimits::STRATEGIES`]
     /// strategies and [`ReportLimits::METRICS`] counts of at most [`ReportLimits::VARIANTS`]
-    /// variants, and every count's time is within the window around `now` usage is kept for.
-    pub fn check(&self, now: NaiveDateTime) -> Result<(), AdminError> {
+    /// variants. Times off the server's clock are taken and filed at the receive time
+    /// ([`ReportLimits::filed_at`]).
+    pub fn check(&self) -> Result<(), AdminError> {
         let mut details: Vec<Detail> = count_problem(
             "/applications",
             self.applications.len(),
@@ -352,17 +355,9 @@ impl BulkReport {
                 application.strategies.len(),
                 ReportLimits::STRATEGIES,
             ));
-            if let Some(started) = application.started {
-                details.extend(future_problem(&format!("{at}/started"), started.0, now));
-            }
         }
         for (index, metric) in self.metrics.iter().enumerate() {
             let at = format!("/metrics/{index}");
-            details.extend(usage_time_problem(
-                &format!("{at}/timestamp"),
-                metric.timestamp.0,
-                now,
-            ));
             details.extend(variant_problems(
                 metric.variants.as_ref(),
                 &format!("{at}/variants"),

@@ -70,26 +70,10 @@ impl VariantsPush {
         let Value::Object(mut fields) = body else {
             return Err(AdminError::invalid("/", "the body must be an object"));
         };
-        let raw: Vec<Map<String, Value>> = match fields.remove("variants") {
-            None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(items)) => items
-                .into_iter()
-                .enumerate()
-                .map(|(index, item)| match item {
-                    Value::Object(map) => Ok(map),
-                    _ => Err(AdminError::invalid(
-                        format!("/variants/{index}"),
-                        "a variant must be an object",
-                    )),
-                })
-                .collect::<Result<_, _>>()?,
-            Some(_) => return Err(AdminError::invalid("/variants", "/variants must be an array")),
+        let (raw, variants) = match fields.remove("variants") {
+            None | Some(Value::Null) => (Vec::new(), Vec::new()),
+            Some(list) => parse_list(list, "/variants")?,
         };
-        let variants = raw
-            .iter()
-            .enumerate()
-            .map(|(index, raw)| parse_variant(raw, &format!("/variants/{index}")))
-            .collect::<Result<_, _>>()?;
         let environments: Vec<String> = match fields.remove("environments") {
             None | Some(Value::Null) => Vec::new(),
             Some(Value::Array(items)) => items
@@ -133,12 +117,7 @@ impl VariantsPush {
     /// Applies Unleash's rules beyond the schema, then fills in stickiness (`default`) and weight
     /// types and shares the variable weights, so the variants read back as Unleash stores them.
     pub fn normalise(&mut self) -> Result<(), AdminError> {
-        check_rules(&self.variants)?;
-        for variant in &mut self.variants {
-            variant.stickiness.get_or_insert_with(|| "default".into());
-        }
-        fix_variant_weights(&mut self.variants)
-            .map_err(|error| AdminError::invalid("/variants", error.to_string()))
+        normalise(&mut self.variants, "/variants")
     }
 
     /// The answer: each variant as sent, in the client's key order after `weightType` and
@@ -174,6 +153,56 @@ impl VariantsPush {
             .collect();
         FeatureVariantsResponse { version: 1, variants }
     }
+}
+
+/// The variants of one environment, as the per-environment `PUT` sends them or a `PATCH`
+/// leaves them: checked against the schema and [`normalise`]d. `at` is where the list stands
+/// in the body (`` for a body that is the list).
+pub fn environment_variants(list: Value, at: &str) -> Result<Vec<Variant>, AdminError> {
+    let (_, mut variants) = parse_list(list, at)?;
+    normalise(&mut variants, if at.is_empty() { "/" } else { at })?;
+    Ok(variants)
+}
+
+/// Applies Unleash's rules beyond the schema to the variants at `at`, then fills in stickiness
+/// (`default`) and weight types and shares the variable weights.
+fn normalise(variants: &mut [Variant], at: &str) -> Result<(), AdminError> {
+    check_rules(variants)?;
+    for variant in variants.iter_mut() {
+        variant.stickiness.get_or_insert_with(|| "default".into());
+    }
+    fix_variant_weights(variants).map_err(|error| AdminError::invalid(at, error.to_string()))
+}
+
+/// Variants as a client sent them, each an object in its key order.
+type SentVariants = Vec<Map<String, Value>>;
+
+/// A list of variants at `at`: each as sent, and as parsed.
+fn parse_list(list: Value, at: &str) -> Result<(SentVariants, Vec<Variant>), AdminError> {
+    let Value::Array(items) = list else {
+        let place = if at.is_empty() { "the body" } else { at };
+        return Err(AdminError::invalid(
+            if at.is_empty() { "/" } else { at },
+            format!("{place} must be an array"),
+        ));
+    };
+    let raw: Vec<Map<String, Value>> = items
+        .into_iter()
+        .enumerate()
+        .map(|(index, item)| match item {
+            Value::Object(map) => Ok(map),
+            _ => Err(AdminError::invalid(
+                format!("{at}/{index}"),
+                "a variant must be an object",
+            )),
+        })
+        .collect::<Result<_, _>>()?;
+    let variants = raw
+        .iter()
+        .enumerate()
+        .map(|(index, raw)| parse_variant(raw, &format!("{at}/{index}")))
+        .collect::<Result<_, _>>()?;
+    Ok((raw, variants))
 }
 
 /// Schema checks of one variant, with coercion of a numeric-string weight as Unleash does.

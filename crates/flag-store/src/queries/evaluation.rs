@@ -142,7 +142,9 @@ fn load(
                 Ok(Dependency {
                     feature: dependency.parent.clone(),
                     enabled: Some(dependency.enabled),
-                    variants: (dependency.enabled && !variants.is_empty()).then_some(variants),
+                    // As Unleash writes it: a list, empty when none were named, on an enabled
+                    // parent; none on a disabled one.
+                    variants: dependency.enabled.then_some(variants),
                 })
             })
             .transpose()?;

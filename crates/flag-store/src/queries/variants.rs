@@ -62,6 +62,77 @@ pub fn set_variants_batch(
     })
 }
 
+/// The variants of a feature in one environment as a change finds them.
+#[derive(Debug)]
+pub struct CurrentVariants {
+    /// The environment's variants, sorted by name.
+    pub variants: Vec<Variant>,
+    /// Whether the feature has variants in any environment.
+    pub feature_has_variants: bool,
+}
+
+/// Changes a feature's variants in one environment as `change` decides from the current ones,
+/// reading and writing in one write transaction, so concurrent changes never lose one another.
+/// The feature must belong to `project` and have a row in `environment`. When `change` refuses,
+/// nothing is written and its error is answered inside `Ok`; otherwise the new list is stored
+/// sorted by name, with an audit event whose `pre_data` is the old list, and returned.
+pub fn change_in_environment<E>(
+    conn: &mut DbConnection,
+    (project, feature, environment): (&str, &str, &str),
+    actor: &Actor,
+    now: NaiveDateTime,
+    change: impl FnOnce(CurrentVariants) -> Result<Vec<Variant>, E>,
+) -> Result<Result<Vec<Variant>, E>, StoreError> {
+    let mut refusal = None;
+    let written = crate::queries::write(conn, |conn| {
+        features::get(conn, project, feature)?;
+        let row = features::environment(conn, feature, environment)?;
+        let old_json = row.variants.clone();
+        let all: Vec<String> = feature_environments::table
+            .filter(feature_environments::feature_name.eq(feature))
+            .select(feature_environments::variants)
+            .load(conn)?;
+        let current = CurrentVariants {
+            variants: row.variants()?,
+            feature_has_variants: all.iter().any(|variants| variants.trim() != "[]"),
+        };
+        let mut sorted = match change(current) {
+            Ok(variants) => variants,
+            Err(error) => {
+                refusal = Some(error);
+                return Err(StoreError::Rejected {
+                    message: "the change was refused".into(),
+                });
+            }
+        };
+        sorted.sort_by(|left, right| name_order(&left.name, &right.name));
+        let new_json = to_json("variants", &sorted)?;
+        diesel::update(feature_environments::table.find((feature, environment)))
+            .set(feature_environments::variants.eq(&new_json))
+            .execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                event_type: EventType::FeatureEnvironmentVariantsUpdated,
+                created_by: actor.name.clone(),
+                created_by_user_id: Some(actor.user_id),
+                tags: None,
+                created_at: now,
+                project: Some(project.into()),
+                environment: Some(environment.into()),
+                feature_name: Some(feature.into()),
+                data: Some(new_json),
+                pre_data: Some(old_json),
+            },
+        )?;
+        Ok(sorted)
+    });
+    match (refusal, written) {
+        (Some(refusal), _) => Ok(Err(refusal)),
+        (None, written) => written.map(Ok),
+    }
+}
+
 /// A feature's variants in one environment, sorted by name. The feature must belong to `project`.
 pub fn get(
     conn: &mut DbConnection,

@@ -24,6 +24,17 @@ pub const PRODUCTION_ADMIN: &str = "*:production.production-only-secret";
 /// refuses admin tokens.
 pub const SDK: &str = "*:development.sdk-secret";
 
+/// The time `delta` from now, as the API writes times (`2026-01-01T00:00:00.000Z`): tests give
+/// times relative to the clock, never a date of the calendar.
+pub fn time_from_now(delta: chrono::TimeDelta) -> String {
+    (chrono::Utc::now() + delta).to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// A time a year from now, for expiries that must lie in the future.
+pub fn next_year() -> String {
+    time_from_now(chrono::TimeDelta::days(365))
+}
+
 pub struct TestApp {
     pub state: web::Data<AppState>,
     /// The store under the app, for tests that set up or inspect rows directly.
