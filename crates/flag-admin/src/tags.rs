@@ -29,6 +29,9 @@ pub async fn get_type(ctx: &Ctx, name: String) -> Result<TagTypeWithVersion, Adm
     })
 }
 
+/// The colour of a tag type created without one.
+pub const DEFAULT_COLOR: &str = "#FFFFFF";
+
 /// Creates a tag type.
 pub async fn create_type(
     ctx: &Ctx,
@@ -39,7 +42,14 @@ pub async fn create_type(
         name: request.name.as_str().to_owned(),
         description: request.description.clone(),
         icon: request.icon.clone(),
-        color: request.color.as_ref().map(|color| color.as_str().to_owned()),
+        // White when none is given, as Unleash's tag types default.
+        color: Some(
+            request
+                .color
+                .as_ref()
+                .map_or(DEFAULT_COLOR, |color| color.as_str())
+                .to_owned(),
+        ),
         created_at: crate::now(),
     };
     let data = serde_json::to_value(&request)

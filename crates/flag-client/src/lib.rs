@@ -4,8 +4,9 @@
 //! - **Staying current.** It follows the server's event stream (`/api/client/streaming`) when
 //!   the server offers one, and otherwise polls `/api/client/features` with `If-None-Match`, so
 //!   an unchanged poll costs a 304; or it polls the delta API (`/api/client/delta`) when asked
-//!   to ([`Mode`]). Errors back off with jitter; a refused token stops the fetching with a clear
-//!   [`Error::Unauthorized`] instead of retrying in a loop.
+//!   to ([`Mode`]). Errors back off with jitter; a refused token stops the fetching, and with
+//!   it the registration and usage posts, with a clear [`Error::Unauthorized`] instead of
+//!   retrying in a loop.
 //! - **Starting without the server.** Every state it receives is written to a backup file, which
 //!   the next start answers from until the server's first answer; or it starts from a bootstrap
 //!   document of its own.
@@ -17,6 +18,10 @@
 //!   the same, allocates nothing and writes nothing shared but the usage count. A context is
 //!   completed as Unleash's SDKs complete it: `appName` and environment from the builder, the
 //!   current time, a random seed.
+//!   A [`Context`] read from JSON keeps top-level fields other than Unleash's own as
+//!   properties, as Unleash's SDKs do.
+//!   `explain` decides `applicationHostname` strategies with this machine's name, as
+//!   `is_enabled` does, where the server's playground cannot.
 //!   The client is `Send + Sync`.
 //! - **Reporting.** It registers and posts usage in Unleash's format (counts per flag and
 //!   variant, in buckets), so Halyard's and Unleash's views show the application.
@@ -122,7 +127,8 @@ fn cache_of<'c>(caches: &'c mut Vec<CachedClient>, client: &Arc<Shared>) -> Opti
 #[derive(Debug, Clone)]
 pub enum Event {
     /// The client has flags to answer with for the first time: from the server, the backup
-    /// file or the bootstrap document.
+    /// file or the bootstrap document. It is delivered before [`Client::wait_until_ready`] and
+    /// [`Client::ready`] return and before [`Client::is_ready`] says so.
     Ready(Source),
     /// The flags changed.
     Updated(Source),
@@ -161,7 +167,8 @@ pub struct Impression {
 /// Why fetching, reporting or waiting failed.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum Error {
-    /// The server refused the token (401 or 403): fetching stops until the client is rebuilt.
+    /// The server refused the token (401 or 403): fetching, registration and usage posts stop
+    /// until the client is rebuilt.
     #[error("the server refused the API token ({status}): fetching stopped")]
     Unauthorized {
         /// 401 or 403.
@@ -383,6 +390,10 @@ impl Client {
     /// Why `name` is on or off for `context`, as Unleash's playground explains it (each strategy,
     /// constraint and segment with its result, the variant), computed here; `None` for a flag
     /// the client does not know. Not counted in usage.
+    ///
+    /// Unlike the playground, which cannot know an application's host, it decides
+    /// `applicationHostname` strategies with the host name `is_enabled` uses, so they are
+    /// `complete` and agree with `is_enabled`.
     pub fn explain(&self, name: &str, context: &Context) -> Option<serde_json::Value> {
         self.completed(context, |context| {
             let snapshot = self.shared.state.load();
@@ -399,19 +410,21 @@ impl Client {
         names
     }
 
-    /// Whether the client has flags to answer with.
+    /// Whether the client has flags to answer with (and has told its listener so).
     pub fn is_ready(&self) -> bool {
         self.shared.ready.is_ready()
     }
 
-    /// Blocks until the client has flags, at most `timeout`; fails at once when the server
-    /// refuses the token before any flags arrived.
+    /// Blocks until the client has flags and its listener has been given [`Event::Ready`], at
+    /// most `timeout`; fails at once when the server refuses the token before any flags arrived.
+    /// A listener must not wait for this itself while handling `Ready`.
     pub fn wait_until_ready(&self, timeout: Duration) -> Result<(), Error> {
         self.shared.ready.wait(timeout)
     }
 
-    /// A future that resolves when the client has flags (or the server refused the token before
-    /// any arrived); it needs no particular async runtime.
+    /// A future that resolves when the client has flags and its listener has been given
+    /// [`Event::Ready`] (or the server refused the token before any arrived); it needs no
+    /// particular async runtime.
     pub fn ready(&self) -> Ready {
         Ready::new(Arc::clone(&self.shared))
     }
@@ -426,7 +439,8 @@ impl Client {
         self.shared.last_error()
     }
 
-    /// Sends the usage counted so far now, instead of at the next interval.
+    /// Sends the usage counted so far now, instead of at the next interval; after the server
+    /// refused the token, sends nothing and answers with that refusal.
     pub fn flush_metrics(&self) -> Result<(), Error> {
         metrics::post(&self.shared)
     }

@@ -1,5 +1,6 @@
 //! Usage: counts per flag and variant, kept in atomics beside the flags they count, and posted
-//! in Unleash's format (`/client/register` once, then `/client/metrics` every interval).
+//! in Unleash's format (`/client/register` once, then `/client/metrics` every interval) until
+//! the client stops or the server refuses the token.
 
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -246,7 +247,9 @@ fn timestamp(time: DateTime<Utc>) -> String {
 }
 
 /// Registers, then posts usage every interval until the client stops, and once more then (a
-/// process that exits at once may end before that last post).
+/// process that exits at once may end before that last post). When the server refuses the
+/// token to the fetching thread, it stops at once, without registering or posting again, as
+/// Unleash's Node SDK stops its metrics with its polling.
 pub(crate) fn run(shared: Arc<Shared>) {
     let Some(interval) = shared.config.metrics_interval else {
         return;
@@ -258,16 +261,22 @@ pub(crate) fn run(shared: Arc<Shared>) {
     let mut registered = false;
     loop {
         if !registered {
+            if shared.refusal().is_some() {
+                return;
+            }
             match register(&shared, started, interval) {
                 Ok(()) => registered = true,
                 Err(error) => shared.report(error),
             }
         }
-        let stopped = shared.sleep(interval);
+        let halt = shared.sleep_reporting(interval);
+        if halt.refused.is_some() {
+            return;
+        }
         if let Err(error) = post(&shared) {
             shared.report(error);
         }
-        if stopped {
+        if halt.stopped {
             return;
         }
     }
@@ -288,8 +297,12 @@ fn register(shared: &Shared, started: DateTime<Utc>, interval: std::time::Durati
     crate::fetch::post_json(shared, "/client/register", &body)
 }
 
-/// Posts what was counted since the last post; nothing when nothing was.
+/// Posts what was counted since the last post; nothing when nothing was, or when the server
+/// refused the token (that refusal is the answer).
 pub(crate) fn post(shared: &Shared) -> Result<(), Error> {
+    if let Some(refusal) = shared.refusal() {
+        return Err(refusal);
+    }
     let current = shared.state.load();
     let (start, toggles) = shared.metrics.take(&current.counters);
     if toggles.is_empty() {

@@ -29,17 +29,15 @@ impl ReadyState {
         self.readiness.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Marks the client ready; true the first time.
-    pub fn set_ready(&self) -> bool {
+    /// Marks the client ready and wakes those waiting; the `Ready` event was delivered before.
+    pub fn set_ready(&self) {
         let mut readiness = self.lock();
-        let first = !readiness.ready;
         readiness.ready = true;
         readiness.failed = None;
         for waker in readiness.wakers.drain(..) {
             waker.wake();
         }
         self.changed.notify_all();
-        first
     }
 
     /// Records that no flags will come, unless some already did.

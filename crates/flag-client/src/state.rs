@@ -107,6 +107,15 @@ impl Snapshot {
     }
 }
 
+/// Why the client's threads end early: the client stopped, or the server refused the token.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Halt {
+    /// The last clone of the client was dropped.
+    pub stopped: bool,
+    /// The status (401 or 403) with which the server refused the token to the fetching thread.
+    pub refused: Option<u16>,
+}
+
 /// What the client, its clones and its threads share.
 pub(crate) struct Shared {
     pub config: Config,
@@ -120,7 +129,7 @@ pub(crate) struct Shared {
     unchanged: AtomicU64,
     failed: AtomicU64,
     last_error: Mutex<Option<Error>>,
-    stopping: Mutex<bool>,
+    halt: Mutex<Halt>,
     wake: Condvar,
     stopped: AtomicBool,
 }
@@ -139,7 +148,7 @@ impl Shared {
             unchanged: AtomicU64::new(0),
             failed: AtomicU64::new(0),
             last_error: Mutex::new(None),
-            stopping: Mutex::new(false),
+            halt: Mutex::new(Halt::default()),
             wake: Condvar::new(),
             stopped: AtomicBool::new(false),
         }
@@ -157,16 +166,20 @@ impl Shared {
         self.install(engine, source);
     }
 
-    /// Answers from `engine` from now on, and says so.
+    /// Answers from `engine` from now on, and says so. Called by one thread at a time: the
+    /// builder's, before the client's threads start, then the fetching thread.
     pub fn install(&self, engine: Engine, source: Source) {
         let previous = self.state.load_full();
         let snapshot = Snapshot::new(engine, Some(&previous));
         self.metrics.retire(&previous.counters, &snapshot.counters);
         self.state.store(Arc::new(snapshot));
-        if self.ready.set_ready() {
-            self.emit(&Event::Ready(source));
-        } else {
+        if self.ready.is_ready() {
             self.emit(&Event::Updated(source));
+        } else {
+            // The listener hears of the flags before anyone waiting for them is woken, so a
+            // caller that waited finds `Ready` in what its listener saw.
+            self.emit(&Event::Ready(source));
+            self.ready.set_ready();
         }
     }
 
@@ -231,13 +244,23 @@ impl Shared {
         *self.lock_error() = None;
     }
 
-    /// A fetch failed: counted, and reported.
+    /// A fetch failed: counted, and reported. A refused token also stops the reporting thread,
+    /// as Unleash's Node SDK stops its metrics when its fetch is refused.
     pub fn failure(&self, error: Error) {
         self.failed.fetch_add(1, Ordering::Relaxed);
-        if matches!(error, Error::Unauthorized { .. }) {
+        if let Error::Unauthorized { status } = error {
+            self.lock_halt().refused = Some(status);
+            self.wake.notify_all();
             self.ready.set_failed(error.clone());
         }
         self.report(error);
+    }
+
+    /// The refusal that stopped fetching and reporting, if the server refused the token.
+    pub fn refusal(&self) -> Option<Error> {
+        self.lock_halt()
+            .refused
+            .map(|status| Error::Unauthorized { status })
     }
 
     /// Something else failed (a usage post, the backup): reported only.
@@ -267,19 +290,33 @@ impl Shared {
         self.stopped.load(Ordering::Acquire)
     }
 
+    fn lock_halt(&self) -> MutexGuard<'_, Halt> {
+        self.halt.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     /// Sleeps `duration`, or less when the client stops; true when it stopped.
     pub fn sleep(&self, duration: Duration) -> bool {
-        let guard = self.stopping.lock().unwrap_or_else(PoisonError::into_inner);
+        self.sleep_until(duration, |halt| halt.stopped).stopped
+    }
+
+    /// Sleeps `duration`, or less when the client stops or the server refuses the token; says
+    /// which, if either.
+    pub fn sleep_reporting(&self, duration: Duration) -> Halt {
+        self.sleep_until(duration, |halt| halt.stopped || halt.refused.is_some())
+    }
+
+    fn sleep_until(&self, duration: Duration, woken: impl Fn(&Halt) -> bool) -> Halt {
+        let guard = self.lock_halt();
         let (guard, _) = self
             .wake
-            .wait_timeout_while(guard, duration, |stopping| !*stopping)
+            .wait_timeout_while(guard, duration, |halt| !woken(halt))
             .unwrap_or_else(PoisonError::into_inner);
         *guard
     }
 
     fn stop(&self) {
         self.stopped.store(true, Ordering::Release);
-        *self.stopping.lock().unwrap_or_else(PoisonError::into_inner) = true;
+        self.lock_halt().stopped = true;
         self.wake.notify_all();
     }
 }

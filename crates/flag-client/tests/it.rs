@@ -197,6 +197,17 @@ fn pro() -> Context {
     context
 }
 
+/// This machine's name, read as the client reads it for `applicationHostname`.
+fn this_host() -> Result<String, Box<dyn std::error::Error>> {
+    Ok(std::env::var("HOSTNAME")
+        .ok()
+        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
+        .or_else(|| std::fs::read_to_string("/etc/hostname").ok())
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .ok_or("no host name")?)
+}
+
 /// Waits until `check` holds, at most `timeout`; returns how long it took.
 fn within(timeout: Duration, mut check: impl FnMut() -> bool) -> Result<Duration, String> {
     let started = Instant::now();
@@ -581,11 +592,7 @@ fn impressions_are_reported_for_flags_that_ask_for_them() -> TestResult {
 fn contexts_are_completed_as_unleashs_sdks_complete_them() -> TestResult {
     let server = Server::start()?;
     let base = "/api/admin/projects/default/features";
-    let hostname = std::env::var("HOSTNAME")
-        .ok()
-        .or_else(|| std::fs::read_to_string("/proc/sys/kernel/hostname").ok())
-        .map(|name| name.trim().to_owned())
-        .ok_or("no host name")?;
+    let hostname = this_host()?;
     let flags = [
         (
             "for-this-app",
@@ -751,5 +758,215 @@ fn each_client_answers_from_its_own_flags_on_a_thread_that_reads_many_and_inside
         .map_err(|_| "the client was set twice")?;
     assert!(client.is_enabled("watched", &context));
     assert_eq!(*seen.lock().map_err(|error| error.to_string())?, [true]);
+    Ok(())
+}
+
+#[test]
+fn issue_context_json_keeps_top_level_custom_fields_as_properties() -> TestResult {
+    // `{"userId":"u","tenant":"acme"}` kept `userId` and lost `tenant` when read as a `Context`;
+    // Unleash's SDKs and the server's playground read `tenant` as a property.
+    let server = Server::start()?;
+    let base = "/api/admin/projects/default/features";
+    server.expect("POST", base, Some(json!({"name": "for-acme"})))?;
+    server.expect(
+        "POST",
+        &format!("{base}/for-acme/environments/development/strategies"),
+        Some(json!({"name": "default", "constraints": [{"contextName": "tenant", "operator": "IN", "values": ["acme"]}]})),
+    )?;
+    server.switch("for-acme", true)?;
+    let client = server.client(Mode::Polling).build()?;
+    client.wait_until_ready(Duration::from_secs(10))?;
+    for (mut context, expected) in [
+        (json!({"userId": "u", "tenant": "acme"}), true),
+        (json!({"userId": "u", "properties": {"tenant": "acme"}}), true),
+        (
+            json!({"userId": "u", "tenant": "acme", "properties": {"tenant": "other"}}),
+            true,
+        ),
+        (
+            json!({"userId": "u", "tenant": "other", "properties": {"tenant": "acme"}}),
+            false,
+        ),
+        (json!({"userId": "u"}), false),
+    ] {
+        // The playground needs an `appName`; the client would fill in this one.
+        context["appName"] = json!("flag-client-test");
+        let read: Context = serde_json::from_value(context.clone())?;
+        assert_eq!(read.user_id.as_deref(), Some("u"), "{context}");
+        assert_eq!(client.is_enabled("for-acme", &read), expected, "{context}");
+        let played = server.expect(
+            "POST",
+            "/api/admin/playground",
+            Some(json!({"environment": "development", "context": context})),
+        )?;
+        assert_eq!(
+            played["features"][0]["isEnabled"], expected,
+            "the playground agrees for {context}: {played}"
+        );
+    }
+    Ok(())
+}
+
+#[test]
+fn issue_explain_decides_application_hostname_as_is_enabled_does() -> TestResult {
+    // `explain` said `unknown` and off for an `applicationHostname` flag `is_enabled` answered
+    // true for: the playground cannot know the host, the client does.
+    let server = Server::start()?;
+    let base = "/api/admin/projects/default/features";
+    let host = this_host()?;
+    server
+        .expect(
+            "POST",
+            "/api/admin/strategies",
+            Some(
+                json!({"name": "applicationHostname", "parameters": [{"name": "hostNames", "type": "list"}]}),
+            ),
+        )
+        .ok();
+    let hostname = |names: &str| json!({"name": "applicationHostname", "parameters": {"hostNames": names}});
+    let flags = [
+        (
+            "on-this-host",
+            vec![json!({"name": "applicationHostname",
+                "parameters": {"hostNames": format!("elsewhere.invalid, {}", host.to_uppercase())},
+                "variants": [{"name": "blue", "weight": 1000, "weightType": "variable", "stickiness": "default"}]})],
+            true,
+        ),
+        ("on-another-host", vec![hostname("elsewhere.invalid")], false),
+        (
+            "this-host-but-not-this-app",
+            vec![
+                json!({"name": "applicationHostname", "parameters": {"hostNames": host},
+                "constraints": [{"contextName": "appName", "operator": "IN", "values": ["another-app"]}]}),
+            ],
+            false,
+        ),
+        (
+            "another-host-then-everyone",
+            vec![hostname("elsewhere.invalid"), json!({"name": "default"})],
+            true,
+        ),
+    ];
+    for (name, strategies, _) in &flags {
+        server.expect("POST", base, Some(json!({"name": name})))?;
+        for strategy in strategies {
+            server.expect(
+                "POST",
+                &format!("{base}/{name}/environments/development/strategies"),
+                Some(strategy.clone()),
+            )?;
+        }
+        server.switch(name, true)?;
+    }
+    let client = server.client(Mode::Polling).build()?;
+    client.wait_until_ready(Duration::from_secs(10))?;
+    let context = client.context();
+    for (name, strategies, expected) in &flags {
+        assert_eq!(client.is_enabled(name, &context), *expected, "{name}");
+        let explained = client.explain(name, &context).ok_or("no explanation")?;
+        assert_eq!(explained["isEnabled"], *expected, "{name}: {explained}");
+        assert_eq!(explained["result"], *expected, "{name}: {explained}");
+        assert_eq!(
+            explained["variant"]["name"],
+            client.variant(name, &context).name.as_str(),
+            "{name}: {explained}"
+        );
+        let explained_strategies = explained["strategies"].as_array().ok_or("no strategies")?;
+        assert_eq!(
+            explained_strategies.len(),
+            strategies.len(),
+            "{name}: {explained}"
+        );
+        for (strategy, defined) in explained_strategies.iter().zip(strategies) {
+            assert_eq!(strategy["name"], defined["name"], "{name}: {explained}");
+            assert_eq!(
+                strategy["result"]["evaluationStatus"], "complete",
+                "{name}: {explained}"
+            );
+        }
+    }
+    let explained = client.explain("on-this-host", &context).ok_or("no explanation")?;
+    assert_eq!(explained["variant"]["name"], "blue", "{explained}");
+    assert_eq!(
+        explained["strategies"][0]["result"]["enabled"], true,
+        "{explained}"
+    );
+    Ok(())
+}
+
+#[test]
+fn issue_a_refused_token_stops_registration_and_usage_as_well_as_fetching() -> TestResult {
+    // After a 401 the fetching stopped, but the usage thread went on calling
+    // `/api/client/register` at every interval.
+    let server = Server::start()?;
+    let errors = Arc::new(Mutex::new(Vec::new()));
+    let seen = Arc::clone(&errors);
+    let client = Client::builder(format!("{}/api", server.base), "*:development.not-a-token")
+        .mode(Mode::Polling)
+        .metrics_interval(Some(Duration::from_millis(10)))
+        .backup_path(server.directory.path().join("refused.json"))
+        .on_event(move |event| {
+            if let (Event::Error(error), Ok(mut seen)) = (event, seen.lock()) {
+                seen.push(error.clone());
+            }
+        })
+        .build()?;
+    assert_eq!(
+        client.wait_until_ready(Duration::from_secs(10)),
+        Err(Error::Unauthorized { status: 401 })
+    );
+    let before = errors.lock().map_err(|error| error.to_string())?.len();
+    // Fifty usage intervals: a usage thread that went on would register again at each.
+    std::thread::sleep(Duration::from_millis(500));
+    let errors = errors.lock().map_err(|error| error.to_string())?.clone();
+    // After the refusal, at most the fetch's own error and one registration already under way.
+    assert!(errors.len() <= before + 2, "{before} then {errors:?}");
+    assert!(
+        errors
+            .iter()
+            .all(|error| *error == Error::Unauthorized { status: 401 }),
+        "{errors:?}"
+    );
+    assert_eq!(client.fetches().failed, 1);
+    // Usage is not sent either: the refusal is the answer.
+    client.is_enabled("anything", &Context::default());
+    assert_eq!(client.flush_metrics(), Err(Error::Unauthorized { status: 401 }));
+    Ok(())
+}
+
+#[test]
+fn issue_waiting_for_readiness_returns_after_the_listener_heard_ready() -> TestResult {
+    // `wait_until_ready` could return before the `Ready` event reached the listener. A slow
+    // listener makes the gap wide: it must have recorded `Ready` whenever the wait returns.
+    let server = Server::start()?;
+    server.demo_flags()?;
+    for way in ["wait_until_ready", "ready", "is_ready"] {
+        let heard = Arc::new(Mutex::new(Vec::new()));
+        let seen = Arc::clone(&heard);
+        let client = server
+            .client(Mode::Polling)
+            .backup_path(server.directory.path().join(format!("{way}.json")))
+            .on_event(move |event| {
+                if let Event::Ready(source) = event {
+                    std::thread::sleep(Duration::from_millis(100));
+                    if let Ok(mut seen) = seen.lock() {
+                        seen.push(*source);
+                    }
+                }
+            })
+            .build()?;
+        match way {
+            "wait_until_ready" => client.wait_until_ready(Duration::from_secs(10))?,
+            "ready" => actix_web::rt::System::new().block_on(client.ready())?,
+            _ => {
+                within(Duration::from_secs(10), || client.is_ready())?;
+            }
+        }
+        assert_eq!(
+            *heard.lock().map_err(|error| error.to_string())?,
+            [Source::Server],
+            "{way}"
+        );
+    }
     Ok(())
 }

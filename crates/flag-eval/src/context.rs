@@ -13,53 +13,36 @@ use crate::properties::Properties;
 
 /// The context a flag is evaluated for.
 ///
-/// Deserialises from Unleash's context JSON (`userId`, `sessionId`, `properties`, ...). Numbers and
-/// booleans given for string fields are read as strings and `null` as absent, as Unleash's SDKs do.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+/// Deserialises from Unleash's context JSON (`userId`, `sessionId`, `properties`, ...) as
+/// Unleash's SDKs read it ([`crate::context_from_json`]): numbers and booleans given for string
+/// fields are read as strings and `null` as absent, and every other top-level field is a
+/// property (`{"userId": "u", "tenant": "acme"}` has the property `tenant`), which wins over one
+/// of the same name in `properties`.
+#[derive(Debug, Clone, Default, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Context {
     /// The user's id.
-    #[serde(
-        default,
-        deserialize_with = "lenient_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub user_id: Option<String>,
     /// The session's id.
-    #[serde(
-        default,
-        deserialize_with = "lenient_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
     /// The environment the application says it runs in.
-    #[serde(
-        default,
-        deserialize_with = "lenient_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub environment: Option<String>,
     /// The application's name.
-    #[serde(
-        default,
-        deserialize_with = "lenient_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub app_name: Option<String>,
     /// The instant `DATE_AFTER` and `DATE_BEFORE` compare against. The engine has no clock: while
     /// it is unset, date constraints are false; callers that mean "now" fill it in with
     /// [`CurrentTime::or_at`], which leaves an unreadable time unreadable.
-    #[serde(default, skip_serializing_if = "CurrentTime::is_unset")]
+    #[serde(skip_serializing_if = "CurrentTime::is_unset")]
     pub current_time: CurrentTime,
     /// The client's IP address.
-    #[serde(
-        default,
-        deserialize_with = "lenient_string",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub remote_address: Option<String>,
     /// Any other fields.
-    #[serde(default, skip_serializing_if = "Properties::is_empty")]
+    #[serde(skip_serializing_if = "Properties::is_empty")]
     pub properties: Properties,
     /// Where `random` stickiness and `gradualRolloutRandom` draw from.
     #[serde(skip)]
@@ -267,11 +250,11 @@ pub(crate) fn scalar(value: serde_json::Value) -> Option<String> {
     }
 }
 
-fn lenient_string<'de, D>(deserializer: D) -> Result<Option<String>, D::Error>
-where
-    D: Deserializer<'de>,
-{
-    Ok(scalar(serde_json::Value::deserialize(deserializer)?))
+impl<'de> Deserialize<'de> for Context {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let fields = serde_json::Map::<String, serde_json::Value>::deserialize(deserializer)?;
+        Ok(crate::combinations::context_from_json(&fields))
+    }
 }
 
 #[cfg(test)]
@@ -312,6 +295,18 @@ mod tests {
         assert_eq!(context.field("n"), Some("7"));
         assert_eq!(context.field("nested"), None);
         assert!(context.current_time.instant().is_some());
+        Ok(())
+    }
+
+    #[test]
+    fn top_level_custom_fields_are_properties_and_win_over_properties() -> Result<(), serde_json::Error> {
+        let context: Context = serde_json::from_str(
+            r#"{"userId":"u","tenant":"acme","plan":"pro","properties":{"plan":"free","region":"eu"}}"#,
+        )?;
+        assert_eq!(context.field("tenant"), Some("acme"));
+        assert_eq!(context.field("plan"), Some("pro"));
+        assert_eq!(context.field("region"), Some("eu"));
+        assert!(serde_json::from_str::<Context>("[1]").is_err());
         Ok(())
     }
 

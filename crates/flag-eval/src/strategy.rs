@@ -33,7 +33,9 @@ impl Default for CompileOptions {
 pub(crate) enum Kind {
     /// A strategy SDKs and the playground evaluate completely.
     Builtin,
-    /// `applicationHostname`: SDKs evaluate it, the playground cannot know the host.
+    /// `applicationHostname` compiled without a host name, as the server's playground compiles
+    /// it: it cannot know an application's host. Compiled with one, as an SDK does, it is
+    /// [`Kind::Builtin`].
     Hostname,
     /// A custom strategy: off for SDKs, unknown in the playground.
     Custom,
@@ -177,11 +179,18 @@ impl CompiledStrategy {
             }
             "applicationHostname" => {
                 let host = options.hostname.as_deref().map(str::to_lowercase);
+                // An engine that knows its host (an SDK's) decides the strategy and explains it
+                // as it decides it; one that does not (the server's playground) cannot.
+                let kind = if host.is_some() {
+                    Kind::Builtin
+                } else {
+                    Kind::Hostname
+                };
                 let matches = host.is_some_and(|host| {
                     comma_list(parameter("hostNames").unwrap_or_default())
                         .any(|name| name.to_lowercase() == host)
                 });
-                (Kind::Hostname, Rule::Hostname(matches))
+                (kind, Rule::Hostname(matches))
             }
             _ => (Kind::Custom, Rule::Off),
         };

@@ -94,7 +94,7 @@ async fn flags_are_found_by_filters_sorted_and_paged() {
     assert_eq!(first["archivedAt"], Value::Null);
     assert_eq!(
         first["tags"],
-        json!([{"value": "web", "type": "simple", "color": null}])
+        json!([{"value": "web", "type": "simple", "color": "#FFFFFF"}])
     );
     assert!(all["features"][1].get("tags").is_none(), "no tags, no key");
     assert_eq!(first["environments"][0]["hasEnabledStrategies"], true);

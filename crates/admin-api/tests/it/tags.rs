@@ -12,7 +12,7 @@ async fn tag_types_are_created_validated_changed_and_deleted() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({"version": 1, "tagTypes": [{"name": "simple", "description": "Used to simplify filtering of features", "icon": "#", "color": null}]})
+        json!({"version": 1, "tagTypes": [{"name": "simple", "description": "Used to simplify filtering of features", "icon": "#", "color": "#FFFFFF"}]})
     );
     let (status, body) = send(
         &service,
@@ -68,6 +68,15 @@ async fn tag_types_are_created_validated_changed_and_deleted() {
         body,
         json!({"version": 1, "tagType": {"name": "team", "description": "owning team", "icon": null, "color": "#00FF00"}})
     );
+    // A tag type created without a colour is white, as in Unleash.
+    let (status, body) = send(
+        &service,
+        post("/api/admin/tag-types", ADMIN, json!({"name": "area"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    let (_, body) = send(&service, get("/api/admin/tag-types/area", ADMIN)).await;
+    assert_eq!(body["tagType"]["color"], "#FFFFFF", "{body}");
     let (status, body) = send(&service, get("/api/admin/tag-types/nope", ADMIN)).await;
     assert_error(status, &body, 404, "NotFoundError");
     let (status, body) = send(&service, put("/api/admin/tag-types/nope", ADMIN, json!({}))).await;
@@ -154,7 +163,7 @@ async fn flags_are_tagged_untagged_and_tags_deleted() {
     assert_eq!(status, StatusCode::OK, "{body}");
     assert_eq!(
         body,
-        json!({"version": 1, "tags": [{"type": "simple", "value": "web", "color": null}]})
+        json!({"version": 1, "tags": [{"type": "simple", "value": "web", "color": "#FFFFFF"}]})
     );
     let (status, body) = send(
         &service,
@@ -169,7 +178,7 @@ async fn flags_are_tagged_untagged_and_tags_deleted() {
     let (_, body) = send(&service, get("/api/admin/features/search/tags", ADMIN)).await;
     assert_eq!(
         body["tags"],
-        json!([{"type": "simple", "value": "q4", "color": null}])
+        json!([{"type": "simple", "value": "q4", "color": "#FFFFFF"}])
     );
     let (status, body) = send(&service, get("/api/admin/features/missing/tags", ADMIN)).await;
     assert_error(status, &body, 404, "NotFoundError");
