@@ -15,7 +15,7 @@ use crate::{AdminError, Ctx, db};
 
 /// Every context field.
 pub async fn list(ctx: &Ctx) -> Result<Vec<ContextFieldOut>, AdminError> {
-    let rows = db::run(&ctx.store, queries::context_fields::list).await?;
+    let rows = db::run(&ctx.store, queries::context_fields::list_with_usage).await?;
     Ok(rows
         .into_iter()
         .map(ContextFieldOut::try_from)
@@ -29,7 +29,7 @@ pub async fn of_project(ctx: &Ctx, project: String) -> Result<Vec<ContextFieldOu
     list(ctx).await
 }
 
-/// Creates a context field; it sorts at 10 unless the request says otherwise.
+/// Creates a context field; its sort order is 0 unless the request says otherwise, as in Unleash.
 pub async fn create(
     ctx: &Ctx,
     caller: &Caller,
@@ -40,7 +40,7 @@ pub async fn create(
         request.name.into_string(),
         request.description,
         request.stickiness,
-        request.sort_order.unwrap_or(10),
+        request.sort_order.unwrap_or(0),
         &request.legal_values,
         crate::now(),
     )?;

@@ -615,15 +615,36 @@ pub struct UserOut {
     root_role: crate::domain::RootRole,
 }
 
-/// The Gravatar address Unleash makes for a user: from their email, else username, else id.
+/// The Gravatar address Unleash makes for a user: the SHA-256 of their email, else username,
+/// else id, an address (anything with `@`) lower-cased and trimmed first, as Gravatar asks.
 pub fn image_url(email: Option<&str>, username: Option<&str>, id: i32) -> String {
     let key = email
-        .or(username)
-        .map_or_else(|| id.to_string(), str::to_lowercase);
+        .filter(|email| !email.is_empty())
+        .or(username.filter(|username| !username.is_empty()))
+        .map_or_else(
+            || id.to_string(),
+            |key| {
+                if key.contains('@') {
+                    key.trim().to_lowercase()
+                } else {
+                    key.to_owned()
+                }
+            },
+        );
     format!(
         "https://gravatar.com/avatar/{}?s=42&d=retro&r=g",
         hex::encode(Sha256::digest(key))
     )
+}
+
+/// The username Unleash stores for the users it writes as: `unleash_admin_token` for admin
+/// tokens and `unleash_system_user` for the server itself; their avatars are made from it.
+fn system_username(id: i32) -> Option<&'static str> {
+    match id {
+        flag_store::models::Actor::ADMIN_TOKEN => Some("unleash_admin_token"),
+        flag_store::models::Actor::SYSTEM => Some("unleash_system_user"),
+        _ => None,
+    }
 }
 
 /// Someone who wrote: a user by their name, else username, else email; an admin token or the
@@ -645,7 +666,8 @@ pub fn person(id: i32, user: Option<&UserRow>, written: &str) -> features::Perso
         id,
         image_url: image_url(
             user.and_then(|user| user.email.as_deref()),
-            user.and_then(|user| user.username.as_deref()),
+            user.and_then(|user| user.username.as_deref())
+                .or_else(|| system_username(id)),
             id,
         ),
         name,
@@ -658,17 +680,8 @@ impl TryFrom<UserRow> for UserOut {
     /// A stored root role that is not one is an error, never a default role.
     fn try_from(user: UserRow) -> Result<Self, Self::Error> {
         let root_role = crate::domain::RootRole::stored(user.id, user.root_role)?;
-        let key = user
-            .email
-            .as_deref()
-            .or(user.username.as_deref())
-            .unwrap_or_default()
-            .to_lowercase();
         Ok(Self {
-            image_url: format!(
-                "https://gravatar.com/avatar/{}?s=42&d=retro&r=g",
-                hex::encode(Sha256::digest(key))
-            ),
+            image_url: image_url(user.email.as_deref(), user.username.as_deref(), user.id),
             id: user.id,
             name: user.name,
             username: user.username,
@@ -691,6 +704,30 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn avatars_hash_what_unleash_hashes() {
+        let avatar = |hash: &str| format!("https://gravatar.com/avatar/{hash}?s=42&d=retro&r=g");
+        // sha256("ops@example.com"): the email, lower-cased, whatever the username and id.
+        assert_eq!(
+            image_url(Some(" Ops@Example.com"), Some("ops"), 7),
+            avatar("af3c82544f648b38dc7d403473bb4b957cd04353afd9096fa871c1e469656c8c")
+        );
+        // The admin token's user, as Unleash's web UI knows it, and its own `admin`.
+        assert_eq!(
+            person(flag_store::models::Actor::ADMIN_TOKEN, None, "").image_url,
+            avatar("989553ee532211da1dfc7513e22e544afde4a4b06e03355448c1b1059e6a7e6d")
+        );
+        assert_eq!(
+            image_url(None, Some("admin"), 1),
+            avatar("8c6976e5b5410415bde908bd4dee15dfb167a9c873fc4bb8a81f6f2ab448a918")
+        );
+        // Without email or username, the id.
+        assert_eq!(
+            image_url(None, None, 12),
+            avatar(&hex::encode(Sha256::digest("12")))
+        );
+    }
 
     #[test]
     fn context_is_coerced_like_unleash() -> Result<(), AdminError> {

@@ -3,11 +3,15 @@
 use flag_store::queries;
 use flag_store::queries::export::{ExportDocument, Selection};
 
-use crate::auth::Caller;
+use crate::auth::{Caller, Principal};
 use crate::dto::export::{ExportQuery, FindingOut, ImportCheckOut, ImportRequest};
 use crate::{AdminError, Ctx, db};
 
-/// The export document of the flags asked for, in one environment.
+/// Unleash's refusal of an import by an admin API token.
+pub const ADMIN_TOKEN_IMPORT: &str = "You can't use an admin token to import features. Please use either a personal access token (https://docs.getunleash.io/reference/api-tokens-and-client-keys#personal-access-tokens) or a service account (https://docs.getunleash.io/reference/service-accounts).";
+
+/// The export document of the flags asked for, in one environment. As in Unleash, the
+/// environment need not exist: its strategies and switches are then simply absent.
 pub async fn export(ctx: &Ctx, caller: &Caller, query: ExportQuery) -> Result<ExportDocument, AdminError> {
     caller.require_in(&query.environment)?;
     let selection = match (query.features, query.tag, query.project) {
@@ -18,7 +22,6 @@ pub async fn export(ctx: &Ctx, caller: &Caller, query: ExportQuery) -> Result<Ex
     };
     let environment = query.environment;
     db::run(&ctx.store, move |conn| {
-        queries::environments::get(conn, &environment)?;
         queries::export::export(conn, &selection, &environment)
     })
     .await
@@ -42,8 +45,13 @@ pub async fn validate(
     })
 }
 
-/// Imports a document in one transaction; any error its validation reports refuses it whole.
+/// Imports a document in one transaction, as the signed-in user who asks (who then created the
+/// flags it adds); any error its validation reports refuses it whole. As in Unleash, an admin
+/// API token may validate an import but not make one.
 pub async fn import(ctx: &Ctx, caller: &Caller, request: ImportRequest) -> Result<(), AdminError> {
+    if matches!(caller.principal(), Principal::AdminToken { .. }) {
+        return Err(AdminError::bad_request(ADMIN_TOKEN_IMPORT));
+    }
     caller.require_in(&request.environment)?;
     let actor = caller.actor();
     let now = crate::now();

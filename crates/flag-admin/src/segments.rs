@@ -12,7 +12,7 @@ use crate::{AdminError, Ctx, db};
 
 /// Every segment.
 pub async fn list(ctx: &Ctx) -> Result<SegmentsOut, AdminError> {
-    let rows = db::run(&ctx.store, queries::segments::list).await?;
+    let rows = db::run(&ctx.store, queries::segments::list_with_usage).await?;
     let segments = rows
         .into_iter()
         .map(SegmentOut::try_from)

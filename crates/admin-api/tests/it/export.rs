@@ -120,14 +120,38 @@ async fn an_export_imported_elsewhere_answers_sdks_the_same() {
     .await;
     assert_eq!(status, StatusCode::OK, "{check}");
     assert_eq!(check["errors"], json!([]), "{check}");
+    // An admin token may validate an import but not make one, as in Unleash; a signed-in user
+    // imports, and the flags it adds are theirs.
     let (status, body) = send(
         &other,
         post("/api/admin/features-batch/import", ADMIN, request.clone()),
     )
     .await;
+    assert_error(status, &body, 400, "ValidationError");
+    assert!(
+        body["message"]
+            .as_str()
+            .is_some_and(|message| message.starts_with("You can't use an admin token to import features.")),
+        "{body}"
+    );
+    let importer = crate::common::signed_in(&other, "importer@example.com", 1).await;
+    let (status, body) = send(
+        &other,
+        crate::common::post_as("/api/admin/features-batch/import", &importer, request.clone()),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = send(&other, post("/api/admin/features-batch/import", ADMIN, request)).await;
+    let (status, body) = send(
+        &other,
+        crate::common::post_as("/api/admin/features-batch/import", &importer, request),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "importing twice updates: {body}");
+    let (_, imported) = send(&other, get("/api/admin/projects/shop/features/checkout", ADMIN)).await;
+    assert_eq!(
+        imported["createdBy"]["name"], "importer@example.com",
+        "{imported}"
+    );
 
     let strip = |mut answer: Value| {
         for feature in answer["features"].as_array_mut().into_iter().flatten() {
@@ -160,8 +184,18 @@ async fn an_export_imported_elsewhere_answers_sdks_the_same() {
         check["errors"][0]["affectedItems"],
         json!(["checkout (in project shop)", "parent (in project shop)"])
     );
-    let (status, body) = send(&other, post("/api/admin/features-batch/import", ADMIN, clash)).await;
+    let (status, body) = send(
+        &other,
+        crate::common::post_as("/api/admin/features-batch/import", &importer, clash),
+    )
+    .await;
     assert_error(status, &body, 400, "ValidationError");
+    assert_eq!(
+        body["message"], "These features exist already in other projects: checkout, parent",
+        "{body}"
+    );
+    // As in Unleash, an unknown environment exports the flags without their state there, and
+    // a tag selects the flags that carry it.
     let (status, body) = send(
         &other,
         post(
@@ -171,12 +205,30 @@ async fn an_export_imported_elsewhere_answers_sdks_the_same() {
         ),
     )
     .await;
-    assert_error(status, &body, 404, "NotFoundError");
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["featureStrategies"], json!([]), "{body}");
+    assert!(
+        body["features"]
+            .as_array()
+            .is_some_and(|features| !features.is_empty()),
+        "{body}"
+    );
     let (status, body) = send(
         &other,
         post(
-            "/api/admin/features-batch/import",
+            "/api/admin/features-batch/export",
             ADMIN,
+            json!({"environment": "production", "tag": "no-such-tag"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    assert_eq!(body["features"], json!([]), "{body}");
+    let (status, body) = send(
+        &other,
+        crate::common::post_as(
+            "/api/admin/features-batch/import",
+            &importer,
             json!({"project": "shop", "environment": "production", "data": {}}),
         ),
     )

@@ -24,6 +24,7 @@ mod resources;
 mod sdk_surface;
 mod sdks;
 mod search;
+mod segments_and_fields;
 mod shutdown;
 mod snapshots;
 mod sso;

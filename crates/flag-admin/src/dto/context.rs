@@ -2,6 +2,7 @@
 
 use flag_store::StoreError;
 use flag_store::models::{ContextFieldRow, LegalValue};
+use flag_store::queries::segments::Usage;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -34,6 +35,12 @@ pub struct ContextFieldOut {
     pub legal_values: Vec<LegalValue>,
     /// When it was created.
     pub created_at: String,
+    /// How many live flags have a strategy constraint on it; in lists only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_in_features: Option<i64>,
+    /// In how many projects; in lists only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub used_in_projects: Option<i64>,
 }
 
 impl TryFrom<ContextFieldRow> for ContextFieldOut {
@@ -47,6 +54,20 @@ impl TryFrom<ContextFieldRow> for ContextFieldOut {
             stickiness: row.stickiness,
             sort_order: row.sort_order,
             created_at: iso(row.created_at),
+            used_in_features: None,
+            used_in_projects: None,
+        })
+    }
+}
+
+impl TryFrom<(ContextFieldRow, Usage)> for ContextFieldOut {
+    type Error = StoreError;
+
+    fn try_from((row, usage): (ContextFieldRow, Usage)) -> Result<Self, StoreError> {
+        Ok(Self {
+            used_in_features: Some(usage.features),
+            used_in_projects: Some(usage.projects),
+            ..Self::try_from(row)?
         })
     }
 }

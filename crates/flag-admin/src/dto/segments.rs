@@ -3,6 +3,7 @@
 use flag_eval::Constraint;
 use flag_store::StoreError;
 use flag_store::models::SegmentRow;
+use flag_store::queries::segments::Usage;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -22,18 +23,23 @@ pub struct SegmentOut {
     /// Constraints that must all hold.
     #[schema(value_type = Vec<ConstraintSchema>)]
     pub constraints: Vec<Constraint>,
-    /// The project it belongs to; global when absent.
+    /// The project it belongs to; absent for a global segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     /// Who created it.
     pub created_by: Option<String>,
     /// When it was created.
     pub created_at: String,
+    /// How many live flags use it.
+    pub used_in_features: i64,
+    /// In how many projects.
+    pub used_in_projects: i64,
 }
 
-impl TryFrom<SegmentRow> for SegmentOut {
+impl TryFrom<(SegmentRow, Usage)> for SegmentOut {
     type Error = StoreError;
 
-    fn try_from(row: SegmentRow) -> Result<Self, StoreError> {
+    fn try_from((row, usage): (SegmentRow, Usage)) -> Result<Self, StoreError> {
         Ok(Self {
             constraints: row.constraints()?,
             id: row.id,
@@ -42,6 +48,8 @@ impl TryFrom<SegmentRow> for SegmentOut {
             project: row.project_id,
             created_by: row.created_by,
             created_at: iso(row.created_at),
+            used_in_features: usage.features,
+            used_in_projects: usage.projects,
         })
     }
 }
@@ -70,7 +78,8 @@ pub struct CreatedSegmentOut {
     pub created_at: String,
     /// Who created it.
     pub created_by: Option<String>,
-    /// The project it belongs to.
+    /// The project it belongs to; absent for a global segment.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
 }
 

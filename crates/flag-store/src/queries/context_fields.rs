@@ -167,6 +167,63 @@ pub fn delete(
     })
 }
 
+/// Every field, sorted by name as Unleash lists them, with how many live flags (and in how many
+/// projects) have a strategy constraint on it. The constraints are read once, each only for its
+/// fields' names.
+pub fn list_with_usage(
+    conn: &mut DbConnection,
+) -> Result<Vec<(ContextFieldRow, crate::queries::segments::Usage)>, StoreError> {
+    use std::collections::{HashMap, HashSet};
+
+    use crate::queries::segments::Usage;
+    use crate::schema::{feature_strategies, features};
+
+    /// A constraint, only as far as naming its field.
+    #[derive(serde::Deserialize)]
+    struct Named {
+        #[serde(rename = "contextName")]
+        context_name: String,
+    }
+    let constrained: Vec<(String, String, String)> = feature_strategies::table
+        .inner_join(features::table)
+        .filter(features::archived_at.is_null())
+        .filter(feature_strategies::constraints.ne("[]"))
+        .select((
+            features::name,
+            features::project_id,
+            feature_strategies::constraints,
+        ))
+        .load(conn)?;
+    let mut users: HashMap<String, (HashSet<String>, HashSet<String>)> = HashMap::new();
+    for (feature, project, constraints) in constrained {
+        // A row that cannot be read is reported where it is read for evaluation; here it
+        // simply uses nothing.
+        let Ok(named) = serde_json::from_str::<Vec<Named>>(&constraints) else {
+            continue;
+        };
+        for Named { context_name } in named {
+            let (features, projects) = users.entry(context_name).or_default();
+            features.insert(feature.clone());
+            projects.insert(project.clone());
+        }
+    }
+    let mut rows: Vec<(ContextFieldRow, Usage)> = list(conn)?
+        .into_iter()
+        .map(|row| {
+            let usage = users
+                .get(&row.name)
+                .map(|(features, projects)| Usage {
+                    features: i64::try_from(features.len()).unwrap_or(i64::MAX),
+                    projects: i64::try_from(projects.len()).unwrap_or(i64::MAX),
+                })
+                .unwrap_or_default();
+            (row, usage)
+        })
+        .collect();
+    rows.sort_by(|(left, _), (right, _)| crate::queries::name_order(&left.name, &right.name));
+    Ok(rows)
+}
+
 /// The strategies of live flags with a constraint on field `name`.
 pub fn strategies_using(
     conn: &mut DbConnection,

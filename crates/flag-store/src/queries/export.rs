@@ -543,6 +543,24 @@ pub fn import(
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
+        let names: Vec<String> = document
+            .features
+            .iter()
+            .map(|feature| feature.name.clone())
+            .collect();
+        let elsewhere: Vec<String> = features::named(conn, &names)?
+            .into_iter()
+            .filter(|row| row.project_id != project)
+            .map(|row| row.name)
+            .collect();
+        if !elsewhere.is_empty() {
+            return Err(StoreError::Rejected {
+                message: format!(
+                    "These features exist already in other projects: {}",
+                    elsewhere.join(", ")
+                ),
+            });
+        }
         let found = check(conn, project, environment, document)?;
         if let Some(error) = found.errors.first() {
             return Err(StoreError::Rejected {

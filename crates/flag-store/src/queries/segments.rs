@@ -7,7 +7,7 @@ use crate::connection::{DbConnection, MultiBackend};
 use crate::error::StoreError;
 use crate::models::{Actor, EventType, NewEvent, NewSegment, SegmentRow};
 use crate::queries::{context_fields, events, refuse_unreadable, to_json};
-use crate::schema::segments;
+use crate::schema::{feature_strategies, feature_strategy_segments, features, segments};
 
 /// Creates a segment; a taken name is a conflict, and a project that does not exist is
 /// [`StoreError::Rejected`], like a missing parent in [`crate::queries::dependencies::set`]: the
@@ -55,6 +55,44 @@ pub fn list(conn: &mut DbConnection) -> Result<Vec<SegmentRow>, StoreError> {
         .order(segments::id.asc())
         .select(SegmentRow::as_select())
         .load(conn)?)
+}
+
+/// How many flags, and in how many projects, use a segment or a context field: live flags only,
+/// as Unleash counts them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Distinct live flags with a strategy that uses it.
+    pub features: i64,
+    /// Distinct projects of those flags.
+    pub projects: i64,
+}
+
+/// Every segment, sorted by name as Unleash lists them, with its usage.
+pub fn list_with_usage(conn: &mut DbConnection) -> Result<Vec<(SegmentRow, Usage)>, StoreError> {
+    use diesel::dsl::count;
+    let counts: Vec<(i32, i64, i64)> = feature_strategy_segments::table
+        .inner_join(feature_strategies::table.inner_join(features::table))
+        .filter(features::archived_at.is_null())
+        .group_by(feature_strategy_segments::segment_id)
+        .select((
+            feature_strategy_segments::segment_id,
+            count(features::name).aggregate_distinct(),
+            count(features::project_id).aggregate_distinct(),
+        ))
+        .load(conn)?;
+    let counts: std::collections::HashMap<i32, Usage> = counts
+        .into_iter()
+        .map(|(id, features, projects)| (id, Usage { features, projects }))
+        .collect();
+    let mut rows: Vec<(SegmentRow, Usage)> = list(conn)?
+        .into_iter()
+        .map(|row| {
+            let usage = counts.get(&row.id).copied().unwrap_or_default();
+            (row, usage)
+        })
+        .collect();
+    rows.sort_by(|(left, _), (right, _)| crate::queries::name_order(&left.name, &right.name));
+    Ok(rows)
 }
 
 /// One segment.

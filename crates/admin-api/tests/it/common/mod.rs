@@ -208,6 +208,37 @@ where
     }
 }
 
+/// A password that passes the password rules, for users the tests create.
+pub const USER_PASSWORD: &str = "Corr3ct-Horse!";
+
+/// Creates a user with `email` and the root role `role` (1 Admin, 2 Editor, 3 Viewer), logs
+/// them in and returns the session cookie.
+pub async fn signed_in<S, B>(service: &S, email: &str, role: i32) -> actix_web::cookie::Cookie<'static>
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let (status, body) = send(
+        service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": email, "rootRole": role, "password": USER_PASSWORD}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    login(service, email, USER_PASSWORD).await
+}
+
+/// A JSON `POST` as the user whose session `cookie` holds.
+pub fn post_as(path: &str, cookie: &Cookie<'static>, body: Value) -> test::TestRequest {
+    test::TestRequest::post()
+        .uri(path)
+        .cookie(cookie.clone())
+        .set_json(body)
+}
+
 /// Logs in and returns the session cookie; panics when the login does not succeed.
 pub async fn login<S, B>(service: &S, username: &str, password: &str) -> actix_web::cookie::Cookie<'static>
 where
