@@ -8,12 +8,13 @@ use chrono::{DurationRound as _, NaiveDateTime, TimeDelta};
 use flag_store::queries::{self, client_metrics};
 
 use crate::dto::iso;
+use crate::dto::strategy_types::StrategyTypeOut;
 use crate::dto::usage::{
     ApplicationItem, ApplicationLinks, ApplicationOut, ApplicationStrategy, ApplicationUsage,
     ApplicationsOut, ApplicationsQuery, EnvironmentInstance, EnvironmentIssues, FeatureUsageOut, InstanceOut,
     InstancesOut, OutdatedSdkOut, OutdatedSdksOut, OverviewEnvironment, OverviewIssues, OverviewOut,
     ProjectApplicationOut, ProjectApplicationSdkOut, ProjectApplicationsOut, ProjectApplicationsQuery,
-    RawQuery, RawUsageOut, SeenToggle, UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport,
+    RawQuery, RawUsageOut, SeenFlag, SeenToggle, UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport,
     UnknownFlagsOut, UsageOut,
 };
 use crate::{AdminError, Ctx, db};
@@ -103,8 +104,14 @@ struct Loaded {
     row: Option<flag_store::models::ClientApplicationRow>,
     instances: Vec<flag_store::models::ClientInstanceRow>,
     usage: Vec<flag_store::models::UsageRow>,
-    known_strategies: BTreeSet<String>,
+    strategy_types: Vec<flag_store::models::StrategyTypeRow>,
     projects: HashMap<String, String>,
+}
+
+impl Loaded {
+    fn known_strategies(&self) -> BTreeSet<&str> {
+        self.strategy_types.iter().map(|row| row.name.as_str()).collect()
+    }
 }
 
 async fn load(
@@ -119,7 +126,7 @@ async fn load(
                 row: None,
                 instances: Vec::new(),
                 usage: Vec::new(),
-                known_strategies: BTreeSet::new(),
+                strategy_types: Vec::new(),
                 projects: HashMap::new(),
             });
         };
@@ -129,39 +136,64 @@ async fn load(
             row: Some(row),
             instances: client_metrics::instances(conn, &name, None, instances_since)?,
             projects: client_metrics::projects_of(conn, &names)?,
-            known_strategies: queries::strategies::list_types(conn)?
-                .into_iter()
-                .map(|row| row.name)
-                .collect(),
+            strategy_types: queries::strategies::list_types(conn)?,
             usage,
         })
     })
     .await
 }
 
-/// One application: its instances and the flags it reported in the last 24 hours.
+/// One application as Unleash answers it: its strategies as whole strategy types, its
+/// instances, and the flags it reported in the last 24 hours as whole flags (live ones; others
+/// `{name, notFound: true}`).
 pub async fn get(ctx: &Ctx, app_name: String) -> Result<ApplicationOut, AdminError> {
     flushed(ctx).await;
     let now = crate::now();
     let name = app_name.clone();
+    let loaded = load(ctx, name, None, now - TimeDelta::hours(24)).await?;
     let Loaded {
         row,
         instances,
         usage,
-        known_strategies,
-        projects,
-    } = load(ctx, name, None, now - TimeDelta::hours(24)).await?;
+        strategy_types,
+        ..
+    } = loaded;
     let row = row.ok_or_else(|| AdminError::NotFound(format!("could not find appName={app_name}")))?;
-    let seen: BTreeSet<String> = usage.into_iter().map(|row| row.feature_name).collect();
+    let seen: Vec<String> = usage
+        .into_iter()
+        .map(|row| row.feature_name)
+        .collect::<BTreeSet<String>>()
+        .into_iter()
+        .collect();
+    let names = seen.clone();
+    let (features, last_seen) = db::run(&ctx.store, move |conn| {
+        Ok((
+            queries::features::named(conn, &names)?,
+            queries::features::last_seen(conn, &names)?,
+        ))
+    })
+    .await?;
+    let live: HashMap<&str, &flag_store::models::FeatureRow> = features
+        .iter()
+        .filter(|feature| feature.archived_at.is_none())
+        .map(|feature| (feature.name.as_str(), feature))
+        .collect();
+    let mut strategy_types: HashMap<String, flag_store::models::StrategyTypeRow> = strategy_types
+        .into_iter()
+        .map(|row| (row.name.clone(), row))
+        .collect();
     Ok(ApplicationOut {
         strategies: row
             .strategies()?
             .into_iter()
-            .map(|name| ApplicationStrategy {
-                not_found: !known_strategies.contains(&name),
-                name,
+            .map(|name| match strategy_types.remove(&name) {
+                Some(known) => StrategyTypeOut::try_from(known).map(ApplicationStrategy::Known),
+                None => Ok(ApplicationStrategy::NotFound {
+                    name,
+                    not_found: true,
+                }),
             })
-            .collect(),
+            .collect::<Result<_, _>>()?,
         instances: instances
             .into_iter()
             .map(|instance| InstanceOut {
@@ -177,10 +209,23 @@ pub async fn get(ctx: &Ctx, app_name: String) -> Result<ApplicationOut, AdminErr
             .collect(),
         seen_toggles: seen
             .into_iter()
-            .map(|name| SeenToggle {
-                project: projects.get(&name).cloned(),
-                not_found: !projects.contains_key(&name),
-                name,
+            .map(|name| match live.get(name.as_str()) {
+                Some(feature) => SeenToggle::Known(SeenFlag {
+                    description: feature.description.clone(),
+                    feature_type: feature.feature_type.clone(),
+                    project: feature.project_id.clone(),
+                    stale: feature.stale,
+                    created_at: iso(feature.created_at),
+                    last_seen_at: last_seen.get(&name).copied().map(iso),
+                    impression_data: feature.impression_data,
+                    archived_at: None,
+                    archived: false,
+                    name,
+                }),
+                None => SeenToggle::NotFound {
+                    name,
+                    not_found: true,
+                },
             })
             .collect(),
         links: ApplicationLinks {
@@ -211,19 +256,22 @@ pub async fn overview(ctx: &Ctx, app_name: String) -> Result<OverviewOut, AdminE
     flushed(ctx).await;
     let now = crate::now();
     let name = app_name.clone();
-    let Loaded {
-        row,
-        instances,
-        usage,
-        known_strategies,
-        projects,
-    } = load(
+    let loaded = load(
         ctx,
         name,
         Some(now - TimeDelta::hours(24)),
         now - client_metrics::USAGE_RETENTION,
     )
     .await?;
+    let known_strategies: BTreeSet<String> =
+        loaded.known_strategies().into_iter().map(str::to_owned).collect();
+    let Loaded {
+        row,
+        instances,
+        usage,
+        projects,
+        ..
+    } = loaded;
     let row = row.ok_or_else(|| AdminError::NotFound(format!("could not find appName={app_name}")))?;
     let mut by_environment: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for usage in &usage {
@@ -364,7 +412,8 @@ pub async fn feature_usage(ctx: &Ctx, name: String) -> Result<FeatureUsageOut, A
     })
 }
 
-/// A flag's hourly usage per application and environment, zero in hours without reports.
+/// A flag's hourly usage per application and environment, newest hour first, zero in hours
+/// without reports.
 pub async fn raw_usage(ctx: &Ctx, name: String, query: RawQuery) -> Result<RawUsageOut, AdminError> {
     flushed(ctx).await;
     let hours: i64 = query
@@ -385,24 +434,30 @@ pub async fn raw_usage(ctx: &Ctx, name: String, query: RawQuery) -> Result<RawUs
         .iter()
         .map(|row| ((row.hour, row.environment.as_str(), row.app_name.as_str()), row))
         .collect();
-    let pairs: BTreeSet<(&str, &str)> = by_key
-        .keys()
-        .map(|&(_, environment, app_name)| (environment, app_name))
-        .collect();
-    let mut data = Vec::with_capacity(pairs.len() * usize::try_from(hours).unwrap_or(0));
-    for step in 0..hours {
-        let hour = oldest + TimeDelta::hours(step);
-        for &(environment, app_name) in &pairs {
-            let found = by_key.get(&(hour, environment, app_name));
-            data.push(UsageOut {
-                feature_name: Some(name.clone()),
-                app_name: Some(app_name.to_owned()),
-                environment: environment.to_owned(),
-                timestamp: iso(hour),
-                yes: found.map_or(0, |row| row.yes),
-                no: found.map_or(0, |row| row.no),
-                variants: found.map(|row| row.variants()).transpose()?,
-            });
+    // As Unleash answers: every environment that reported, times every application that did,
+    // times every hour from the newest back, with zero counts where none came.
+    let environments: BTreeSet<&str> = rows.iter().map(|row| row.environment.as_str()).collect();
+    let applications: BTreeSet<&str> = rows.iter().map(|row| row.app_name.as_str()).collect();
+    let mut data =
+        Vec::with_capacity(environments.len() * applications.len() * usize::try_from(hours).unwrap_or(0));
+    for &environment in &environments {
+        for &app_name in &applications {
+            for step in 0..hours {
+                let hour = newest - TimeDelta::hours(step);
+                let found = by_key.get(&(hour, environment, app_name));
+                data.push(UsageOut {
+                    feature_name: Some(name.clone()),
+                    app_name: Some(app_name.to_owned()),
+                    environment: environment.to_owned(),
+                    timestamp: iso(hour),
+                    yes: found.map_or(0, |row| row.yes),
+                    no: found.map_or(0, |row| row.no),
+                    variants: Some(match found {
+                        Some(row) => row.variants()?,
+                        None => BTreeMap::new(),
+                    }),
+                });
+            }
         }
     }
     Ok(RawUsageOut {

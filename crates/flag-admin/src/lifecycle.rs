@@ -7,7 +7,8 @@ use crate::dto::features::LifecycleOut;
 use crate::dto::lifecycle::{CompleteFeature, LifecycleCountOut};
 use crate::{AdminError, Ctx, db};
 
-/// The stages a flag entered, oldest first; none for an unknown flag.
+/// The stages a flag entered, in the order a flag passes through them, as Unleash lists them;
+/// none for an unknown flag.
 pub async fn stages(ctx: &Ctx, feature: String) -> Result<Vec<LifecycleOut>, AdminError> {
     let rows = db::run(&ctx.store, move |conn| queries::lifecycle::of(conn, &[feature])).await?;
     Ok(rows

@@ -139,13 +139,18 @@ async fn usage_shows_exactly_what_sdks_reported() {
     )
     .await;
     assert_eq!(status, StatusCode::OK);
+    // As Unleash answers: the newest hour first, and `variants: {}` in hours without reports.
     let data = raw["data"].as_array().cloned().unwrap_or_default();
     assert_eq!(data.len(), 3, "{raw}");
+    assert_eq!(data[0]["variants"], json!({"blue": 4, "disabled": 2}), "{raw}");
     assert_eq!(
-        (data[0]["yes"].clone(), data[0].get("variants")),
-        (json!(0), None)
+        (data[2]["yes"].clone(), data[2]["variants"].clone()),
+        (json!(0), json!({}))
     );
-    assert_eq!(data[2]["variants"], json!({"blue": 4, "disabled": 2}), "{raw}");
+    assert!(
+        data[0]["timestamp"].as_str() > data[2]["timestamp"].as_str(),
+        "{raw}"
+    );
 
     let (_, unknown) = send(&service, get("/api/admin/metrics/unknown-flags", ADMIN)).await;
     let names: Vec<&str> = unknown["unknownFlags"]
@@ -206,10 +211,33 @@ async fn usage_shows_exactly_what_sdks_reported() {
     assert_eq!(detail["instances"][0]["instanceId"], "i-1");
     assert_eq!(detail["instances"][0]["sdkVersion"], "unleash-node-sdk:6.12.1");
     assert_eq!(detail["instances"][0]["environment"], "development");
+    // Registered strategies as whole strategy types, reported flags as whole flags.
     assert_eq!(
         detail["strategies"][2],
         json!({"name": "myCustom", "notFound": true})
     );
+    assert_eq!(detail["strategies"][1]["name"], "flexibleRollout", "{detail}");
+    assert_eq!(detail["strategies"][1]["editable"], false, "{detail}");
+    assert!(detail["strategies"][1]["parameters"].is_array(), "{detail}");
+    let seen = &detail["seenToggles"];
+    let checkout = seen
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|flag| flag["name"] == "checkout")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        (
+            checkout["project"].clone(),
+            checkout["type"].clone(),
+            checkout["archived"].clone()
+        ),
+        (json!("default"), json!("release"), json!(false)),
+        "{detail}"
+    );
+    assert!(checkout["lastSeenAt"].is_string(), "{detail}");
+    assert!(checkout["createdAt"].is_string(), "{detail}");
     let (status, answer) = send(&service, get("/api/admin/metrics/applications/nobody", ADMIN)).await;
     assert_error(status, &answer, 404, "NotFoundError");
 

@@ -220,7 +220,7 @@ async fn lifecycles_follow_writes_and_usage_and_can_be_completed() {
                 .collect()
         })
         .unwrap_or_default();
-    assert!(names.contains(&"pre-live"), "{stages}");
+    assert_eq!(names, ["initial", "pre-live"], "{stages}");
 
     let (status, body) = send(
         &service,

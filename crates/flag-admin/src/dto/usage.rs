@@ -473,15 +473,21 @@ pub struct ApplicationsOut {
     pub total: i64,
 }
 
-/// A strategy an application registered, and whether the server knows it.
+/// A strategy an application registered: the strategy type of that name, or the name with
+/// `notFound` when the server has none, as Unleash answers it.
 #[derive(Debug, Serialize, ToSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct ApplicationStrategy {
-    /// Its name.
-    pub name: String,
-    /// Present and true when no strategy type has this name.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub not_found: bool,
+#[serde(untagged)]
+pub enum ApplicationStrategy {
+    /// The strategy type.
+    Known(crate::dto::strategy_types::StrategyTypeOut),
+    /// No strategy type has this name.
+    #[serde(rename_all = "camelCase")]
+    NotFound {
+        /// Its name.
+        name: String,
+        /// Always true.
+        not_found: bool,
+    },
 }
 
 /// An SDK instance of an application.
@@ -506,18 +512,48 @@ pub struct InstanceOut {
     pub environment: String,
 }
 
-/// A flag an application reported, and whether it still exists.
+/// A live flag an application reported, as Unleash's flag store reads it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
-pub struct SeenToggle {
-    /// The flag.
+pub struct SeenFlag {
+    /// Its name.
     pub name: String,
-    /// Its project, when it exists.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub project: Option<String>,
-    /// Present and true when no flag has this name any more.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub not_found: bool,
+    /// Free text.
+    pub description: Option<String>,
+    /// Its flag type.
+    #[serde(rename = "type")]
+    pub feature_type: String,
+    /// Its project.
+    pub project: String,
+    /// Whether it is marked stale.
+    pub stale: bool,
+    /// When it was created.
+    pub created_at: String,
+    /// When SDKs last used it, in any environment.
+    pub last_seen_at: Option<String>,
+    /// Whether SDKs emit impression events.
+    pub impression_data: bool,
+    /// Always null: archived flags are not found.
+    pub archived_at: Option<String>,
+    /// Always false.
+    pub archived: bool,
+}
+
+/// A flag an application reported: the live flag, or the name with `notFound` when no live
+/// flag has it any more, as Unleash answers it.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum SeenToggle {
+    /// The flag.
+    Known(SeenFlag),
+    /// No live flag has this name.
+    #[serde(rename_all = "camelCase")]
+    NotFound {
+        /// Its name.
+        name: String,
+        /// Always true.
+        not_found: bool,
+    },
 }
 
 /// Links of an application.
@@ -647,7 +683,8 @@ pub struct UsageOut {
     pub yes: i64,
     /// Evaluations that were off.
     pub no: i64,
-    /// Counts by variant; absent in hours without reports.
+    /// Counts by variant: in raw rows always (`{}` in hours without reports); absent in the
+    /// last hour's summary.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub variants: Option<BTreeMap<String, i64>>,
 }
@@ -675,8 +712,8 @@ pub struct RawUsageOut {
     pub version: u32,
     /// Always `stable`.
     pub maturity: &'static str,
-    /// One row per hour for every (environment, application) seen, oldest first; hours
-    /// without reports are zero.
+    /// For every environment that reported, every application that did (at most 100), and
+    /// every hour, newest first: zero where no report came, as Unleash answers.
     pub data: Vec<UsageOut>,
 }
 

@@ -368,6 +368,26 @@ pub fn named(conn: &mut DbConnection, names: &[String]) -> Result<Vec<FeatureRow
         .load(conn)?)
 }
 
+/// When SDKs last used each of `names`, in any environment; flags never used are absent.
+pub fn last_seen(
+    conn: &mut DbConnection,
+    names: &[String],
+) -> Result<std::collections::HashMap<String, NaiveDateTime>, StoreError> {
+    use diesel::dsl::max;
+    let rows: Vec<(String, Option<NaiveDateTime>)> = feature_environments::table
+        .filter(feature_environments::feature_name.eq_any(names))
+        .group_by(feature_environments::feature_name)
+        .select((
+            feature_environments::feature_name,
+            max(feature_environments::last_seen_at),
+        ))
+        .load(conn)?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(name, seen)| seen.map(|seen| (name, seen)))
+        .collect())
+}
+
 /// Every feature, live and archived, by name.
 pub fn all(conn: &mut DbConnection) -> Result<Vec<FeatureRow>, StoreError> {
     Ok(features::table

@@ -76,27 +76,41 @@ pub fn uncomplete(conn: &mut DbConnection, feature: &str) -> Result<(), StoreErr
     Ok(())
 }
 
-/// The stages `features` entered, oldest first for each.
-pub fn of(conn: &mut DbConnection, features: &[String]) -> Result<Vec<LifecycleRow>, StoreError> {
-    Ok(feature_lifecycles::table
-        .filter(feature_lifecycles::feature_name.eq_any(features))
-        .order((
-            feature_lifecycles::feature_name.asc(),
-            feature_lifecycles::created_at.asc(),
-        ))
-        .select(LifecycleRow::as_select())
-        .load(conn)?)
+/// Sorts stages by flag, then as Unleash lists them: in [`STAGES`] order, whatever the order
+/// they were entered in within one instant (a flag created and used at once enters two).
+fn in_stage_order(mut rows: Vec<LifecycleRow>) -> Vec<LifecycleRow> {
+    let rank = |stage: &str| {
+        STAGES
+            .iter()
+            .position(|known| *known == stage)
+            .unwrap_or(STAGES.len())
+    };
+    rows.sort_by(|left, right| {
+        left.feature_name
+            .cmp(&right.feature_name)
+            .then_with(|| rank(&left.stage).cmp(&rank(&right.stage)))
+            .then_with(|| left.created_at.cmp(&right.created_at))
+    });
+    rows
 }
 
-/// Every flag's stages, oldest first for each.
+/// The stages `features` entered, in stage order for each.
+pub fn of(conn: &mut DbConnection, features: &[String]) -> Result<Vec<LifecycleRow>, StoreError> {
+    Ok(in_stage_order(
+        feature_lifecycles::table
+            .filter(feature_lifecycles::feature_name.eq_any(features))
+            .select(LifecycleRow::as_select())
+            .load(conn)?,
+    ))
+}
+
+/// Every flag's stages, in stage order for each.
 pub fn all(conn: &mut DbConnection) -> Result<Vec<LifecycleRow>, StoreError> {
-    Ok(feature_lifecycles::table
-        .order((
-            feature_lifecycles::feature_name.asc(),
-            feature_lifecycles::created_at.asc(),
-        ))
-        .select(LifecycleRow::as_select())
-        .load(conn)?)
+    Ok(in_stage_order(
+        feature_lifecycles::table
+            .select(LifecycleRow::as_select())
+            .load(conn)?,
+    ))
 }
 
 /// Marks `feature` of `project` completed (kept or discarded, with the variant kept) and
@@ -156,4 +170,42 @@ pub fn mark_uncompleted(
             },
         )
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stages_entered_at_once_come_in_unleash_order() {
+        let at = chrono::DateTime::UNIX_EPOCH.naive_utc();
+        let row = |feature: &str, stage: &str, seconds: i64| LifecycleRow {
+            feature_name: feature.into(),
+            stage: stage.into(),
+            status: None,
+            status_value: None,
+            created_at: at + chrono::TimeDelta::seconds(seconds),
+        };
+        let sorted = in_stage_order(vec![
+            row("b", "live", 5),
+            row("b", "pre-live", 5),
+            row("a", "completed", 9),
+            row("b", "initial", 1),
+            row("a", "live", 2),
+        ]);
+        let order: Vec<(&str, &str)> = sorted
+            .iter()
+            .map(|row| (row.feature_name.as_str(), row.stage.as_str()))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("a", "live"),
+                ("a", "completed"),
+                ("b", "initial"),
+                ("b", "pre-live"),
+                ("b", "live")
+            ]
+        );
+    }
 }
