@@ -68,6 +68,7 @@ impl ApiError {
         match self {
             Self::Admin(error) => match error {
                 AdminError::Validation { .. } => "ValidationError",
+                AdminError::BadData(_) => "BadDataError",
                 AdminError::AuthenticationRequired => "AuthenticationRequired",
                 AdminError::PasswordMismatch => "PasswordMismatch",
                 AdminError::NoAccess(_) => "NoAccessError",
@@ -95,7 +96,9 @@ impl ApiError {
 /// The status an operation's failure is answered with, in the API and in the console.
 pub fn status_of(error: &AdminError) -> StatusCode {
     match error {
-        AdminError::Validation { .. } | AdminError::ArchivedFeature => StatusCode::BAD_REQUEST,
+        AdminError::Validation { .. } | AdminError::BadData(_) | AdminError::ArchivedFeature => {
+            StatusCode::BAD_REQUEST
+        }
         AdminError::AuthenticationRequired | AdminError::PasswordMismatch | AdminError::SignInFailed(_) => {
             StatusCode::UNAUTHORIZED
         }

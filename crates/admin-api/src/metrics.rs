@@ -1,8 +1,10 @@
-//! Prometheus metrics: requests by method, route pattern and status, password verifications
-//! and dropped SDK usage. Labels never carry a raw path, so a secret in a path cannot reach them and
-//! unmatched paths share one label.
+//! Prometheus metrics: requests by method, route pattern and status, password verifications,
+//! dropped SDK usage and the SDK usage rows evicted past the store's caps. Labels never carry a
+//! raw path, so a secret in a path cannot reach them and unmatched paths share one label.
 
-use prometheus::{Encoder, HistogramOpts, HistogramVec, IntCounter, Registry, TextEncoder};
+use prometheus::{
+    Encoder, HistogramOpts, HistogramVec, IntCounter, IntCounterVec, Opts, Registry, TextEncoder,
+};
 
 /// The server's metrics.
 #[derive(Debug, Clone)]
@@ -14,6 +16,8 @@ pub struct Metrics {
     verifications: Option<IntCounter>,
     /// Likewise.
     dropped_reports: Option<IntCounter>,
+    /// Likewise; by `kind`: `unknown_flags`, `applications`, `instances`.
+    evicted_usage: Option<IntCounterVec>,
 }
 
 impl Default for Metrics {
@@ -43,11 +47,21 @@ impl Default for Metrics {
         )
         .ok()
         .filter(|counter| registry.register(Box::new(counter.clone())).is_ok());
+        let evicted_usage = IntCounterVec::new(
+            Opts::new(
+                "sdk_usage_evicted_total",
+                "SDK usage rows evicted from the database past its caps, least recently seen first",
+            ),
+            &["kind"],
+        )
+        .ok()
+        .filter(|counter| registry.register(Box::new(counter.clone())).is_ok());
         Self {
             registry,
             requests,
             verifications,
             dropped_reports,
+            evicted_usage,
         }
     }
 }
@@ -62,14 +76,25 @@ impl Metrics {
         }
     }
 
-    /// The text exposition format, with the application's counts: password verifications
-    /// and dropped SDK usage.
+    /// The text exposition format, with the application's counts: password verifications,
+    /// dropped SDK usage and evicted SDK usage rows.
     pub fn render(&self, app: &flag_admin::Ctx) -> String {
         for (counter, total) in [
             (&self.verifications, app.passwords_verified()),
             (&self.dropped_reports, app.usage().dropped()),
         ] {
             if let Some(counter) = counter {
+                counter.inc_by(total.saturating_sub(counter.get()));
+            }
+        }
+        if let Some(evicted_usage) = &self.evicted_usage {
+            let evicted = app.usage().evicted();
+            for (kind, total) in [
+                ("unknown_flags", evicted.unknown_flags),
+                ("applications", evicted.applications),
+                ("instances", evicted.instances),
+            ] {
+                let counter = evicted_usage.with_label_values(&[kind]);
                 counter.inc_by(total.saturating_sub(counter.get()));
             }
         }

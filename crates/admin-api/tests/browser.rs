@@ -874,14 +874,21 @@ async fn sso_flows(console: &Console, provider: &OidcProvider) -> TestResult {
                 .await?
                 .click()
                 .await?;
-            // The provider asks whether to sign out there too.
-            console
+            // The provider asks whether to sign out there too; it was sent the ID token it
+            // issued, as Okta requires.
+            let confirm = console
                 .browser
                 .wait()
                 .for_element(Locator::Css("button[name=logout]"))
-                .await?
-                .click()
                 .await?;
+            let at_provider = console.browser.current_url().await?;
+            assert!(
+                at_provider
+                    .query_pairs()
+                    .any(|(name, value)| name == "id_token_hint" && value.split('.').count() == 3),
+                "no id_token_hint: {at_provider}"
+            );
+            confirm.click().await?;
             console
                 .browser
                 .wait()

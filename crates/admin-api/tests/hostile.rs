@@ -502,7 +502,8 @@ fn the_sdk_surface_refuses_bad_reports_and_keeps_usage_exact() -> TestResult {
                 )?;
                 assert_rejected(status, &answer, 400, "ValidationError");
             }
-            // Buckets in the year 9999, which would never expire.
+            // Buckets in the year 9999 are a clock gone wrong: taken and counted when they arrive,
+            // never kept as a future that stays recent.
             let (status, answer) = post(
                 &server,
                 "/api/client/metrics",
@@ -510,7 +511,7 @@ fn the_sdk_surface_refuses_bad_reports_and_keeps_usage_exact() -> TestResult {
                 &json!({"appName": "web", "bucket": {"start": sdk_now(), "stop": "9999-12-31T23:59:59Z",
                     "toggles": {"flag-00": {"yes": 1}}}}),
             )?;
-            assert_rejected(status, &answer, 400, "ValidationError");
+            assert_eq!(status, 202, "{answer}");
             let (status, answer) = post(
                 &server,
                 "/api/client/metrics/bulk",
@@ -518,7 +519,7 @@ fn the_sdk_surface_refuses_bad_reports_and_keeps_usage_exact() -> TestResult {
                 &json!({"applications": [], "metrics": [{"featureName": "flag-00", "appName": "a",
                     "environment": "development", "timestamp": "9999-06-01T00:00:00Z", "yes": 1, "no": 0}]}),
             )?;
-            assert_rejected(status, &answer, 400, "ValidationError");
+            assert_eq!(status, 202, "{answer}");
             // A good report among the attacks, before the flood, is counted exactly.
             let (status, answer) = post(
                 &server,
@@ -592,7 +593,8 @@ fn the_sdk_surface_refuses_bad_reports_and_keeps_usage_exact() -> TestResult {
                         no + hour["no"].as_i64().unwrap_or_default(),
                     )
                 });
-            assert_eq!(counted, (7, 2), "{raw}");
+            // The good report's 7 and 2, and the two skewed reports' 1 each, in the hours shown.
+            assert_eq!(counted, (9, 2), "{raw}");
             Ok(())
         })();
         drop(stop);

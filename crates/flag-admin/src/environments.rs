@@ -10,30 +10,41 @@ use crate::dto::environments::{
 };
 use crate::{AdminError, Ctx, db};
 
-/// Every environment, by display order.
+/// Every environment, by display order, with the projects that use it, its API tokens and the
+/// flags on in it.
 pub async fn list(ctx: &Ctx) -> Result<EnvironmentsOut, AdminError> {
-    let rows = db::run(&ctx.store, queries::environments::list).await?;
+    let rows = db::run(&ctx.store, queries::environments::list_with_counts).await?;
     Ok(EnvironmentsOut {
         version: 1,
         environments: rows.into_iter().map(EnvironmentOut::from).collect(),
     })
 }
 
-/// Creates an environment; it sorts last (1000) and is enabled unless the request says so.
+/// Creates an environment, enabled unless the request says otherwise. Without a sort order it
+/// takes one past the largest and so sorts last, as Unleash's environment store provides for.
 pub async fn create(
     ctx: &Ctx,
     caller: &Caller,
     request: CreateEnvironment,
-) -> Result<EnvironmentOut, AdminError> {
-    let row = EnvironmentRow {
-        name: request.name.into_string(),
-        environment_type: request.environment_type,
-        sort_order: request.sort_order.unwrap_or(1000),
-        enabled: request.enabled.unwrap_or(true),
-        created_at: crate::now(),
-    };
-    let row = db::write_as(&ctx.store, caller, row, queries::environments::create).await?;
-    Ok(EnvironmentOut::from(row))
+) -> Result<EnvironmentDetailOut, AdminError> {
+    let actor = caller.actor();
+    let now = crate::now();
+    let row = db::run(&ctx.store, move |conn| {
+        let sort_order = match request.sort_order {
+            Some(sort_order) => sort_order,
+            None => queries::environments::next_sort_order(conn)?,
+        };
+        let row = EnvironmentRow {
+            name: request.name.into_string(),
+            environment_type: request.environment_type,
+            sort_order,
+            enabled: request.enabled.unwrap_or(true),
+            created_at: now,
+        };
+        queries::environments::create(conn, &row, &actor)
+    })
+    .await?;
+    Ok(EnvironmentDetailOut::from(row))
 }
 
 /// Switches the environment `name` on or off.
@@ -65,7 +76,7 @@ pub async fn set_sort_order(
 }
 
 /// Every environment as a project sees it: whether it has it, its tokens there and its flags on
-/// there. An unknown project has none of them.
+/// there (archived ones included, as Unleash counts them). An unknown project has none of them.
 pub async fn of_project(ctx: &Ctx, project: String) -> Result<ProjectEnvironmentsOut, AdminError> {
     let (rows, visible, enabled, tokens) = db::run(&ctx.store, move |conn| {
         Ok((

@@ -36,6 +36,10 @@ pub enum AdminError {
         /// Fields at fault.
         details: Vec<Detail>,
     },
+    /// The input is well formed but names what is not there, where Unleash answers 400
+    /// `BadDataError` rather than 404 (adding an unknown environment to a project).
+    #[error("{0}")]
+    BadData(String),
     /// No credentials, or unknown ones.
     #[error("you must log in or give an API token in the Authorization header")]
     AuthenticationRequired,

@@ -38,28 +38,35 @@ pub async fn create(
     Ok(FeatureOut::from(row))
 }
 
-/// The features of `project`, each with its switch in the environments the caller may read.
+/// The features of `project`, each with its switch, variant count and strategies in the
+/// environments the caller may read, by environment sort order.
 pub async fn list(ctx: &Ctx, caller: &Caller, project: String) -> Result<FeaturesOut, AdminError> {
     let (rows, states) = db::run(&ctx.store, move |conn| {
         queries::projects::get(conn, &project)?;
         Ok((
             queries::features::list(conn, &project)?,
-            queries::features::environments_of_project(conn, &project)?,
+            queries::projects::flags_in_environments(conn, &project)?,
         ))
     })
     .await?;
     let mut by_feature: HashMap<String, Vec<FeatureEnvironmentSummary>> = HashMap::new();
-    for state in states
+    for flag in states
         .into_iter()
-        .filter(|state| caller.may_read(&state.environment_name))
+        .filter(|flag| caller.may_read(&flag.state.environment_name))
     {
+        let variant_count = flag.state.variants()?.len();
         by_feature
-            .entry(state.feature_name)
+            .entry(flag.state.feature_name)
             .or_default()
             .push(FeatureEnvironmentSummary {
-                name: state.environment_name,
-                enabled: state.enabled,
-                last_seen_at: state.last_seen_at.map(crate::dto::iso),
+                name: flag.state.environment_name,
+                enabled: flag.state.enabled,
+                environment_type: flag.environment_type,
+                sort_order: flag.sort_order,
+                variant_count,
+                last_seen_at: flag.state.last_seen_at.map(crate::dto::iso),
+                has_strategies: flag.has_strategies,
+                has_enabled_strategies: flag.has_enabled_strategies,
             });
     }
     Ok(FeaturesOut {

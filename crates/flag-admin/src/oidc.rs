@@ -29,7 +29,7 @@ use serde_json::{Map, Value};
 
 use crate::domain::RootRole;
 use crate::dto::sso::{OidcSettings, PasswordAuthSettings};
-use crate::session::LoggedIn;
+use crate::session::{LoggedIn, Proof};
 use crate::{AdminError, Ctx, auth::Caller, db};
 
 /// Where Unleash keeps the OpenID Connect settings.
@@ -632,6 +632,54 @@ fn failed(message: impl Into<String>) -> AdminError {
     AdminError::SignInFailed(message.into())
 }
 
+type ExchangeError = openidconnect::RequestTokenError<
+    Transport,
+    openidconnect::StandardErrorResponse<openidconnect::core::CoreErrorResponseType>,
+>;
+
+/// Words a failed code exchange after the part that failed: the provider's refusal, the request
+/// to its token endpoint, that endpoint's answer, or the ID token in it.
+fn exchange_failed(error: ExchangeError) -> AdminError {
+    use openidconnect::RequestTokenError;
+    match error {
+        RequestTokenError::ServerResponse(response) => failed(format!(
+            "the OpenID provider refused the authorization code ({}); sign in again",
+            response.error()
+        )),
+        RequestTokenError::Request(error) => unreachable_provider("token endpoint", error),
+        RequestTokenError::Parse(error, body) => match unreadable_id_token(&body) {
+            Some(reason) => AdminError::ProviderUnavailable(format!(
+                "the ID token the OpenID provider sent could not be read: {reason}"
+            )),
+            None => AdminError::ProviderUnavailable(format!(
+                "the OpenID provider's token endpoint answered what is not a token response: {error}"
+            )),
+        },
+        RequestTokenError::Other(message) => AdminError::ProviderUnavailable(format!(
+            "the OpenID provider's token endpoint answered unexpectedly: {message}"
+        )),
+    }
+}
+
+/// Why the ID token in the token endpoint's answer `body` does not read, when it is the part
+/// that does not. It is read with the answer it came in, so a claim of the wrong type (such as an
+/// `email_verified` that is neither a boolean nor "true" or "false") fails the whole answer, and
+/// the answer's own error cannot say where: the token's fields are flattened into it.
+fn unreadable_id_token(body: &[u8]) -> Option<String> {
+    let answer: Value = serde_json::from_slice(body).ok()?;
+    let raw = answer.get("id_token")?.as_str()?;
+    raw.parse::<Token>().err().map(|error| error.to_string())
+}
+
+/// A boolean claim as providers send it: a boolean, or the string "true" or "false".
+fn lenient_bool(value: &Value) -> Option<bool> {
+    match value {
+        Value::Bool(value) => Some(*value),
+        Value::String(text) => text.parse().ok(),
+        _ => None,
+    }
+}
+
 /// Finishes a login: checks the callback against the login this browser started, exchanges the
 /// code, verifies the ID token, and signs the user in, created or with the role their groups
 /// give when the settings say so.
@@ -678,18 +726,16 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
         let client = client(&exchange_config, &exchange_provider, redirect);
         let exchange = client
             .exchange_code(AuthorizationCode::new(code))
-            .map_err(|error| unreachable_provider("token endpoint", error))?
+            .map_err(|error| {
+                AdminError::ProviderUnavailable(format!(
+                    "the OpenID provider's discovery document names no token endpoint: {error}"
+                ))
+            })?
             .set_pkce_verifier(verifier);
         let agent = agent();
         exchange
             .request(&|request| send(&agent, request))
-            .map_err(|error| match error {
-                openidconnect::RequestTokenError::ServerResponse(response) => failed(format!(
-                    "the OpenID provider refused the authorization code ({}); sign in again",
-                    response.error()
-                )),
-                other => unreachable_provider("token endpoint", other),
-            })
+            .map_err(exchange_failed)
     })
     .await??;
     let raw = response
@@ -727,7 +773,7 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
         .additional_claims()
         .0
         .get("xms_edov")
-        .and_then(Value::as_bool);
+        .and_then(lenient_bool);
     if claims.email_verified() == Some(false) || entra_verified == Some(false) {
         return Err(AdminError::NoAccess(format!(
             "the provider has not verified {email}"
@@ -739,7 +785,10 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
         .map(|name| name.as_str().to_owned());
     let role = config.role_from(&claims.additional_claims().0);
     let user = sign_in_user(ctx, &config, &email, name, role).await?;
-    let logged_in = crate::session::open(ctx, user, now, true).await?;
+    // Kept with the session, on the server only, for `id_token_hint` when signing out at the
+    // provider too; without single sign-out it has no use, and is not kept.
+    let id_token = config.single_sign_out.then_some(raw);
+    let logged_in = crate::session::open(ctx, user, now, Proof::Oidc { id_token }).await?;
     Ok(Finished {
         logged_in,
         return_to: login.return_to,
@@ -824,8 +873,25 @@ pub async fn single_sign_out(ctx: &Ctx) -> bool {
 }
 
 /// Where to send the browser after its session ended: the provider's end-session endpoint, when
-/// single sign-out is on and the provider has one, coming back to `signed_out`.
-pub async fn logout_url(ctx: &Ctx, signed_out: &str) -> Option<String> {
+/// single sign-out is on and the provider has one, coming back to `signed_out`. `handle` (see
+/// [`crate::session::SignedOut`]) reads the ended session's ID token, once, for `id_token_hint`.
+pub async fn logout_url(ctx: &Ctx, signed_out: &str, handle: Option<&str>) -> Option<String> {
+    // Taken first, so that it is read at most once whatever happens next.
+    let id_token = match handle {
+        Some(handle) => {
+            let handle_hash = crate::secrets::verifier(handle);
+            let now = crate::now();
+            db::run(&ctx.store, move |conn| {
+                queries::sessions::take_id_token(conn, &handle_hash, now)
+            })
+            .await
+            .unwrap_or_else(|error| {
+                tracing::warn!(%error, "the ID token of a session that ended could not be read");
+                None
+            })
+        }
+        None => None,
+    };
     let config = config(ctx).await.ok().flatten()?;
     if !config.single_sign_out {
         return None;
@@ -837,9 +903,16 @@ pub async fn logout_url(ctx: &Ctx, signed_out: &str) -> Option<String> {
         .end_session_endpoint
         .clone()?;
     let mut url = end.url().clone();
-    url.query_pairs_mut()
-        .append_pair("client_id", config.client_id.as_str())
-        .append_pair("post_logout_redirect_uri", signed_out);
+    {
+        let mut query = url.query_pairs_mut();
+        // Okta, among others, signs out only with the ID token it issued for this session.
+        if let Some(id_token) = &id_token {
+            query.append_pair("id_token_hint", id_token);
+        }
+        query
+            .append_pair("client_id", config.client_id.as_str())
+            .append_pair("post_logout_redirect_uri", signed_out);
+    }
     Some(url.to_string())
 }
 
@@ -965,6 +1038,63 @@ mod tests {
         let kept = sign_in_user(&ctx, &off, "new@example.com", None, None).await?;
         assert_eq!((kept.id, kept.root_role), (created.id, 1));
         Ok(())
+    }
+
+    /// Apple sends `email_verified` (and `is_private_email`) as the strings "true" and "false".
+    #[test]
+    fn email_verified_as_a_string_reads_as_a_boolean() -> Result<(), serde_json::Error> {
+        type Claims = openidconnect::IdTokenClaims<AllClaims, CoreGenderClaim>;
+        let claims = |verified: Value| {
+            serde_json::from_value::<Claims>(serde_json::json!({
+                "iss": "https://appleid.apple.com", "aud": "halyard", "sub": "001",
+                "iat": 1, "exp": 2, "email": "a@example.com", "email_verified": verified,
+            }))
+        };
+        assert_eq!(claims(Value::from("true"))?.email_verified(), Some(true));
+        assert_eq!(claims(Value::from("false"))?.email_verified(), Some(false));
+        assert_eq!(claims(Value::from(true))?.email_verified(), Some(true));
+        assert!(claims(Value::from("yes")).is_err());
+        assert_eq!(lenient_bool(&Value::from("false")), Some(false));
+        assert_eq!(lenient_bool(&Value::from(true)), Some(true));
+        assert_eq!(lenient_bool(&Value::from("maybe")), None);
+        Ok(())
+    }
+
+    /// A token answer that does not read is worded after the part that failed: the ID token in
+    /// it is not "the token endpoint".
+    #[test]
+    fn an_unreadable_exchange_names_the_part_that_failed() {
+        let parsed = |body: Value| {
+            let bytes = body.to_string().into_bytes();
+            let mut reader = serde_json::Deserializer::from_slice(&bytes);
+            match serde_path_to_error::deserialize::<_, CoreTokenResponse>(&mut reader) {
+                Ok(_) => String::from("it read"),
+                Err(error) => {
+                    exchange_failed(openidconnect::RequestTokenError::Parse(error, bytes)).to_string()
+                }
+            }
+        };
+        let id_token = parsed(serde_json::json!({
+            "access_token": "a", "token_type": "Bearer", "id_token": "not-a-jwt"
+        }));
+        assert!(
+            id_token.contains("the ID token the OpenID provider sent could not be read")
+                && !id_token.contains("token endpoint"),
+            "{id_token}"
+        );
+        let answer = parsed(serde_json::json!({"token_type": "Bearer"}));
+        assert!(
+            answer.contains("token endpoint answered what is not a token response")
+                && answer.contains("access_token"),
+            "{answer}"
+        );
+        let unreachable = exchange_failed(openidconnect::RequestTokenError::Request(Transport(
+            "connection refused".into(),
+        )));
+        assert_eq!(
+            unreachable.to_string(),
+            "the OpenID provider's token endpoint could not be read: connection refused"
+        );
     }
 
     #[test]

@@ -2,7 +2,7 @@
 //! status, who created its flags, and the personal dashboard. Health is computed as Unleash
 //! computes it: 100, less the shares of stale and of potentially stale live flags.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::NaiveDateTime;
 use flag_store::models::{FeatureRow, ProjectRow};
@@ -65,23 +65,35 @@ impl<'a> Flags<'a> {
     }
 }
 
-/// Where a project stands in getting started, as Unleash decides it.
-fn onboarding(flags: &Flags<'_>, catalogue: &Catalogue, switched_on: bool) -> OnboardingOut {
-    let reported = flags.last_reported(catalogue).is_some();
-    match (reported, switched_on, flags.live.first()) {
-        (true, true, _) => OnboardingOut {
+/// Where a project stands in getting started, as Unleash 8 decides it: onboarded once an SDK
+/// has used any of its flags (archived ones too) or reported with a token of the project; else
+/// its first live flag created; else just started.
+fn onboarding(project: &str, catalogue: &Catalogue, connected: &BTreeSet<String>) -> OnboardingOut {
+    let mut flags = catalogue.features.iter().filter(|row| row.project_id == project);
+    let used = flags.clone().any(|row| {
+        catalogue
+            .states
+            .get(&row.name)
+            .into_iter()
+            .flatten()
+            .any(|state| state.last_seen_at.is_some())
+    });
+    if used || connected.contains(project) {
+        return OnboardingOut {
             status: "onboarded",
             feature: None,
-        },
-        (true, false, _) => OnboardingOut {
-            status: "sdk-connected",
-            feature: None,
-        },
-        (false, _, Some(row)) => OnboardingOut {
+        };
+    }
+    match flags
+        .by_ref()
+        .filter(|row| row.archived_at.is_none())
+        .min_by_key(|row| row.created_at)
+    {
+        Some(row) => OnboardingOut {
             status: "first-flag-created",
             feature: Some(row.name.clone()),
         },
-        (false, _, None) => OnboardingOut {
+        None => OnboardingOut {
             status: "onboarding-started",
             feature: None,
         },
@@ -95,20 +107,21 @@ fn system_owner() -> Vec<OwnerOut> {
 /// Every project, by name, with its health, flags and onboarding.
 pub async fn list(ctx: &Ctx) -> Result<ProjectListOut, AdminError> {
     let now = crate::now();
-    let (projects, catalogue, activity) = db::run(&ctx.store, move |conn| {
+    let (projects, catalogue, activity, connected) = db::run(&ctx.store, move |conn| {
         let projects = queries::projects::list(conn)?;
         let catalogue = queries::search::catalogue(conn, now)?;
         let activity = projects
             .iter()
             .map(|project| queries::events::project_activity(conn, &project.id))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok((projects, catalogue, activity))
+        let connected = queries::client_metrics::reporting_projects(conn)?;
+        Ok((projects, catalogue, activity, connected))
     })
     .await?;
     let mut items: Vec<ProjectListItem> = projects
         .into_iter()
         .zip(activity)
-        .map(|(project, (last_updated, switched_on))| {
+        .map(|(project, (last_updated, _))| {
             let flags = Flags::of(&catalogue, &project.id, now);
             let health = flags.health();
             ProjectListItem {
@@ -122,7 +135,7 @@ pub async fn list(ctx: &Ctx) -> Result<ProjectListOut, AdminError> {
                 mode: "open",
                 last_reported_flag_usage: flags.last_reported(&catalogue).map(crate::dto::iso),
                 last_updated_at: last_updated.map(crate::dto::iso),
-                onboarding_status: onboarding(&flags, &catalogue, switched_on),
+                onboarding_status: onboarding(&project.id, &catalogue, &connected),
                 owners: system_owner(),
                 name: project.name,
                 id: project.id,
@@ -142,19 +155,19 @@ struct ProjectRead {
     catalogue: Catalogue,
     environments: Vec<String>,
     last_updated: Option<NaiveDateTime>,
-    switched_on: bool,
+    connected: BTreeSet<String>,
 }
 
 async fn read(ctx: &Ctx, project: String, now: NaiveDateTime) -> Result<ProjectRead, AdminError> {
     db::run(&ctx.store, move |conn| {
         let project = queries::projects::get(conn, &project)?;
-        let (last_updated, switched_on) = queries::events::project_activity(conn, &project.id)?;
+        let (last_updated, _) = queries::events::project_activity(conn, &project.id)?;
         Ok(ProjectRead {
             environments: queries::projects::environments_of(conn, &project.id)?,
             catalogue: queries::search::catalogue(conn, now)?,
+            connected: queries::client_metrics::reporting_projects(conn)?,
             project,
             last_updated,
-            switched_on,
         })
     })
     .await
@@ -198,7 +211,7 @@ pub async fn overview(ctx: &Ctx, project: String) -> Result<ProjectOverviewOut, 
         favorite: false,
         updated_at: crate::dto::iso(read.last_updated.unwrap_or(read.project.created_at)),
         created_at: crate::dto::iso(read.project.created_at),
-        onboarding_status: onboarding(&flags, &read.catalogue, read.switched_on),
+        onboarding_status: onboarding(&read.project.id, &read.catalogue, &read.connected),
         environments: environments
             .into_iter()
             .map(|(_, environment)| OverviewEnvironmentOut { environment })
@@ -405,7 +418,7 @@ pub async fn dashboard_project(ctx: &Ctx, project: String) -> Result<DashboardPr
                 id: event.id,
             })
             .collect(),
-        onboarding_status: onboarding(&flags, &read.catalogue, read.switched_on),
+        onboarding_status: onboarding(&read.project.id, &read.catalogue, &read.connected),
         owners: system_owner(),
         roles: Vec::new(),
         insights: InsightsOut {

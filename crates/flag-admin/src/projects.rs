@@ -1,7 +1,7 @@
 //! Projects: list, create, read, and which environments each uses.
 
 use flag_store::models::ProjectRow;
-use flag_store::queries;
+use flag_store::{StoreError, queries};
 
 use crate::auth::Caller;
 use crate::domain::ResourceName;
@@ -83,7 +83,8 @@ pub async fn get(ctx: &Ctx, id: String) -> Result<ProjectDetailOut, AdminError> 
     })
 }
 
-/// Enables an environment in a project. Change requests are not supported.
+/// Enables an environment in a project. Change requests are not supported. An unknown project
+/// is not found; an unknown environment is bad data, as in Unleash.
 pub async fn enable_environment(
     ctx: &Ctx,
     caller: &Caller,
@@ -100,9 +101,22 @@ pub async fn enable_environment(
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
-        queries::projects::enable_environment(conn, &project, &environment, &actor, now)
+        // Unleash looks for the project first (404), then answers an unknown environment with
+        // 400 `BadDataError` and one the project has already with 409 `NameExistsError`.
+        match queries::projects::enable_environment(conn, &project, &environment, &actor, now) {
+            Err(StoreError::NotFound {
+                entity: "environment",
+                ..
+            }) => Ok(Err(AdminError::BadData(format!(
+                "Environment {environment} does not exist"
+            )))),
+            Err(StoreError::Conflict { .. }) => Ok(Err(AdminError::NameExists(format!(
+                "{project} already has the environment {environment} enabled"
+            )))),
+            other => other.map(Ok),
+        }
     })
-    .await
+    .await?
 }
 
 /// Disables an environment in a project.

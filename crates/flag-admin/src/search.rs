@@ -429,7 +429,7 @@ pub async fn search(ctx: &Ctx, mut query: SearchQuery) -> Result<SearchOut, Admi
         .into_iter()
         .skip(offset)
         .take(limit)
-        .map(|(row, lifecycle, last_seen)| show(row, lifecycle, last_seen, &catalogue))
+        .map(|(row, lifecycle, _)| show(row, lifecycle, &catalogue))
         .collect();
     Ok(SearchOut { features, total })
 }
@@ -438,7 +438,6 @@ pub async fn search(ctx: &Ctx, mut query: SearchQuery) -> Result<SearchOut, Admi
 fn show(
     row: &FeatureRow,
     lifecycle: Option<crate::dto::features::LifecycleOut>,
-    last_seen: Option<NaiveDateTime>,
     catalogue: &Catalogue,
 ) -> SearchFeatureOut {
     let states = catalogue.states.get(&row.name).map_or(&[][..], Vec::as_slice);
@@ -507,7 +506,6 @@ fn show(
         stale: row.stale,
         archived_at: row.archived_at.map(crate::dto::iso),
         impression_data: row.impression_data,
-        last_seen_at: last_seen.map(crate::dto::iso),
         dependency_type: if catalogue.parents.contains(&row.name) {
             Some("parent")
         } else if catalogue.children.contains(&row.name) {

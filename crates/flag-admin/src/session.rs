@@ -62,24 +62,39 @@ pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<
     }
     user.seen_at = Some(now);
     user.login_attempts = 0;
-    open(ctx, user, now, false).await
+    open(ctx, user, now, Proof::Password).await
 }
 
-/// Opens a session for `user`, who has just proved who they are; `via_oidc` when through the
-/// OpenID provider.
+/// How a user proved who they are, as a session remembers it.
+pub(crate) enum Proof {
+    /// With a password.
+    Password,
+    /// Through the OpenID provider, with the ID token it sent when single sign-out needs it.
+    Oidc {
+        /// The raw ID token, for `id_token_hint` when signing out there too.
+        id_token: Option<String>,
+    },
+}
+
+/// Opens a session for `user`, who has just proved who they are.
 pub(crate) async fn open(
     ctx: &Ctx,
     user: UserRow,
     now: chrono::NaiveDateTime,
-    via_oidc: bool,
+    proof: Proof,
 ) -> Result<LoggedIn, AdminError> {
     let secret = secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
+    let (via_oidc, id_token) = match proof {
+        Proof::Password => (false, None),
+        Proof::Oidc { id_token } => (true, id_token),
+    };
     let session = SessionRow {
         token_hash: secrets::verifier(&secret),
         user_id: user.id,
         created_at: now,
         expires_at: now + Duration::days(SESSION_DAYS),
         via_oidc,
+        id_token,
     };
     db::run(&ctx.store, move |conn| queries::sessions::create(conn, &session)).await?;
     Ok(LoggedIn {
@@ -88,12 +103,55 @@ pub(crate) async fn open(
     })
 }
 
-/// Ends the session whose secret is `session`, when there is one; answers whether it was opened
-/// through the OpenID provider.
-pub async fn logout(ctx: &Ctx, session: Option<&str>) -> Result<bool, AdminError> {
+/// Where the browser goes once its session has ended.
+#[derive(PartialEq, Eq)]
+pub enum SignedOut {
+    /// Nowhere else: the session was opened with a password, or single sign-out is off, or there
+    /// was no session.
+    Here,
+    /// On to the OpenID provider's end-session endpoint, through the console's page for it (see
+    /// [`crate::oidc::logout_url`]), which `handle` lets read the session's ID token once.
+    AtProvider {
+        /// A one-time handle to the ended session's ID token; it signs no one in.
+        handle: String,
+    },
+}
+
+impl std::fmt::Debug for SignedOut {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Here => formatter.write_str("Here"),
+            Self::AtProvider { .. } => formatter
+                .debug_struct("AtProvider")
+                .field("handle", &"<redacted>")
+                .finish(),
+        }
+    }
+}
+
+/// Ends the session whose secret is `session`, when there is one, and answers where the browser
+/// goes next. With single sign-out on, a session opened through the OpenID provider goes on to
+/// the provider; the ID token it kept stays on the server, under a one-time handle, until the
+/// page that sends the browser there reads it.
+pub async fn logout(ctx: &Ctx, session: Option<&str>) -> Result<SignedOut, AdminError> {
     let Some(session) = session else {
-        return Ok(false);
+        return Ok(SignedOut::Here);
     };
     let hash = secrets::verifier(session);
-    db::run(&ctx.store, move |conn| queries::sessions::delete(conn, &hash)).await
+    if !crate::oidc::single_sign_out(ctx).await {
+        db::run(&ctx.store, move |conn| queries::sessions::delete(conn, &hash)).await?;
+        return Ok(SignedOut::Here);
+    }
+    let handle = secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
+    let handle_hash = secrets::verifier(&handle);
+    let now = crate::now();
+    let via_oidc = db::run(&ctx.store, move |conn| {
+        queries::sessions::end_keeping_id_token(conn, &hash, &handle_hash, now)
+    })
+    .await?;
+    Ok(if via_oidc {
+        SignedOut::AtProvider { handle }
+    } else {
+        SignedOut::Here
+    })
 }

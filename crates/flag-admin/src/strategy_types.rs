@@ -7,7 +7,8 @@ use crate::auth::Caller;
 use crate::dto::strategy_types::{CreateStrategyType, StrategyTypeOut, StrategyTypesOut, UpdateStrategyType};
 use crate::{AdminError, Ctx, db};
 
-/// Every strategy type, built-in and custom.
+/// Every strategy type, in Unleash's order: the built-in types by their sort order, then the
+/// custom ones by name.
 pub async fn list(ctx: &Ctx) -> Result<StrategyTypesOut, AdminError> {
     let rows = db::run(&ctx.store, queries::strategies::list_types).await?;
     let strategies = rows

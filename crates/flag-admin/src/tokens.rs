@@ -2,11 +2,13 @@
 //! once, when it is made.
 
 use flag_store::models::NewApiToken;
-use flag_store::queries;
+use flag_store::{StoreError, queries};
 
 use crate::auth::{Caller, DEFAULT_ENVIRONMENT};
 use crate::domain::TokenType;
-use crate::dto::tokens::{CreateToken, CreatedTokenOut, TokenOut, TokensOut, UpdateToken, project_part};
+use crate::dto::tokens::{
+    CreateToken, CreatedTokenOut, TokenOut, TokensOut, UpdateToken, project_field, project_part,
+};
 use crate::{AdminError, Ctx, db, secrets};
 
 /// Every token, without its secret.
@@ -20,8 +22,10 @@ pub async fn list(ctx: &Ctx) -> Result<TokensOut, AdminError> {
 }
 
 /// Creates a client, backend or frontend token for an existing environment
-/// ([`DEFAULT_ENVIRONMENT`] when none is named) and its projects (every project when none is
-/// named). Its secret reads `<project>:<environment>.<random part>`, as Unleash's do.
+/// ([`DEFAULT_ENVIRONMENT`] when none is named) and existing projects (every project when none is
+/// named, or when `*` is among them). Its secret reads `<project>:<environment>.<random part>`,
+/// as Unleash's do. An environment or a project that does not exist is refused with Unleash's
+/// messages (`Project=<name> does not exist`).
 pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<CreatedTokenOut, AdminError> {
     if request.token_type == TokenType::Admin {
         return Err(AdminError::invalid(
@@ -37,11 +41,32 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<
     if token_name.is_empty() {
         return Err(AdminError::invalid("/tokenName", "/tokenName must not be empty"));
     }
-    let environment = request.environment.unwrap_or_else(|| DEFAULT_ENVIRONMENT.into());
-    let projects = request
+    let mut projects = request
         .projects
         .or_else(|| request.project.map(|project| vec![project]))
         .unwrap_or_else(|| vec!["*".into()]);
+    if projects.is_empty() {
+        return Err(AdminError::invalid(
+            "/projects",
+            "/projects must name at least one project",
+        ));
+    }
+    let environment = request.environment.unwrap_or_else(|| DEFAULT_ENVIRONMENT.into());
+    if environment == "*" {
+        let kind = if request.token_type == TokenType::Frontend {
+            "Frontend"
+        } else {
+            "Client"
+        };
+        return Err(AdminError::invalid(
+            "/environment",
+            format!("{kind} token cannot be scoped to all environments"),
+        ));
+    }
+    // A token for every project and some more is a token for every project, as in Unleash.
+    if projects.iter().any(|project| project == "*") {
+        projects = vec!["*".into()];
+    }
     let project = project_part(&projects);
     let random = secrets::random_hex(28).map_err(|error| AdminError::Internal(error.to_string()))?;
     let secret = format!("{project}:{environment}.{random}");
@@ -55,40 +80,55 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<
         crate::now(),
     )?;
     let actor = caller.actor();
-    let row = db::run(&ctx.store, move |conn| {
-        // An unknown environment is a mistake in the request, not a missing resource.
-        queries::environments::get(conn, &environment).map_err(|error| match error {
-            flag_store::StoreError::NotFound { entity, key } => flag_store::StoreError::Rejected {
-                message: format!("could not find {entity} {key}"),
-            },
-            other => other,
-        })?;
-        queries::api_tokens::create(conn, &token, &actor)
+    let scope = (environment, projects.clone());
+    // The store answers a refused request as `Ok(Err(..))`: the lookups worked, the request did not.
+    let created = db::run(&ctx.store, move |conn| {
+        let (environment, projects) = scope;
+        // What is not there is a mistake in the request, not a missing resource: Unleash answers
+        // 400, naming the first environment or project it did not find.
+        if !exists(queries::environments::get(conn, &environment))? {
+            return Ok(Err(AdminError::invalid(
+                "/environment",
+                format!("Environment={environment} does not exist"),
+            )));
+        }
+        for project in projects.iter().filter(|project| *project != "*") {
+            if !exists(queries::projects::get(conn, project))? {
+                return Ok(Err(AdminError::invalid(
+                    "/projects",
+                    format!("Project={project} does not exist"),
+                )));
+            }
+        }
+        queries::api_tokens::create(conn, &token, &actor).map(Ok)
     })
-    .await?;
+    .await;
+    let row = created??;
     Ok(CreatedTokenOut {
         secret,
         token_name: row.token_name,
         token_type: row.token_type,
-        environment: row.environment,
-        project,
+        project: project_field(&projects),
         projects,
+        environment: row.environment,
         expires_at: row.expires_at.map(crate::dto::iso),
         created_at: crate::dto::iso(row.created_at),
-        seen_at: None,
         alias: None,
+        secure: false,
     })
 }
 
-/// Deletes the token whose secret is `secret`.
+/// Deletes the token whose secret is `secret`; an unknown secret changes nothing and is no
+/// error, as in Unleash.
 pub async fn delete(ctx: &Ctx, caller: &Caller, secret: &str) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
-        let token = queries::api_tokens::find_by_hash(conn, &hash)?
-            .ok_or_else(|| flag_store::StoreError::not_found("api token", "(secret)"))?;
-        queries::api_tokens::delete(conn, token.id, &actor, now)
+        match queries::api_tokens::find_by_hash(conn, &hash)? {
+            Some(token) => queries::api_tokens::delete(conn, token.id, &actor, now),
+            None => Ok(()),
+        }
     })
     .await
 }
@@ -136,14 +176,19 @@ pub async fn set_expiry(
     Ok(())
 }
 
-/// The tokens limited to `project` (alone or with others), without their secrets.
+/// The client and frontend tokens that reach `project`, without their secrets: those limited
+/// to it (alone or with others) and those for every project.
 pub async fn of_project(ctx: &Ctx, project: String) -> Result<TokensOut, AdminError> {
     let check = project.clone();
     db::run(&ctx.store, move |conn| queries::projects::get(conn, &check)).await?;
     let mut tokens = list(ctx).await?;
-    tokens
-        .tokens
-        .retain(|token| token.token_type != "admin" && token.projects.contains(&project));
+    tokens.tokens.retain(|token| {
+        token.token_type != "admin"
+            && token
+                .projects
+                .iter()
+                .any(|reached| *reached == project || reached == "*")
+    });
     Ok(tokens)
 }
 
@@ -180,4 +225,14 @@ pub async fn delete_for_project(
         ));
     }
     delete(ctx, caller, secret).await
+}
+
+/// Whether a lookup found its row: `false` for [`StoreError::NotFound`], other failures as they
+/// are.
+fn exists<T>(found: Result<T, StoreError>) -> Result<bool, StoreError> {
+    match found {
+        Ok(_) => Ok(true),
+        Err(StoreError::NotFound { .. }) => Ok(false),
+        Err(other) => Err(other),
+    }
 }

@@ -11,7 +11,9 @@
 //! then dropped and counted. The aggregate is bounded ([`Usage::MAX_COUNTS`],
 //! [`Usage::MAX_INSTANCES`], [`Usage::MAX_APPLICATIONS`], [`Usage::MAX_VARIANTS`]), merged-back
 //! batches included; reports past a bound are dropped and counted, never allowed to grow
-//! memory without limit.
+//! memory without limit. The database is bounded too: after each flush the least recently seen
+//! rows past the store's caps ([`StorageCaps`]: unknown flags per environment, applications,
+//! instances) are evicted and counted ([`Usage::evicted`]).
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
@@ -21,7 +23,9 @@ use std::time::Duration;
 use chrono::{DurationRound as _, NaiveDateTime, TimeDelta};
 use flag_store::Store;
 use flag_store::models::ClientInstanceRow;
-use flag_store::queries::client_metrics::{self, Batch, Recorded, SeenApplication, UsageCount};
+use flag_store::queries::client_metrics::{
+    self, Batch, Evicted, Recorded, SeenApplication, StorageCaps, UsageCount,
+};
 
 use crate::error::AdminError;
 
@@ -152,6 +156,14 @@ pub struct Usage {
     dropped: AtomicU64,
     /// `dropped` as last logged.
     logged: AtomicU64,
+    /// What the store keeps at most.
+    caps: StorageCaps,
+    /// Unknown flag rows evicted past `caps` since the start.
+    evicted_unknown_flags: AtomicU64,
+    /// Applications evicted past `caps` since the start.
+    evicted_applications: AtomicU64,
+    /// Instances evicted past `caps` since the start.
+    evicted_instances: AtomicU64,
 }
 
 impl Usage {
@@ -172,6 +184,15 @@ impl Usage {
     pub const ATTEMPTS: u32 = 3;
     /// Most rows written in one transaction.
     pub const ROWS_PER_WRITE: usize = 500;
+
+    /// A pipeline whose flushes keep the store within `caps` instead of the production caps
+    /// that [`Usage::default`] keeps.
+    pub fn with_caps(caps: StorageCaps) -> Self {
+        Self {
+            caps,
+            ..Self::default()
+        }
+    }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
         self.pending
@@ -200,6 +221,15 @@ impl Usage {
     /// Reports dropped because a bound was reached, since the server started.
     pub fn dropped(&self) -> u64 {
         self.dropped.load(Ordering::Relaxed)
+    }
+
+    /// Rows evicted from the store past its caps since the server started, by table.
+    pub fn evicted(&self) -> Evicted {
+        Evicted {
+            unknown_flags: self.evicted_unknown_flags.load(Ordering::Relaxed),
+            applications: self.evicted_applications.load(Ordering::Relaxed),
+            instances: self.evicted_instances.load(Ordering::Relaxed),
+        }
     }
 
     /// Notes an instance (and its application) as heard from `now`.
@@ -410,10 +440,19 @@ impl Usage {
                 }
             }
         }
-        if failure.is_none()
-            && let Err(error) = crate::db::run(store, move |conn| client_metrics::prune(conn, now)).await
-        {
-            tracing::warn!(%error, "pruning SDK usage failed; the next flush prunes again");
+        if failure.is_none() {
+            let caps = self.caps;
+            let pruned = crate::db::run(store, move |conn| {
+                client_metrics::prune(conn, now)?;
+                client_metrics::evict(conn, caps)
+            })
+            .await;
+            match pruned {
+                Ok(evicted) => self.count_evicted(evicted),
+                Err(error) => {
+                    tracing::warn!(%error, "pruning SDK usage failed; the next flush prunes again");
+                }
+            }
         }
         if let Some(error) = &failure {
             let lost: usize = unwritten.iter().map(Batch::len).sum();
@@ -432,6 +471,25 @@ impl Usage {
             );
         }
         failure.map_or(Ok(recorded), Err)
+    }
+
+    /// Adds what one flush evicted to the totals, and logs it.
+    fn count_evicted(&self, evicted: Evicted) {
+        if evicted.total() == 0 {
+            return;
+        }
+        self.evicted_unknown_flags
+            .fetch_add(evicted.unknown_flags, Ordering::Relaxed);
+        self.evicted_applications
+            .fetch_add(evicted.applications, Ordering::Relaxed);
+        self.evicted_instances
+            .fetch_add(evicted.instances, Ordering::Relaxed);
+        tracing::warn!(
+            unknown_flags = evicted.unknown_flags,
+            applications = evicted.applications,
+            instances = evicted.instances,
+            "SDK usage past the store's caps; the least recently seen rows were evicted"
+        );
     }
 
     /// Returns parts that could not be written to the pending aggregate, within its bounds.
@@ -683,6 +741,51 @@ mod tests {
             asked.is_ok(),
             "past half of the applications' bound, a flush is asked for"
         );
+    }
+
+    #[tokio::test]
+    async fn a_flush_evicts_past_the_stores_caps_and_counts_what_it_evicted()
+    -> Result<(), Box<dyn std::error::Error>> {
+        assert_eq!(Usage::default().caps, StorageCaps::default());
+        let scratch = flag_store::scratch::Scratch::new()?;
+        let store = scratch.open()?;
+        let usage = Usage::with_caps(StorageCaps {
+            unknown_flags_per_environment: 2,
+            applications: 3,
+            instances: 4,
+        });
+        let now = crate::now();
+        for n in 0..5 {
+            usage.instance(report(&format!("app-{n}"), "i", None, &[]), now)?;
+        }
+        usage.count(
+            "app-0",
+            "development",
+            None,
+            now,
+            (0..4).map(|n| count(&format!("unknown-{n}"), &[])),
+        );
+        usage.flush(&store).await?;
+        assert_eq!(
+            usage.evicted(),
+            Evicted {
+                unknown_flags: 2,
+                applications: 2,
+                instances: 1,
+            }
+        );
+        // The totals add up over flushes: three more names, past a full cap, evict three.
+        usage.count(
+            "app-0",
+            "development",
+            None,
+            now + TimeDelta::seconds(1),
+            (4..7).map(|n| count(&format!("unknown-{n}"), &[])),
+        );
+        usage.flush(&store).await?;
+        assert_eq!(usage.evicted().unknown_flags, 5);
+        assert_eq!(usage.evicted().total(), 8);
+        Ok(())
     }
 
     #[test]

@@ -478,6 +478,7 @@ mod tests {
             created_at: now(),
             expires_at: now(),
             via_oidc: false,
+            id_token: None,
         };
         let error = queries::sessions::create(&mut conn, &session).err();
         assert!(

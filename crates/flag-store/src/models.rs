@@ -205,9 +205,16 @@ pub struct StrategyTypeRow {
     pub created_at: NaiveDateTime,
     /// Whether it is deprecated: still evaluated, no longer offered for new strategies.
     pub deprecated: bool,
+    /// The name people read, as Unleash seeds it for its built-in types; none for custom ones.
+    pub display_name: Option<String>,
+    /// Where it is listed: types are listed by this, then by name.
+    pub sort_order: i32,
 }
 
 impl StrategyTypeRow {
+    /// Where custom types are listed: after the built-in ones, as Unleash's column default puts them.
+    pub const CUSTOM_SORT_ORDER: i32 = 9999;
+
     /// A custom strategy type declaring `parameters`, created `at`; the store writes the
     /// parameters as JSON and keeps the time to the microsecond.
     pub fn custom(
@@ -225,6 +232,8 @@ impl StrategyTypeRow {
             built_in: false,
             created_at: crate::time::stored(at),
             deprecated: false,
+            display_name: None,
+            sort_order: Self::CUSTOM_SORT_ORDER,
         })
     }
 
@@ -579,7 +588,7 @@ impl NewApiToken {
 }
 
 /// A login session: only a hash of its cookie value is stored.
-#[derive(Debug, Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
+#[derive(Clone, PartialEq, Eq, Queryable, Selectable, Insertable)]
 #[diesel(table_name = login_sessions, check_for_backend(crate::connection::MultiBackend))]
 pub struct SessionRow {
     /// Hex SHA-256 of the session secret.
@@ -592,6 +601,23 @@ pub struct SessionRow {
     pub expires_at: NaiveDateTime,
     /// Whether it was opened through the OpenID provider.
     pub via_oidc: bool,
+    /// The provider's ID token, kept for `id_token_hint` when signing out there too; never
+    /// shown by `Debug`.
+    pub id_token: Option<String>,
+}
+
+impl std::fmt::Debug for SessionRow {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter
+            .debug_struct("SessionRow")
+            .field("token_hash", &self.token_hash)
+            .field("user_id", &self.user_id)
+            .field("created_at", &self.created_at)
+            .field("expires_at", &self.expires_at)
+            .field("via_oidc", &self.via_oidc)
+            .field("id_token", &self.id_token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
 }
 
 /// A login through an OpenID provider that has started and not come back yet.
@@ -1192,6 +1218,8 @@ mod tests {
             built_in: false,
             created_at: now(),
             deprecated: false,
+            display_name: None,
+            sort_order: StrategyTypeRow::CUSTOM_SORT_ORDER,
         };
         strategies::register_type(&mut conn, &custom, &crate::models::Actor::system())?;
         let field = tenant_field(r#"[{"value":"a"},{"value":"b","description":"the b tenant"}]"#);
@@ -1226,6 +1254,8 @@ mod tests {
             built_in: false,
             created_at: now(),
             deprecated: false,
+            display_name: None,
+            sort_order: StrategyTypeRow::CUSTOM_SORT_ORDER,
         };
         let error = strategies::register_type(&mut conn, &custom, &crate::models::Actor::system()).err();
         assert!(

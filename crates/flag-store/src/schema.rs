@@ -211,6 +211,7 @@ diesel::table! {
         created_at -> Timestamp,
         expires_at -> Timestamp,
         via_oidc -> Bool,
+        id_token -> Nullable<Text>,
     }
 }
 
@@ -288,6 +289,8 @@ diesel::table! {
         built_in -> Bool,
         created_at -> Timestamp,
         deprecated -> Bool,
+        display_name -> Nullable<Text>,
+        sort_order -> Integer,
     }
 }
 

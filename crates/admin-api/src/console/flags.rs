@@ -193,7 +193,7 @@ fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
                                 }
                                 td.optional { (feature.feature_type) }
                                 td.optional {
-                                    @match &feature.last_seen_at {
+                                    @match feature.environments.iter().filter_map(|environment| environment.last_seen_at.as_ref()).max() {
                                         Some(seen) => time datetime=(seen) { (seen.get(..16).unwrap_or(seen).replace('T', " ")) " UTC" },
                                         None => span.muted { "never" },
                                     }

@@ -118,7 +118,8 @@ pub async fn submit(
     }
 }
 
-/// `/signed-out`'s query: `provider` after a sign-out that goes on to the OpenID provider.
+/// `/signed-out`'s query: `provider` after a sign-out that goes on to the OpenID provider, a
+/// one-time handle to the session's ID token.
 #[derive(Debug, Deserialize)]
 pub struct SignedOut {
     provider: Option<String>,
@@ -127,10 +128,10 @@ pub struct SignedOut {
 /// `GET /signed-out`; with `provider`, and single sign-out on, it goes on to the provider's
 /// end-session endpoint, which comes back here.
 pub async fn signed_out(state: web::Data<AppState>, query: web::Query<SignedOut>) -> HttpResponse {
-    let provider = match query.provider {
-        Some(_) => {
+    let provider = match &query.provider {
+        Some(handle) => {
             let back = format!("{}/signed-out", state.app.settings().unleash_url);
-            flag_admin::oidc::logout_url(&state.app, &back).await
+            flag_admin::oidc::logout_url(&state.app, &back, Some(handle)).await
         }
         None => None,
     };

@@ -2,7 +2,7 @@
 
 use actix_web::web;
 use flag_admin::dto::environments::{
-    CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentsOut,
+    CreateEnvironment, EnvironmentDetailOut, EnvironmentsOut, ProjectEnvironmentsOut,
 };
 use flag_admin::environments;
 
@@ -12,7 +12,8 @@ use crate::extract::Body;
 use crate::respond::{Created, Done, NoContent};
 use crate::state::AppState;
 
-/// Every environment, by display order.
+/// Every environment, by display order, with the projects that use it, its API tokens and the
+/// flags on in it.
 #[utoipa::path(
     get,
     path = "/api/admin/environments",
@@ -37,7 +38,7 @@ pub async fn list(
     operation_id = "createEnvironment",
     request_body = CreateEnvironment,
     responses(
-        (status = 201, description = "The environment", body = EnvironmentOut),
+        (status = 201, description = "The environment", body = EnvironmentDetailOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
@@ -47,7 +48,7 @@ pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     Body(request): Body<CreateEnvironment>,
-) -> Result<Created<EnvironmentOut>, ApiError> {
+) -> Result<Created<EnvironmentDetailOut>, ApiError> {
     Ok(Created::new(
         environments::create(&state.app, &caller, request).await?,
     ))

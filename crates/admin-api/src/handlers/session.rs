@@ -4,7 +4,7 @@ use actix_web::cookie::Cookie;
 use actix_web::{HttpRequest, web};
 use flag_admin::dto::UserOut;
 use flag_admin::dto::session::LoginRequest;
-use flag_admin::session;
+use flag_admin::session::{self, SignedOut};
 
 use crate::auth::SESSION_COOKIE;
 use crate::error::{ApiError, ErrorBody};
@@ -47,8 +47,9 @@ pub async fn login(
 
 /// End the session, if any, and clear the cookie; as Unleash does, the answer sends a browser
 /// to `/signed-out`; with single sign-out on, a session opened through the OpenID provider goes
-/// to `/signed-out?provider=1`, which goes on to the
-/// OpenID provider's end-session endpoint, which sends it back.
+/// to `/signed-out?provider=<handle>`, which goes on to the OpenID provider's end-session
+/// endpoint with the session's ID token as `id_token_hint`, and the provider sends it back.
+/// The handle is good once, for a few minutes, and signs no one in.
 #[utoipa::path(
     post,
     path = "/logout",
@@ -58,23 +59,22 @@ pub async fn login(
         (status = 302, description = "The session, if any, is over; the cookie is cleared",
             headers(
                 ("Set-Cookie" = String, description = "Removes the session cookie"),
-                ("Location" = String, description = "`/signed-out`, or `/signed-out?provider=1` with single sign-out"),
+                ("Location" = String, description = "`/signed-out`, or `/signed-out?provider=<handle>` with single sign-out"),
             )),
     )
 )]
 pub async fn logout(state: web::Data<AppState>, request: HttpRequest) -> Result<WithCookie<Found>, ApiError> {
     let cookie = request.cookie(SESSION_COOKIE);
-    let via_oidc = session::logout(&state.app, cookie.as_ref().map(Cookie::value)).await?;
+    let signed_out = session::logout(&state.app, cookie.as_ref().map(Cookie::value)).await?;
     let mut removal = Cookie::new(SESSION_COOKIE, "");
     removal.set_path("/");
     removal.set_secure(state.app.settings().secure_cookies);
     removal.make_removal();
     // With single sign-out, `/signed-out` goes on to the provider: from a page of its own, since
     // a form's redirects may not leave the console's origin.
-    let location = if via_oidc && flag_admin::oidc::single_sign_out(&state.app).await {
-        "/signed-out?provider=1"
-    } else {
-        "/signed-out"
+    let location = match signed_out {
+        SignedOut::Here => "/signed-out".to_owned(),
+        SignedOut::AtProvider { handle } => format!("/signed-out?provider={handle}"),
     };
     Ok(WithCookie::new(Found::to(location), removal))
 }

@@ -12,7 +12,8 @@ use crate::extract::Body;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
-/// Every strategy type, built-in and custom.
+/// Every strategy type, in Unleash's order: the built-in types (`flexibleRollout`, `default`,
+/// `remoteAddress`, `applicationHostname`), then the custom ones by name.
 #[utoipa::path(
     get,
     path = "/api/admin/strategies",

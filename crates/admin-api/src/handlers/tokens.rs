@@ -34,7 +34,7 @@ pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::
     request_body = CreateToken,
     responses(
         (status = 201, description = "The token with its secret", body = CreatedTokenOut, headers(("Location" = String, description = "api-tokens"))),
-        (status = 400, description = "The body breaks the schema, an admin type, or an unknown environment", body = ErrorBody),
+        (status = 400, description = "The body breaks the schema, an admin type, or an unknown environment or project", body = ErrorBody),
         (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
@@ -49,7 +49,8 @@ pub async fn create(
     ))
 }
 
-/// Deletes the token given by its secret.
+/// Deletes the token given by its secret. An unknown secret changes nothing and is answered as a
+/// delete, as Unleash answers it.
 #[utoipa::path(
     delete,
     path = "/api/admin/api-tokens/{token}",
@@ -57,9 +58,8 @@ pub async fn create(
     operation_id = "deleteApiToken",
     params(("token" = String, Path, description = "The token's secret")),
     responses(
-        (status = 200, description = "Deleted; no body"),
+        (status = 200, description = "Deleted, or there was no such token; no body"),
         (status = 403, description = "Not an administrator", body = ErrorBody),
-        (status = 404, description = "No such token", body = ErrorBody),
     ),
 )]
 pub async fn delete(
@@ -119,7 +119,8 @@ pub async fn set_expiry(
     Ok(Done)
 }
 
-/// A project's tokens, without their secrets.
+/// The client and frontend tokens that reach a project, those for every project included,
+/// without their secrets.
 #[utoipa::path(
     get,
     path = "/api/admin/projects/{projectId}/api-tokens",

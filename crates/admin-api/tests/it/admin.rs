@@ -79,7 +79,7 @@ async fn environments_and_projects_can_be_set_up() {
         ),
     )
     .await;
-    assert_error(status, &body, 404, "NotFoundError");
+    assert_error(status, &body, 400, "BadDataError");
     let delete = test::TestRequest::delete()
         .uri("/api/admin/projects/mobile-apps/environments/staging")
         .insert_header(("Authorization", ADMIN));

@@ -25,8 +25,8 @@ fn metrics(app: &str, toggles: Value) -> Value {
     json!({"appName": app, "instanceId": "i-1", "bucket": {"start": iso(now()), "stop": iso(now()), "toggles": toggles}})
 }
 
-/// The usage the admin view shows for `flag`: yes and no summed over its hours.
-async fn counted<S, B>(service: &S, flag: &str) -> (i64, i64)
+/// The raw usage view's rows for `flag`.
+async fn raw_rows<S, B>(service: &S, flag: &str) -> Vec<Value>
 where
     S: actix_web::dev::Service<
             actix_http::Request,
@@ -41,10 +41,22 @@ where
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    body["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    body["data"].as_array().cloned().unwrap_or_default()
+}
+
+/// The usage the admin view shows for `flag`: yes and no summed over its hours.
+async fn counted<S, B>(service: &S, flag: &str) -> (i64, i64)
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    raw_rows(service, flag)
+        .await
+        .iter()
         .fold((0, 0), |(yes, no), bucket| {
             (
                 yes + bucket["yes"].as_i64().unwrap_or_default(),
@@ -181,15 +193,9 @@ where
         >,
     B: actix_web::body::MessageBody,
 {
-    let (_, body) = send(
-        service,
-        get(&format!("/api/admin/client-metrics/features/{flag}/raw"), ADMIN),
-    )
-    .await;
-    body["data"]
-        .as_array()
-        .into_iter()
-        .flatten()
+    raw_rows(service, flag)
+        .await
+        .iter()
         .filter(|bucket| bucket["yes"].as_i64().unwrap_or_default() > 0)
         .filter_map(|bucket| bucket["timestamp"].as_str().map(str::to_owned))
         .collect()

@@ -82,7 +82,6 @@ async fn flags_are_found_by_filters_sorted_and_paged() {
             "stale",
             "archivedAt",
             "impressionData",
-            "lastSeenAt",
             "dependencyType",
             "environments",
             "segments",

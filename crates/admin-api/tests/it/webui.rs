@@ -293,7 +293,35 @@ async fn projects_are_listed_and_overviewed_as_the_ui_expects() {
 
     let (status, overview) = send(&service, get("/api/admin/projects/default/overview", ADMIN)).await;
     assert_eq!(status, StatusCode::OK, "{overview}");
-    assert_eq!(overview["onboardingStatus"]["status"], "first-flag-created");
+    // As Unleash 8 decides it: the first flag created, until an SDK uses one of the
+    // project's flags, switched on or not; then onboarded in the list and the overview alike.
+    assert_eq!(
+        overview["onboardingStatus"],
+        json!({"status": "first-flag-created", "feature": "first"}),
+        "{overview}"
+    );
+    let (_, empty) = send(
+        &service,
+        post(
+            "/api/admin/projects",
+            ADMIN,
+            json!({"id": "empty", "name": "Empty"}),
+        ),
+    )
+    .await;
+    let (_, listed) = send(&service, get("/api/admin/projects", ADMIN)).await;
+    let empty_item = listed["projects"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|project| project["id"] == "empty")
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(
+        empty_item["onboardingStatus"],
+        json!({"status": "onboarding-started"}),
+        "{empty}"
+    );
     assert_eq!(
         overview["environments"],
         json!([{"environment": "development"}, {"environment": "production"}])
@@ -329,6 +357,28 @@ async fn projects_are_listed_and_overviewed_as_the_ui_expects() {
     crate::common::assert_error(status, &body, 404, "NotFoundError");
     let (_, creators) = send(&service, get("/api/admin/projects/default/flag-creators", ADMIN)).await;
     assert_eq!(creators, json!([]), "admin tokens are no user");
+
+    // Once an SDK uses one of its flags, the project is onboarded.
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/client/metrics",
+            crate::common::SDK,
+            json!({"appName": "shop", "instanceId": "i1",
+                   "bucket": {"start": crate::common::time_from_now(chrono::TimeDelta::minutes(-1)),
+                              "stop": crate::common::time_from_now(chrono::TimeDelta::zero()),
+                              "toggles": {"second": {"yes": 0, "no": 2}}}}),
+        ),
+    )
+    .await;
+    assert!(status.is_success(), "{status}");
+    app.state.app.flush_usage().await.ok();
+    let (_, overview) = send(&service, get("/api/admin/projects/default/overview", ADMIN)).await;
+    assert_eq!(
+        overview["onboardingStatus"],
+        json!({"status": "onboarded"}),
+        "{overview}"
+    );
 }
 
 #[actix_web::test]

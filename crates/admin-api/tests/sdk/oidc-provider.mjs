@@ -6,7 +6,8 @@
 //        `halyard-secret`), redirecting to BASE/auth/oidc/callback and, after logout, to
 //        BASE/signed-out; PKCE is required.
 //   POST /__test/account?login=EMAIL&groups=a,b&verified=true   sets what a login as EMAIL
-//        claims; an unknown login claims its own name as email, verified, and no groups.
+//        claims (`verified` is JSON: `false`, or `"true"` as Apple sends it); an unknown login
+//        claims its own name as email, verified, and no groups.
 //   POST /__test/mode?m=none|aud|sig   tampers with the next ID tokens the token endpoint
 //        returns: `aud` names another audience, `sig` signs with a key the provider never
 //        published, under the published key's id.
@@ -45,7 +46,7 @@ function control(url, response) {
   } else if (url.pathname === '/__test/account') {
     accounts.set(query.get('login'), {
       email: query.get('email') ?? query.get('login'),
-      email_verified: query.get('verified') !== 'false',
+      email_verified: JSON.parse(query.get('verified') ?? 'true'),
       groups: (query.get('groups') ?? '').split(',').filter(Boolean),
     });
   } else if (url.pathname === '/__test/mode') {

@@ -1,12 +1,13 @@
 //! Environments: `GET`/`POST /api/admin/environments`.
 
 use flag_store::models::EnvironmentRow;
+use flag_store::queries::environments::EnvironmentCounts;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
 use crate::domain::ResourceName;
 
-/// An environment, as Unleash shows it.
+/// An environment as `GET /api/admin/environments` lists it, with Unleash's counts.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EnvironmentOut {
@@ -15,22 +16,35 @@ pub struct EnvironmentOut {
     /// `development`, `production`, or any other type.
     #[serde(rename = "type")]
     pub environment_type: String,
-    /// Whether it is in use.
-    pub enabled: bool,
     /// Display order.
     pub sort_order: i32,
+    /// Whether it is in use.
+    pub enabled: bool,
     /// Always `false`: no environment is protected here.
     pub protected: bool,
+    /// Approvals a change request needs: always `null`, as in Unleash's open edition, since
+    /// change requests are not supported.
+    pub required_approvals: Option<u32>,
+    /// The projects that use it.
+    pub project_count: i64,
+    /// The API tokens for it, of every type, expired ones included.
+    pub api_token_count: i64,
+    /// The flags on in it, archived ones included, as Unleash counts them.
+    pub enabled_toggle_count: i64,
 }
 
-impl From<EnvironmentRow> for EnvironmentOut {
-    fn from(row: EnvironmentRow) -> Self {
+impl From<(EnvironmentRow, EnvironmentCounts)> for EnvironmentOut {
+    fn from((row, counts): (EnvironmentRow, EnvironmentCounts)) -> Self {
         Self {
             name: row.name,
             environment_type: row.environment_type,
-            enabled: row.enabled,
             sort_order: row.sort_order,
+            enabled: row.enabled,
             protected: false,
+            required_approvals: None,
+            project_count: counts.projects,
+            api_token_count: counts.api_tokens,
+            enabled_toggle_count: counts.enabled_flags,
         }
     }
 }
@@ -56,12 +70,12 @@ pub struct CreateEnvironment {
     /// Whether it starts in use; it does by default.
     #[serde(default)]
     pub enabled: Option<bool>,
-    /// Display order; 1000 by default.
+    /// Display order; one past the largest by default, so it sorts last.
     #[serde(default)]
     pub sort_order: Option<i32>,
 }
 
-/// One environment, as its own read answers it.
+/// One environment, as its own read and its creation answer it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct EnvironmentDetailOut {
@@ -76,7 +90,7 @@ pub struct EnvironmentDetailOut {
     pub enabled: bool,
     /// Always `false`.
     pub protected: bool,
-    /// Approvals a change request needs: always `null` here.
+    /// Approvals a change request needs: always `null`, as in Unleash's open edition.
     pub required_approvals: Option<u32>,
 }
 

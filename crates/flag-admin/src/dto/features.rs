@@ -60,8 +60,19 @@ pub struct FeatureEnvironmentSummary {
     pub name: String,
     /// Whether the feature is on there.
     pub enabled: bool,
+    /// The environment's type.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// The environment's display order.
+    pub sort_order: i32,
+    /// The feature's variants there.
+    pub variant_count: usize,
     /// When an SDK last reported evaluating it there.
     pub last_seen_at: Option<String>,
+    /// Whether it has strategies there, disabled ones included.
+    pub has_strategies: bool,
+    /// Whether any of them is enabled.
+    pub has_enabled_strategies: bool,
 }
 
 /// A feature in a project's list.

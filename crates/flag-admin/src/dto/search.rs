@@ -111,7 +111,8 @@ pub struct ColoredTagOut {
     pub color: Option<String>,
 }
 
-/// A flag found.
+/// A flag found. It has no `lastSeenAt` of its own, as in Unleash since 8.0: each environment
+/// says when the flag was last seen there.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct SearchFeatureOut {
@@ -134,8 +135,6 @@ pub struct SearchFeatureOut {
     pub archived_at: Option<String>,
     /// Whether SDKs emit impression events for it.
     pub impression_data: bool,
-    /// When an SDK last reported evaluating it anywhere.
-    pub last_seen_at: Option<String>,
     /// `parent`, `child`, or `null`.
     pub dependency_type: Option<&'static str>,
     /// Its state in each environment, by display order.

@@ -25,16 +25,20 @@ pub struct StrategyParameterSchema {
 
 /// A strategy type.
 #[derive(Debug, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
 pub struct StrategyTypeOut {
     /// Its name, as strategies refer to it.
     pub name: String,
-    /// Display title.
+    /// The name people read: `Gradual rollout` for `flexibleRollout`, as Unleash names its
+    /// built-in types; `null` for custom ones.
+    pub display_name: Option<String>,
+    /// A title given with a custom type; `null` for the built-in ones, as in Unleash.
     pub title: Option<String>,
     /// Free text.
     pub description: Option<String>,
     /// False for the built-in types.
     pub editable: bool,
-    /// Always false.
+    /// Whether it is deprecated: still evaluated, no longer offered for new strategies.
     pub deprecated: bool,
     /// The parameters its strategies take.
     #[schema(value_type = Vec<StrategyParameterSchema>)]
@@ -49,6 +53,7 @@ impl TryFrom<StrategyTypeRow> for StrategyTypeOut {
             parameters: row.parameters()?,
             editable: !row.built_in,
             name: row.name,
+            display_name: row.display_name,
             title: row.title,
             description: row.description,
             deprecated: row.deprecated,

@@ -16,36 +16,44 @@ pub fn project_part(projects: &[String]) -> String {
     }
 }
 
-/// A token in the list. The secret is never shown again: only its verifier is kept, and `secret`
-/// shows the public part (`<project>:<environment>.`) followed by `***`.
+/// How Unleash's `project` field names a token's projects: joined with commas (`*` for every
+/// project, `a,b` for two).
+pub fn project_field(projects: &[String]) -> String {
+    projects.join(",")
+}
+
+/// A token in a list. The secret is never shown again: only its verifier is kept, and `secret`
+/// shows the public part (`<project>:<environment>.`) followed by `***`. The keys are Unleash's
+/// `apiTokenSchema`, which allows no others: generated clients refuse an answer with more.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct TokenOut {
-    /// Its id.
+    /// Its id, for the console's delete form; Unleash's answer has no id, so neither has ours.
+    #[serde(skip)]
     pub id: i32,
     /// The public part of its secret, then `***`: `*:development.***`.
     pub secret: String,
     /// Its name.
     pub token_name: String,
-    /// Its name again, as Unleash lists it.
-    pub username: String,
-    /// `admin`, `client`, `backend` or `frontend`.
+    /// `admin`, `client` or `frontend`: a backend token reads as `client`, as Unleash lists it.
     #[serde(rename = "type")]
     pub token_type: String,
-    /// The environment it is limited to, or `*`.
-    pub environment: String,
-    /// Its one project, or `[]` when it has several.
+    /// Its projects joined with commas: `*` for every project.
     pub project: String,
     /// The projects it is limited to, or `["*"]`.
     pub projects: Vec<String>,
-    /// When it stops working.
+    /// The environment it is limited to, or `*`.
+    pub environment: String,
+    /// When it stops working; `null` when it does not.
     pub expires_at: Option<String>,
     /// When it was created.
     pub created_at: String,
-    /// When it was last used.
-    pub seen_at: Option<String>,
     /// Always `null`.
     pub alias: Option<String>,
+    /// When it was last used; `null` before its first use.
+    pub seen_at: Option<String>,
+    /// Always false: the secret has Unleash's first format, `<project>:<environment>.<random>`.
+    pub secure: bool,
 }
 
 impl TryFrom<ApiTokenRow> for TokenOut {
@@ -53,20 +61,25 @@ impl TryFrom<ApiTokenRow> for TokenOut {
 
     fn try_from(row: ApiTokenRow) -> Result<Self, StoreError> {
         let projects = row.projects()?;
-        let project = project_part(&projects);
+        // Unleash's token store reads a backend token back as a client token ("backend token
+        // type needs to be supported in Edge before being able to return them in the API").
+        let token_type = match row.token_type.as_str() {
+            "backend" => "client".to_owned(),
+            _ => row.token_type,
+        };
         Ok(Self {
-            secret: format!("{project}:{}.***", row.environment),
-            project,
-            projects,
             id: row.id,
-            username: row.token_name.clone(),
+            secret: format!("{}:{}.***", project_part(&projects), row.environment),
             token_name: row.token_name,
-            token_type: row.token_type,
+            token_type,
+            project: project_field(&projects),
+            projects,
             environment: row.environment,
             expires_at: row.expires_at.map(iso),
             created_at: iso(row.created_at),
-            seen_at: row.seen_at.map(iso),
             alias: None,
+            seen_at: row.seen_at.map(iso),
+            secure: false,
         })
     }
 }
@@ -78,7 +91,8 @@ pub struct TokensOut {
     pub tokens: Vec<TokenOut>,
 }
 
-/// A token just created: the only answer that shows its secret.
+/// A token just created: the only answer that shows its secret. As in Unleash, it has the type
+/// as created, no `seenAt`, and `expiresAt` only when one was given.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct CreatedTokenOut {
@@ -86,23 +100,24 @@ pub struct CreatedTokenOut {
     pub secret: String,
     /// Its name.
     pub token_name: String,
-    /// `client`, `backend` or `frontend`.
+    /// `client`, `backend` or `frontend`, as it was asked for.
     #[serde(rename = "type")]
     pub token_type: String,
-    /// The environment it is limited to.
-    pub environment: String,
-    /// Its one project, or `[]` when it has several.
+    /// Its projects joined with commas: `*` for every project.
     pub project: String,
     /// Its projects.
     pub projects: Vec<String>,
-    /// When it stops working.
+    /// The environment it is limited to.
+    pub environment: String,
+    /// When it stops working; absent when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     /// When it was created.
     pub created_at: String,
-    /// Always `null` at creation.
-    pub seen_at: Option<String>,
     /// Always `null`.
     pub alias: Option<String>,
+    /// Always false: the secret has Unleash's first format.
+    pub secure: bool,
 }
 
 /// Body of `POST /api/admin/api-tokens`.

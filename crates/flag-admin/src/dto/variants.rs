@@ -156,8 +156,8 @@ impl VariantsPush {
 }
 
 /// The variants of one environment, as the per-environment `PUT` sends them or a `PATCH`
-/// leaves them: checked against the schema and [`normalise`]d. `at` is where the list stands
-/// in the body (`` for a body that is the list).
+/// leaves them: checked against the schema and normalised as the batch's are. `at` is where
+/// the list stands in the body (empty for a body that is the list).
 pub fn environment_variants(list: Value, at: &str) -> Result<Vec<Variant>, AdminError> {
     let (_, mut variants) = parse_list(list, at)?;
     normalise(&mut variants, if at.is_empty() { "/" } else { at })?;

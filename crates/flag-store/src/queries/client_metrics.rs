@@ -1,14 +1,16 @@
 //! What SDKs report: applications, instances, hourly usage and unknown flag names. The server
 //! aggregates reports in memory and hands them here in batches ([`record`]); [`prune`] keeps
-//! the tables to their retention.
+//! the tables to their retention and [`evict`] to their caps ([`StorageCaps`]), so a leaked
+//! token reporting without end cannot grow the database without end.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use chrono::{Duration, NaiveDateTime};
 use diesel::prelude::*;
+use diesel::sql_types::{BigInt, Text};
 use diesel::upsert::excluded;
 
-use crate::connection::DbConnection;
+use crate::connection::{Backend, DbConnection};
 use crate::error::StoreError;
 use crate::models::{ClientApplicationRow, ClientInstanceRow, UnknownFlagRow, UsageRow};
 use crate::queries::to_json;
@@ -27,6 +29,56 @@ pub const UNKNOWN_FLAG_RETENTION: Duration = Duration::hours(24);
 /// How far ahead of the server's clock a report's times may be: SDK clocks drift, but not by
 /// more than this.
 pub const FUTURE_SKEW: Duration = Duration::hours(1);
+/// Most unknown flag rows kept per environment, a row being one name asked for by one
+/// application: ten times the flags a large organisation has in use, so a typo or a removed
+/// flag is always listed, and a flood of made-up names is not kept beyond it.
+pub const STORED_UNKNOWN_FLAGS_PER_ENVIRONMENT: usize = 10_000;
+/// Most applications kept: far more than the services even a large organisation runs.
+pub const STORED_APPLICATIONS: usize = 10_000;
+/// Most instances kept: a few per application for the largest fleets, as instances are
+/// forgotten a day after their last report.
+pub const STORED_INSTANCES: usize = 50_000;
+
+/// The most rows of SDK reports the store keeps, however recent; [`evict`] deletes the
+/// least recently seen beyond them. The server uses [`StorageCaps::default`], the constants
+/// above; tests pass smaller ones.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StorageCaps {
+    /// Unknown flag names per environment, as `(name, application)` rows.
+    pub unknown_flags_per_environment: usize,
+    /// Applications, in all.
+    pub applications: usize,
+    /// Instances, in all environments and applications.
+    pub instances: usize,
+}
+
+impl Default for StorageCaps {
+    fn default() -> Self {
+        Self {
+            unknown_flags_per_environment: STORED_UNKNOWN_FLAGS_PER_ENVIRONMENT,
+            applications: STORED_APPLICATIONS,
+            instances: STORED_INSTANCES,
+        }
+    }
+}
+
+/// Rows [`evict`] deleted, by table.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Evicted {
+    /// Unknown flag rows.
+    pub unknown_flags: u64,
+    /// Applications.
+    pub applications: u64,
+    /// Instances.
+    pub instances: u64,
+}
+
+impl Evicted {
+    /// Rows deleted in all.
+    pub fn total(&self) -> u64 {
+        self.unknown_flags + self.applications + self.instances
+    }
+}
 
 /// An application as one report names it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -480,6 +532,89 @@ pub fn prune(conn: &mut DbConnection, now: NaiveDateTime) -> Result<usize, Store
     })
 }
 
+/// Deletes the least recently seen rows past `caps`: in each environment the unknown flag rows
+/// beyond the newest `caps.unknown_flags_per_environment`, then the applications and the
+/// instances beyond the newest `caps.applications` and `caps.instances`. Rows seen at the same
+/// time are ordered arbitrarily, so exactly the cap is kept. Returns how many rows of each went.
+///
+/// Each table costs one `DELETE` whose subquery walks its index on the time last seen, newest
+/// first, past the rows kept (`unknown_flags (environment, seen_at)`,
+/// `client_applications (seen_at)`, `client_instances (last_seen)`), and deletes the rest by
+/// their physical address: SQLite's `rowid`, PostgreSQL's `ctid`. The environments of unknown
+/// flags are found by one index seek each. A table under its cap costs a walk of its rows'
+/// index entries and no write.
+pub fn evict(conn: &mut DbConnection, caps: StorageCaps) -> Result<Evicted, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let mut evicted = Evicted::default();
+        let mut after: Option<String> = None;
+        loop {
+            let mut next = unknown_flags::table
+                .select(diesel::dsl::min(unknown_flags::environment))
+                .into_boxed();
+            if let Some(after) = &after {
+                next = next.filter(unknown_flags::environment.gt(after.clone()));
+            }
+            let Some(environment) = next.first::<Option<String>>(conn)? else {
+                break;
+            };
+            evicted.unknown_flags += delete_past(
+                conn,
+                "unknown_flags",
+                "seen_at",
+                Some(&environment),
+                caps.unknown_flags_per_environment,
+            )?;
+            after = Some(environment);
+        }
+        evicted.applications = delete_past(conn, "client_applications", "seen_at", None, caps.applications)?;
+        evicted.instances = delete_past(conn, "client_instances", "last_seen", None, caps.instances)?;
+        Ok(evicted)
+    })
+}
+
+/// Deletes the rows of `table` (in `environment` when given) past the `keep` with the latest
+/// `seen`; returns how many went. `table` and `seen` are names from this module, never input.
+fn delete_past(
+    conn: &mut DbConnection,
+    table: &'static str,
+    seen: &'static str,
+    environment: Option<&str>,
+    keep: usize,
+) -> Result<u64, StoreError> {
+    let keep = i64::try_from(keep).unwrap_or(i64::MAX);
+    let sql = match (conn.backend(), environment.is_some()) {
+        // `LIMIT -1` is SQLite's "no limit"; an offset needs a limit before it.
+        (Backend::Sqlite, scoped) => {
+            let filter = if scoped { "WHERE environment = ?" } else { "" };
+            format!(
+                "DELETE FROM {table} WHERE rowid IN \
+                 (SELECT rowid FROM {table} {filter} ORDER BY {seen} DESC LIMIT -1 OFFSET ?)"
+            )
+        }
+        // `ctid = ANY(ARRAY(..))` deletes by a TID scan, one visit per row deleted.
+        (Backend::Postgres, scoped) => {
+            let (filter, offset) = if scoped {
+                ("WHERE environment = $1", "$2")
+            } else {
+                ("", "$1")
+            };
+            format!(
+                "DELETE FROM {table} WHERE ctid = ANY(ARRAY(\
+                 SELECT ctid FROM {table} {filter} ORDER BY {seen} DESC OFFSET {offset}))"
+            )
+        }
+    };
+    let query = diesel::sql_query(sql);
+    let deleted = match environment {
+        Some(environment) => query
+            .bind::<Text, _>(environment)
+            .bind::<BigInt, _>(keep)
+            .execute(conn)?,
+        None => query.bind::<BigInt, _>(keep).execute(conn)?,
+    };
+    Ok(deleted as u64)
+}
+
 /// SQL functions both backends have.
 mod sql {
     diesel::define_sql_function!(fn lower(text: diesel::sql_types::Text) -> diesel::sql_types::Text);
@@ -546,6 +681,22 @@ pub struct InstanceScope {
     pub environment: String,
     /// The projects, `["*"]` for all.
     pub projects: Vec<String>,
+}
+
+/// The projects SDK instances reported with tokens limited to (a token of every project names
+/// none): where Unleash counts an SDK as connected to a project.
+pub fn reporting_projects(conn: &mut DbConnection) -> Result<std::collections::BTreeSet<String>, StoreError> {
+    let rows: Vec<String> = client_instances::table
+        .select(client_instances::projects)
+        .distinct()
+        .load(conn)?;
+    let mut projects = std::collections::BTreeSet::new();
+    for row in rows {
+        let named: Vec<String> =
+            crate::queries::from_json("client instance", "of some application", "projects", &row)?;
+        projects.extend(named.into_iter().filter(|project| project != "*"));
+    }
+    Ok(projects)
 }
 
 /// Each application's SDK version, as its newest instance gave it.

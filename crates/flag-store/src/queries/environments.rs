@@ -1,20 +1,88 @@
 //! Global environments.
 
+use std::collections::HashMap;
+
 use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
+use diesel::dsl::{count_star, max};
 use diesel::prelude::*;
 
 use crate::error::StoreError;
 use crate::models::{Actor, EnvironmentRow, EventType, NewEvent};
 use crate::queries::events;
-use crate::schema::environments;
+use crate::schema::{api_tokens, environments, feature_environments, features, project_environments};
 
-/// All environments, by sort order then name.
+/// What Unleash counts for each environment in its list of environments.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct EnvironmentCounts {
+    /// Projects that use the environment.
+    pub projects: i64,
+    /// API tokens for the environment, of every type and expired ones included.
+    pub api_tokens: i64,
+    /// Flags on in the environment, archived ones included, as Unleash counts them.
+    pub enabled_flags: i64,
+}
+
+/// All environments, by sort order, then age, then name: Unleash orders by sort order and
+/// creation time, and the name keeps the order total.
 pub fn list(conn: &mut DbConnection) -> Result<Vec<EnvironmentRow>, StoreError> {
     Ok(environments::table
-        .order((environments::sort_order.asc(), environments::name.asc()))
+        .order((
+            environments::sort_order.asc(),
+            environments::created_at.asc(),
+            environments::name.asc(),
+        ))
         .select(EnvironmentRow::as_select())
         .load(conn)?)
+}
+
+/// All environments in [`list`]'s order, each with its counts: four queries, whatever the number
+/// of environments, projects, tokens or flags.
+pub fn list_with_counts(
+    conn: &mut DbConnection,
+) -> Result<Vec<(EnvironmentRow, EnvironmentCounts)>, StoreError> {
+    crate::queries::snapshot(conn, |conn| {
+        let projects: HashMap<String, i64> = project_environments::table
+            .group_by(project_environments::environment_name)
+            .select((project_environments::environment_name, count_star()))
+            .load::<(String, i64)>(conn)?
+            .into_iter()
+            .collect();
+        let tokens: HashMap<String, i64> = api_tokens::table
+            .group_by(api_tokens::environment)
+            .select((api_tokens::environment, count_star()))
+            .load::<(String, i64)>(conn)?
+            .into_iter()
+            .collect();
+        let enabled: HashMap<String, i64> = feature_environments::table
+            .filter(feature_environments::enabled.eq(true))
+            .group_by(feature_environments::environment_name)
+            .select((feature_environments::environment_name, count_star()))
+            .load::<(String, i64)>(conn)?
+            .into_iter()
+            .collect();
+        let count = |counts: &HashMap<String, i64>, name: &str| counts.get(name).copied().unwrap_or(0);
+        Ok(list(conn)?
+            .into_iter()
+            .map(|row| {
+                let counts = EnvironmentCounts {
+                    projects: count(&projects, &row.name),
+                    api_tokens: count(&tokens, &row.name),
+                    enabled_flags: count(&enabled, &row.name),
+                };
+                (row, counts)
+            })
+            .collect())
+    })
+}
+
+/// The sort order a new environment takes when it names none: one past the largest, so it sorts
+/// last, as in Unleash; 1 when there is no environment.
+pub fn next_sort_order(conn: &mut DbConnection) -> Result<i32, StoreError> {
+    let largest: Option<i32> = environments::table
+        .select(max(environments::sort_order))
+        .first(conn)?;
+    Ok(largest.map_or(1, |largest| largest.saturating_add(1)))
 }
 
 /// One environment.
@@ -86,22 +154,19 @@ pub fn set_sort_orders(conn: &mut DbConnection, orders: &[(String, i32)]) -> Res
     })
 }
 
-/// For each environment, how many live flags of `project` are on there.
+/// For each environment, how many flags of `project` are on there, archived ones included, as
+/// Unleash counts them.
 pub fn enabled_flags_of_project(
     conn: &mut DbConnection,
     project: &str,
-) -> Result<std::collections::HashMap<String, i64>, StoreError> {
-    use crate::schema::{feature_environments, features};
-    let rows: Vec<String> = feature_environments::table
+) -> Result<HashMap<String, i64>, StoreError> {
+    Ok(feature_environments::table
         .inner_join(features::table)
         .filter(features::project_id.eq(project))
-        .filter(features::archived_at.is_null())
         .filter(feature_environments::enabled.eq(true))
-        .select(feature_environments::environment_name)
-        .load(conn)?;
-    let mut counts = std::collections::HashMap::new();
-    for environment in rows {
-        *counts.entry(environment).or_insert(0) += 1;
-    }
-    Ok(counts)
+        .group_by(feature_environments::environment_name)
+        .select((feature_environments::environment_name, count_star()))
+        .load::<(String, i64)>(conn)?
+        .into_iter()
+        .collect())
 }

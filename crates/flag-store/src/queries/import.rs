@@ -179,6 +179,8 @@ fn register_type(conn: &mut DbConnection, name: &str, now: NaiveDateTime) -> Res
                 built_in: false,
                 created_at: now,
                 deprecated: false,
+                display_name: None,
+                sort_order: StrategyTypeRow::CUSTOM_SORT_ORDER,
             })
             .execute(conn)?;
     }

@@ -1,5 +1,7 @@
 //! Projects and the environments enabled in each.
 
+use std::collections::HashSet;
+
 use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -36,6 +38,83 @@ pub fn environments_of(conn: &mut DbConnection, project: &str) -> Result<Vec<Str
         .order((environments::sort_order.asc(), environments::name.asc()))
         .select(project_environments::environment_name)
         .load(conn)?)
+}
+
+/// A live flag of a project in one environment of the project, as the project's flag list shows
+/// it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FlagInEnvironment {
+    /// The flag's row there.
+    pub state: FeatureEnvironmentRow,
+    /// The environment's type.
+    pub environment_type: String,
+    /// The environment's display order.
+    pub sort_order: i32,
+    /// Whether the flag has strategies there, disabled ones included.
+    pub has_strategies: bool,
+    /// Whether any of them is enabled.
+    pub has_enabled_strategies: bool,
+}
+
+/// Every live flag of `project` in each of its environments, by flag name, then environment
+/// sort order and name: two queries, whatever the number of flags and strategies.
+pub fn flags_in_environments(
+    conn: &mut DbConnection,
+    project: &str,
+) -> Result<Vec<FlagInEnvironment>, StoreError> {
+    crate::queries::snapshot(conn, |conn| {
+        let states: Vec<(FeatureEnvironmentRow, String, i32)> = feature_environments::table
+            .inner_join(features::table)
+            .inner_join(environments::table)
+            .filter(features::project_id.eq(project))
+            .filter(features::archived_at.is_null())
+            .order((
+                feature_environments::feature_name.asc(),
+                environments::sort_order.asc(),
+                environments::name.asc(),
+            ))
+            .select((
+                FeatureEnvironmentRow::as_select(),
+                environments::environment_type,
+                environments::sort_order,
+            ))
+            .load(conn)?;
+        // At most two rows per flag and environment: whether some strategy there is disabled,
+        // and whether some is not.
+        let strategies: HashSet<(String, String, bool)> = feature_strategies::table
+            .inner_join(features::table)
+            .filter(features::project_id.eq(project))
+            .filter(features::archived_at.is_null())
+            .select((
+                feature_strategies::feature_name,
+                feature_strategies::environment_name,
+                feature_strategies::disabled,
+            ))
+            .distinct()
+            .load::<(String, String, bool)>(conn)?
+            .into_iter()
+            .collect();
+        Ok(states
+            .into_iter()
+            .map(|(state, environment_type, sort_order)| {
+                let key = |disabled: bool| {
+                    (
+                        state.feature_name.clone(),
+                        state.environment_name.clone(),
+                        disabled,
+                    )
+                };
+                let has_enabled_strategies = strategies.contains(&key(false));
+                FlagInEnvironment {
+                    has_strategies: has_enabled_strategies || strategies.contains(&key(true)),
+                    has_enabled_strategies,
+                    state,
+                    environment_type,
+                    sort_order,
+                }
+            })
+            .collect())
+    })
 }
 
 /// Creates a project with the given environments, or every enabled environment when `None`.

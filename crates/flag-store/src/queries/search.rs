@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use chrono::NaiveDateTime;
+use diesel::dsl::count_star;
 use diesel::prelude::*;
 
 use crate::connection::DbConnection;
@@ -17,7 +18,8 @@ use crate::schema::{
     client_usage, feature_dependencies, feature_strategies, feature_strategy_segments, segments,
 };
 
-/// A flag's strategies in one environment: how many, and how many are enabled.
+/// A flag's strategies in one environment: how many, and how many are enabled. A flag has
+/// strategies there when it has any, disabled ones included, as Unleash's search says.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct StrategyCounts {
     /// All of them.
@@ -68,19 +70,28 @@ pub fn catalogue(conn: &mut DbConnection, since: NaiveDateTime) -> Result<Catalo
         {
             states.entry(state.feature_name.clone()).or_default().push(state);
         }
+        // Counted in the database: at most two rows per flag and environment, disabled
+        // strategies and the others, however many strategies there are.
         let mut strategies: HashMap<(String, String), StrategyCounts> = HashMap::new();
-        for (feature, environment, disabled) in feature_strategies::table
-            .select((
+        for (feature, environment, disabled, count) in feature_strategies::table
+            .group_by((
                 feature_strategies::feature_name,
                 feature_strategies::environment_name,
                 feature_strategies::disabled,
             ))
-            .load::<(String, String, bool)>(conn)?
+            .select((
+                feature_strategies::feature_name,
+                feature_strategies::environment_name,
+                feature_strategies::disabled,
+                count_star(),
+            ))
+            .load::<(String, String, bool, i64)>(conn)?
         {
+            let count = usize::try_from(count).unwrap_or(usize::MAX);
             let counts = strategies.entry((feature, environment)).or_default();
-            counts.total += 1;
+            counts.total = counts.total.saturating_add(count);
             if !disabled {
-                counts.enabled += 1;
+                counts.enabled = counts.enabled.saturating_add(count);
             }
         }
         let mut segment_names: HashMap<String, Vec<String>> = HashMap::new();

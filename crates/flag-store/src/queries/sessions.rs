@@ -48,6 +48,68 @@ pub fn delete(conn: &mut DbConnection, token_hash: &str) -> Result<bool, StoreEr
         .unwrap_or(false))
 }
 
+/// How long a session that has ended keeps its ID token for the page that sends the browser on
+/// to the provider's end-session endpoint.
+pub const SIGN_OUT_TTL: chrono::Duration = chrono::Duration::minutes(10);
+
+/// Ends a session and answers whether it was opened through the OpenID provider, as [`delete`]
+/// does; but an unexpired session that holds an ID token is kept a little longer for
+/// [`take_id_token`]: it moves to `handle_hash`, the hash of a one-time handle, and expires
+/// `now`, so that neither its secret nor the handle signs anyone in. Sessions that expired more
+/// than [`SIGN_OUT_TTL`] ago, with whatever ID tokens they kept, are forgotten.
+pub fn end_keeping_id_token(
+    conn: &mut DbConnection,
+    token_hash: &str,
+    handle_hash: &str,
+    now: NaiveDateTime,
+) -> Result<bool, StoreError> {
+    crate::queries::write(conn, |conn| {
+        diesel::delete(login_sessions::table.filter(login_sessions::expires_at.lt(now - SIGN_OUT_TTL)))
+            .execute(conn)?;
+        let kept = diesel::update(
+            login_sessions::table
+                .find(token_hash)
+                .filter(login_sessions::expires_at.gt(now))
+                .filter(login_sessions::id_token.is_not_null()),
+        )
+        .set((
+            login_sessions::token_hash.eq(handle_hash),
+            login_sessions::expires_at.eq(now),
+        ))
+        .returning(login_sessions::via_oidc)
+        .get_results::<bool>(conn)?;
+        match kept.first() {
+            Some(&via_oidc) => Ok(via_oidc),
+            None => delete(conn, token_hash),
+        }
+    })
+}
+
+/// Takes the ID token that an ended session keeps under `handle_hash` (see
+/// [`end_keeping_id_token`]), once: the session is deleted as it is read. One that ended more
+/// than [`SIGN_OUT_TTL`] ago is not returned. Whether it has ended is not asked again, since the
+/// clocks of replicas may differ a little: the hash of a live session's secret would find that
+/// session too, and only its holder knows the secret.
+pub fn take_id_token(
+    conn: &mut DbConnection,
+    handle_hash: &str,
+    now: NaiveDateTime,
+) -> Result<Option<String>, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let taken: Option<(Option<String>, NaiveDateTime)> = diesel::delete(
+            login_sessions::table
+                .find(handle_hash)
+                .filter(login_sessions::id_token.is_not_null()),
+        )
+        .returning((login_sessions::id_token, login_sessions::expires_at))
+        .get_result(conn)
+        .optional()?;
+        Ok(taken
+            .filter(|(_, expires_at)| *expires_at >= now - SIGN_OUT_TTL)
+            .and_then(|(id_token, _)| id_token))
+    })
+}
+
 /// How long a login through an OpenID provider may take, from leaving for the provider to
 /// coming back.
 pub const OIDC_LOGIN_TTL: chrono::Duration = chrono::Duration::minutes(10);

@@ -541,10 +541,11 @@ fn record(
     )
 }
 
-/// All strategy types, built-in first, then by name.
+/// All strategy types, by sort order and then by name, as Unleash lists them: its built-in types
+/// first, in its order, then the custom ones.
 pub fn list_types(conn: &mut DbConnection) -> Result<Vec<StrategyTypeRow>, StoreError> {
     Ok(strategy_types::table
-        .order((strategy_types::built_in.desc(), strategy_types::name.asc()))
+        .order((strategy_types::sort_order.asc(), strategy_types::name.asc()))
         .select(StrategyTypeRow::as_select())
         .load(conn)?)
 }

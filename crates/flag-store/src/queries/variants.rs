@@ -39,27 +39,48 @@ pub fn set_variants_batch(
             .filter(|environment| seen.insert(environment.as_str()))
         {
             let old_json = features::environment(conn, feature, environment)?.variants;
-            diesel::update(feature_environments::table.find((feature, environment)))
-                .set(feature_environments::variants.eq(&new_json))
-                .execute(conn)?;
-            events::record(
+            write_environment(
                 conn,
-                &NewEvent {
-                    event_type: EventType::FeatureEnvironmentVariantsUpdated,
-                    created_by: actor.name.clone(),
-                    created_by_user_id: Some(actor.user_id),
-                    tags: None,
-                    created_at: now,
-                    project: Some(project.into()),
-                    environment: Some(environment.clone()),
-                    feature_name: Some(feature.into()),
-                    data: Some(new_json.clone()),
-                    pre_data: Some(old_json),
-                },
+                (project, feature, environment),
+                &new_json,
+                old_json,
+                actor,
+                now,
             )?;
         }
         Ok(sorted)
     })
+}
+
+/// Stores `new_json` as the variants of `feature` in `environment`, with the audit event whose
+/// `pre_data` is `old_json`; inside the caller's write.
+fn write_environment(
+    conn: &mut DbConnection,
+    (project, feature, environment): (&str, &str, &str),
+    new_json: &str,
+    old_json: String,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    diesel::update(feature_environments::table.find((feature, environment)))
+        .set(feature_environments::variants.eq(new_json))
+        .execute(conn)?;
+    events::record(
+        conn,
+        &NewEvent {
+            event_type: EventType::FeatureEnvironmentVariantsUpdated,
+            created_by: actor.name.clone(),
+            created_by_user_id: Some(actor.user_id),
+            tags: None,
+            created_at: now,
+            project: Some(project.into()),
+            environment: Some(environment.into()),
+            feature_name: Some(feature.into()),
+            data: Some(new_json.to_owned()),
+            pre_data: Some(old_json),
+        },
+    )?;
+    Ok(())
 }
 
 /// The variants of a feature in one environment as a change finds them.
@@ -107,23 +128,13 @@ pub fn change_in_environment<E>(
         };
         sorted.sort_by(|left, right| name_order(&left.name, &right.name));
         let new_json = to_json("variants", &sorted)?;
-        diesel::update(feature_environments::table.find((feature, environment)))
-            .set(feature_environments::variants.eq(&new_json))
-            .execute(conn)?;
-        events::record(
+        write_environment(
             conn,
-            &NewEvent {
-                event_type: EventType::FeatureEnvironmentVariantsUpdated,
-                created_by: actor.name.clone(),
-                created_by_user_id: Some(actor.user_id),
-                tags: None,
-                created_at: now,
-                project: Some(project.into()),
-                environment: Some(environment.into()),
-                feature_name: Some(feature.into()),
-                data: Some(new_json),
-                pre_data: Some(old_json),
-            },
+            (project, feature, environment),
+            &new_json,
+            old_json,
+            actor,
+            now,
         )?;
         Ok(sorted)
     });

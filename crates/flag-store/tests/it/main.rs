@@ -10,3 +10,4 @@ mod concurrency;
 mod crash;
 mod evaluation;
 mod migrations;
+mod storage_caps;

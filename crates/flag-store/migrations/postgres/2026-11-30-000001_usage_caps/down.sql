@@ -1,0 +1,1 @@
+DROP INDEX unknown_flags_environment_seen_at;
