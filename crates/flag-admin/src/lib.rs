@@ -173,7 +173,11 @@ impl Ctx {
 
     /// Starts delivering the audit log's new events to webhooks, on threads of their own.
     pub fn start_webhooks(&self) -> std::io::Result<webhooks::Webhooks> {
-        webhooks::Webhooks::start(self.store.clone(), self.settings.webhook_urls.clone())
+        webhooks::Webhooks::start(
+            self.store.clone(),
+            self.settings.webhook_urls.clone(),
+            events::EventFormatter::new(&self.settings.unleash_url, events::Bold::Simple),
+        )
     }
 
     /// Writes what SDKs reported and is still in memory.

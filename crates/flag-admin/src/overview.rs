@@ -407,15 +407,21 @@ pub async fn dashboard_project(ctx: &Ctx, project: String) -> Result<DashboardPr
     })?;
     let flags = Flags::of(&read.catalogue, &read.project.id, now);
     let health = flags.health();
+    // Told as the event log tells them, with links to the console.
+    let formatter =
+        crate::events::EventFormatter::new(&ctx.settings.unleash_url, crate::events::Bold::Markdown);
     Ok(DashboardProjectDetailOut {
         latest_events: events
             .into_iter()
-            .map(|event| DashboardEventOut {
-                created_at: crate::dto::iso(event.created_at),
-                summary: format!("**{}** triggered **{}**", event.created_by, event.event_type),
-                created_by_image_url: crate::dto::image_url(Some(&event.created_by), None, 0),
-                created_by: event.created_by,
-                id: event.id,
+            .map(|event| {
+                let (_, summary) = formatter.format(&crate::dto::events::EventOut::of(event.clone()));
+                DashboardEventOut {
+                    created_at: crate::dto::iso(event.created_at),
+                    summary,
+                    created_by_image_url: crate::dto::image_url(Some(&event.created_by), None, 0),
+                    created_by: event.created_by,
+                    id: event.id,
+                }
             })
             .collect(),
         onboarding_status: onboarding(&read.project.id, &read.catalogue, &read.connected),

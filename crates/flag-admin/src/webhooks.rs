@@ -26,6 +26,7 @@ use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
 use crate::addons::{UrlPolicy, text};
 use crate::dto::events::EventOut;
+use crate::events::EventFormatter;
 
 /// How often the log is read for new events.
 pub const POLL: Duration = Duration::from_millis(250);
@@ -128,16 +129,15 @@ pub struct Delivery {
 
 impl Delivery {
     /// The request `addon` sends for `event`, built as Unleash's webhook builds it: the event as
-    /// JSON, or the body template rendered with `event`, `eventJson` and `eventMarkdown`.
-    pub fn build(addon: &Addon, event: EventRow) -> Result<Self, String> {
+    /// JSON, or the body template rendered with `event`, `eventJson` and `eventMarkdown`, the
+    /// event told by `formatter`.
+    pub fn build(addon: &Addon, event: EventRow, formatter: &EventFormatter) -> Result<Self, String> {
         let parameters = &addon.config.parameters;
         let url = text(parameters, "url").ok_or("the webhook has no URL")?;
         let content_type = text(parameters, "contentType").unwrap_or_else(|| "application/json".into());
-        let markdown = EventOut::of(event.clone())
-            .described()
-            .summary
-            .unwrap_or_default();
-        let event = serde_json::to_value(EventOut::of(event)).map_err(|error| error.to_string())?;
+        let event = EventOut::of(event);
+        let (_, markdown) = formatter.format(&event);
+        let event = serde_json::to_value(event).map_err(|error| error.to_string())?;
         let mut warnings = Vec::new();
         let (body, plain) = match text(parameters, "bodyTemplate").filter(|template| template.len() > 1) {
             Some(template) => {
@@ -366,8 +366,9 @@ enum Job {
 }
 
 impl Webhooks {
-    /// Starts tailing `store`'s audit log, posting only where `policy` permits.
-    pub fn start(store: Store, policy: UrlPolicy) -> std::io::Result<Self> {
+    /// Starts tailing `store`'s audit log, posting only where `policy` permits, each event told
+    /// by `formatter` for templates' `eventMarkdown`.
+    pub fn start(store: Store, policy: UrlPolicy, formatter: EventFormatter) -> std::io::Result<Self> {
         let stopping = Arc::new(AtomicBool::new(false));
         let (queue, jobs) = sync_channel::<Job>(QUEUE);
         let jobs = Arc::new(Mutex::new(jobs));
@@ -387,7 +388,7 @@ impl Webhooks {
             let stopping = Arc::clone(&stopping);
             std::thread::Builder::new()
                 .name("webhook-tail".into())
-                .spawn(move || tail(&store, &queue, &stopping))?
+                .spawn(move || tail(&store, &queue, &stopping, &formatter))?
         };
         Ok(Self {
             stopping,
@@ -413,7 +414,7 @@ impl Webhooks {
 }
 
 /// The tail: takes new events and queues their deliveries until told to stop.
-fn tail(store: &Store, queue: &SyncSender<Job>, stopping: &AtomicBool) {
+fn tail(store: &Store, queue: &SyncSender<Job>, stopping: &AtomicBool, formatter: &EventFormatter) {
     while !stopping.load(Ordering::SeqCst) {
         match take(store) {
             Ok((events, addons)) if !events.is_empty() => {
@@ -421,7 +422,7 @@ fn tail(store: &Store, queue: &SyncSender<Job>, stopping: &AtomicBool) {
                     .iter()
                     .flat_map(|event| {
                         addons.iter().filter(|addon| matches(addon, event)).map(
-                            |addon| match Delivery::build(addon, event.clone()) {
+                            |addon| match Delivery::build(addon, event.clone(), formatter) {
                                 Ok(delivery) => Job::Send(Box::new(delivery)),
                                 Err(message) => Job::Record(Box::new(unbuildable(addon, event, message))),
                             },

@@ -117,7 +117,7 @@ pub(crate) fn write<T>(
             }
         }
     }
-    let written = finish(conn, work)?;
+    let written = crate::queries::events::in_group(|| finish(conn, work))?;
     LOCAL_COMMITS.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     Ok(written)
 }

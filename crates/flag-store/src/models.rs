@@ -664,6 +664,10 @@ pub struct EventRow {
     pub created_by_user_id: Option<i32>,
     /// The feature's tags, JSON `[{value, type}]`.
     pub tags: Option<String>,
+    /// The kind of group it was written in: `transaction`, or `None` when written alone.
+    pub group_type: Option<String>,
+    /// The group it was written in, a ULID shared by the events of one write transaction.
+    pub group_id: Option<String>,
 }
 
 /// What an audit event records, named as Unleash names its events.

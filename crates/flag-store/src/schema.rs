@@ -104,6 +104,8 @@ diesel::table! {
         created_by_user_id -> Nullable<Integer>,
         tags -> Nullable<Text>,
         announced -> Bool,
+        group_type -> Nullable<Text>,
+        group_id -> Nullable<Text>,
     }
 }
 

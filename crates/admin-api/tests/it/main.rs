@@ -12,6 +12,7 @@ mod console;
 mod contract;
 mod edge;
 mod environments_and_lists;
+mod events;
 mod export;
 mod frontend;
 mod hardening;

@@ -260,7 +260,9 @@ async fn the_audit_log_is_read_by_flag_and_by_writer() {
             "tags",
             "featureName",
             "project",
-            "environment"
+            "environment",
+            "groupType",
+            "groupId"
         ]
     );
     let total = body["totalEvents"].as_i64().unwrap_or_default();
@@ -269,7 +271,8 @@ async fn the_audit_log_is_read_by_flag_and_by_writer() {
     assert!(all["totalEvents"].as_i64().unwrap_or_default() >= total);
     let (_, page) = send(&service, get("/api/admin/search/events?limit=2&offset=1", ADMIN)).await;
     assert_eq!(page["events"].as_array().map(Vec::len), Some(2));
-    assert_eq!(page["events"][0]["label"], page["events"][0]["type"]);
+    assert_eq!(page["events"][0]["type"], "feature-strategy-add");
+    assert_eq!(page["events"][0]["label"], "Flag strategy added");
     let (status, creators) = send(&service, get("/api/admin/event-creators", ADMIN)).await;
     assert_eq!(status, StatusCode::OK, "{creators}");
     assert!(

@@ -431,7 +431,12 @@ async fn a_chosen_event_is_posted_with_the_headers_and_the_rendered_template()
     assert_eq!(body["event"], "feature-created");
     assert_eq!(body["flag"], "checkout.v2");
     assert_eq!(body["by"], "admin");
-    assert_eq!(body["text"], "**admin** triggered **feature-created**");
+    // `eventMarkdown` is the event told as Unleash tells it to webhooks, in its simple style.
+    assert_eq!(
+        body["text"],
+        "*admin* created *[checkout.v2](http://localhost:4242/projects/default/features/checkout.v2)* \
+         in project *[default](http://localhost:4242/projects/default)*"
+    );
     // `eventJson` is the event serialised into a JSON string, as Unleash gives it.
     let json: Value = serde_json::from_str(body["json"].as_str().ok_or("no eventJson")?)?;
     assert_eq!(json["type"], "feature-created");
@@ -459,7 +464,9 @@ async fn a_chosen_event_is_posted_with_the_headers_and_the_rendered_template()
             "tags",
             "featureName",
             "project",
-            "environment"
+            "environment",
+            "groupType",
+            "groupId"
         ]
     );
     assert!(

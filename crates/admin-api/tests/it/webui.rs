@@ -353,6 +353,16 @@ async fn projects_are_listed_and_overviewed_as_the_ui_expects() {
     assert_eq!(status, StatusCode::OK, "{detail}");
     assert_eq!(detail["insights"]["totalFlags"], 2);
     assert_eq!(detail["roles"], json!([]));
+    // The newest events told as the event log tells them, with links, as Unleash's dashboard.
+    assert!(
+        detail["latestEvents"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|event| event["summary"].as_str().is_some_and(|summary| summary
+                .contains("created **[second](http://localhost:4242/projects/default/features/second)**"))),
+        "{detail}"
+    );
     let (status, body) = send(&service, get("/api/admin/personal-dashboard/nope", ADMIN)).await;
     crate::common::assert_error(status, &body, 404, "NotFoundError");
     let (_, creators) = send(&service, get("/api/admin/projects/default/flag-creators", ADMIN)).await;

@@ -21,7 +21,7 @@ pub struct EventOut {
     pub created_at: String,
     /// The user's id: -42 for an admin token, -1337 for the server.
     pub created_by_user_id: Option<i32>,
-    /// The value after: any JSON value (variants are a list).
+    /// The value after, as Unleash records it: the whole object, `{variants}` for variants.
     #[schema(value_type = Option<Value>)]
     pub data: Option<serde_json::Value>,
     /// The value before: any JSON value.
@@ -36,10 +36,17 @@ pub struct EventOut {
     pub project: Option<String>,
     /// The environment concerned.
     pub environment: Option<String>,
-    /// A short name of what happened; in searches only.
+    /// `transaction` for an event written with others in one transaction; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_type: Option<String>,
+    /// The transaction's id, a ULID its events share; absent when `groupType` is.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub group_id: Option<String>,
+    /// A short name of what happened (`Flag tagged`), or the type when Unleash has none; in
+    /// searches only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub label: Option<String>,
-    /// What happened, in Markdown; in searches only.
+    /// What happened, one Markdown sentence linking to the flag and project; in searches only.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
 }
@@ -60,19 +67,11 @@ impl EventOut {
             feature_name: row.feature_name,
             project: row.project,
             environment: row.environment,
+            group_type: row.group_type,
+            group_id: row.group_id,
             label: None,
             summary: None,
         }
-    }
-
-    /// With the label and summary a search adds.
-    pub fn described(mut self) -> Self {
-        self.summary = Some(format!(
-            "**{}** triggered **{}**",
-            self.created_by, self.event_type
-        ));
-        self.label = Some(self.event_type.clone());
-        self
     }
 }
 
@@ -135,7 +134,8 @@ pub struct EventsQuery {
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct EventSearchQuery {
-    /// Text in the events' data or tags.
+    /// Text in the events' data, data before or tags, in any letter case; `%` and `_` are
+    /// wildcards.
     #[serde(default)]
     pub query: Option<String>,
     /// Flags.
@@ -156,7 +156,7 @@ pub struct EventSearchQuery {
     /// Event ids.
     #[serde(default)]
     pub id: Option<String>,
-    /// Transaction groups: none here, so any value matches nothing.
+    /// Transaction groups, by id.
     #[serde(default)]
     pub group_id: Option<String>,
     /// From this day on.

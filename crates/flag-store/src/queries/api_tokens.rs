@@ -21,14 +21,13 @@ pub fn create(
             .values(token)
             .returning(<ApiTokenRow as Selectable<MultiBackend>>::construct_selection())
             .get_result(conn)?;
+        let shown = event_json(&row, row.expires_at)?;
         events::record(
             conn,
             &NewEvent {
                 environment: Some(row.environment.clone()),
-                data: Some(to_json(
-                    "data",
-                    &serde_json::json!({"tokenName": row.token_name, "type": row.token_type, "environment": row.environment}),
-                )?),
+                project: shown["project"].as_str().map(str::to_owned),
+                data: Some(to_json("data", &shown)?),
                 ..NewEvent::new(EventType::ApiTokenCreated, actor, row.created_at)
             },
         )?;
@@ -96,14 +95,19 @@ pub fn delete(
     now: chrono::NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
-        let removed = diesel::delete(api_tokens::table.find(id)).execute(conn)?;
-        if removed == 0 {
-            return Err(StoreError::not_found("api token", id.to_string()));
-        }
+        let before: ApiTokenRow = api_tokens::table
+            .find(id)
+            .select(ApiTokenRow::as_select())
+            .first(conn)
+            .map_err(StoreError::or_not_found("api token", id.to_string()))?;
+        diesel::delete(api_tokens::table.find(id)).execute(conn)?;
+        let shown = event_json(&before, before.expires_at)?;
         events::record(
             conn,
             &NewEvent {
-                data: Some(to_json("data", &serde_json::json!({"id": id}))?),
+                environment: Some(before.environment.clone()),
+                project: shown["project"].as_str().map(str::to_owned),
+                pre_data: Some(to_json("pre_data", &shown)?),
                 ..NewEvent::new(EventType::ApiTokenDeleted, actor, now)
             },
         )
@@ -126,22 +130,36 @@ pub fn set_expiry(
         diesel::update(api_tokens::table.find(before.id))
             .set(api_tokens::expires_at.eq(Some(expires_at)))
             .execute(conn)?;
-        let shown = |expires: Option<chrono::NaiveDateTime>| {
-            serde_json::json!({
-                "tokenName": before.token_name,
-                "type": before.token_type,
-                "environment": before.environment,
-                "expiresAt": expires.map(crate::time::iso),
-            })
-        };
+        let shown = event_json(&before, Some(expires_at))?;
         events::record(
             conn,
             &NewEvent {
                 environment: Some(before.environment.clone()),
-                pre_data: Some(to_json("pre_data", &shown(before.expires_at))?),
-                ..NewEvent::new(EventType::ApiTokenUpdated, actor, now).with_data(&shown(Some(expires_at)))?
+                project: shown["project"].as_str().map(str::to_owned),
+                pre_data: Some(to_json("pre_data", &event_json(&before, before.expires_at)?)?),
+                ..NewEvent::new(EventType::ApiTokenUpdated, actor, now).with_data(&shown)?
             },
         )?;
         Ok(true)
     })
+}
+
+/// A token as Unleash records it in an event: everything but its secret, which is not kept
+/// here, with `expires_at` as its expiry; `project` is its projects joined by commas.
+fn event_json(
+    row: &ApiTokenRow,
+    expires_at: Option<chrono::NaiveDateTime>,
+) -> Result<serde_json::Value, StoreError> {
+    let projects = row.projects()?;
+    Ok(serde_json::json!({
+        "tokenName": row.token_name,
+        "type": row.token_type,
+        "project": projects.join(","),
+        "projects": projects,
+        "environment": row.environment,
+        "expiresAt": expires_at.map(crate::time::iso),
+        "createdAt": crate::time::iso(row.created_at),
+        "alias": null,
+        "seenAt": row.seen_at.map(crate::time::iso),
+    }))
 }

@@ -29,8 +29,14 @@ pub fn create(
         conn,
         context_fields::table,
         row,
-        NewEvent::new(EventType::ContextFieldCreated, actor, row.created_at)
-            .with_data(&serde_json::json!({"name": row.name}))?
+        NewEvent::new(EventType::ContextFieldCreated, actor, row.created_at).with_data(
+            &serde_json::json!({
+                "name": row.name,
+                "description": row.description,
+                "legalValues": row.legal_values()?,
+                "stickiness": row.stickiness,
+            })
+        )?
     )
 }
 

@@ -1,12 +1,22 @@
 //! The audit log.
+//!
+//! Events recorded by one write transaction share a group, as the events of one of Unleash's
+//! transactions do: [`crate::connection::write`] runs each outermost write transaction inside
+//! [`in_group`], and [`record`] gives the events of that transaction one ULID the first time one
+//! of them needs it.
 
-use crate::connection::DbConnection;
+use std::cell::RefCell;
+
+use crate::connection::{Backend, DbConnection};
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{EventRow, NewEvent};
+use crate::models::{EventRow, EventType, NewEvent};
 use crate::schema::events;
+
+/// The `group_type` of events written in one transaction.
+pub const TRANSACTION_GROUP: &str = "transaction";
 
 /// Appends an event. Call it inside the transaction of the write it records. As in Unleash, an
 /// event whose value before and after are the same records nothing: nothing changed.
@@ -16,16 +26,116 @@ pub fn record(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreErro
     {
         return Ok(());
     }
+    let group_id = if written_in_transaction(event.event_type) {
+        group_id(event.created_at)
+    } else {
+        None
+    };
+    let group = (
+        events::group_type.eq(group_id.as_ref().map(|_| TRANSACTION_GROUP)),
+        events::group_id.eq(group_id.as_deref()),
+    );
     if event.tags.is_none()
         && let Some(feature) = &event.feature_name
     {
         let tags = crate::queries::tags::of_feature(conn, feature)?;
         let event = event.clone().with_tags(&tags)?;
-        diesel::insert_into(events::table).values(&event).execute(conn)?;
+        diesel::insert_into(events::table)
+            .values((&event, group))
+            .execute(conn)?;
         return Ok(());
     }
-    diesel::insert_into(events::table).values(event).execute(conn)?;
+    diesel::insert_into(events::table)
+        .values((event, group))
+        .execute(conn)?;
     Ok(())
+}
+
+thread_local! {
+    /// The write transaction running on this thread: `Some(None)` until an event of it takes a
+    /// group id, then `Some(Some(id))`; `None` outside any write.
+    static GROUP: RefCell<Option<Option<String>>> = const { RefCell::new(None) };
+}
+
+/// Runs `work`, one whole write transaction, so that the events it records share one group id.
+/// Writes run synchronously on the calling thread, so the group lives in a thread-local and is
+/// put back as it was when `work` returns or unwinds.
+pub(crate) fn in_group<T>(work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Option<String>>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            GROUP.with(|group| *group.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(GROUP.with(|group| group.replace(Some(None))));
+    work()
+}
+
+/// The group id of the write transaction running on this thread, made from `now` the first time
+/// it is asked for; `None` outside a write.
+fn group_id(now: NaiveDateTime) -> Option<String> {
+    GROUP.with(|group| {
+        group
+            .borrow_mut()
+            .as_mut()
+            .map(|id| id.get_or_insert_with(|| ulid(now)).clone())
+    })
+}
+
+/// Whether Unleash records events of this type inside a transaction, so that they carry its
+/// group. Its services for webhooks, API tokens, segments, strategy types, tags, flag tags,
+/// invite links, settings, flag types, variants and global environments, and its user updates
+/// and deletions, store their events outside any transaction, and those events have no group.
+fn written_in_transaction(event_type: EventType) -> bool {
+    !matches!(
+        event_type,
+        EventType::AddonConfigCreated
+            | EventType::AddonConfigDeleted
+            | EventType::AddonConfigUpdated
+            | EventType::ApiTokenCreated
+            | EventType::ApiTokenDeleted
+            | EventType::ApiTokenUpdated
+            | EventType::EnvironmentCreated
+            | EventType::EnvironmentDisabled
+            | EventType::EnvironmentEnabled
+            | EventType::FeatureEnvironmentVariantsUpdated
+            | EventType::FeatureTagged
+            | EventType::FeatureTypeUpdated
+            | EventType::FeatureUntagged
+            | EventType::PublicSignupTokenCreated
+            | EventType::PublicSignupTokenUpdated
+            | EventType::PublicSignupTokenUserAdded
+            | EventType::SegmentCreated
+            | EventType::SegmentDeleted
+            | EventType::SegmentUpdated
+            | EventType::SettingUpdated
+            | EventType::StrategyCreated
+            | EventType::StrategyDeleted
+            | EventType::StrategyDeprecated
+            | EventType::StrategyReactivated
+            | EventType::StrategyUpdated
+            | EventType::TagCreated
+            | EventType::TagDeleted
+            | EventType::UserDeleted
+            | EventType::UserUpdated
+    )
+}
+
+/// A ULID, as Unleash's transaction ids are: 48 bits of milliseconds since the epoch, then 80
+/// random bits, in Crockford's base 32.
+fn ulid(now: NaiveDateTime) -> String {
+    const ALPHABET: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let millis = u128::try_from(now.and_utc().timestamp_millis()).unwrap_or(0) & ((1 << 48) - 1);
+    // A v4 UUID's bytes 0..6 and 9..13 are random: its version and variant bits lie elsewhere.
+    let random = uuid::Uuid::new_v4().into_bytes();
+    let mut value = millis;
+    for byte in random[0..6].iter().chain(&random[9..13]) {
+        value = (value << 8) | u128::from(*byte);
+    }
+    (0..26)
+        .map(|index| char::from(ALPHABET[((value >> (125 - 5 * index)) & 31) as usize]))
+        .collect()
 }
 
 /// Whether two JSON values are equal, whatever their key order (maps compare as maps).
@@ -88,7 +198,9 @@ pub fn latest_id(conn: &mut DbConnection) -> Result<i32, StoreError> {
 /// values, and the others narrow further; newest first.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct EventFilter {
-    /// Text found in the event's data, its data before, or its tags, in any letter case.
+    /// Text found in the event's data, its data before, or its tags, as Unleash's `ILIKE
+    /// '%text%'` finds it: `%` and `_` are wildcards, and letter case is ignored (on SQLite, the
+    /// case of ASCII letters only).
     pub query: Option<String>,
     /// Flags.
     pub features: Option<Vec<String>>,
@@ -102,6 +214,8 @@ pub struct EventFilter {
     pub environments: Option<Vec<String>>,
     /// Event ids.
     pub ids: Option<Vec<i32>>,
+    /// Transaction groups.
+    pub group_ids: Option<Vec<String>>,
     /// From this time on.
     pub from: Option<NaiveDateTime>,
     /// Before this time.
@@ -118,6 +232,17 @@ pub fn search(
     offset: i64,
     limit: i64,
 ) -> Result<(Vec<EventRow>, i64), StoreError> {
+    // Unleash matches `data::text ILIKE ? OR tags::text ILIKE ? OR pre_data::text ILIKE ?`, its
+    // JSON cast to text in the database's default collation. PostgreSQL does the same here with
+    // the columns' "C" collation set aside; SQLite's LIKE ignores the case of ASCII letters.
+    let text_match = match conn.backend() {
+        Backend::Postgres => "ILIKE",
+        Backend::Sqlite => "LIKE",
+    };
+    let collate = match conn.backend() {
+        Backend::Postgres => " COLLATE \"default\"",
+        Backend::Sqlite => "",
+    };
     let query = || {
         let mut query = events::table.into_boxed();
         if let Some(features) = &filter.features {
@@ -138,6 +263,9 @@ pub fn search(
         if let Some(ids) = &filter.ids {
             query = query.filter(events::id.eq_any(ids.clone()));
         }
+        if let Some(groups) = &filter.group_ids {
+            query = query.filter(events::group_id.eq_any(groups.clone()));
+        }
         if let Some(from) = filter.from {
             query = query.filter(events::created_at.ge(from));
         }
@@ -150,13 +278,13 @@ pub fn search(
         if let Some(text) = &filter.query {
             use diesel::dsl::sql;
             use diesel::sql_types::{Bool, Text};
-            let pattern = format!("%{}%", flag_eval::fold_case(text));
+            let pattern = format!("%{text}%");
             query = query.filter(
-                sql::<Bool>("(lower(coalesce(data, '')) LIKE ")
+                sql::<Bool>(&format!("(data{collate} {text_match} "))
                     .bind::<Text, _>(pattern.clone())
-                    .sql(" OR lower(coalesce(pre_data, '')) LIKE ")
+                    .sql(&format!(" OR tags{collate} {text_match} "))
                     .bind::<Text, _>(pattern.clone())
-                    .sql(" OR lower(coalesce(tags, '')) LIKE ")
+                    .sql(&format!(" OR pre_data{collate} {text_match} "))
                     .bind::<Text, _>(pattern)
                     .sql(")"),
             );

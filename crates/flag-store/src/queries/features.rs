@@ -224,11 +224,7 @@ fn store_switch(
             project: Some(project.into()),
             environment: Some(environment_name.into()),
             feature_name: Some(name.into()),
-            data: Some(to_json("data", &serde_json::json!({"enabled": enabled}))?),
-            pre_data: Some(to_json(
-                "pre_data",
-                &serde_json::json!({"enabled": before.enabled}),
-            )?),
+            // As Unleash's switch events, these hold no data: their type says it all.
             ..NewEvent::new(
                 if enabled {
                     EventType::FeatureEnvironmentEnabled

@@ -38,10 +38,7 @@ pub fn create(
             conn,
             &NewEvent {
                 project: row.project_id.clone(),
-                data: Some(to_json(
-                    "data",
-                    &serde_json::json!({"id": row.id, "name": row.name}),
-                )?),
+                data: Some(to_json("data", &segment_json(&row)?)?),
                 ..NewEvent::new(EventType::SegmentCreated, actor, row.created_at)
             },
         )?;

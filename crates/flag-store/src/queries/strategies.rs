@@ -535,10 +535,30 @@ fn record(
             project: Some(project.into()),
             environment: Some(environment.into()),
             feature_name: Some(feature.into()),
-            data: after.map(|strategy| to_json("data", strategy)).transpose()?,
-            pre_data: before.map(|strategy| to_json("pre_data", strategy)).transpose()?,
+            data: after
+                .map(|strategy| to_json("data", &event_json(strategy)))
+                .transpose()?,
+            pre_data: before
+                .map(|strategy| to_json("pre_data", &event_json(strategy)))
+                .transpose()?,
         },
     )
+}
+
+/// A strategy as Unleash records it in an event: every field, `title` null, `variants` and
+/// `segments` empty when it has none.
+fn event_json(strategy: &flag_eval::Strategy) -> serde_json::Value {
+    serde_json::json!({
+        "id": strategy.id,
+        "name": strategy.name,
+        "title": strategy.title,
+        "disabled": strategy.disabled.unwrap_or(false),
+        "constraints": strategy.constraints,
+        "parameters": strategy.parameters,
+        "variants": strategy.variants,
+        "sortOrder": strategy.sort_order,
+        "segments": strategy.segments,
+    })
 }
 
 /// All strategy types, by sort order and then by name, as Unleash lists them: its built-in types
@@ -562,8 +582,14 @@ pub fn register_type(
         conn,
         strategy_types::table,
         row,
-        NewEvent::new(EventType::StrategyCreated, actor, row.created_at)
-            .with_data(&serde_json::json!({"name": row.name}))?
+        NewEvent::new(EventType::StrategyCreated, actor, row.created_at).with_data(&serde_json::json!({
+            "name": row.name,
+            "title": row.title,
+            "description": row.description,
+            "parameters": row.parameters()?,
+            "editable": true,
+            "deprecated": false,
+        }))?
     )
 }
 

@@ -50,10 +50,7 @@ pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> 
     events::record(
         conn,
         &NewEvent {
-            data: Some(to_json(
-                "data",
-                &serde_json::json!({"id": row.id, "name": row.name, "email": row.email, "username": row.username}),
-            )?),
+            data: Some(to_json("data", &event_json(&row))?),
             ..NewEvent::new(EventType::UserCreated, actor, row.created_at)
         },
     )?;
@@ -152,12 +149,11 @@ pub fn update(
                 .execute(conn)?;
         }
         let after = get(conn, id)?;
-        let summary = |user: &UserRow| serde_json::json!({"id": user.id, "name": user.name, "email": user.email, "rootRole": user.root_role});
         events::record(
             conn,
             &NewEvent {
-                data: Some(to_json("data", &summary(&after))?),
-                pre_data: Some(to_json("pre_data", &summary(&before))?),
+                data: Some(to_json("data", &event_json(&after))?),
+                pre_data: Some(to_json("pre_data", &event_json(&before))?),
                 ..NewEvent::new(EventType::UserUpdated, actor, now)
             },
         )?;
@@ -173,13 +169,21 @@ pub fn delete(conn: &mut DbConnection, id: i32, actor: &Actor, now: NaiveDateTim
         events::record(
             conn,
             &NewEvent {
-                pre_data: Some(to_json(
-                    "pre_data",
-                    &serde_json::json!({"id": id, "email": before.email, "username": before.username}),
-                )?),
+                pre_data: Some(to_json("pre_data", &event_json(&before))?),
                 ..NewEvent::new(EventType::UserDeleted, actor, now)
             },
         )
+    })
+}
+
+/// A user as Unleash records one in an event: `{id, name, username, email, rootRole}`.
+fn event_json(user: &UserRow) -> serde_json::Value {
+    serde_json::json!({
+        "id": user.id,
+        "name": user.name,
+        "username": user.username,
+        "email": user.email,
+        "rootRole": user.root_role,
     })
 }
 

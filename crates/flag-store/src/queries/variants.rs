@@ -76,11 +76,16 @@ fn write_environment(
             project: Some(project.into()),
             environment: Some(environment.into()),
             feature_name: Some(feature.into()),
-            data: Some(new_json.to_owned()),
-            pre_data: Some(old_json),
+            data: Some(event_json(new_json)),
+            pre_data: Some(event_json(&old_json)),
         },
     )?;
     Ok(())
+}
+
+/// A stored variants list as Unleash records it in an event: `{"variants": [...]}`.
+fn event_json(variants_json: &str) -> String {
+    format!("{{\"variants\":{variants_json}}}")
 }
 
 /// The variants of a feature in one environment as a change finds them.

@@ -101,15 +101,20 @@ fn concurrent_variants_batches_never_lose_or_mix_writes() -> Result<(), Box<dyn 
             THREADS * WRITES,
             "one event per accepted write in {environment}"
         );
-        assert_eq!(updates[0].pre_data.as_deref(), Some("[]"));
+        assert_eq!(updates[0].pre_data.as_deref(), Some(r#"{"variants":[]}"#));
         for pair in updates.windows(2) {
             assert_eq!(
                 pair[1].pre_data, pair[0].data,
                 "gap in the audit chain of {environment}"
             );
         }
-        let last: Vec<Variant> =
-            serde_json::from_str(updates[updates.len() - 1].data.as_deref().unwrap_or("[]"))?;
+        let last: serde_json::Value = serde_json::from_str(
+            updates[updates.len() - 1]
+                .data
+                .as_deref()
+                .unwrap_or(r#"{"variants":[]}"#),
+        )?;
+        let last: Vec<Variant> = serde_json::from_value(last["variants"].clone())?;
         assert_eq!(last, development);
     }
     Ok(())
