@@ -121,7 +121,7 @@ pub async fn list(ctx: &Ctx) -> Result<ProjectListOut, AdminError> {
     let mut items: Vec<ProjectListItem> = projects
         .into_iter()
         .zip(activity)
-        .map(|(project, (last_updated, _))| {
+        .map(|(project, last_updated)| {
             let flags = Flags::of(&catalogue, &project.id, now);
             let health = flags.health();
             ProjectListItem {
@@ -161,7 +161,7 @@ struct ProjectRead {
 async fn read(ctx: &Ctx, project: String, now: NaiveDateTime) -> Result<ProjectRead, AdminError> {
     db::run(&ctx.store, move |conn| {
         let project = queries::projects::get(conn, &project)?;
-        let (last_updated, _) = queries::events::project_activity(conn, &project.id)?;
+        let last_updated = queries::events::project_activity(conn, &project.id)?;
         Ok(ProjectRead {
             environments: queries::projects::environments_of(conn, &project.id)?,
             catalogue: queries::search::catalogue(conn, now)?,

@@ -331,23 +331,14 @@ pub fn writers_of_feature(
     Ok(writers)
 }
 
-/// When `project`'s flags were last written, and whether a flag of it was ever switched on.
-pub fn project_activity(
-    conn: &mut DbConnection,
-    project: &str,
-) -> Result<(Option<NaiveDateTime>, bool), StoreError> {
+/// When `project`'s flags were last written.
+pub fn project_activity(conn: &mut DbConnection, project: &str) -> Result<Option<NaiveDateTime>, StoreError> {
     use diesel::dsl::max;
-    let last: Option<NaiveDateTime> = events::table
+    Ok(events::table
         .filter(events::project.eq(project))
         .filter(events::feature_name.is_not_null())
         .select(max(events::created_at))
-        .first(conn)?;
-    let switched_on: i64 = events::table
-        .filter(events::project.eq(project))
-        .filter(events::event_type.eq(crate::models::EventType::FeatureEnvironmentEnabled.as_str()))
-        .count()
-        .get_result(conn)?;
-    Ok((last, switched_on > 0))
+        .first(conn)?)
 }
 
 /// The times of `project`'s events since `since`, oldest first.
