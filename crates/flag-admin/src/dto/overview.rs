@@ -7,7 +7,7 @@ use utoipa::ToSchema;
 /// Where a project stands in getting started: Unleash's `onboardingStatus`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct OnboardingOut {
-    /// `onboarding-started`, `first-flag-created`, `sdk-connected` or `onboarded`.
+    /// `onboarding-started`, `first-flag-created` or `onboarded`, as Unleash 8 answers.
     pub status: &'static str,
     /// For `first-flag-created`: a flag of the project.
     #[serde(skip_serializing_if = "Option::is_none")]
