@@ -4,7 +4,7 @@
 //! redaction that first checks the value has the expected form, so a change of format still shows.
 //! Sequence ids of a fresh database (segments, tokens) are deterministic and stay.
 
-use crate::common::{ADMIN, SDK, TestApp, get, post, put, seed_feature, send};
+use crate::common::{ADMIN, SDK, TestApp, create_feature, expect, get, post, put, seed_feature, send};
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -74,17 +74,6 @@ fn delete(path: &str, token: &str) -> test::TestRequest {
         .insert_header(("Authorization", token))
 }
 
-/// Sends `request`, checks its status and returns its body (`Null` when empty).
-async fn expect<S, B>(service: &S, request: test::TestRequest, expected: StatusCode) -> Value
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
-    let (status, body) = send(service, request).await;
-    assert_eq!(status, expected, "{body}");
-    body
-}
-
 /// Sends `request` to an operation that answers without a body and returns its status and its
 /// body as text, which should be empty.
 async fn empty_answer<S, B>(service: &S, request: test::TestRequest) -> Value
@@ -133,24 +122,6 @@ where
     )
     .await;
     segment["id"].clone()
-}
-
-/// Creates feature `name` in the default project, without strategies.
-async fn create_feature<S, B>(service: &S, name: &str)
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
-    expect(
-        service,
-        post(
-            "/api/admin/projects/default/features",
-            ADMIN,
-            json!({"name": name}),
-        ),
-        StatusCode::CREATED,
-    )
-    .await;
 }
 
 /// The path of feature `name`'s strategies in `environment`.

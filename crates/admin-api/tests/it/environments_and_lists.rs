@@ -2,7 +2,9 @@
 //! orders, the environment list's counts, an unknown environment added to a project, and what
 //! each list says of a flag in each environment.
 
-use crate::common::{ADMIN, SDK, TestApp, assert_error, delete, get, post, put, send};
+use crate::common::{
+    ADMIN, SDK, TestApp, assert_error, create_feature, delete, expect, get, post, put, send,
+};
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -10,35 +12,6 @@ use serde_json::{Value, json};
 
 /// A production client token, besides the test app's own.
 const PRODUCTION_CLIENT: &str = "*:production.production-client-secret";
-
-/// Sends `request`, expects `status` and returns the body.
-async fn expect<S, B>(service: &S, request: actix_web::test::TestRequest, status: StatusCode) -> Value
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
-    let (actual, body) = send(service, request).await;
-    assert_eq!(actual, status, "{body}");
-    body
-}
-
-/// Creates flag `name` in the `default` project, with no strategy and off everywhere.
-async fn create_flag<S, B>(service: &S, name: &str)
-where
-    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
-    B: MessageBody,
-{
-    expect(
-        service,
-        post(
-            "/api/admin/projects/default/features",
-            ADMIN,
-            json!({"name": name}),
-        ),
-        StatusCode::CREATED,
-    )
-    .await;
-}
 
 /// The path of flag `name` in `environment` of the `default` project.
 fn flag_in(name: &str, environment: &str) -> String {
@@ -52,7 +25,7 @@ where
     S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
     B: MessageBody,
 {
-    create_flag(service, "mixed").await;
+    create_feature(service, "mixed").await;
     expect(
         service,
         post(
@@ -89,7 +62,7 @@ where
         StatusCode::OK,
     )
     .await;
-    create_flag(service, "bare").await;
+    create_feature(service, "bare").await;
 }
 
 /// The flag `name` among `features`.
@@ -219,7 +192,7 @@ async fn environment_list_counts_projects_tokens_and_flags_on_as_unleash_does() 
     )
     .await;
     // `kept` is on in both environments and then archived: Unleash still counts it.
-    create_flag(&service, "kept").await;
+    create_feature(&service, "kept").await;
     for environment in ["development", "production"] {
         expect(
             &service,
@@ -235,7 +208,7 @@ async fn environment_list_counts_projects_tokens_and_flags_on_as_unleash_does() 
     )
     .await;
     // `live` is on in development only, and `off` nowhere.
-    create_flag(&service, "live").await;
+    create_feature(&service, "live").await;
     expect(
         &service,
         post(
@@ -246,7 +219,7 @@ async fn environment_list_counts_projects_tokens_and_flags_on_as_unleash_does() 
         StatusCode::OK,
     )
     .await;
-    create_flag(&service, "off").await;
+    create_feature(&service, "off").await;
 
     let list = expect(&service, get("/api/admin/environments", ADMIN), StatusCode::OK).await;
     // The test app's tokens: a backend one for development (`SDK`), an admin one for every

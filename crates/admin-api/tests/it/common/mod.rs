@@ -179,6 +179,35 @@ pub fn assert_error(status: StatusCode, body: &Value, expected_status: u16, name
     assert!(uuid::Uuid::parse_str(id).is_ok(), "id {id:?} is not a UUID");
 }
 
+/// Sends `request`, checks that it answered `expected`, and returns its body.
+pub async fn expect<S, B>(service: &S, request: test::TestRequest, expected: StatusCode) -> Value
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let (status, body) = send(service, request).await;
+    assert_eq!(status, expected, "{body}");
+    body
+}
+
+/// Creates flag `name` in the `default` project, without strategies and off everywhere.
+pub async fn create_feature<S, B>(service: &S, name: &str)
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    expect(
+        service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": name}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+}
+
 /// Creates a feature with a `default` strategy, enabled in both environments.
 pub async fn seed_feature<S, B>(service: &S, name: &str)
 where
