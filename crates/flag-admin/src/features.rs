@@ -70,7 +70,7 @@ pub async fn list(ctx: &Ctx, caller: &Caller, project: String) -> Result<Feature
             });
     }
     Ok(FeaturesOut {
-        version: 1,
+        version: 2,
         features: rows
             .into_iter()
             .map(|row| FeatureListItem {

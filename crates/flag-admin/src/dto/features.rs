@@ -88,7 +88,7 @@ pub struct FeatureListItem {
 /// `GET /api/admin/projects/{projectId}/features`.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct FeaturesOut {
-    /// Always 1.
+    /// Always 2, as Unleash 8 answers.
     pub version: u32,
     /// The project's features, by name.
     pub features: Vec<FeatureListItem>,
