@@ -66,6 +66,16 @@ async fn environment_variants_are_patched_and_overwritten_as_unleash_does() {
     );
     let (_, stored) = send(&service, get(&development, ADMIN)).await;
     assert_eq!(stored["variants"], answer["variants"]);
+    // The web UI diffs against the flag's read, so the patch's indices and keys must be those.
+    let (_, feature) = send(&service, get(&format!("{BASE}?variantEnvironments=true"), ADMIN)).await;
+    let in_read = feature["environments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|environment| environment["name"] == "development")
+        .map(|environment| environment["variants"].clone())
+        .unwrap_or_default();
+    assert_eq!(in_read, stored["variants"], "{feature}");
     let (status, answer) = send(
         &service,
         patch(
