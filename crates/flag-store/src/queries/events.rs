@@ -1,9 +1,9 @@
 //! The audit log.
 //!
 //! Events recorded by one write transaction share a group, as the events of one of Unleash's
-//! transactions do: [`crate::connection::write`] runs each outermost write transaction inside
-//! [`in_group`], and [`record`] gives the events of that transaction one ULID the first time one
-//! of them needs it.
+//! transactions do: the store's write runs each outermost write transaction inside `in_group`,
+//! and [`record`] gives the events of that transaction one ULID the first time one of them needs
+//! it.
 
 use std::cell::RefCell;
 
