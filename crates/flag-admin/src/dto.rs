@@ -476,6 +476,43 @@ pub fn pointer(path: &serde_path_to_error::Path) -> String {
     pointer
 }
 
+/// Most `copy` operations one JSON Patch may hold: each can double the document.
+pub const PATCH_COPIES: usize = 64;
+
+/// Most bytes a patched document may reach: the request body's own limit.
+pub const PATCHED_BYTES: usize = 1 << 20;
+
+/// Applies a JSON Patch to `document`, every patch operation of the API going through here. A
+/// patch is refused (with the reason, for a 400) when it does not apply, or when its `copy`
+/// operations, which can double the document each time, are more than [`PATCH_COPIES`] or grow
+/// it past [`PATCHED_BYTES`]: a small body must not make the server build a huge document.
+pub fn apply_patch(document: &mut Value, operations: &json_patch::Patch) -> Result<(), String> {
+    let copies = operations
+        .iter()
+        .filter(|operation| matches!(operation, json_patch::PatchOperation::Copy(_)))
+        .count();
+    if copies > PATCH_COPIES {
+        return Err(format!(
+            "the patch has {copies} copy operations; at most {PATCH_COPIES} are taken"
+        ));
+    }
+    if copies == 0 {
+        return json_patch::patch(document, operations).map_err(|error| error.to_string());
+    }
+    for operation in operations.iter() {
+        json_patch::patch(document, std::slice::from_ref(operation)).map_err(|error| error.to_string())?;
+        if matches!(operation, json_patch::PatchOperation::Copy(_)) {
+            let size = serde_json::to_vec(document).map_or(usize::MAX, |bytes| bytes.len());
+            if size > PATCHED_BYTES {
+                return Err(format!(
+                    "the patched document would be over {PATCHED_BYTES} bytes"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Reads a request type out of a JSON document built by an operation (a patched document), a
 /// mismatch being a 400 that names the field.
 pub fn parse_value<T: serde::de::DeserializeOwned>(document: serde_json::Value) -> Result<T, AdminError> {

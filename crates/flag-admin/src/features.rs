@@ -276,8 +276,7 @@ pub async fn patch(
     })
     .await?;
     let mut document = queries::features::feature_json(&row);
-    json_patch::patch(&mut document, &operations)
-        .map_err(|error| AdminError::bad_request(error.to_string()))?;
+    crate::dto::apply_patch(&mut document, &operations).map_err(AdminError::bad_request)?;
     let patched: UpdateFeature = crate::dto::parse_value(document)?;
     let metadata = FeatureMetadata {
         feature_type: patched.feature_type.as_str().to_owned(),

@@ -876,8 +876,15 @@ pub async fn single_sign_out(ctx: &Ctx) -> bool {
 /// single sign-out is on and the provider has one, coming back to `signed_out`. `handle` (see
 /// [`crate::session::SignedOut`]) reads the ended session's ID token, once, for `id_token_hint`.
 pub async fn logout_url(ctx: &Ctx, signed_out: &str, handle: Option<&str>) -> Option<String> {
-    // Taken first, so that it is read at most once whatever happens next.
-    let id_token = match handle {
+    let config = config(ctx).await.ok().flatten()?;
+    if !config.single_sign_out {
+        return None;
+    }
+    // Taken before the provider is asked, so that it is read at most once whatever happens
+    // next. A handle is 64 hex digits; anything else names no session and is not looked up.
+    let id_token = match handle
+        .filter(|handle| handle.len() == 64 && handle.bytes().all(|byte| byte.is_ascii_hexdigit()))
+    {
         Some(handle) => {
             let handle_hash = crate::secrets::verifier(handle);
             let now = crate::now();
@@ -892,10 +899,6 @@ pub async fn logout_url(ctx: &Ctx, signed_out: &str, handle: Option<&str>) -> Op
         }
         None => None,
     };
-    let config = config(ctx).await.ok().flatten()?;
-    if !config.single_sign_out {
-        return None;
-    }
     let provider = ctx.oidc.provider(&config).await.ok()?;
     let end = provider
         .metadata

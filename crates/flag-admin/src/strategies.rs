@@ -150,8 +150,7 @@ pub async fn patch(
     let current = get(ctx, caller, place.clone(), id.clone()).await?;
     let mut document = serde_json::to_value(&current)
         .map_err(|error| AdminError::Internal(format!("cannot write a strategy as JSON: {error}")))?;
-    json_patch::patch(&mut document, &operations)
-        .map_err(|error| AdminError::bad_request(error.to_string()))?;
+    crate::dto::apply_patch(&mut document, &operations).map_err(AdminError::bad_request)?;
     let request: StrategyRequest = crate::dto::parse_value(document)?;
     Ok(StrategyOut::of(update(ctx, caller, place, id, request).await?))
 }

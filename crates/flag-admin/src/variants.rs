@@ -74,7 +74,7 @@ pub async fn patch(
     change(ctx, caller, place, move |current| {
         let mut document = serde_json::to_value(&current.variants)
             .map_err(|error| AdminError::Internal(format!("cannot write variants as JSON: {error}")))?;
-        json_patch::patch(&mut document, &operations)
+        crate::dto::apply_patch(&mut document, &operations)
             .map_err(|error| AdminError::bad_request(format!("Could not apply provided patch: {error}")))?;
         environment_variants(document, "")
     })

@@ -146,6 +146,24 @@ async fn environment_variants_are_patched_and_overwritten_as_unleash_does() {
     }
     let (status, answer) = send(&service, patch(&development, ADMIN, json!({"op": "add"}))).await;
     assert_eq!(status, StatusCode::BAD_REQUEST, "{answer}");
+    // A small patch whose copies double the document each time is refused before it is large,
+    // as are too many copies.
+    let doubling: Vec<Value> = (0..40)
+        .map(|_| json!({"op": "copy", "from": "", "path": "/-"}))
+        .collect();
+    let (status, answer) = send(&service, patch(&development, ADMIN, json!(doubling))).await;
+    assert_error(status, &answer, 400, "ValidationError");
+    assert!(
+        answer["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("bytes")),
+        "{answer}"
+    );
+    let many: Vec<Value> = (0..65)
+        .map(|_| json!({"op": "copy", "from": "/0/name", "path": "/0/stickiness"}))
+        .collect();
+    let (status, answer) = send(&service, patch(&development, ADMIN, json!(many))).await;
+    assert_error(status, &answer, 400, "ValidationError");
     for path in [
         format!("{BASE}/environments/staging/variants"),
         "/api/admin/projects/default/features/nope/environments/development/variants".to_owned(),

@@ -44,13 +44,15 @@ pub struct TokenOut {
     pub projects: Vec<String>,
     /// The environment it is limited to, or `*`.
     pub environment: String,
-    /// When it stops working; `null` when it does not.
+    /// When it stops working; absent when it does not.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
     /// When it was created.
     pub created_at: String,
     /// Always `null`.
     pub alias: Option<String>,
-    /// When it was last used; `null` before its first use.
+    /// When it was last used; absent before its first use.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub seen_at: Option<String>,
     /// Always false: the secret has Unleash's first format, `<project>:<environment>.<random>`.
     pub secure: bool,

@@ -27,8 +27,9 @@ impl ReportLimits {
     pub const APPLICATIONS: usize = 1_000;
     /// Most counts in one Edge report.
     pub const METRICS: usize = 10_000;
-    /// How far a report's times may be off the server's clock and still be believed.
-    pub const SKEW: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+    /// How far a report's times may be off the server's clock and still be believed: the
+    /// store's own bound, past which it prunes rows as lying ahead.
+    pub const SKEW: chrono::TimeDelta = flag_store::queries::client_metrics::FUTURE_SKEW;
 
     /// The time a count reported for `time` is filed at, received at `now`: the report's own
     /// time when it is at most [`Self::SKEW`] ahead of the server's clock and no earlier than

@@ -26,8 +26,8 @@ pub const INSTANCE_RETENTION: Duration = Duration::days(1);
 pub const APPLICATION_RETENTION: Duration = Duration::days(30);
 /// An unknown flag name not asked for again for this long is forgotten.
 pub const UNKNOWN_FLAG_RETENTION: Duration = Duration::hours(24);
-/// How far ahead of the server's clock a report's times may be: SDK clocks drift, but not by
-/// more than this.
+/// How far off the server's clock a report's times may be and still be believed: SDK clocks
+/// drift, but not by more than this; further off, a count is filed at the time it arrived.
 pub const FUTURE_SKEW: Duration = Duration::hours(1);
 /// Most unknown flag rows kept per environment, a row being one name asked for by one
 /// application: ten times the flags a large organisation has in use, so a typo or a removed
@@ -500,8 +500,9 @@ fn distinct<T: Ord>(values: impl Iterator<Item = T>) -> Vec<T> {
 }
 
 /// Deletes what is past its retention, and what claims to be from further ahead than
-/// [`FUTURE_SKEW`] (reports are refused beyond it, so only rows written before that rule were),
-/// so every row expires whatever time it claimed; returns how many rows went.
+/// [`FUTURE_SKEW`] (reports past it are filed at the time they arrive, so only rows written
+/// before that rule lie there), so every row expires whatever time it claimed; returns how many
+/// rows went.
 pub fn prune(conn: &mut DbConnection, now: NaiveDateTime) -> Result<usize, StoreError> {
     crate::queries::write(conn, |conn| {
         Ok(diesel::delete(

@@ -95,6 +95,16 @@ pub fn take_id_token(
     handle_hash: &str,
     now: NaiveDateTime,
 ) -> Result<Option<String>, StoreError> {
+    // Read first, outside the write lock: a handle that names nothing (a forged or spent one)
+    // costs one indexed read and never the database's one write lock.
+    let kept: i64 = login_sessions::table
+        .find(handle_hash)
+        .filter(login_sessions::id_token.is_not_null())
+        .count()
+        .get_result(conn)?;
+    if kept == 0 {
+        return Ok(None);
+    }
     crate::queries::write(conn, |conn| {
         let taken: Option<(Option<String>, NaiveDateTime)> = diesel::delete(
             login_sessions::table
