@@ -29,19 +29,16 @@ pub async fn create(
 ) -> Result<EnvironmentDetailOut, AdminError> {
     let actor = caller.actor();
     let now = crate::now();
-    let row = db::run(&ctx.store, move |conn| {
-        let sort_order = match request.sort_order {
-            Some(sort_order) => sort_order,
-            None => queries::environments::next_sort_order(conn)?,
-        };
-        let row = EnvironmentRow {
-            name: request.name.into_string(),
-            environment_type: request.environment_type,
-            sort_order,
-            enabled: request.enabled.unwrap_or(true),
-            created_at: now,
-        };
-        queries::environments::create(conn, &row, &actor)
+    let row = EnvironmentRow {
+        name: request.name.into_string(),
+        environment_type: request.environment_type,
+        sort_order: request.sort_order.unwrap_or_default(),
+        enabled: request.enabled.unwrap_or(true),
+        created_at: now,
+    };
+    let row = db::run(&ctx.store, move |conn| match request.sort_order {
+        Some(_) => queries::environments::create(conn, &row, &actor),
+        None => queries::environments::create_last(conn, row, &actor),
     })
     .await?;
     Ok(EnvironmentDetailOut::from(row))

@@ -172,7 +172,8 @@ pub struct ClientFeatureResponse {
 }
 
 /// A dependency as the client API writes it, as Unleash sends it: `enabled` always; `variants`
-/// on an enabled parent (`[]` when the dependency names none), never on a disabled one.
+/// on an enabled parent (`[]` when the dependency names none), never on a disabled one, as the
+/// store reads them (`queries::evaluation`).
 #[derive(Debug, Serialize)]
 struct ClientDependency {
     feature: String,
@@ -186,7 +187,7 @@ impl From<Dependency> for ClientDependency {
         Self {
             feature: dependency.feature,
             enabled: dependency.enabled.unwrap_or(true),
-            variants: dependency.variants.filter(|_| dependency.enabled != Some(false)),
+            variants: dependency.variants,
         }
     }
 }

@@ -16,11 +16,7 @@ pub fn project_part(projects: &[String]) -> String {
     }
 }
 
-/// How Unleash's `project` field names a token's projects: joined with commas (`*` for every
-/// project, `a,b` for two).
-pub fn project_field(projects: &[String]) -> String {
-    projects.join(",")
-}
+pub use flag_store::queries::api_tokens::project_field;
 
 /// A token in a list. The secret is never shown again: only its verifier is kept, and `secret`
 /// shows the public part (`<project>:<environment>.`) followed by `***`. The keys are Unleash's

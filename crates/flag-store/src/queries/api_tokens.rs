@@ -144,6 +144,12 @@ pub fn set_expiry(
     })
 }
 
+/// How Unleash's `project` field names a token's projects: joined with commas (`*` for every
+/// project, `a,b` for two), in answers and events alike.
+pub fn project_field(projects: &[String]) -> String {
+    projects.join(",")
+}
+
 /// A token as Unleash records it in an event: everything but its secret, which is not kept
 /// here, with `expires_at` as its expiry; `project` is its projects joined by commas.
 fn event_json(
@@ -154,7 +160,7 @@ fn event_json(
     Ok(serde_json::json!({
         "tokenName": row.token_name,
         "type": row.token_type,
-        "project": projects.join(","),
+        "project": project_field(&projects),
         "projects": projects,
         "environment": row.environment,
         "expiresAt": expires_at.map(crate::time::iso),

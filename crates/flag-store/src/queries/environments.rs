@@ -78,7 +78,7 @@ pub fn list_with_counts(
 
 /// The sort order a new environment takes when it names none: one past the largest, so it sorts
 /// last, as in Unleash; 1 when there is no environment.
-pub fn next_sort_order(conn: &mut DbConnection) -> Result<i32, StoreError> {
+fn next_sort_order(conn: &mut DbConnection) -> Result<i32, StoreError> {
     let largest: Option<i32> = environments::table
         .select(max(environments::sort_order))
         .first(conn)?;
@@ -110,6 +110,19 @@ pub fn create(
                 .with_data(&serde_json::json!({"name": row.name, "type": row.environment_type}))?
         }
     )
+}
+
+/// Creates an environment sorted after every other one, reading the last place and taking the
+/// next in one write, so two created at once never share a place.
+pub fn create_last(
+    conn: &mut DbConnection,
+    mut row: EnvironmentRow,
+    actor: &Actor,
+) -> Result<EnvironmentRow, StoreError> {
+    crate::queries::write(conn, |conn| {
+        row.sort_order = next_sort_order(conn)?;
+        create(conn, &row, actor)
+    })
 }
 
 /// Turns an environment on or off globally.

@@ -384,6 +384,24 @@ pub struct Check {
     pub warnings: Vec<Finding>,
 }
 
+/// The names of the flags a document holds, repeats included.
+fn document_names(document: &ExportDocument) -> Vec<String> {
+    document
+        .features
+        .iter()
+        .map(|feature| feature.name.clone())
+        .collect()
+}
+
+/// The flags among `existing` that belong to another project than `project`, archived ones
+/// too: an import may not move them.
+fn in_other_projects<'a>(
+    existing: &'a [FeatureRow],
+    project: &'a str,
+) -> impl Iterator<Item = &'a FeatureRow> {
+    existing.iter().filter(move |row| row.project_id != project)
+}
+
 /// Checks importing `document` into `project` and `environment`, writing nothing.
 pub fn check(
     conn: &mut DbConnection,
@@ -427,15 +445,9 @@ pub fn check(
                 affected_items: mismatched,
             });
         }
-        let names: Vec<String> = document
-            .features
-            .iter()
-            .map(|feature| feature.name.clone())
-            .collect();
+        let names = document_names(document);
         let existing = features::named(conn, &names)?;
-        let elsewhere: Vec<String> = existing
-            .iter()
-            .filter(|row| row.project_id != project)
+        let elsewhere: Vec<String> = in_other_projects(&existing, project)
             .map(|row| format!("{} (in project {})", row.name, row.project_id))
             .collect();
         if !elsewhere.is_empty() {
@@ -543,15 +555,9 @@ pub fn import(
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     crate::queries::write(conn, |conn| {
-        let names: Vec<String> = document
-            .features
-            .iter()
-            .map(|feature| feature.name.clone())
-            .collect();
-        let elsewhere: Vec<String> = features::named(conn, &names)?
-            .into_iter()
-            .filter(|row| row.project_id != project)
-            .map(|row| row.name)
+        let existing = features::named(conn, &document_names(document))?;
+        let elsewhere: Vec<&str> = in_other_projects(&existing, project)
+            .map(|row| row.name.as_str())
             .collect();
         if !elsewhere.is_empty() {
             return Err(StoreError::Rejected {

@@ -1,7 +1,5 @@
 //! Projects and the environments enabled in each.
 
-use std::collections::HashSet;
-
 use crate::connection::DbConnection;
 use chrono::NaiveDateTime;
 use diesel::prelude::*;
@@ -79,35 +77,17 @@ pub fn flags_in_environments(
                 environments::sort_order,
             ))
             .load(conn)?;
-        // At most two rows per flag and environment: whether some strategy there is disabled,
-        // and whether some is not.
-        let strategies: HashSet<(String, String, bool)> = feature_strategies::table
-            .inner_join(features::table)
-            .filter(features::project_id.eq(project))
-            .filter(features::archived_at.is_null())
-            .select((
-                feature_strategies::feature_name,
-                feature_strategies::environment_name,
-                feature_strategies::disabled,
-            ))
-            .distinct()
-            .load::<(String, String, bool)>(conn)?
-            .into_iter()
-            .collect();
+        let strategies = crate::queries::search::strategy_counts(conn, Some(project))?;
         Ok(states
             .into_iter()
             .map(|(state, environment_type, sort_order)| {
-                let key = |disabled: bool| {
-                    (
-                        state.feature_name.clone(),
-                        state.environment_name.clone(),
-                        disabled,
-                    )
-                };
-                let has_enabled_strategies = strategies.contains(&key(false));
+                let counts = strategies
+                    .get(&(state.feature_name.clone(), state.environment_name.clone()))
+                    .copied()
+                    .unwrap_or_default();
                 FlagInEnvironment {
-                    has_strategies: has_enabled_strategies || strategies.contains(&key(true)),
-                    has_enabled_strategies,
+                    has_strategies: counts.any(),
+                    has_enabled_strategies: counts.any_enabled(),
                     state,
                     environment_type,
                     sort_order,

@@ -28,6 +28,54 @@ pub struct StrategyCounts {
     pub enabled: usize,
 }
 
+impl StrategyCounts {
+    /// Whether there are strategies, disabled ones included.
+    pub fn any(&self) -> bool {
+        self.total > 0
+    }
+
+    /// Whether some strategy is not disabled.
+    pub fn any_enabled(&self) -> bool {
+        self.enabled > 0
+    }
+}
+
+/// Each flag's strategies per environment, counted in the database (at most two rows per flag
+/// and environment, disabled strategies and the others, however many there are); only the
+/// flags of `project` when one is named.
+pub fn strategy_counts(
+    conn: &mut DbConnection,
+    project: Option<&str>,
+) -> Result<HashMap<(String, String), StrategyCounts>, StoreError> {
+    let mut query = feature_strategies::table
+        .inner_join(crate::schema::features::table)
+        .group_by((
+            feature_strategies::feature_name,
+            feature_strategies::environment_name,
+            feature_strategies::disabled,
+        ))
+        .select((
+            feature_strategies::feature_name,
+            feature_strategies::environment_name,
+            feature_strategies::disabled,
+            count_star(),
+        ))
+        .into_boxed();
+    if let Some(project) = project {
+        query = query.filter(crate::schema::features::project_id.eq(project.to_owned()));
+    }
+    let mut strategies: HashMap<(String, String), StrategyCounts> = HashMap::new();
+    for (feature, environment, disabled, count) in query.load::<(String, String, bool, i64)>(conn)? {
+        let count = usize::try_from(count).unwrap_or(usize::MAX);
+        let counts = strategies.entry((feature, environment)).or_default();
+        counts.total = counts.total.saturating_add(count);
+        if !disabled {
+            counts.enabled = counts.enabled.saturating_add(count);
+        }
+    }
+    Ok(strategies)
+}
+
 /// Everything a flag search filters on and shows.
 #[derive(Debug, Default)]
 pub struct Catalogue {
@@ -70,30 +118,7 @@ pub fn catalogue(conn: &mut DbConnection, since: NaiveDateTime) -> Result<Catalo
         {
             states.entry(state.feature_name.clone()).or_default().push(state);
         }
-        // Counted in the database: at most two rows per flag and environment, disabled
-        // strategies and the others, however many strategies there are.
-        let mut strategies: HashMap<(String, String), StrategyCounts> = HashMap::new();
-        for (feature, environment, disabled, count) in feature_strategies::table
-            .group_by((
-                feature_strategies::feature_name,
-                feature_strategies::environment_name,
-                feature_strategies::disabled,
-            ))
-            .select((
-                feature_strategies::feature_name,
-                feature_strategies::environment_name,
-                feature_strategies::disabled,
-                count_star(),
-            ))
-            .load::<(String, String, bool, i64)>(conn)?
-        {
-            let count = usize::try_from(count).unwrap_or(usize::MAX);
-            let counts = strategies.entry((feature, environment)).or_default();
-            counts.total = counts.total.saturating_add(count);
-            if !disabled {
-                counts.enabled = counts.enabled.saturating_add(count);
-            }
-        }
+        let strategies = strategy_counts(conn, None)?;
         let mut segment_names: HashMap<String, Vec<String>> = HashMap::new();
         for (feature, name) in feature_strategy_segments::table
             .inner_join(feature_strategies::table)
