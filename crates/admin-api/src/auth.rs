@@ -9,7 +9,9 @@ use actix_web::dev::Payload;
 use actix_web::http::header::AUTHORIZATION;
 use actix_web::{FromRequest, HttpRequest, web};
 use flag_admin::AdminError;
-use flag_admin::auth::{self, Access, Caller, ClientAccess, Credential, FrontendAccess, wrong_token_type};
+use flag_admin::identity::auth::{
+    self, Access, Caller, ClientAccess, Credential, FrontendAccess, wrong_token_type,
+};
 
 use crate::error::ApiError;
 use crate::state::AppState;
@@ -27,7 +29,7 @@ pub fn session_cookie(ctx: &flag_admin::Ctx, session: String) -> actix_web::cook
         .same_site(actix_web::cookie::SameSite::Lax)
         .secure(ctx.settings().secure_cookies)
         .max_age(actix_web::cookie::time::Duration::days(
-            flag_admin::session::SESSION_DAYS,
+            flag_admin::identity::session::SESSION_DAYS,
         ))
         .finish()
 }
@@ -90,7 +92,7 @@ fn app_state(request: &HttpRequest) -> Result<&web::Data<AppState>, ApiError> {
 
 async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, ApiError> {
     if let Some(token) = bearer(request) {
-        return Ok(auth::resolve_token(&state.app, &token).await?);
+        return Ok(auth::resolve_token(&state.app, state.app.identity(), &token).await?);
     }
     match request.cookie(SESSION_COOKIE) {
         Some(cookie) => Ok(auth::resolve_session(&state.app, cookie.value()).await?),
@@ -139,7 +141,7 @@ impl FromRequest for ClientToken {
             let Some(token) = bearer(&request) else {
                 return Err(AdminError::AuthenticationRequired.into());
             };
-            match auth::resolve_token(&state.app, &token).await? {
+            match auth::resolve_token(&state.app, state.app.identity(), &token).await? {
                 Credential::Client(access) => Ok(Self(access)),
                 Credential::Admin(_) | Credential::Frontend(_) => Err(wrong_token_type().into()),
                 Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
@@ -174,7 +176,7 @@ impl FromRequest for FrontendToken {
             let Some(token) = bearer(&request).or_else(api_key) else {
                 return Err(AdminError::AuthenticationRequired.into());
             };
-            match auth::resolve_token(&state.app, &token).await? {
+            match auth::resolve_token(&state.app, state.app.identity(), &token).await? {
                 Credential::Frontend(access) => Ok(Self(access)),
                 Credential::Admin(_) | Credential::Client(_) => Err(wrong_token_type().into()),
                 Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),

@@ -19,8 +19,8 @@ use actix_web::http::header::{
 use actix_web::web::Bytes;
 use actix_web::{HttpRequest, HttpResponse, Responder};
 
-use flag_admin::cache::RevisionCache;
-use flag_admin::dto::client::ClientFeaturesQuery;
+use flag_admin::delivery::client::types::ClientFeaturesQuery;
+use flag_admin::runtime::cache::RevisionCache;
 
 /// A JSON answer in every encoding it is sent in, each made once.
 #[derive(Debug)]

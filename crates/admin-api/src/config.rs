@@ -154,10 +154,10 @@ pub struct Config {
     #[arg(long, env = "HALYARD_PLAYGROUND_CONTEXT_BYTES_LIMIT", default_value_t = flag_eval::DEFAULT_CONTEXT_BYTES_LIMIT, global = true)]
     pub context_bytes_limit: u64,
     /// Most SDK streams (`/api/client/streaming`) open at once; past it, 503 with `Retry-After`.
-    #[arg(long, env = "HALYARD_STREAMING_MAX_CONNECTIONS", default_value_t = flag_admin::settings::DEFAULT_STREAMS, global = true)]
+    #[arg(long, env = "HALYARD_STREAMING_MAX_CONNECTIONS", default_value_t = flag_admin::runtime::settings::DEFAULT_STREAMS, global = true)]
     pub streaming_max_connections: usize,
     /// Most SDK streams one API token may hold open; past it, 429 with `Retry-After`.
-    #[arg(long, env = "HALYARD_STREAMING_MAX_CONNECTIONS_PER_TOKEN", default_value_t = flag_admin::settings::DEFAULT_STREAMS_PER_TOKEN, global = true)]
+    #[arg(long, env = "HALYARD_STREAMING_MAX_CONNECTIONS_PER_TOKEN", default_value_t = flag_admin::runtime::settings::DEFAULT_STREAMS_PER_TOKEN, global = true)]
     pub streaming_max_connections_per_token: usize,
     /// Threads for CPU-heavy work (playground evaluation, password hashing); 0 means one per core.
     #[arg(long, env = "HALYARD_CPU_THREADS", default_value_t = 0, global = true)]
@@ -314,8 +314,8 @@ pub enum Command {
 impl Config {
     /// The API tokens to store at start-up, by type: `INIT_ADMIN_API_TOKENS`,
     /// `INIT_BACKEND_API_TOKENS` (else `INIT_CLIENT_API_TOKENS`) and `INIT_FRONTEND_API_TOKENS`.
-    pub fn initial_tokens(&self) -> [(flag_admin::domain::TokenType, &[Secret]); 3] {
-        use flag_admin::domain::TokenType;
+    pub fn initial_tokens(&self) -> [(flag_admin::runtime::domain::TokenType, &[Secret]); 3] {
+        use flag_admin::runtime::domain::TokenType;
         let backend = if self.init_backend_api_tokens.is_empty() {
             &self.init_client_api_tokens
         } else {
@@ -356,7 +356,7 @@ impl Config {
             cpu_threads: self.cpu_threads,
             streams: self.streaming_max_connections,
             streams_per_token: self.streaming_max_connections_per_token,
-            webhook_urls: flag_admin::addons::UrlPolicy {
+            webhook_urls: flag_admin::runtime::url_policy::UrlPolicy {
                 allow_private: self.allow_private_webhook_urls.unwrap_or(false),
                 allow_list: self
                     .webhook_allow_list
@@ -370,7 +370,7 @@ impl Config {
     }
 
     /// Single sign-on as the environment configures it: `None` unless `OIDC_ENABLED` is set.
-    pub fn oidc(&self) -> Option<flag_admin::dto::sso::OidcSettings> {
+    pub fn oidc(&self) -> Option<flag_admin::identity::oidc::types::OidcSettings> {
         let enabled = self.oidc_enabled?;
         let group_root_roles = self.oidc_group_root_roles.as_deref().map(|pairs| {
             pairs
@@ -381,7 +381,7 @@ impl Config {
                 .map(|(group, role)| (group.trim().to_owned(), role.trim().to_owned()))
                 .collect()
         });
-        Some(flag_admin::dto::sso::OidcSettings {
+        Some(flag_admin::identity::oidc::types::OidcSettings {
             enabled,
             discover_url: self
                 .oidc_discover_url
@@ -406,8 +406,8 @@ impl Config {
     }
 
     /// The first admin user, made when the database has no user.
-    pub fn first_admin(&self) -> flag_admin::seeding::FirstAdmin {
-        flag_admin::seeding::FirstAdmin {
+    pub fn first_admin(&self) -> flag_admin::app::seeding::FirstAdmin {
+        flag_admin::app::seeding::FirstAdmin {
             username: self.default_admin_username.clone(),
             password: self
                 .default_admin_password
@@ -678,7 +678,10 @@ mod tests {
             |args: &[&str]| Config::parse_from(std::iter::once("halyard").chain(args.iter().copied()));
         let older = parse(&["--init-client-api-tokens", "*:development.a,*:production.b"]);
         let [_, (kind, tokens), _] = older.initial_tokens();
-        assert_eq!((kind, tokens.len()), (flag_admin::domain::TokenType::Backend, 2));
+        assert_eq!(
+            (kind, tokens.len()),
+            (flag_admin::runtime::domain::TokenType::Backend, 2)
+        );
         let both = parse(&[
             "--init-client-api-tokens",
             "*:development.a",

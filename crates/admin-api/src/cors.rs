@@ -59,14 +59,16 @@ pub async fn cors(
         return Ok(next.call(request).await?.map_into_left_body());
     }
     let origins = match request.app_data::<web::Data<AppState>>() {
-        Some(state) => match flag_admin::auth::frontend_origins(&state.app).await {
-            Ok(origins) => origins,
-            // Answered here, with the envelope and without CORS headers: no origin is allowed.
-            Err(error) => {
-                let error = crate::error::ApiError::from(error);
-                return Ok(request.error_response(error).map_into_right_body());
+        Some(state) => {
+            match flag_admin::identity::auth::frontend_origins(&state.app, state.app.identity()).await {
+                Ok(origins) => origins,
+                // Answered here, with the envelope and without CORS headers: no origin is allowed.
+                Err(error) => {
+                    let error = crate::error::ApiError::from(error);
+                    return Ok(request.error_response(error).map_into_right_body());
+                }
             }
-        },
+        }
         None => return Ok(next.call(request).await?.map_into_left_body()),
     };
     let allow = allowed_origin(&origins, request.headers().get(header::ORIGIN));

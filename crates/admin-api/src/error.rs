@@ -221,7 +221,7 @@ impl ResponseError for ApiError {
                 vec![LoginOption {
                     login_type: "oidc",
                     message: "Sign in with single sign-on",
-                    path: flag_admin::oidc::LOGIN_PATH,
+                    path: flag_admin::identity::oidc::LOGIN_PATH,
                 }]
             }),
         })

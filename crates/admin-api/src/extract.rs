@@ -15,7 +15,7 @@ use flag_admin::{AdminError, Detail};
 use crate::error::ApiError;
 
 /// The largest body accepted when the app sets no limit.
-pub const DEFAULT_BODY_LIMIT: usize = flag_admin::settings::DEFAULT_BODY_LIMIT;
+pub const DEFAULT_BODY_LIMIT: usize = flag_admin::runtime::settings::DEFAULT_BODY_LIMIT;
 
 /// The body size limit, as app data; `build_app` sets the same limit in `web::PayloadConfig`.
 #[derive(Debug, Clone, Copy)]
@@ -121,7 +121,7 @@ impl FromRequest for JsonBytes {
 pub fn parse<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, ApiError> {
     let mut deserializer = serde_json::Deserializer::from_slice(bytes);
     let value = serde_path_to_error::deserialize(&mut deserializer).map_err(|error| {
-        let path = flag_admin::dto::pointer(error.path());
+        let path = flag_admin::runtime::input::pointer(error.path());
         let inner = error.into_inner();
         if inner.is_syntax() || inner.is_eof() {
             ApiError::bad_request(format!("the body is not valid JSON: {inner}"))
@@ -174,8 +174,10 @@ mod tests {
             weight: u32,
         }
         let mut deserializer = serde_json::Deserializer::from_str(json);
-        serde_path_to_error::deserialize::<_, Report>(&mut deserializer)
-            .map_or_else(|error| flag_admin::dto::pointer(error.path()), |_| String::new())
+        serde_path_to_error::deserialize::<_, Report>(&mut deserializer).map_or_else(
+            |error| flag_admin::runtime::input::pointer(error.path()),
+            |_| String::new(),
+        )
     }
 
     #[test]

@@ -5,7 +5,7 @@ use admin_api::config::{Command, Config, LogFormat};
 use admin_api::{AppState, server};
 use anyhow::Context as _;
 use flag_admin::Ctx;
-use flag_admin::seeding::{
+use flag_admin::app::seeding::{
     AdminUser, ensure_admin_token, ensure_admin_user, import, import_file, seed_tokens,
 };
 use flag_store::{Database, Store, StoreConfig};
@@ -13,7 +13,7 @@ use tracing_subscriber::EnvFilter;
 
 #[actix_web::main]
 async fn main() -> anyhow::Result<()> {
-    flag_admin::memory::configure();
+    flag_admin::runtime::memory::configure();
     let config = Config::load();
     let filter = EnvFilter::try_new(&config.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
     match config.log_format {
@@ -90,8 +90,8 @@ async fn main() -> anyhow::Result<()> {
     let mut settings = config.settings();
     // Each SDK stream holds a descriptor: past the process's limit, connections would fail at
     // accept instead of getting a clear 503.
-    if let Some(open_files) = flag_admin::system::raise_open_files() {
-        let allowed = flag_admin::system::streams_allowed(open_files);
+    if let Some(open_files) = flag_admin::runtime::system::raise_open_files() {
+        let allowed = flag_admin::runtime::system::streams_allowed(open_files);
         if settings.streams > allowed {
             tracing::warn!(
                 open_files,
@@ -102,7 +102,8 @@ async fn main() -> anyhow::Result<()> {
         }
     }
     if let Some(oidc) = &settings.oidc {
-        flag_admin::oidc::check(oidc).map_err(|error| anyhow::anyhow!("the OIDC_* settings: {error}"))?;
+        flag_admin::identity::oidc::check(oidc)
+            .map_err(|error| anyhow::anyhow!("the OIDC_* settings: {error}"))?;
     }
     let app = Ctx::new(store, settings).context("starting the CPU pool")?;
     let state = web::Data::new(AppState::new(app));

@@ -80,15 +80,15 @@ impl Metrics {
     /// dropped SDK usage and evicted SDK usage rows.
     pub fn render(&self, app: &flag_admin::Ctx) -> String {
         for (counter, total) in [
-            (&self.verifications, app.passwords_verified()),
-            (&self.dropped_reports, app.usage().dropped()),
+            (&self.verifications, app.identity().passwords_verified()),
+            (&self.dropped_reports, app.delivery().usage().dropped()),
         ] {
             if let Some(counter) = counter {
                 counter.inc_by(total.saturating_sub(counter.get()));
             }
         }
         if let Some(evicted_usage) = &self.evicted_usage {
-            let evicted = app.usage().evicted();
+            let evicted = app.delivery().usage().evicted();
             for (kind, total) in [
                 ("unknown_flags", evicted.unknown_flags),
                 ("applications", evicted.applications),

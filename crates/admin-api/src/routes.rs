@@ -11,8 +11,8 @@ use actix_web::http::Method;
 use actix_web::http::uri::{PathAndQuery, Uri};
 use actix_web::middleware::Next;
 use actix_web::{FromRequest, Handler, Responder, Route, guard, web};
-use flag_admin::auth::Access;
-use flag_admin::domain::Permission;
+use flag_admin::identity::auth::Access;
+use flag_admin::runtime::domain::Permission;
 use utoipa::openapi::path::{HttpMethod, Operation as Documented};
 use utoipa::openapi::{RefOr, Schema};
 

@@ -25,7 +25,7 @@ use actix_web::http::StatusCode;
 use actix_web::rt::net::TcpStream;
 use actix_web::web;
 
-use flag_admin::usage::Usage;
+use flag_admin::delivery::usage::Usage;
 
 use crate::app::build_app;
 use crate::state::AppState;
@@ -111,7 +111,7 @@ async fn flush_periodically(state: web::Data<AppState>) {
     loop {
         {
             let tick = std::pin::pin!(interval.tick());
-            let half_full = std::pin::pin!(state.app.usage().half_full());
+            let half_full = std::pin::pin!(state.app.delivery().usage().half_full());
             futures_util::future::select(tick, half_full).await;
         }
         if let Err(error) = state.app.flush_usage().await {
@@ -131,11 +131,18 @@ async fn follow_changes(state: web::Data<AppState>) {
     interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
         interval.tick().await;
-        if !state.app.feeds().any_followed() {
+        if !state.app.delivery().feeds().any_followed() {
             continue;
         }
         let advanced = match state.app.revision().await {
-            Ok(revision) => state.app.feeds().advance_followed(&state.app, revision).await,
+            Ok(revision) => {
+                state
+                    .app
+                    .delivery()
+                    .feeds()
+                    .advance_followed(&state.app, revision)
+                    .await
+            }
             Err(error) => Err(error),
         };
         if let Err(error) = advanced {

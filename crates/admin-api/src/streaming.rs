@@ -11,7 +11,7 @@
 //!
 //! Every event carries `id:`, the revision its SDK holds after it, which the SDK sends back as
 //! `Last-Event-ID` when it reconnects. The events themselves are made once per change by
-//! `flag_admin::delta` and shared by every stream: a stream only frames them.
+//! `flag_admin::delivery::delta` and shared by every stream: a stream only frames them.
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use actix_web::web::{self, Bytes};
-use flag_admin::delta::{Opening, Stream};
+use flag_admin::delivery::delta::{Opening, Stream};
 use futures_util::Stream as FuturesStream;
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
@@ -69,7 +69,9 @@ pub fn body(
     );
     let (revision, data) = match opening {
         Opening::Hydration(snapshot) => (snapshot.revision(), snapshot.hydration()),
-        Opening::Resumed { revision, changes } => (revision, flag_admin::delta::joined(&changes).into()),
+        Opening::Resumed { revision, changes } => {
+            (revision, flag_admin::delivery::delta::joined(&changes).into())
+        }
     };
     let mut follow = Follow {
         queue: VecDeque::new(),
@@ -147,7 +149,7 @@ impl Follow {
                 },
                 _ = self.heartbeat.tick() => {
                     // A database that cannot answer now ends no stream; the next heartbeat asks again.
-                    if let Ok(false) = self.stream.still_admitted(&self.state.app).await {
+                    if let Ok(false) = self.stream.still_admitted(&self.state.app, self.state.app.identity()).await {
                         tracing::info!("a stream's token was deleted or expired; the stream ends");
                         return None;
                     }
@@ -166,7 +168,7 @@ impl Follow {
                     self.event(
                         "unleash-updated",
                         last,
-                        flag_admin::delta::joined(&changes).into(),
+                        flag_admin::delivery::delta::joined(&changes).into(),
                     );
                 }
             }

@@ -2,7 +2,7 @@
 //! every row the database takes, whatever one row does, and every row expires.
 
 use chrono::{DurationRound as _, TimeDelta};
-use flag_admin::usage::{FlagCount, InstanceReport, Usage};
+use flag_admin::delivery::usage::{FlagCount, InstanceReport, Usage};
 use flag_store::queries::client_metrics;
 use flag_store::scratch::Scratch;
 

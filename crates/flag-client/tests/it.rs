@@ -74,8 +74,12 @@ impl Server {
     fn start() -> Result<Self, Box<dyn std::error::Error>> {
         let scratch = Scratch::new()?;
         let store = scratch.open()?;
-        flag_admin::seeding::seed_admin_tokens(&store, &[ADMIN.into()])?;
-        flag_admin::seeding::seed_tokens(&store, flag_admin::domain::TokenType::Backend, &[BACKEND.into()])?;
+        flag_admin::app::seeding::seed_admin_tokens(&store, &[ADMIN.into()])?;
+        flag_admin::app::seeding::seed_tokens(
+            &store,
+            flag_admin::runtime::domain::TokenType::Backend,
+            &[BACKEND.into()],
+        )?;
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let running = serve(store.clone(), port)?;
         Ok(Self {
@@ -480,7 +484,7 @@ fn the_evaluate_report_matches_the_playground_for_the_demo_flags() -> TestResult
     let server = Server::start()?;
     // The demo flags the README's quick start loads.
     let demo: Value = serde_json::from_str(include_str!("../../../examples/data/flags.json"))?;
-    flag_admin::seeding::import(
+    flag_admin::app::seeding::import(
         &server.store,
         "default",
         "development",

@@ -4,8 +4,8 @@
 use std::net::TcpListener;
 
 use admin_api::AppState;
-use flag_admin::domain::TokenType;
-use flag_admin::seeding::{seed_admin_tokens, seed_tokens};
+use flag_admin::app::seeding::{seed_admin_tokens, seed_tokens};
+use flag_admin::runtime::domain::TokenType;
 use flag_admin::{Ctx, Settings};
 use serde_json::{Value, json};
 

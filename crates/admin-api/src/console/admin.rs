@@ -4,11 +4,11 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::auth::{Access, Principal};
-use flag_admin::dto::invite::{CreateSignupTokenRequest, UpdateSignupTokenRequest};
-use flag_admin::dto::tokens::CreateToken;
-use flag_admin::dto::users::UpdateUserRequest;
-use flag_admin::{AdminError, invite, tokens, users};
+use flag_admin::identity::auth::{Access, Principal};
+use flag_admin::identity::invite::types::{CreateSignupTokenRequest, UpdateSignupTokenRequest};
+use flag_admin::identity::tokens::types::CreateToken;
+use flag_admin::identity::users::types::UpdateUserRequest;
+use flag_admin::{AdminError, identity::invite, identity::tokens, identity::users};
 use maud::{Markup, html};
 use serde_json::{Value, json};
 
@@ -75,7 +75,7 @@ where
 /// Runs an admin write from a form, then goes back to `back`; a refusal is shown on its own page.
 async fn admin_write<F, Fut>(state: &AppState, request: &HttpRequest, back: &str, write: F) -> HttpResponse
 where
-    F: FnOnce(flag_admin::auth::Caller) -> Fut,
+    F: FnOnce(flag_admin::identity::auth::Caller) -> Fut,
     Fut: std::future::Future<Output = Result<Option<Markup>, AdminError>>,
 {
     let principal = match poster(state, request).await {

@@ -7,11 +7,16 @@ use std::collections::BTreeMap;
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::auth::{Access, Principal};
-use flag_admin::domain::Permission;
-use flag_admin::dto::features::{FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut};
-use flag_admin::dto::strategies::StrategyRequest;
-use flag_admin::{AdminError, applications, events, features, strategies, strategy_types, variants};
+use flag_admin::catalogue::features::types::{
+    FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut,
+};
+use flag_admin::catalogue::strategies::types::StrategyRequest;
+use flag_admin::identity::auth::{Access, Principal};
+use flag_admin::runtime::domain::Permission;
+use flag_admin::{
+    AdminError, catalogue::events, catalogue::features, catalogue::strategies, catalogue::strategy_types,
+    catalogue::variants, delivery::applications,
+};
 use maud::{Markup, html};
 use serde_json::{Value, json};
 
@@ -77,9 +82,9 @@ async fn render(
         )
         .await?;
         let history = events::of_feature(&state.app, &reader, feature.to_owned()).await?;
-        let usage = applications::feature_usage(&state.app, feature.to_owned()).await?;
+        let usage = applications::feature_usage(&state.app, state.app.delivery(), feature.to_owned()).await?;
         let types = strategy_types::list(&state.app).await?;
-        let segments = flag_admin::segments::list(&state.app).await?;
+        let segments = flag_admin::catalogue::segments::list(&state.app).await?;
         Ok::<_, AdminError>((detail, history, usage, types, segments))
     }
     .await;

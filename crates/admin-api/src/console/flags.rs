@@ -4,11 +4,11 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{ACCEPT, LOCATION};
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::auth::{Access, Caller, Principal};
-use flag_admin::domain::{FeatureType, Permission, ResourceName};
-use flag_admin::dto::features::{CreateFeature, SwitchQuery};
-use flag_admin::dto::search::{SearchOut, SearchQuery};
-use flag_admin::{AdminError, features, search};
+use flag_admin::catalogue::features::types::{CreateFeature, SwitchQuery};
+use flag_admin::catalogue::search::types::{SearchOut, SearchQuery};
+use flag_admin::identity::auth::{Access, Caller, Principal};
+use flag_admin::runtime::domain::{FeatureType, Permission, ResourceName};
+use flag_admin::{AdminError, catalogue::features, catalogue::search};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -73,7 +73,7 @@ async fn render(
     error: Option<&AdminError>,
     typed: Option<&CreateForm>,
 ) -> HttpResponse {
-    let projects = match flag_admin::projects::names(&state.app).await {
+    let projects = match flag_admin::catalogue::projects::names(&state.app).await {
         Ok(projects) => projects,
         Err(error) => return layout::failure(&error),
     };
@@ -244,12 +244,13 @@ pub async fn archive(
     let result = match action.as_str() {
         "archive" => match Access::Write(Permission::DeleteFeature).admit(principal) {
             Ok(caller) => {
-                flag_admin::archive::archive_one(&state.app, &caller, project.clone(), feature).await
+                flag_admin::catalogue::archive::archive_one(&state.app, &caller, project.clone(), feature)
+                    .await
             }
             Err(error) => Err(error),
         },
         "revive" => match Access::Write(Permission::UpdateFeature).admit(principal) {
-            Ok(caller) => flag_admin::archive::revive_one(&state.app, &caller, feature).await,
+            Ok(caller) => flag_admin::catalogue::archive::revive_one(&state.app, &caller, feature).await,
             Err(error) => Err(error),
         },
         _ => Err(AdminError::NotFound("no such page".into())),

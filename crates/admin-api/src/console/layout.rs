@@ -4,7 +4,7 @@ use actix_web::HttpResponse;
 use actix_web::http::StatusCode;
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use flag_admin::AdminError;
-use flag_admin::auth::Principal;
+use flag_admin::identity::auth::Principal;
 use maud::{DOCTYPE, Markup, html};
 
 use super::assets;
@@ -23,7 +23,7 @@ impl<'a> Viewer<'a> {
         match principal {
             Principal::User { label, .. } | Principal::AdminToken { name: label, .. } => Self {
                 label,
-                admin: flag_admin::auth::Access::AdminRead
+                admin: flag_admin::identity::auth::Access::AdminRead
                     .admit(principal.clone())
                     .is_ok(),
             },

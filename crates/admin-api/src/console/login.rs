@@ -5,9 +5,9 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::LOCATION;
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::AdminError;
-use flag_admin::dto::session::LoginRequest;
-use flag_admin::oidc::LoginOptions;
-use flag_admin::session;
+use flag_admin::identity::oidc::LoginOptions;
+use flag_admin::identity::session;
+use flag_admin::identity::session::types::LoginRequest;
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -36,7 +36,7 @@ fn form(options: LoginOptions, username: &str, next: &str, error: Option<&AdminE
             @if let Some(error) = error { (layout::notice(error)) }
             @if options.oidc {
                 p {
-                    a.button.primary href={ (flag_admin::oidc::LOGIN_PATH) "?redirect=" (encode(next)) } {
+                    a.button.primary href={ (flag_admin::identity::oidc::LOGIN_PATH) "?redirect=" (encode(next)) } {
                         "Sign in with single sign-on"
                     }
                 }
@@ -63,7 +63,7 @@ fn encode(path: &str) -> String {
 /// How users may sign in; with password login only when the settings cannot be read, so the
 /// page still shows.
 async fn options(state: &AppState) -> LoginOptions {
-    flag_admin::oidc::login_options(&state.app)
+    flag_admin::identity::oidc::login_options(&state.app)
         .await
         .unwrap_or(LoginOptions {
             password: true,
@@ -103,7 +103,7 @@ pub async fn submit(
         username: username.clone(),
         password,
     };
-    match session::login(&state.app, client_address(&request), login).await {
+    match session::login(&state.app, state.app.identity(), client_address(&request), login).await {
         Ok(logged_in) => HttpResponse::SeeOther()
             .cookie(crate::auth::session_cookie(&state.app, logged_in.session))
             .insert_header((LOCATION, next))
@@ -131,7 +131,8 @@ pub async fn signed_out(state: web::Data<AppState>, query: web::Query<SignedOut>
     let provider = match &query.provider {
         Some(handle) => {
             let back = format!("{}/signed-out", state.app.settings().unleash_url);
-            flag_admin::oidc::logout_url(&state.app, &back, Some(handle)).await
+            flag_admin::identity::oidc::logout_url(&state.app, state.app.identity(), &back, Some(handle))
+                .await
         }
         None => None,
     };

@@ -27,7 +27,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::middleware::Next;
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::AdminError;
-use flag_admin::auth::{self, Credential, Principal};
+use flag_admin::identity::auth::{self, Credential, Principal};
 
 use crate::auth::SESSION_COOKIE;
 use crate::state::AppState;
@@ -56,12 +56,12 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .route(web::get().to(login::signed_out)),
         )
         .service(
-            web::resource(flag_admin::oidc::LOGIN_PATH)
+            web::resource(flag_admin::identity::oidc::LOGIN_PATH)
                 .app_data(query_pages())
                 .route(web::get().to(sso::start)),
         )
         .service(
-            web::resource(flag_admin::oidc::CALLBACK_PATH)
+            web::resource(flag_admin::identity::oidc::CALLBACK_PATH)
                 .app_data(query_pages())
                 .route(web::get().to(sso::callback)),
         )

@@ -5,10 +5,10 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::auth::{Access, Principal};
-use flag_admin::domain::Permission;
-use flag_admin::playground::{self, Chunked};
-use flag_admin::{AdminError, context_fields, environments};
+use flag_admin::delivery::playground::{self, Chunked};
+use flag_admin::identity::auth::{Access, Principal};
+use flag_admin::runtime::domain::Permission;
+use flag_admin::{AdminError, catalogue::context_fields, catalogue::environments};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
@@ -182,7 +182,7 @@ async fn evaluate(
         "projects": if projects.is_empty() { json!("*") } else { json!(projects) },
         "context": context,
     });
-    let mut answer = playground::advanced(&state.app, &caller, body).await?;
+    let mut answer = playground::advanced(&state.app, state.app.delivery(), &caller, body).await?;
     let bytes = state
         .app
         .cpu()

@@ -5,9 +5,9 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::LOCATION;
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::AdminError;
-use flag_admin::dto::invite::CreateInvitedUserRequest;
-use flag_admin::dto::session::LoginRequest;
-use flag_admin::{invite, password, session};
+use flag_admin::identity::invite::types::CreateInvitedUserRequest;
+use flag_admin::identity::session::types::LoginRequest;
+use flag_admin::{identity::invite, identity::password, identity::session};
 use maud::{Markup, html};
 use serde::Deserialize;
 
@@ -109,13 +109,13 @@ pub async fn submit(
         name: name.clone(),
         password: password.clone(),
     };
-    match invite::sign_up(&state.app, address, secret.clone(), signup).await {
+    match invite::sign_up(&state.app, state.app.identity(), address, secret.clone(), signup).await {
         Ok(_) => {
             let login = LoginRequest {
                 username: email,
                 password,
             };
-            match session::login(&state.app, address, login).await {
+            match session::login(&state.app, state.app.identity(), address, login).await {
                 Ok(logged_in) => HttpResponse::SeeOther()
                     .cookie(crate::auth::session_cookie(&state.app, logged_in.session))
                     .insert_header((LOCATION, "/flags"))

@@ -6,7 +6,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::LOCATION;
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::AdminError;
-use flag_admin::oidc::{self, Callback};
+use flag_admin::identity::oidc::{self, Callback};
 use maud::html;
 use serde::Deserialize;
 
@@ -49,7 +49,14 @@ pub async fn start(
     query: web::Query<Start>,
 ) -> HttpResponse {
     let next = local_path(query.redirect.as_deref().or(query.next.as_deref()));
-    match oidc::start(&state.app, crate::extract::client_address(&request), next).await {
+    match oidc::start(
+        &state.app,
+        state.app.identity(),
+        crate::extract::client_address(&request),
+        next,
+    )
+    .await
+    {
         Ok(started) => HttpResponse::SeeOther()
             .cookie(login_cookie(&state, started.cookie))
             .insert_header((LOCATION, started.authorize_url))
@@ -66,7 +73,13 @@ pub async fn callback(
     query: web::Query<Callback>,
 ) -> HttpResponse {
     let cookie = request.cookie(LOGIN_COOKIE);
-    let finished = oidc::finish(&state.app, cookie.as_ref().map(Cookie::value), query.into_inner()).await;
+    let finished = oidc::finish(
+        &state.app,
+        state.app.identity(),
+        cookie.as_ref().map(Cookie::value),
+        query.into_inner(),
+    )
+    .await;
     let mut removal = login_cookie(&state, String::new());
     removal.make_removal();
     let mut response = match finished {

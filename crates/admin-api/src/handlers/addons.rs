@@ -1,8 +1,8 @@
 //! Webhooks, as Unleash's addons: `/api/admin/addons`.
 
 use actix_web::web;
-use flag_admin::addons;
-use flag_admin::dto::addons::{AddonIn, AddonOut, AddonsOut, DeliveriesOut, DeliveriesQuery};
+use flag_admin::catalogue::addons;
+use flag_admin::catalogue::addons::types::{AddonIn, AddonOut, AddonsOut, DeliveriesOut, DeliveriesQuery};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -3,8 +3,8 @@
 //! it shows every report the replica has taken.
 
 use actix_web::web;
-use flag_admin::applications;
-use flag_admin::dto::usage::{
+use flag_admin::delivery::applications;
+use flag_admin::delivery::usage::types::{
     ApplicationOut, ApplicationsOut, ApplicationsQuery, FeatureUsageOut, InstancesOut, OutdatedSdksOut,
     OverviewOut, ProjectApplicationsOut, ProjectApplicationsQuery, RawQuery, RawUsageOut, UnknownFlagsOut,
 };
@@ -31,7 +31,7 @@ pub async fn list(
     query: web::Query<ApplicationsQuery>,
 ) -> Result<web::Json<ApplicationsOut>, ApiError> {
     Ok(web::Json(
-        applications::list(&state.app, query.into_inner()).await?,
+        applications::list(&state.app, state.app.delivery(), query.into_inner()).await?,
     ))
 }
 
@@ -53,7 +53,9 @@ pub async fn get(
     _caller: Admitted,
     path: web::Path<String>,
 ) -> Result<web::Json<ApplicationOut>, ApiError> {
-    Ok(web::Json(applications::get(&state.app, path.into_inner()).await?))
+    Ok(web::Json(
+        applications::get(&state.app, state.app.delivery(), path.into_inner()).await?,
+    ))
 }
 
 /// An application at a glance: where it runs, with which SDKs, and what may be wrong.
@@ -75,7 +77,7 @@ pub async fn overview(
     path: web::Path<String>,
 ) -> Result<web::Json<OverviewOut>, ApiError> {
     Ok(web::Json(
-        applications::overview(&state.app, path.into_inner()).await?,
+        applications::overview(&state.app, state.app.delivery(), path.into_inner()).await?,
     ))
 }
 
@@ -101,7 +103,7 @@ pub async fn instances(
 ) -> Result<web::Json<InstancesOut>, ApiError> {
     let (app_name, environment) = path.into_inner();
     Ok(web::Json(
-        applications::instances(&state.app, app_name, environment).await?,
+        applications::instances(&state.app, state.app.delivery(), app_name, environment).await?,
     ))
 }
 
@@ -123,7 +125,7 @@ pub async fn feature_usage(
     path: web::Path<String>,
 ) -> Result<web::Json<FeatureUsageOut>, ApiError> {
     Ok(web::Json(
-        applications::feature_usage(&state.app, path.into_inner()).await?,
+        applications::feature_usage(&state.app, state.app.delivery(), path.into_inner()).await?,
     ))
 }
 
@@ -146,7 +148,13 @@ pub async fn raw_usage(
     query: web::Query<RawQuery>,
 ) -> Result<web::Json<RawUsageOut>, ApiError> {
     Ok(web::Json(
-        applications::raw_usage(&state.app, path.into_inner(), query.into_inner()).await?,
+        applications::raw_usage(
+            &state.app,
+            state.app.delivery(),
+            path.into_inner(),
+            query.into_inner(),
+        )
+        .await?,
     ))
 }
 
@@ -165,7 +173,9 @@ pub async fn unknown_flags(
     state: web::Data<AppState>,
     _caller: Admitted,
 ) -> Result<web::Json<UnknownFlagsOut>, ApiError> {
-    Ok(web::Json(applications::unknown_flags(&state.app).await?))
+    Ok(web::Json(
+        applications::unknown_flags(&state.app, state.app.delivery()).await?,
+    ))
 }
 
 /// The outdated SDK versions in use, with the applications running them.

@@ -1,8 +1,8 @@
 //! Archiving flags, reviving them, deleting archived ones, and marking several stale.
 
 use actix_web::web;
-use flag_admin::archive;
-use flag_admin::dto::features::{ArchiveImpactOut, BatchFeatures, BatchStale};
+use flag_admin::catalogue::archive;
+use flag_admin::catalogue::features::types::{ArchiveImpactOut, BatchFeatures, BatchStale};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -4,12 +4,12 @@ use std::sync::Arc;
 
 use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, mime, web};
-use flag_admin::client::{self, ClientSpec};
-use flag_admin::delta::DeltaAnswer;
-use flag_admin::dto::client::{
+use flag_admin::delivery::client::types::{
     ClientFeatureResponse, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery, DeltaSchema,
     FeatureQuery,
 };
+use flag_admin::delivery::client::{self, ClientSpec};
+use flag_admin::delivery::delta::DeltaAnswer;
 
 use crate::auth::ClientToken;
 use crate::client_cache::{Answer, Cached, Precompressed};
@@ -95,7 +95,7 @@ async fn build_answer(
             let body = Precompressed::new(rendered.json).map_err(|error| {
                 flag_admin::AdminError::Internal(format!("cannot compress client features: {error}"))
             })?;
-            flag_admin::memory::release_free_pages();
+            flag_admin::runtime::memory::release_free_pages();
             Ok(Arc::new(Answer {
                 etag: rendered.etag,
                 digest: rendered.digest,
@@ -180,9 +180,10 @@ pub async fn delta(
     request: HttpRequest,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, ApiError> {
-    let question = flag_admin::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
+    let question =
+        flag_admin::delivery::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
     let known = held_revision(&request, header::IF_NONE_MATCH);
-    let feed = state.app.feeds().feed(question);
+    let feed = state.app.delivery().feeds().feed(question);
     let revision = state.app.revision().await?;
     let etag = |revision: i32| header::ETag(header::EntityTag::new_strong(revision.to_string()));
     Ok(match feed.delta(&state.app, revision, known).await? {
@@ -235,9 +236,12 @@ pub async fn streaming(
     request: HttpRequest,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, ApiError> {
-    let question = flag_admin::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
+    let question =
+        flag_admin::delivery::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
     let last = held_revision(&request, header::HeaderName::from_static("last-event-id"));
-    let stream = flag_admin::delta::follow(&state.app, &access, question, last).await?;
+    let stream =
+        flag_admin::delivery::delta::follow(&state.app, state.app.delivery(), &access, question, last)
+            .await?;
     Ok(HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))

@@ -1,12 +1,12 @@
 //! Context fields: list and create.
 
 use actix_web::web;
-use flag_admin::context_fields;
-use flag_admin::dto::context::{
+use flag_admin::catalogue::context_fields;
+use flag_admin::catalogue::context_fields::types::{
     ContextFieldOut, ContextStrategiesOut, CreateContextField, CreatedContextFieldOut, LegalValueIn,
     UpdateContextField,
 };
-use flag_admin::dto::segments::NameIn;
+use flag_admin::catalogue::segments::types::NameIn;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -231,7 +231,7 @@ pub async fn strategies(
     path = "/api/admin/constraints/validate",
     tag = "Context",
     operation_id = "validateConstraint",
-    request_body = flag_admin::dto::model::ConstraintSchema,
+    request_body = flag_admin::catalogue::model::ConstraintSchema,
     responses(
         (status = 204, description = "It is valid; no body"),
         (status = 400, description = "It is not: the operator, a value, or a value the context field does not allow", body = ErrorBody),

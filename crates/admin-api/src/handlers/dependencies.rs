@@ -1,8 +1,8 @@
 //! A feature's dependency on a parent feature.
 
 use actix_web::web;
-use flag_admin::dependencies;
-use flag_admin::dto::dependencies::AddDependency;
+use flag_admin::catalogue::dependencies;
+use flag_admin::catalogue::dependencies::types::AddDependency;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

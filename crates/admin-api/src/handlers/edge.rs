@@ -3,8 +3,8 @@
 //! ([`super::usage::bulk`]).
 
 use actix_web::web;
-use flag_admin::dto::edge::{EdgeInstance, ValidTokens, ValidateRequest};
-use flag_admin::reports;
+use flag_admin::delivery::reports;
+use flag_admin::delivery::reports::types::{EdgeInstance, ValidTokens, ValidateRequest};
 
 use crate::auth::ClientToken;
 use crate::error::{ApiError, ErrorBody};
@@ -31,7 +31,8 @@ pub async fn validate(
     Body(request): Body<ValidateRequest>,
 ) -> Result<web::Json<ValidTokens>, ApiError> {
     Ok(web::Json(ValidTokens {
-        tokens: flag_admin::auth::validate_tokens(&state.app, request.tokens).await?,
+        tokens: flag_admin::identity::auth::validate_tokens(&state.app, state.app.identity(), request.tokens)
+            .await?,
     }))
 }
 
@@ -55,6 +56,6 @@ pub async fn instance_data(
     ClientToken(access): ClientToken,
     Body(instance): Body<EdgeInstance>,
 ) -> Result<Accepted, ApiError> {
-    reports::edge_instance(&state.app, access, instance)?;
+    reports::edge_instance(state.app.delivery(), access, instance)?;
     Ok(Accepted)
 }

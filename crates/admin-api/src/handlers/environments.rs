@@ -1,10 +1,10 @@
 //! Environments: list, create, switch on and off.
 
 use actix_web::web;
-use flag_admin::dto::environments::{
+use flag_admin::catalogue::environments;
+use flag_admin::catalogue::environments::types::{
     CreateEnvironment, EnvironmentDetailOut, EnvironmentsOut, ProjectEnvironmentsOut,
 };
-use flag_admin::environments;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -1,10 +1,10 @@
 //! The audit log.
 
 use actix_web::web;
-use flag_admin::dto::events::{
+use flag_admin::catalogue::events;
+use flag_admin::catalogue::events::types::{
     EventCreatorOut, EventSearchOut, EventSearchQuery, EventsOut, EventsQuery, FeatureEventsOut,
 };
-use flag_admin::events;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

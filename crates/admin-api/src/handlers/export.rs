@@ -1,10 +1,10 @@
 //! Export and import of flags in Unleash's export document.
 
 use actix_web::web;
-use flag_admin::dto::export::{
+use flag_admin::catalogue::export;
+use flag_admin::catalogue::export::types::{
     ExportDocument, ExportDocumentSchema, ExportQuery, ImportCheckOut, ImportRequest,
 };
-use flag_admin::export;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

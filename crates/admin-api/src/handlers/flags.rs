@@ -1,12 +1,12 @@
 //! Features: create, list, switch on and off in an environment.
 
 use actix_web::web;
-use flag_admin::dto::features::{
+use flag_admin::catalogue::features;
+use flag_admin::catalogue::features::types::{
     BulkSwitch, CloneFeature, CreateFeature, FeatureDetailOut, FeatureInEnvironmentOut, FeatureOut,
     FeatureQuery, FeatureTypeOut, FeatureTypesOut, FeaturesOut, PatchOperationSchema, SwitchQuery,
     UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
-use flag_admin::features;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

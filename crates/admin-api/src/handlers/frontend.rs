@@ -4,8 +4,8 @@
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::dto::frontend::{FrontendFeatures, FrontendRequest, SetCors, UiConfig};
-use flag_admin::frontend;
+use flag_admin::delivery::frontend;
+use flag_admin::delivery::frontend::types::{FrontendFeatures, FrontendRequest, SetCors, UiConfig};
 
 use crate::auth::{Admitted, FrontendToken};
 use crate::error::{ApiError, ErrorBody};
@@ -57,7 +57,7 @@ pub async fn get_features(
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, ApiError> {
     let context = frontend::context_from(query.into_inner(), client_address(&request))?;
-    let (etag, body) = frontend::evaluate(&state.app, &access, &context).await?;
+    let (etag, body) = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
     Ok(answer(&request, etag, body, true))
 }
 
@@ -92,7 +92,7 @@ pub async fn post_features(
     };
     let pairs = frontend::json_pairs(request_body.context)?;
     let context = frontend::context_from(pairs, client_address(&request))?;
-    let (etag, body) = frontend::evaluate(&state.app, &access, &context).await?;
+    let (etag, body) = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
     Ok(answer(&request, etag, body, false))
 }
 
@@ -111,7 +111,9 @@ pub async fn ui_config(
     state: web::Data<AppState>,
     _caller: Admitted,
 ) -> Result<web::Json<UiConfig>, ApiError> {
-    Ok(web::Json(frontend::ui_config(&state.app).await?))
+    Ok(web::Json(
+        frontend::ui_config(&state.app, state.app.identity()).await?,
+    ))
 }
 
 /// Sets the origins the frontend API answers; every replica applies it on its next request.

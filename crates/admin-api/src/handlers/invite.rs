@@ -2,12 +2,12 @@
 //! (`/invite/{token}/...`).
 
 use actix_web::{HttpRequest, web};
-use flag_admin::dto::UserOut;
-use flag_admin::dto::invite::{
+use flag_admin::identity::invite;
+use flag_admin::identity::invite::types::{
     CreateInvitedUserRequest, CreateSignupTokenRequest, SignupTokenResponse, SignupTokensResponse,
     UpdateSignupTokenRequest,
 };
-use flag_admin::invite;
+use flag_admin::identity::users::types::UserOut;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -151,6 +151,13 @@ pub async fn sign_up(
     path: web::Path<String>,
     Body(request): Body<CreateInvitedUserRequest>,
 ) -> Result<web::Json<UserOut>, ApiError> {
-    let user = invite::sign_up(&state.app, client_address(&http), path.into_inner(), request).await?;
+    let user = invite::sign_up(
+        &state.app,
+        state.app.identity(),
+        client_address(&http),
+        path.into_inner(),
+        request,
+    )
+    .await?;
     Ok(web::Json(user))
 }

@@ -1,9 +1,9 @@
 //! Flags' lifecycles.
 
 use actix_web::web;
-use flag_admin::dto::features::LifecycleOut;
-use flag_admin::dto::lifecycle::{CompleteFeature, LifecycleCountOut};
-use flag_admin::lifecycle;
+use flag_admin::catalogue::features::types::LifecycleOut;
+use flag_admin::catalogue::lifecycle;
+use flag_admin::catalogue::lifecycle::types::{CompleteFeature, LifecycleCountOut};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -1,8 +1,8 @@
 //! The signed-in caller, as Unleash's web UI asks for it.
 
 use actix_web::web;
-use flag_admin::dto::me::{MeOut, ProfileOut};
-use flag_admin::me;
+use flag_admin::identity::me;
+use flag_admin::identity::me::types::{MeOut, ProfileOut};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -28,7 +28,7 @@ pub async fn get(
     match caller {
         Ok(Admitted(caller)) => Ok(web::Json(me::get(&state.app, &caller).await?)),
         Err(ApiError::Admin(flag_admin::AdminError::AuthenticationRequired)) => {
-            let options = flag_admin::oidc::login_options(&state.app).await?;
+            let options = flag_admin::identity::oidc::login_options(&state.app).await?;
             Err(if options.oidc {
                 ApiError::LoginRequired {
                     password: options.password,

@@ -35,7 +35,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::error::ApiError;
 use crate::respond::Text;
 use crate::state::AppState;
-use flag_admin::dto::health::HealthResponse;
+use flag_admin::runtime::health::types::HealthResponse;
 
 /// Any path no route matches: 404 `NotFoundError`.
 pub async fn not_found(request: HttpRequest) -> Result<HttpResponse, ApiError> {
@@ -81,7 +81,7 @@ pub async fn ready(state: web::Data<AppState>) -> Result<web::Json<HealthRespons
     if state.shutting_down.load(std::sync::atomic::Ordering::SeqCst) {
         return Err(flag_admin::AdminError::Unavailable.into());
     }
-    flag_admin::health::ready(&state.app).await?;
+    flag_admin::runtime::health::ready(&state.app).await?;
     Ok(web::Json(HealthResponse::GOOD))
 }
 

@@ -4,8 +4,8 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::dto::ofrep::{OfrepBulkEvaluation, OfrepEvaluation, OfrepFailure, OfrepRequest};
-use flag_admin::ofrep::{self, Failure};
+use flag_admin::delivery::ofrep::types::{OfrepBulkEvaluation, OfrepEvaluation, OfrepFailure, OfrepRequest};
+use flag_admin::delivery::ofrep::{self, Failure};
 
 use crate::auth::FrontendToken;
 use crate::error::{ApiError, ErrorBody};
@@ -46,7 +46,16 @@ pub async fn evaluate_flag(
     JsonBytes(body): JsonBytes,
 ) -> Result<HttpResponse, ApiError> {
     let key = path.into_inner();
-    match ofrep::evaluate_flag(&state.app, &access, &key, &body, client_address(&request)).await {
+    match ofrep::evaluate_flag(
+        &state.app,
+        state.app.delivery(),
+        &access,
+        &key,
+        &body,
+        client_address(&request),
+    )
+    .await
+    {
         Ok(evaluation) => Ok(HttpResponse::Ok().json(evaluation)),
         Err(failure) => refuse(failure),
     }
@@ -76,7 +85,14 @@ pub async fn evaluate_flags(
     request: HttpRequest,
     JsonBytes(body): JsonBytes,
 ) -> Result<HttpResponse, ApiError> {
-    let (etag, body) = match ofrep::evaluate_flags(&state.app, &access, &body, client_address(&request)).await
+    let (etag, body) = match ofrep::evaluate_flags(
+        &state.app,
+        state.app.delivery(),
+        &access,
+        &body,
+        client_address(&request),
+    )
+    .await
     {
         Ok(answer) => answer,
         Err(failure) => return refuse(failure),

@@ -2,10 +2,10 @@
 //! them, the first part whole when it is the only one.
 
 use actix_web::{HttpResponse, web};
-use flag_admin::dto::playground_schema::{
+use flag_admin::delivery::playground::types::playground_schema::{
     AdvancedPlaygroundRequest, AdvancedPlaygroundResponse, PlaygroundRequest, PlaygroundResponse,
 };
-use flag_admin::playground::{self, Chunked};
+use flag_admin::delivery::playground::{self, Chunked};
 use futures_util::{StreamExt, stream};
 use serde_json::Value;
 
@@ -74,7 +74,7 @@ pub async fn playground(
     Admitted(caller): Admitted,
     Body(body): Body<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let answer = playground::deprecated(&state.app, &caller, body).await?;
+    let answer = playground::deprecated(&state.app, state.app.delivery(), &caller, body).await?;
     send_from_pool(state, answer).await
 }
 
@@ -96,6 +96,6 @@ pub async fn advanced(
     Admitted(caller): Admitted,
     Body(body): Body<Value>,
 ) -> Result<HttpResponse, ApiError> {
-    let answer = playground::advanced(&state.app, &caller, body).await?;
+    let answer = playground::advanced(&state.app, state.app.delivery(), &caller, body).await?;
     send_from_pool(state, answer).await
 }

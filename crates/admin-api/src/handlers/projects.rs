@@ -1,11 +1,13 @@
 //! Projects: list, create, read, and which environments each uses.
 
 use actix_web::web;
-use flag_admin::dto::overview::{
+use flag_admin::catalogue::overview::types::{
     CreatorOut, DashboardOut, DashboardProjectDetailOut, ProjectListOut, ProjectOverviewOut, ProjectStatusOut,
 };
-use flag_admin::dto::projects::{CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment};
-use flag_admin::{overview, projects};
+use flag_admin::catalogue::projects::types::{
+    CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment,
+};
+use flag_admin::{catalogue::overview, catalogue::projects};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -1,8 +1,8 @@
 //! Searching flags.
 
 use actix_web::web;
-use flag_admin::dto::search::{SearchOut, SearchQuery};
-use flag_admin::search;
+use flag_admin::catalogue::search;
+use flag_admin::catalogue::search::types::{SearchOut, SearchQuery};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -1,11 +1,11 @@
 //! Segments: list and create.
 
 use actix_web::web;
-use flag_admin::dto::segments::{
+use flag_admin::catalogue::segments;
+use flag_admin::catalogue::segments::types::{
     CreateSegment, CreatedSegmentOut, NameIn, SegmentDetailOut, SegmentStrategiesOut, SegmentsOut,
     StrategySegmentsOut,
 };
-use flag_admin::segments;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -2,9 +2,9 @@
 
 use actix_web::cookie::Cookie;
 use actix_web::{HttpRequest, web};
-use flag_admin::dto::UserOut;
-use flag_admin::dto::session::LoginRequest;
-use flag_admin::session::{self, SignedOut};
+use flag_admin::identity::session::types::LoginRequest;
+use flag_admin::identity::session::{self, SignedOut};
+use flag_admin::identity::users::types::UserOut;
 
 use crate::auth::SESSION_COOKIE;
 use crate::error::{ApiError, ErrorBody};
@@ -40,7 +40,7 @@ pub async fn login(
     http: HttpRequest,
     Body(request): Body<LoginRequest>,
 ) -> Result<WithCookie<web::Json<UserOut>>, ApiError> {
-    let logged_in = session::login(&state.app, client_address(&http), request).await?;
+    let logged_in = session::login(&state.app, state.app.identity(), client_address(&http), request).await?;
     let cookie = crate::auth::session_cookie(&state.app, logged_in.session);
     Ok(WithCookie::new(web::Json(logged_in.user), cookie))
 }

@@ -2,8 +2,8 @@
 //! `/api/admin/auth/simple/settings`, as Unleash's admin UI reads and writes them.
 
 use actix_web::web;
-use flag_admin::dto::sso::{OidcSettings, PasswordAuthSettings};
-use flag_admin::oidc;
+use flag_admin::identity::oidc;
+use flag_admin::identity::oidc::types::{OidcSettings, PasswordAuthSettings};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -57,7 +57,7 @@ pub async fn set_oidc(
     ObjectBody(settings): ObjectBody<OidcSettings>,
 ) -> Result<web::Json<OidcSettings>, ApiError> {
     Ok(web::Json(
-        oidc::save_settings(&state.app, &caller, settings).await?,
+        oidc::save_settings(&state.app, state.app.identity(), &caller, settings).await?,
     ))
 }
 

@@ -1,10 +1,12 @@
 //! A feature's strategies in an environment: add, change, remove.
 
 use actix_web::web;
-use flag_admin::dto::features::{PatchOperationSchema, StrategyListItem, StrategyOrder, StrategyOut};
-use flag_admin::dto::model::StrategySchema;
-use flag_admin::dto::strategies::StrategyRequest;
-use flag_admin::strategies;
+use flag_admin::catalogue::features::types::{
+    PatchOperationSchema, StrategyListItem, StrategyOrder, StrategyOut,
+};
+use flag_admin::catalogue::model::StrategySchema;
+use flag_admin::catalogue::strategies;
+use flag_admin::catalogue::strategies::types::StrategyRequest;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -1,10 +1,10 @@
 //! Strategy types: list and register.
 
 use actix_web::web;
-use flag_admin::dto::strategy_types::{
+use flag_admin::catalogue::strategy_types;
+use flag_admin::catalogue::strategy_types::types::{
     CreateStrategyType, StrategyTypeOut, StrategyTypesOut, UpdateStrategyType,
 };
-use flag_admin::strategy_types;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

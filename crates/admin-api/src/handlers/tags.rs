@@ -1,11 +1,11 @@
 //! Tag types, tags, and the tags on flags.
 
 use actix_web::web;
-use flag_admin::dto::tags::{
+use flag_admin::catalogue::tags;
+use flag_admin::catalogue::tags::types::{
     BulkTags, CreateTagType, FeatureTagsOut, TagIn, TagOut, TagTypeWithVersion, TagTypesOut, TagWithVersion,
     TagsOut, UpdateFeatureTags, UpdateTagType, ValidTagType,
 };
-use flag_admin::tags;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

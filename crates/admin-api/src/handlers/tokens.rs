@@ -1,8 +1,8 @@
 //! API tokens: list, create, delete. Only their SHA-256 verifiers are stored.
 
 use actix_web::web;
-use flag_admin::dto::tokens::{CreateToken, CreatedTokenOut, TokensOut, UpdateToken};
-use flag_admin::tokens;
+use flag_admin::identity::tokens;
+use flag_admin::identity::tokens::types::{CreateToken, CreatedTokenOut, TokensOut, UpdateToken};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -1,9 +1,9 @@
 //! What SDKs register and report: each handler hands the report to the application
-//! (`flag_admin::reports`), which checks it and adds it to the usage pipeline.
+//! (`flag_admin::delivery::reports`), which checks it and adds it to the usage pipeline.
 
 use actix_web::{HttpRequest, web};
-use flag_admin::dto::usage::{BulkReport, MetricsReport, Registration};
-use flag_admin::reports;
+use flag_admin::delivery::reports;
+use flag_admin::delivery::usage::types::{BulkReport, MetricsReport, Registration};
 
 use crate::auth::{ClientToken, FrontendToken};
 use crate::error::{ApiError, ErrorBody};
@@ -31,7 +31,12 @@ pub async fn register(
     request: HttpRequest,
     Body(registration): Body<Registration>,
 ) -> Result<Accepted, ApiError> {
-    reports::register(&state.app, access, client_address(&request), registration)?;
+    reports::register(
+        state.app.delivery(),
+        access,
+        client_address(&request),
+        registration,
+    )?;
     Ok(Accepted)
 }
 
@@ -56,7 +61,7 @@ pub async fn metrics(
     request: HttpRequest,
     Body(report): Body<MetricsReport>,
 ) -> Result<Accepted, ApiError> {
-    reports::metrics(&state.app, access, client_address(&request), report)?;
+    reports::metrics(state.app.delivery(), access, client_address(&request), report)?;
     Ok(Accepted)
 }
 
@@ -81,7 +86,7 @@ pub async fn bulk(
     ClientToken(access): ClientToken,
     Body(report): Body<BulkReport>,
 ) -> Result<Accepted, ApiError> {
-    reports::bulk(&state.app, access, report)?;
+    reports::bulk(state.app.delivery(), access, report)?;
     Ok(Accepted)
 }
 
@@ -138,6 +143,6 @@ pub async fn frontend_metrics(
         ),
         None => None,
     };
-    reports::frontend_metrics(&state.app, access, sdk, report)?;
+    reports::frontend_metrics(state.app.delivery(), access, sdk, report)?;
     Ok(Text::new("text/plain; charset=utf-8", "OK".into()))
 }

@@ -1,9 +1,9 @@
 //! `/api/admin/user-admin`: users and their root roles, for administrators.
 
 use actix_web::web;
-use flag_admin::dto::UserOut;
-use flag_admin::dto::users::{CreateUserRequest, UpdateUserRequest, UsersResponse};
-use flag_admin::users;
+use flag_admin::identity::users;
+use flag_admin::identity::users::types::UserOut;
+use flag_admin::identity::users::types::{CreateUserRequest, UpdateUserRequest, UsersResponse};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};

@@ -2,9 +2,9 @@
 //! per-environment overwrite and JSON Patch, and reading variants back.
 
 use actix_web::web;
-use flag_admin::dto::features::PatchOperationSchema;
-use flag_admin::dto::variants::{FeatureVariantsResponse, PushVariantsRequest, VariantSchema};
-use flag_admin::variants;
+use flag_admin::catalogue::features::types::PatchOperationSchema;
+use flag_admin::catalogue::variants;
+use flag_admin::catalogue::variants::types::{FeatureVariantsResponse, PushVariantsRequest, VariantSchema};
 use serde_json::Value;
 
 use crate::auth::Admitted;

@@ -14,7 +14,7 @@ use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::openapi::{OpenApi as Document, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
-use flag_admin::auth::Access;
+use flag_admin::identity::auth::Access;
 use utoipa::openapi::path::HttpMethod;
 use utoipa::openapi::security::SecurityRequirement;
 

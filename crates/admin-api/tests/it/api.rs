@@ -110,7 +110,7 @@ async fn client_tokens_are_refused_on_the_admin_api() -> Result<(), Box<dyn std:
         &mut *app.store.connection()?,
         &NewApiToken {
             token_name: "sdk".into(),
-            secret_hash: flag_admin::secrets::verifier(client),
+            secret_hash: flag_admin::runtime::secrets::verifier(client),
             token_type: "client".into(),
             environment: "development".into(),
             projects: "[\"default\"]".into(),

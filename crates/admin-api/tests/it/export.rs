@@ -246,14 +246,14 @@ async fn a_flags_file_applied_at_start_is_applied_once() {
         "tagTypes": []
     });
     let bytes = serde_json::to_vec(&document).unwrap_or_default();
-    let first = flag_admin::seeding::import_file(&app.store, "default", "development", &bytes);
+    let first = flag_admin::app::seeding::import_file(&app.store, "default", "development", &bytes);
     assert!(
-        matches!(first, Ok(flag_admin::seeding::FileImport::Export)),
+        matches!(first, Ok(flag_admin::app::seeding::FileImport::Export)),
         "{first:?}"
     );
-    let again = flag_admin::seeding::import_file(&app.store, "default", "development", &bytes);
+    let again = flag_admin::app::seeding::import_file(&app.store, "default", "development", &bytes);
     assert!(
-        matches!(again, Ok(flag_admin::seeding::FileImport::Unchanged)),
+        matches!(again, Ok(flag_admin::app::seeding::FileImport::Unchanged)),
         "{again:?}"
     );
     let service = app.service().await;
@@ -264,11 +264,14 @@ async fn a_flags_file_applied_at_start_is_applied_once() {
     // A client-features document works too, and a file that is neither is refused.
     let client_document = json!({"version": 2, "features": [{"name": "sdk-shaped", "enabled": true, "strategies": [{"name": "default"}]}]});
     let bytes = serde_json::to_vec(&client_document).unwrap_or_default();
-    let imported = flag_admin::seeding::import_file(&app.store, "default", "development", &bytes);
+    let imported = flag_admin::app::seeding::import_file(&app.store, "default", "development", &bytes);
     assert!(
-        matches!(imported, Ok(flag_admin::seeding::FileImport::ClientFeatures(_))),
+        matches!(
+            imported,
+            Ok(flag_admin::app::seeding::FileImport::ClientFeatures(_))
+        ),
         "{imported:?}"
     );
-    let refused = flag_admin::seeding::import_file(&app.store, "default", "development", b"not json");
+    let refused = flag_admin::app::seeding::import_file(&app.store, "default", "development", b"not json");
     assert!(refused.is_err());
 }

@@ -143,7 +143,7 @@ async fn issue_7_unknown_environments_are_counted_before_any_compiling() {
     let (status, body) = send(&service, post("/api/admin/playground/advanced", ADMIN, request)).await;
     assert_error(status, &body, 400, "ValidationError");
     // Only the first environment was compiled, to count its features.
-    assert_eq!(app.state.app.compiled_environments(), 1);
+    assert_eq!(app.state.app.delivery().compiled_environments(), 1);
     assert!(
         body["message"]
             .as_str()
@@ -158,7 +158,7 @@ async fn issue_7_unknown_environments_are_counted_before_any_compiling() {
     let (status, body) = send(&service, post("/api/admin/playground/advanced", ADMIN, request)).await;
     assert_eq!(status, StatusCode::OK, "{body}");
     // Every unknown environment shares one compiled entry: the one above, and production.
-    assert_eq!(app.state.app.compiled_environments(), 2);
+    assert_eq!(app.state.app.delivery().compiled_environments(), 2);
     let entry = &body["features"][0]["environments"]["nowhere"][0];
     assert_eq!(entry["isEnabledInCurrentEnvironment"], json!(false), "{entry}");
     assert_eq!(entry["strategies"]["data"], json!([]));

@@ -73,7 +73,7 @@ fn first_start_writes_a_private_token_and_sigterm_stops_cleanly() -> Result<(), 
         .join("admin-password");
     let password = std::fs::read_to_string(&password_file)?.trim().to_owned();
     assert!(
-        flag_admin::password::broken_rules(&password).is_empty(),
+        flag_admin::identity::password::broken_rules(&password).is_empty(),
         "{password}"
     );
     #[cfg(unix)]

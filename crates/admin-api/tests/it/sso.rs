@@ -8,7 +8,7 @@
 use actix_web::http::StatusCode;
 use actix_web::test;
 use flag_admin::Settings;
-use flag_admin::dto::sso::OidcSettings;
+use flag_admin::identity::oidc::types::OidcSettings;
 use serde_json::{Value, json};
 
 use crate::common::process::{OidcProvider, free_port};
@@ -110,8 +110,10 @@ async fn oidc_settings_are_checked_stored_and_never_read_back() -> Result<(), Bo
     )
     .await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let stored: Option<OidcSettings> =
-        flag_store::queries::settings::get(&mut *app.store.connection()?, flag_admin::oidc::SETTING)?;
+    let stored: Option<OidcSettings> = flag_store::queries::settings::get(
+        &mut *app.store.connection()?,
+        flag_admin::identity::oidc::SETTING,
+    )?;
     let stored = stored.ok_or("the settings were stored")?;
     assert_eq!(
         (stored.secret.as_deref(), stored.client_id.as_deref()),

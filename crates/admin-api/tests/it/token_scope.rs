@@ -6,7 +6,7 @@
 use crate::common::{ADMIN, PRODUCTION_ADMIN, TestApp, assert_error, get, post, send};
 use actix_web::http::StatusCode;
 use actix_web::test::TestRequest;
-use flag_admin::auth::Access;
+use flag_admin::identity::auth::Access;
 use serde_json::{Value, json};
 
 /// What a production-only token meets at an operation, by the access it declares.

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use actix_web::http::StatusCode;
 use flag_admin::Settings;
-use flag_admin::addons::UrlPolicy;
+use flag_admin::runtime::url_policy::UrlPolicy;
 use serde_json::{Value, json};
 
 use crate::common::{ADMIN, PRODUCTION_ADMIN, TestApp, assert_error, delete, get, post, put, send};
@@ -127,7 +127,7 @@ impl Hook {
 }
 
 /// The app with webhooks allowed to post to loopback, its delivery threads running.
-fn open_app() -> std::io::Result<(TestApp, flag_admin::webhooks::Webhooks)> {
+fn open_app() -> std::io::Result<(TestApp, flag_admin::catalogue::webhooks::Webhooks)> {
     let app = TestApp::with_settings(Settings {
         webhook_urls: UrlPolicy {
             allow_private: true,

@@ -6,9 +6,9 @@ use std::path::Path;
 use flag_store::models::{Actor, NewApiToken};
 use flag_store::{Store, StoreError, queries};
 
-use crate::domain::TokenType;
-use crate::error::AdminError;
-use crate::secrets;
+use crate::runtime::domain::TokenType;
+use crate::runtime::error::AdminError;
+use crate::runtime::secrets;
 
 /// Stores the configured admin tokens (`INIT_ADMIN_API_TOKENS`); see [`seed_tokens`].
 pub fn seed_admin_tokens(store: &Store, tokens: &[String]) -> Result<(), StoreError> {
@@ -141,21 +141,21 @@ pub fn ensure_admin_user(
                 let random =
                     secrets::random_hex(12).map_err(|error| AdminError::Internal(error.to_string()))?;
                 password = format!("{random}-Hy9!");
-                if crate::password::broken_rules(&password).is_empty() {
+                if crate::identity::password::broken_rules(&password).is_empty() {
                     break;
                 }
             }
             (password, true)
         }
     };
-    let password_hash = crate::password::hash(&password)
+    let password_hash = crate::identity::password::hash(&password)
         .map_err(|error| AdminError::Internal(format!("hashing failed: {error}")))?;
     let user = flag_store::models::NewUser {
         name: None,
         username: Some(username.to_owned()),
         email: None,
         password_hash: Some(password_hash),
-        root_role: crate::domain::RootRole::Admin.id(),
+        root_role: crate::runtime::domain::RootRole::Admin.id(),
         created_at: crate::now(),
     };
     if !generated {
@@ -244,11 +244,11 @@ pub fn import_file(
         .map_err(|error| AdminError::bad_request(format!("the file is not JSON: {error}")))?;
     let now = crate::now();
     let done = if value.get("featureStrategies").is_some() {
-        let document: queries::export::ExportDocument = crate::dto::parse_value(value)?;
+        let document: queries::export::ExportDocument = crate::runtime::input::parse_value(value)?;
         queries::export::import(&mut conn, project, environment, &document, &Actor::system(), now)?;
         FileImport::Export
     } else {
-        let document: flag_eval::ClientFeatures = crate::dto::parse_value(value)?;
+        let document: flag_eval::ClientFeatures = crate::runtime::input::parse_value(value)?;
         drop(conn);
         let (_, report) = import(store, project, environment, &document)?;
         conn = store.connection()?;

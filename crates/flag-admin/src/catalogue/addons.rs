@@ -1,18 +1,18 @@
 //! Webhooks, as Unleash's `webhook` addon: create, read, replace and delete them, the provider
-//! they belong to, and what their deliveries did. [`crate::webhooks`] delivers.
+//! they belong to, and what their deliveries did. [`crate::catalogue::webhooks`] delivers.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, ToSocketAddrs};
+pub mod types;
 
 use flag_store::models::AddonConfig;
 use flag_store::queries;
 use serde_json::{Map, Value, json};
 
-use crate::auth::Caller;
-use crate::domain::ResourceName;
-use crate::dto::addons::{
+use crate::catalogue::addons::types::{
     AddonIn, AddonOut, AddonTypeOut, AddonsOut, DeliveriesOut, DeliveriesQuery, DeliveryOut,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::Caller;
+use crate::runtime::domain::ResourceName;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// What reads show in place of a sensitive parameter; given back in an update, it keeps the
 /// stored value.
@@ -60,113 +60,6 @@ pub const EVENTS: [&str; 33] = [
     "release-plan-progressions-paused",
     "release-plan-progressions-resumed",
 ];
-
-/// Which addresses a webhook may post to. By default only public ones: a webhook must not
-/// reach the server's own network (cloud metadata, databases, admin ports).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct UrlPolicy {
-    /// Any address at all (`UNLEASH_ALLOW_PRIVATE_URL_IN_INTEGRATION`).
-    pub allow_private: bool,
-    /// Hosts whose addresses may be private (`UNLEASH_ALLOW_LIST_INTEGRATION`), compared
-    /// without letter case.
-    pub allow_list: Vec<String>,
-}
-
-impl UrlPolicy {
-    /// Whether `host` may post to `address`.
-    pub fn permits(&self, host: &str, address: IpAddr) -> bool {
-        self.allow_private
-            || self
-                .allow_list
-                .iter()
-                .any(|allowed| allowed.eq_ignore_ascii_case(host))
-            || is_public(address)
-    }
-
-    /// Checks a webhook URL as Unleash does when it is saved: `http` or `https`, a host that
-    /// resolves, and only addresses the policy permits. Resolving blocks.
-    pub fn check(&self, text: &str) -> Result<url::Url, String> {
-        let url = url::Url::parse(text).map_err(|error| format!("Invalid URL {text:?}: {error}"))?;
-        if !matches!(url.scheme(), "http" | "https") {
-            return Err(format!("Invalid protocol: {}:", url.scheme()));
-        }
-        let host = match url.host() {
-            Some(url::Host::Domain(domain)) => domain.to_ascii_lowercase(),
-            Some(url::Host::Ipv4(address)) => address.to_string(),
-            Some(url::Host::Ipv6(address)) => address.to_string(),
-            None => return Err(format!("Invalid URL {text:?}: no host")),
-        };
-        let port = url.port_or_known_default().unwrap_or(80);
-        let addresses: Vec<IpAddr> = (host.as_str(), port)
-            .to_socket_addrs()
-            .map(|addresses| addresses.map(|address| address.ip()).collect())
-            .unwrap_or_default();
-        if addresses.is_empty() {
-            return Err(format!("Hostname did not resolve: {host}"));
-        }
-        if let Some(blocked) = addresses.iter().find(|address| !self.permits(&host, **address)) {
-            return Err(format!("URL resolves to a non-public address: {blocked}"));
-        }
-        Ok(url)
-    }
-}
-
-/// Whether an address is on the public internet: not loopback, private, link-local, shared,
-/// documentation, benchmarking, multicast or reserved space (Unleash's list).
-pub fn is_public(address: IpAddr) -> bool {
-    match address {
-        IpAddr::V4(v4) => is_public_v4(v4),
-        IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-            Some(v4) => is_public_v4(v4),
-            None => is_public_v6(v6),
-        },
-    }
-}
-
-fn in_v4(address: Ipv4Addr, network: [u8; 4], prefix: u32) -> bool {
-    let mask = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
-    u32::from(address) & mask == u32::from(Ipv4Addr::from(network)) & mask
-}
-
-fn is_public_v4(address: Ipv4Addr) -> bool {
-    const BLOCKED: [([u8; 4], u32); 14] = [
-        ([127, 0, 0, 0], 8),
-        ([10, 0, 0, 0], 8),
-        ([172, 16, 0, 0], 12),
-        ([192, 168, 0, 0], 16),
-        ([169, 254, 0, 0], 16),
-        ([0, 0, 0, 0], 8),
-        ([100, 64, 0, 0], 10),
-        ([192, 0, 0, 0], 24),
-        ([192, 0, 2, 0], 24),
-        ([198, 18, 0, 0], 15),
-        ([198, 51, 100, 0], 24),
-        ([203, 0, 113, 0], 24),
-        ([224, 0, 0, 0], 4),
-        ([240, 0, 0, 0], 4),
-    ];
-    !BLOCKED
-        .iter()
-        .any(|(network, prefix)| in_v4(address, *network, *prefix))
-}
-
-fn is_public_v6(address: Ipv6Addr) -> bool {
-    const BLOCKED: [(u128, u32); 8] = [
-        (1, 128),                                        // ::1
-        (0, 128),                                        // ::
-        (0xfe80 << 112, 10),                             // link-local
-        (0xfc00 << 112, 7),                              // unique local
-        (0xff00 << 112, 8),                              // multicast
-        (0x2001_0db8 << 96, 32),                         // documentation
-        (0x2002 << 112, 16),                             // 6to4
-        (0x0064_ff9b_0000_0000_0000_0000_0000_0000, 96), // NAT64
-    ];
-    let bits = u128::from(address);
-    !BLOCKED.iter().any(|(network, prefix)| {
-        let mask = u128::MAX.checked_shl(128 - prefix).unwrap_or(0);
-        bits & mask == network & mask
-    })
-}
 
 /// The webhook provider, as `GET /api/admin/addons` lists it.
 pub fn providers() -> Vec<AddonTypeOut> {
@@ -231,7 +124,7 @@ pub fn providers() -> Vec<AddonTypeOut> {
 }
 
 /// Every webhook, sensitive parameters masked, and the providers.
-pub async fn list(ctx: &Ctx) -> Result<AddonsOut, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<AddonsOut, AdminError> {
     let addons = db::run(&ctx.store, queries::addons::list).await?;
     Ok(AddonsOut {
         addons: addons
@@ -243,13 +136,13 @@ pub async fn list(ctx: &Ctx) -> Result<AddonsOut, AdminError> {
 }
 
 /// One webhook, sensitive parameters masked.
-pub async fn get(ctx: &Ctx, id: i32) -> Result<AddonOut, AdminError> {
+pub async fn get(ctx: &Runtime, id: i32) -> Result<AddonOut, AdminError> {
     let addon = db::run(&ctx.store, move |conn| queries::addons::get(conn, id)).await?;
     Ok(AddonOut::of(addon).stored().masked(&SENSITIVE))
 }
 
 /// Creates a webhook; the answer shows its parameters as given.
-pub async fn create(ctx: &Ctx, caller: &Caller, request: AddonIn) -> Result<AddonOut, AdminError> {
+pub async fn create(ctx: &Runtime, caller: &Caller, request: AddonIn) -> Result<AddonOut, AdminError> {
     let config = parse(request)?;
     check_url(ctx, &config).await?;
     let actor = caller.actor();
@@ -263,7 +156,12 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: AddonIn) -> Result<Addo
 
 /// Replaces a webhook's settings. A sensitive parameter given as [`MASKED`] keeps its stored
 /// value; the answer shows the parameters as stored.
-pub async fn update(ctx: &Ctx, caller: &Caller, id: i32, request: AddonIn) -> Result<AddonOut, AdminError> {
+pub async fn update(
+    ctx: &Runtime,
+    caller: &Caller,
+    id: i32,
+    request: AddonIn,
+) -> Result<AddonOut, AdminError> {
     let existing = db::run(&ctx.store, move |conn| queries::addons::get(conn, id)).await?;
     let mut config = parse(request)?;
     check_url(ctx, &config).await?;
@@ -289,7 +187,7 @@ pub async fn update(ctx: &Ctx, caller: &Caller, id: i32, request: AddonIn) -> Re
 }
 
 /// Deletes a webhook.
-pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
+pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -299,7 +197,7 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminErro
 }
 
 /// A webhook's deliveries, newest first: `limit` 1 to 100 (50 otherwise) after `offset`.
-pub async fn deliveries(ctx: &Ctx, id: i32, query: DeliveriesQuery) -> Result<DeliveriesOut, AdminError> {
+pub async fn deliveries(ctx: &Runtime, id: i32, query: DeliveriesQuery) -> Result<DeliveriesOut, AdminError> {
     let limit = query
         .limit
         .and_then(|text| text.parse::<i64>().ok())
@@ -320,7 +218,7 @@ pub async fn deliveries(ctx: &Ctx, id: i32, query: DeliveriesQuery) -> Result<De
 }
 
 /// Checks the URL, when it is not the masked one an update keeps, where blocking is allowed.
-async fn check_url(ctx: &Ctx, config: &AddonConfig) -> Result<(), AdminError> {
+async fn check_url(ctx: &Runtime, config: &AddonConfig) -> Result<(), AdminError> {
     let Some(url) = config
         .parameters
         .get("url")
@@ -394,14 +292,14 @@ fn parse(request: AddonIn) -> Result<AddonConfig, AdminError> {
         )));
     }
     if let Some(template) = text(&request.parameters, "bodyTemplate") {
-        crate::webhooks::check_template(&template)
+        crate::catalogue::webhooks::check_template(&template)
             .map_err(|message| AdminError::invalid("/parameters/bodyTemplate", message))?;
     }
     if let Some(headers) = text(&request.parameters, "customHeaders")
         && headers.len() > 1
         && headers != MASKED
     {
-        crate::webhooks::parse_headers(&headers)
+        crate::catalogue::webhooks::parse_headers(&headers)
             .map_err(|message| AdminError::invalid("/parameters/customHeaders", message))?;
     }
     Ok(AddonConfig {
@@ -421,67 +319,5 @@ pub fn text(parameters: &Map<String, Value>, name: &str) -> Option<String> {
         Value::String(text) => Some(text.clone()),
         Value::Null => None,
         other => Some(other.to_string()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn private_and_reserved_addresses_are_not_public() -> Result<(), std::net::AddrParseError> {
-        for address in [
-            "127.0.0.1",
-            "10.1.2.3",
-            "172.31.255.255",
-            "192.168.0.1",
-            "169.254.169.254",
-            "0.0.0.0",
-            "100.64.0.1",
-            "224.0.0.1",
-            "::1",
-            "::",
-            "fe80::1",
-            "fd00::1",
-            "::ffff:127.0.0.1",
-            "64:ff9b::1",
-        ] {
-            let address: IpAddr = address.parse()?;
-            assert!(!is_public(address), "{address} counted as public");
-        }
-        for address in ["93.184.216.34", "172.32.0.1", "8.8.8.8", "2606:4700::1111"] {
-            let address: IpAddr = address.parse()?;
-            assert!(is_public(address), "{address} counted as private");
-        }
-        Ok(())
-    }
-
-    #[test]
-    fn the_policy_refuses_private_hosts_unless_allowed() {
-        let strict = UrlPolicy::default();
-        assert_eq!(
-            strict.check("http://127.0.0.1:9/hook").err().as_deref(),
-            Some("URL resolves to a non-public address: 127.0.0.1")
-        );
-        assert_eq!(
-            strict.check("ftp://example.com/").err().as_deref(),
-            Some("Invalid protocol: ftp:")
-        );
-        assert!(
-            strict
-                .check("not a url")
-                .is_err_and(|error| error.starts_with("Invalid URL"))
-        );
-        let listed = UrlPolicy {
-            allow_private: false,
-            allow_list: vec!["LOCALHOST".into()],
-        };
-        assert!(listed.check("http://localhost:9/hook").is_ok());
-        assert!(listed.check("http://127.0.0.1:9/hook").is_err());
-        let open = UrlPolicy {
-            allow_private: true,
-            allow_list: Vec::new(),
-        };
-        assert!(open.check("http://127.0.0.1:9/hook").is_ok());
     }
 }

@@ -2,13 +2,13 @@
 
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::features::{ArchiveImpactOut, BatchFeatures, BatchStale};
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::features::types::{ArchiveImpactOut, BatchFeatures, BatchStale};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Archives one flag of `project`. A flag other flags depend on cannot be archived.
 pub async fn archive_one(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     name: String,
@@ -24,7 +24,7 @@ pub async fn archive_one(
 
 /// Archives the live flags among those listed, which must belong to `project`.
 pub async fn archive_many(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     request: BatchFeatures,
@@ -38,7 +38,7 @@ pub async fn archive_many(
 }
 
 /// What archiving the listed flags would do.
-pub async fn validate(ctx: &Ctx, request: BatchFeatures) -> Result<ArchiveImpactOut, AdminError> {
+pub async fn validate(ctx: &Runtime, request: BatchFeatures) -> Result<ArchiveImpactOut, AdminError> {
     let impact = db::run(&ctx.store, move |conn| {
         queries::archive::impact(conn, &request.features)
     })
@@ -50,7 +50,7 @@ pub async fn validate(ctx: &Ctx, request: BatchFeatures) -> Result<ArchiveImpact
 }
 
 /// Revives one flag: it comes back switched off everywhere.
-pub async fn revive_one(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), AdminError> {
+pub async fn revive_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -61,7 +61,7 @@ pub async fn revive_one(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), 
 
 /// Revives the archived flags among those listed, which must belong to `project`.
 pub async fn revive_many(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     request: BatchFeatures,
@@ -75,7 +75,7 @@ pub async fn revive_many(
 }
 
 /// Deletes one archived flag for good; a live or unknown flag is left alone.
-pub async fn delete_one(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), AdminError> {
+pub async fn delete_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -86,7 +86,7 @@ pub async fn delete_one(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), 
 
 /// Deletes the archived flags among those listed for good, which must belong to `project`.
 pub async fn delete_many(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     request: BatchFeatures,
@@ -101,7 +101,7 @@ pub async fn delete_many(
 
 /// Marks the listed flags of `project` stale or not.
 pub async fn stale_many(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     request: BatchStale,

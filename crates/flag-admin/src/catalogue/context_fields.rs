@@ -1,20 +1,22 @@
 //! Context fields: list and create.
 
+pub mod types;
+
 use flag_store::models::{ContextFieldRow, LegalValue};
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::domain::ResourceName;
-use crate::dto::context::{
+use crate::catalogue::context_fields::types::{
     ContextFieldOut, ContextStrategiesOut, CreateContextField, CreatedContextFieldOut, LegalValueIn,
     UpdateContextField,
 };
-use crate::dto::segments::{NameIn, StrategyUseOut};
-use crate::error::Detail;
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::segments::types::{NameIn, StrategyUseOut};
+use crate::identity::auth::Caller;
+use crate::runtime::domain::ResourceName;
+use crate::runtime::error::Detail;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Every context field.
-pub async fn list(ctx: &Ctx) -> Result<Vec<ContextFieldOut>, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<Vec<ContextFieldOut>, AdminError> {
     let rows = db::run(&ctx.store, queries::context_fields::list_with_usage).await?;
     Ok(rows
         .into_iter()
@@ -24,14 +26,14 @@ pub async fn list(ctx: &Ctx) -> Result<Vec<ContextFieldOut>, AdminError> {
 
 /// The context fields a project's strategies may use: every field, since fields are not scoped
 /// to projects here.
-pub async fn of_project(ctx: &Ctx, project: String) -> Result<Vec<ContextFieldOut>, AdminError> {
+pub async fn of_project(ctx: &Runtime, project: String) -> Result<Vec<ContextFieldOut>, AdminError> {
     db::run(&ctx.store, move |conn| queries::projects::get(conn, &project)).await?;
     list(ctx).await
 }
 
 /// Creates a context field; its sort order is 0 unless the request says otherwise, as in Unleash.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: CreateContextField,
 ) -> Result<CreatedContextFieldOut, AdminError> {
@@ -44,7 +46,11 @@ pub async fn create(
         &request.legal_values,
         crate::now(),
     )?;
-    let row = db::write_as(&ctx.store, caller, row, queries::context_fields::create).await?;
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::context_fields::create(conn, &row, actor)
+        })
+        .await?;
     Ok(CreatedContextFieldOut {
         name: row.name,
         description: row.description,
@@ -53,7 +59,7 @@ pub async fn create(
 }
 
 /// One context field.
-pub async fn get(ctx: &Ctx, name: String) -> Result<ContextFieldOut, AdminError> {
+pub async fn get(ctx: &Runtime, name: String) -> Result<ContextFieldOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::context_fields::get(conn, &name)).await?;
     Ok(ContextFieldOut::try_from(row)?)
 }
@@ -61,7 +67,7 @@ pub async fn get(ctx: &Ctx, name: String) -> Result<ContextFieldOut, AdminError>
 /// Replaces a field's stickiness and legal values (none when absent), and its description and
 /// order when given.
 pub async fn update(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     name: String,
     request: UpdateContextField,
@@ -87,7 +93,7 @@ pub async fn update(
 
 /// Adds a legal value to a field, or replaces the description of one it has.
 pub async fn add_legal_value(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     name: String,
     request: LegalValueIn,
@@ -108,7 +114,7 @@ pub async fn add_legal_value(
 
 /// Removes a legal value from a field; removing one it lacks is not an error.
 pub async fn remove_legal_value(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     name: String,
     value: String,
@@ -120,7 +126,7 @@ pub async fn remove_legal_value(
 }
 
 async fn change_legal_values(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     name: String,
     change: impl FnOnce(&mut Vec<LegalValue>) + Send + 'static,
@@ -146,7 +152,7 @@ async fn change_legal_values(
 }
 
 /// Deletes a field that no strategy of a live flag constrains on.
-pub async fn delete(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), AdminError> {
+pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -156,7 +162,7 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), Admi
 }
 
 /// Checks that a field could have this name: URL-friendly and not taken.
-pub async fn validate_name(ctx: &Ctx, request: NameIn) -> Result<(), AdminError> {
+pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminError> {
     let name =
         ResourceName::try_from(request.name.as_str()).map_err(|error| AdminError::invalid("/name", error))?;
     let taken = db::run(&ctx.store, move |conn| {
@@ -172,7 +178,7 @@ pub async fn validate_name(ctx: &Ctx, request: NameIn) -> Result<(), AdminError>
 }
 
 /// The strategies of live flags with a constraint on a field.
-pub async fn strategies(ctx: &Ctx, name: String) -> Result<ContextStrategiesOut, AdminError> {
+pub async fn strategies(ctx: &Runtime, name: String) -> Result<ContextStrategiesOut, AdminError> {
     let uses = db::run(&ctx.store, move |conn| {
         queries::context_fields::strategies_using(conn, &name)
     })
@@ -205,7 +211,7 @@ fn check_legal_values(values: &[LegalValue]) -> Result<(), AdminError> {
 
 /// Checks one constraint as a strategy's would be checked: its operator and values, and the
 /// legal values of its context field, if it lists any.
-pub async fn validate_constraint(ctx: &Ctx, constraint: flag_eval::Constraint) -> Result<(), AdminError> {
+pub async fn validate_constraint(ctx: &Runtime, constraint: flag_eval::Constraint) -> Result<(), AdminError> {
     flag_eval::validate_constraints(std::slice::from_ref(&constraint))
         .map_err(|(_, error)| AdminError::invalid("/", error.to_string()))?;
     db::run(&ctx.store, move |conn| {

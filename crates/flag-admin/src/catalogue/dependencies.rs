@@ -1,14 +1,16 @@
 //! A feature's dependency on a parent feature.
 
+pub mod types;
+
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::dependencies::AddDependency;
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::dependencies::types::AddDependency;
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Makes `child` of `project` depend on a parent (one parent per feature).
 pub async fn add(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     child: String,
@@ -32,7 +34,12 @@ pub async fn add(
 }
 
 /// Removes the dependency of `child` of `project`.
-pub async fn remove(ctx: &Ctx, caller: &Caller, project: String, child: String) -> Result<(), AdminError> {
+pub async fn remove(
+    ctx: &Runtime,
+    caller: &Caller,
+    project: String,
+    child: String,
+) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {

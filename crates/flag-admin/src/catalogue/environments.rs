@@ -1,18 +1,20 @@
 //! Environments: list, create, switch on and off.
 
+pub mod types;
+
 use flag_store::models::EnvironmentRow;
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::environments::{
+use crate::catalogue::environments::types::{
     CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentView,
     ProjectEnvironmentsOut,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Every environment, by display order, with the projects that use it, its API tokens and the
 /// flags on in it.
-pub async fn list(ctx: &Ctx) -> Result<EnvironmentsOut, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<EnvironmentsOut, AdminError> {
     let rows = db::run(&ctx.store, queries::environments::list_with_counts).await?;
     Ok(EnvironmentsOut {
         version: 1,
@@ -23,7 +25,7 @@ pub async fn list(ctx: &Ctx) -> Result<EnvironmentsOut, AdminError> {
 /// Creates an environment, enabled unless the request says otherwise. Without a sort order it
 /// takes one past the largest and so sorts last, as Unleash's environment store provides for.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: CreateEnvironment,
 ) -> Result<EnvironmentDetailOut, AdminError> {
@@ -45,7 +47,7 @@ pub async fn create(
 }
 
 /// Switches the environment `name` on or off.
-pub async fn switch(ctx: &Ctx, caller: &Caller, name: String, enabled: bool) -> Result<(), AdminError> {
+pub async fn switch(ctx: &Runtime, caller: &Caller, name: String, enabled: bool) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -55,14 +57,14 @@ pub async fn switch(ctx: &Ctx, caller: &Caller, name: String, enabled: bool) -> 
 }
 
 /// One environment.
-pub async fn get(ctx: &Ctx, name: String) -> Result<EnvironmentDetailOut, AdminError> {
+pub async fn get(ctx: &Runtime, name: String) -> Result<EnvironmentDetailOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::environments::get(conn, &name)).await?;
     Ok(EnvironmentDetailOut::from(row))
 }
 
 /// Sets the display order of the named environments; unknown names are skipped.
 pub async fn set_sort_order(
-    ctx: &Ctx,
+    ctx: &Runtime,
     orders: std::collections::BTreeMap<String, i32>,
 ) -> Result<(), AdminError> {
     let orders: Vec<(String, i32)> = orders.into_iter().collect();
@@ -74,7 +76,7 @@ pub async fn set_sort_order(
 
 /// Every environment as a project sees it: whether it has it, its tokens there and its flags on
 /// there (archived ones included, as Unleash counts them). An unknown project has none of them.
-pub async fn of_project(ctx: &Ctx, project: String) -> Result<ProjectEnvironmentsOut, AdminError> {
+pub async fn of_project(ctx: &Runtime, project: String) -> Result<ProjectEnvironmentsOut, AdminError> {
     let (rows, visible, enabled, tokens) = db::run(&ctx.store, move |conn| {
         Ok((
             queries::environments::list(conn)?,

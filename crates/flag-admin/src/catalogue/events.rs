@@ -1,20 +1,22 @@
 //! The audit log: the newest events, a flag's events, searching them, and who wrote them; and
 //! each event told in one Markdown sentence, as Unleash tells it.
 
+pub mod types;
+
 use chrono::NaiveDate;
 use flag_store::models::Actor;
 use flag_store::queries;
 use flag_store::queries::events::EventFilter;
 use serde_json::Value;
 
-use crate::auth::Caller;
-use crate::dto::events::{
+use crate::catalogue::events::types::{
     EventCreatorOut, EventOut, EventSearchOut, EventSearchQuery, EventsOut, EventsQuery, FeatureEventsOut,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The newest 100 events, or a project's newest 50, as Unleash's deprecated list answers.
-pub async fn list(ctx: &Ctx, query: EventsQuery) -> Result<EventsOut, AdminError> {
+pub async fn list(ctx: &Runtime, query: EventsQuery) -> Result<EventsOut, AdminError> {
     let (filter, limit) = match query.project {
         Some(project) => (
             EventFilter {
@@ -37,7 +39,11 @@ pub async fn list(ctx: &Ctx, query: EventsQuery) -> Result<EventsOut, AdminError
 }
 
 /// A flag's newest 50 events.
-pub async fn of_feature(ctx: &Ctx, caller: &Caller, feature: String) -> Result<FeatureEventsOut, AdminError> {
+pub async fn of_feature(
+    ctx: &Runtime,
+    caller: &Caller,
+    feature: String,
+) -> Result<FeatureEventsOut, AdminError> {
     let filter = EventFilter {
         features: Some(vec![feature.clone()]),
         with_project: !caller.principal().administers(),
@@ -57,7 +63,7 @@ pub async fn of_feature(ctx: &Ctx, caller: &Caller, feature: String) -> Result<F
 
 /// The events a search keeps, newest first, with how many it keeps in all.
 pub async fn search(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     query: EventSearchQuery,
 ) -> Result<EventSearchOut, AdminError> {
@@ -115,7 +121,7 @@ pub async fn search(
 }
 
 /// Everyone who wrote events, by id.
-pub async fn creators(ctx: &Ctx) -> Result<Vec<EventCreatorOut>, AdminError> {
+pub async fn creators(ctx: &Runtime) -> Result<Vec<EventCreatorOut>, AdminError> {
     let rows = db::run(&ctx.store, queries::events::creators).await?;
     Ok(rows
         .into_iter()
@@ -953,7 +959,7 @@ mod tests {
     use serde_json::{Value, json};
 
     use super::{Bold, EventFormatter};
-    use crate::dto::events::EventOut;
+    use crate::catalogue::events::types::EventOut;
 
     /// A `feature-strategy-update` of `new-feature` in `production`, as Unleash's formatter tests
     /// build them (src/lib/addons/feature-event-formatter-md.test.ts).

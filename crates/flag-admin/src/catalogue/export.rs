@@ -1,18 +1,24 @@
 //! Export and import of flags in Unleash's export document.
 
+pub mod types;
+
 use flag_store::queries;
 use flag_store::queries::export::{ExportDocument, Selection};
 
-use crate::auth::{Caller, Principal};
-use crate::dto::export::{ExportQuery, FindingOut, ImportCheckOut, ImportRequest};
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::export::types::{ExportQuery, FindingOut, ImportCheckOut, ImportRequest};
+use crate::identity::auth::{Caller, Principal};
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Unleash's refusal of an import by an admin API token.
 pub const ADMIN_TOKEN_IMPORT: &str = "You can't use an admin token to import features. Please use either a personal access token (https://docs.getunleash.io/reference/api-tokens-and-client-keys#personal-access-tokens) or a service account (https://docs.getunleash.io/reference/service-accounts).";
 
 /// The export document of the flags asked for, in one environment. As in Unleash, the
 /// environment need not exist: its strategies and switches are then simply absent.
-pub async fn export(ctx: &Ctx, caller: &Caller, query: ExportQuery) -> Result<ExportDocument, AdminError> {
+pub async fn export(
+    ctx: &Runtime,
+    caller: &Caller,
+    query: ExportQuery,
+) -> Result<ExportDocument, AdminError> {
     caller.require_in(&query.environment)?;
     let selection = match (query.features, query.tag, query.project) {
         (Some(features), _, _) if !features.is_empty() => Selection::Named(features),
@@ -29,7 +35,7 @@ pub async fn export(ctx: &Ctx, caller: &Caller, query: ExportQuery) -> Result<Ex
 
 /// What importing a document would do, writing nothing.
 pub async fn validate(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: ImportRequest,
 ) -> Result<ImportCheckOut, AdminError> {
@@ -48,7 +54,7 @@ pub async fn validate(
 /// Imports a document in one transaction, as the signed-in user who asks (who then created the
 /// flags it adds); any error its validation reports refuses it whole. As in Unleash, an admin
 /// API token may validate an import but not make one.
-pub async fn import(ctx: &Ctx, caller: &Caller, request: ImportRequest) -> Result<(), AdminError> {
+pub async fn import(ctx: &Runtime, caller: &Caller, request: ImportRequest) -> Result<(), AdminError> {
     if matches!(caller.principal(), Principal::AdminToken { .. }) {
         return Err(AdminError::bad_request(ADMIN_TOKEN_IMPORT));
     }

@@ -1,24 +1,26 @@
 //! Features: create, list, read, and switch on and off in an environment.
 
+pub mod types;
+
 use std::collections::HashMap;
 
 use flag_store::models::FeatureRow;
 use flag_store::queries;
 use flag_store::queries::features::FeatureMetadata;
 
-use crate::auth::Caller;
-use crate::domain::ResourceName;
-use crate::dto::features::{
+use crate::catalogue::features::types::{
     BulkSwitch, CloneFeature, CollaboratorsOut, CreateFeature, DependencyOut, EnvironmentStrategyOut,
     FeatureDetailOut, FeatureEnvironmentOut, FeatureEnvironmentSummary, FeatureInEnvironmentOut,
     FeatureListItem, FeatureOut, FeatureQuery, FeatureStrategyOut, FeatureTypeOut, FeatureTypesOut,
     FeaturesOut, LifecycleOut, SwitchQuery, UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::Caller;
+use crate::runtime::domain::ResourceName;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Creates a feature in `project`.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     request: CreateFeature,
@@ -34,13 +36,17 @@ pub async fn create(
         created_at: crate::now(),
         created_by_user_id: Some(caller.actor().user_id),
     };
-    let row = db::write_as(&ctx.store, caller, row, queries::features::create).await?;
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::features::create(conn, &row, actor)
+        })
+        .await?;
     Ok(FeatureOut::from(row))
 }
 
 /// The features of `project`, each with its switch, variant count and strategies in the
 /// environments the caller may read, by environment sort order.
-pub async fn list(ctx: &Ctx, caller: &Caller, project: String) -> Result<FeaturesOut, AdminError> {
+pub async fn list(ctx: &Runtime, caller: &Caller, project: String) -> Result<FeaturesOut, AdminError> {
     let (rows, states) = db::run(&ctx.store, move |conn| {
         queries::projects::get(conn, &project)?;
         Ok((
@@ -64,7 +70,7 @@ pub async fn list(ctx: &Ctx, caller: &Caller, project: String) -> Result<Feature
                 environment_type: flag.environment_type,
                 sort_order: flag.sort_order,
                 variant_count,
-                last_seen_at: flag.state.last_seen_at.map(crate::dto::iso),
+                last_seen_at: flag.state.last_seen_at.map(crate::runtime::input::iso),
                 has_strategies: flag.has_strategies,
                 has_enabled_strategies: flag.has_enabled_strategies,
             });
@@ -86,7 +92,7 @@ pub async fn list(ctx: &Ctx, caller: &Caller, project: String) -> Result<Feature
 /// parents and children, lifecycle stage, creator and collaborators. An archived flag is not
 /// found.
 pub async fn get(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, name): (String, String),
     query: FeatureQuery,
@@ -143,7 +149,7 @@ pub async fn get(
             .filter(|entry| entry.environment == state.environment_name)
             .fold((0, 0), |(yes, no), entry| (yes + entry.yes, no + entry.no));
         shown.push(FeatureEnvironmentOut {
-            last_seen_at: state.last_seen_at.map(crate::dto::iso),
+            last_seen_at: state.last_seen_at.map(crate::runtime::input::iso),
             variants: if with_variants {
                 Some(state.variants()?)
             } else {
@@ -177,10 +183,10 @@ pub async fn get(
         description: row.description,
         project: row.project_id,
         stale: row.stale,
-        created_at: crate::dto::iso(row.created_at),
+        created_at: crate::runtime::input::iso(row.created_at),
         created_by: row
             .created_by_user_id
-            .map(|id| crate::dto::person(id, user(id), "")),
+            .map(|id| crate::catalogue::features::types::person(id, user(id), "")),
         feature_type: row.feature_type,
         archived: false,
         dependencies: match parent {
@@ -197,7 +203,9 @@ pub async fn get(
         collaborators: CollaboratorsOut {
             users: writers
                 .iter()
-                .filter_map(|(id, written)| id.map(|id| crate::dto::person(id, user(id), written)))
+                .filter_map(|(id, written)| {
+                    id.map(|id| crate::catalogue::features::types::person(id, user(id), written))
+                })
                 .collect(),
         },
         name: row.name,
@@ -227,14 +235,14 @@ pub fn current_stage(stages: &[flag_store::models::LifecycleRow]) -> Option<Life
         .map(|row| LifecycleOut {
             stage: row.stage.clone(),
             status: row.status.clone(),
-            entered_stage_at: crate::dto::iso(row.created_at),
+            entered_stage_at: crate::runtime::input::iso(row.created_at),
         })
 }
 
 /// Updates a flag of `project`: every field is set, one left out of the request takes its
 /// default, as in Unleash. A flag cannot be renamed or moved.
 pub async fn update(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, name): (String, String),
     request: UpdateFeature,
@@ -256,7 +264,7 @@ pub async fn update(
 /// createdAt, impressionData, archivedAt?, archived}`; the name, project and times cannot
 /// change, and variants have operations of their own.
 pub async fn patch(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, name): (String, String),
     operations: json_patch::Patch,
@@ -276,8 +284,8 @@ pub async fn patch(
     })
     .await?;
     let mut document = queries::features::feature_json(&row);
-    crate::dto::apply_patch(&mut document, &operations).map_err(AdminError::bad_request)?;
-    let patched: UpdateFeature = crate::dto::parse_value(document)?;
+    crate::runtime::input::apply_patch(&mut document, &operations).map_err(AdminError::bad_request)?;
+    let patched: UpdateFeature = crate::runtime::input::parse_value(document)?;
     let metadata = FeatureMetadata {
         feature_type: patched.feature_type.as_str().to_owned(),
         description: patched.description.filter(|text| !text.is_empty()),
@@ -292,7 +300,7 @@ pub async fn patch(
 }
 
 async fn write_metadata(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     name: String,
@@ -310,7 +318,7 @@ async fn write_metadata(
 
 /// Checks that `name` could name a new flag: URL-friendly and not taken, by a live or an
 /// archived flag.
-pub async fn validate_name(ctx: &Ctx, request: ValidateFeatureName) -> Result<(), AdminError> {
+pub async fn validate_name(ctx: &Runtime, request: ValidateFeatureName) -> Result<(), AdminError> {
     let name =
         ResourceName::try_from(request.name.as_str()).map_err(|error| AdminError::invalid("/name", error))?;
     let existing = db::run(&ctx.store, move |conn| {
@@ -329,7 +337,7 @@ pub async fn validate_name(ctx: &Ctx, request: ValidateFeatureName) -> Result<()
 }
 
 /// The feature types, in Unleash's order.
-pub async fn types(ctx: &Ctx) -> Result<FeatureTypesOut, AdminError> {
+pub async fn types(ctx: &Runtime) -> Result<FeatureTypesOut, AdminError> {
     let rows = db::run(&ctx.store, queries::feature_types::list).await?;
     Ok(FeatureTypesOut {
         version: 1,
@@ -340,7 +348,7 @@ pub async fn types(ctx: &Ctx) -> Result<FeatureTypesOut, AdminError> {
 /// Sets after how many days a flag of type `id` (in any letter case) is potentially stale;
 /// `0` means never.
 pub async fn set_lifetime(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     id: String,
     request: UpdateLifetime,
@@ -370,7 +378,7 @@ pub async fn set_lifetime(
 
 /// A flag of `project` in one environment, with its strategies there.
 pub async fn environment(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, name, environment): (String, String, String),
 ) -> Result<FeatureInEnvironmentOut, AdminError> {
@@ -406,7 +414,7 @@ pub async fn environment(
 /// Switches a flag of `project` on or off in `environment`; switching on with
 /// `activate_disabled` enables its disabled strategies there instead of adding the default one.
 pub async fn switch_with(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature, environment): (String, String, String),
     enabled: bool,
@@ -424,7 +432,7 @@ pub async fn switch_with(
 
 /// Switches several flags of `project` in `environment` at once: all or none.
 pub async fn switch_many(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, environment): (String, String),
     request: BulkSwitch,
@@ -443,7 +451,7 @@ pub async fn switch_many(
 
 /// The flags of `child`'s project that could be its parent: live, not `child`, and without a
 /// parent of their own.
-pub async fn parent_options(ctx: &Ctx, child: String) -> Result<Vec<String>, AdminError> {
+pub async fn parent_options(ctx: &Runtime, child: String) -> Result<Vec<String>, AdminError> {
     db::run(&ctx.store, move |conn| {
         queries::dependencies::parent_options(conn, &child)
     })
@@ -451,7 +459,7 @@ pub async fn parent_options(ctx: &Ctx, child: String) -> Result<Vec<String>, Adm
 }
 
 /// The variant names of `parent` in any environment, sorted, for a dependency on one of them.
-pub async fn parent_variants(ctx: &Ctx, parent: String) -> Result<Vec<String>, AdminError> {
+pub async fn parent_variants(ctx: &Runtime, parent: String) -> Result<Vec<String>, AdminError> {
     let states = db::run(&ctx.store, move |conn| {
         queries::features::environments_of(conn, &parent)
     })
@@ -466,7 +474,7 @@ pub async fn parent_variants(ctx: &Ctx, parent: String) -> Result<Vec<String>, A
 }
 
 /// Whether any flag of `project` depends on another.
-pub async fn has_dependencies(ctx: &Ctx, project: String) -> Result<bool, AdminError> {
+pub async fn has_dependencies(ctx: &Runtime, project: String) -> Result<bool, AdminError> {
     db::run(&ctx.store, move |conn| {
         queries::dependencies::exist_in(conn, &project)
     })
@@ -475,7 +483,7 @@ pub async fn has_dependencies(ctx: &Ctx, project: String) -> Result<bool, AdminE
 
 /// Copies a live flag of `project` under a new name, switched off everywhere.
 pub async fn clone(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, source): (String, String),
     request: CloneFeature,

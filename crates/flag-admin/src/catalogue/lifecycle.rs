@@ -1,29 +1,31 @@
 //! Flags' lifecycles: the stages each entered, marking one completed, and counts by stage.
 
+pub mod types;
+
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::features::LifecycleOut;
-use crate::dto::lifecycle::{CompleteFeature, LifecycleCountOut};
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::features::types::LifecycleOut;
+use crate::catalogue::lifecycle::types::{CompleteFeature, LifecycleCountOut};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The stages a flag entered, in the order a flag passes through them, as Unleash lists them;
 /// none for an unknown flag.
-pub async fn stages(ctx: &Ctx, feature: String) -> Result<Vec<LifecycleOut>, AdminError> {
+pub async fn stages(ctx: &Runtime, feature: String) -> Result<Vec<LifecycleOut>, AdminError> {
     let rows = db::run(&ctx.store, move |conn| queries::lifecycle::of(conn, &[feature])).await?;
     Ok(rows
         .into_iter()
         .map(|row| LifecycleOut {
             stage: row.stage,
             status: row.status,
-            entered_stage_at: crate::dto::iso(row.created_at),
+            entered_stage_at: crate::runtime::input::iso(row.created_at),
         })
         .collect())
 }
 
 /// Marks a flag completed: kept or discarded.
 pub async fn complete(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature): (String, String),
     request: CompleteFeature,
@@ -46,7 +48,7 @@ pub async fn complete(
 
 /// Takes back a flag's completion.
 pub async fn uncomplete(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature): (String, String),
 ) -> Result<(), AdminError> {
@@ -59,7 +61,7 @@ pub async fn uncomplete(
 }
 
 /// How many flags are in each stage, by the stage each entered last.
-pub async fn count(ctx: &Ctx) -> Result<LifecycleCountOut, AdminError> {
+pub async fn count(ctx: &Runtime) -> Result<LifecycleCountOut, AdminError> {
     let rows = db::run(&ctx.store, queries::lifecycle::all).await?;
     let mut latest: std::collections::HashMap<&str, &flag_store::models::LifecycleRow> =
         std::collections::HashMap::new();

@@ -2,6 +2,8 @@
 //! status, who created its flags, and the personal dashboard. Health is computed as Unleash
 //! computes it: 100, less the shares of stale and of potentially stale live flags.
 
+pub mod types;
+
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::NaiveDateTime;
@@ -9,17 +11,17 @@ use flag_store::models::{FeatureRow, ProjectRow};
 use flag_store::queries;
 use flag_store::queries::search::Catalogue;
 
-use crate::auth::{Caller, Principal};
-use crate::domain::RootRole;
-use crate::dto::overview::{
+use crate::catalogue::overview::types::{
     ActivityOut, AdminOut, ArchivedSummaryOut, CreatorOut, CurrentOut, DashboardEventOut, DashboardFlagOut,
     DashboardOut, DashboardProjectDetailOut, DashboardProjectOut, FeatureNamingOut, InsightsOut,
     LifecycleSummaryOut, OnboardingOut, OverviewEnvironmentOut, OwnerOut, ProjectListItem, ProjectListOut,
     ProjectOverviewOut, ProjectStatsOut, ProjectStatusOut, ResourcesOut, StageSummaryOut, TotalOut,
     TypeCountOut,
 };
-use crate::search::potentially_stale;
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::search::potentially_stale;
+use crate::identity::auth::{Caller, Principal};
+use crate::runtime::domain::RootRole;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// A project's live flags and what Unleash's views count of them.
 struct Flags<'a> {
@@ -105,7 +107,7 @@ fn system_owner() -> Vec<OwnerOut> {
 }
 
 /// Every project, by name, with its health, flags and onboarding.
-pub async fn list(ctx: &Ctx) -> Result<ProjectListOut, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<ProjectListOut, AdminError> {
     let now = crate::now();
     let (projects, catalogue, activity, connected) = db::run(&ctx.store, move |conn| {
         let projects = queries::projects::list(conn)?;
@@ -130,11 +132,11 @@ pub async fn list(ctx: &Ctx) -> Result<ProjectListOut, AdminError> {
                 technical_debt: 100 - health,
                 feature_count: flags.live.len(),
                 member_count: 0,
-                created_at: crate::dto::iso(project.created_at),
+                created_at: crate::runtime::input::iso(project.created_at),
                 archived_at: None,
                 mode: "open",
-                last_reported_flag_usage: flags.last_reported(&catalogue).map(crate::dto::iso),
-                last_updated_at: last_updated.map(crate::dto::iso),
+                last_reported_flag_usage: flags.last_reported(&catalogue).map(crate::runtime::input::iso),
+                last_updated_at: last_updated.map(crate::runtime::input::iso),
                 onboarding_status: onboarding(&project.id, &catalogue, &connected),
                 owners: system_owner(),
                 name: project.name,
@@ -158,7 +160,7 @@ struct ProjectRead {
     connected: BTreeSet<String>,
 }
 
-async fn read(ctx: &Ctx, project: String, now: NaiveDateTime) -> Result<ProjectRead, AdminError> {
+async fn read(ctx: &Runtime, project: String, now: NaiveDateTime) -> Result<ProjectRead, AdminError> {
     db::run(&ctx.store, move |conn| {
         let project = queries::projects::get(conn, &project)?;
         let last_updated = queries::events::project_activity(conn, &project.id)?;
@@ -174,7 +176,7 @@ async fn read(ctx: &Ctx, project: String, now: NaiveDateTime) -> Result<ProjectR
 }
 
 /// A project at a glance.
-pub async fn overview(ctx: &Ctx, project: String) -> Result<ProjectOverviewOut, AdminError> {
+pub async fn overview(ctx: &Runtime, project: String) -> Result<ProjectOverviewOut, AdminError> {
     let now = crate::now();
     let read = read(ctx, project, now).await?;
     let flags = Flags::of(&read.catalogue, &read.project.id, now);
@@ -209,8 +211,8 @@ pub async fn overview(ctx: &Ctx, project: String) -> Result<ProjectOverviewOut, 
         health,
         technical_debt: 100 - health,
         favorite: false,
-        updated_at: crate::dto::iso(read.last_updated.unwrap_or(read.project.created_at)),
-        created_at: crate::dto::iso(read.project.created_at),
+        updated_at: crate::runtime::input::iso(read.last_updated.unwrap_or(read.project.created_at)),
+        created_at: crate::runtime::input::iso(read.project.created_at),
         onboarding_status: onboarding(&read.project.id, &read.catalogue, &read.connected),
         environments: environments
             .into_iter()
@@ -227,7 +229,7 @@ pub async fn overview(ctx: &Ctx, project: String) -> Result<ProjectOverviewOut, 
 
 /// A project's status: its resources, activity over the last year, health, and flags by
 /// lifecycle stage. An unknown project has nothing.
-pub async fn status(ctx: &Ctx, project: String) -> Result<ProjectStatusOut, AdminError> {
+pub async fn status(ctx: &Runtime, project: String) -> Result<ProjectStatusOut, AdminError> {
     let now = crate::now();
     let year_ago = now - chrono::Duration::days(365);
     let id = project.clone();
@@ -306,7 +308,7 @@ pub async fn status(ctx: &Ctx, project: String) -> Result<ProjectStatusOut, Admi
 }
 
 /// The users who created a project's live flags, by id.
-pub async fn flag_creators(ctx: &Ctx, project: String) -> Result<Vec<CreatorOut>, AdminError> {
+pub async fn flag_creators(ctx: &Runtime, project: String) -> Result<Vec<CreatorOut>, AdminError> {
     let now = crate::now();
     let catalogue = db::run(&ctx.store, move |conn| queries::search::catalogue(conn, now)).await?;
     let mut ids: Vec<i32> = Flags::of(&catalogue, &project, now)
@@ -331,7 +333,7 @@ pub async fn flag_creators(ctx: &Ctx, project: String) -> Result<Vec<CreatorOut>
 }
 
 /// The caller's dashboard: every project, the flags they created, and the administrators.
-pub async fn dashboard(ctx: &Ctx, caller: &Caller) -> Result<DashboardOut, AdminError> {
+pub async fn dashboard(ctx: &Runtime, caller: &Caller) -> Result<DashboardOut, AdminError> {
     let now = crate::now();
     let creator = match caller.principal() {
         Principal::User { id, .. } => *id,
@@ -383,7 +385,11 @@ pub async fn dashboard(ctx: &Ctx, caller: &Caller) -> Result<DashboardOut, Admin
             .into_iter()
             .filter(|user| user.root_role == RootRole::Admin.id())
             .map(|user| AdminOut {
-                image_url: crate::dto::image_url(user.email.as_deref(), user.username.as_deref(), user.id),
+                image_url: crate::identity::users::types::image_url(
+                    user.email.as_deref(),
+                    user.username.as_deref(),
+                    user.id,
+                ),
                 id: user.id,
                 name: user.name.filter(|name| !name.is_empty()),
                 username: user.username.filter(|name| !name.is_empty()),
@@ -394,7 +400,10 @@ pub async fn dashboard(ctx: &Ctx, caller: &Caller) -> Result<DashboardOut, Admin
 }
 
 /// A project on the caller's dashboard: its newest events, onboarding and health in figures.
-pub async fn dashboard_project(ctx: &Ctx, project: String) -> Result<DashboardProjectDetailOut, AdminError> {
+pub async fn dashboard_project(
+    ctx: &Runtime,
+    project: String,
+) -> Result<DashboardProjectDetailOut, AdminError> {
     let now = crate::now();
     let id = project.clone();
     let events = db::run(&ctx.store, move |conn| {
@@ -408,17 +417,24 @@ pub async fn dashboard_project(ctx: &Ctx, project: String) -> Result<DashboardPr
     let flags = Flags::of(&read.catalogue, &read.project.id, now);
     let health = flags.health();
     // Told as the event log tells them, with links to the console.
-    let formatter =
-        crate::events::EventFormatter::new(&ctx.settings.unleash_url, crate::events::Bold::Markdown);
+    let formatter = crate::catalogue::events::EventFormatter::new(
+        &ctx.settings.unleash_url,
+        crate::catalogue::events::Bold::Markdown,
+    );
     Ok(DashboardProjectDetailOut {
         latest_events: events
             .into_iter()
             .map(|event| {
-                let (_, summary) = formatter.format(&crate::dto::events::EventOut::of(event.clone()));
+                let (_, summary) =
+                    formatter.format(&crate::catalogue::events::types::EventOut::of(event.clone()));
                 DashboardEventOut {
-                    created_at: crate::dto::iso(event.created_at),
+                    created_at: crate::runtime::input::iso(event.created_at),
                     summary,
-                    created_by_image_url: crate::dto::image_url(Some(&event.created_by), None, 0),
+                    created_by_image_url: crate::identity::users::types::image_url(
+                        Some(&event.created_by),
+                        None,
+                        0,
+                    ),
                     created_by: event.created_by,
                     id: event.id,
                 }

@@ -1,15 +1,17 @@
 //! Projects: list, create, read, and which environments each uses.
 
+pub mod types;
+
 use flag_store::models::ProjectRow;
 use flag_store::{StoreError, queries};
 
-use crate::auth::Caller;
-use crate::domain::ResourceName;
-use crate::dto::projects::{
+use crate::catalogue::projects::types::{
     CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment, ProjectEnvironmentOut,
     ProjectFeatureOut,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::Caller;
+use crate::runtime::domain::ResourceName;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The id Unleash makes from a project's name: lower-case, anything not URL-friendly a dash.
 fn id_from(name: &str) -> Result<ResourceName, AdminError> {
@@ -23,7 +25,7 @@ fn id_from(name: &str) -> Result<ResourceName, AdminError> {
 
 /// Creates a project with the given environments, or every enabled one.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: CreateProject,
 ) -> Result<CreatedProjectOut, AdminError> {
@@ -56,13 +58,13 @@ pub async fn create(
 
 /// Every project's id and name, by id: what a project selector needs, without the counts the
 /// project list computes.
-pub async fn names(ctx: &Ctx) -> Result<Vec<(String, String)>, AdminError> {
+pub async fn names(ctx: &Runtime) -> Result<Vec<(String, String)>, AdminError> {
     let rows = db::run(&ctx.store, queries::projects::list).await?;
     Ok(rows.into_iter().map(|row| (row.id, row.name)).collect())
 }
 
 /// One project with its environments and features.
-pub async fn get(ctx: &Ctx, id: String) -> Result<ProjectDetailOut, AdminError> {
+pub async fn get(ctx: &Runtime, id: String) -> Result<ProjectDetailOut, AdminError> {
     let (row, environments, features) = db::run(&ctx.store, move |conn| {
         let row = queries::projects::get(conn, &id)?;
         let environments = queries::projects::environments_of(conn, &id)?;
@@ -79,14 +81,14 @@ pub async fn get(ctx: &Ctx, id: String) -> Result<ProjectDetailOut, AdminError> 
             .map(|environment| ProjectEnvironmentOut { environment })
             .collect(),
         features: features.into_iter().map(ProjectFeatureOut::from).collect(),
-        created_at: crate::dto::iso(row.created_at),
+        created_at: crate::runtime::input::iso(row.created_at),
     })
 }
 
 /// Enables an environment in a project. Change requests are not supported. An unknown project
 /// is not found; an unknown environment is bad data, as in Unleash.
 pub async fn enable_environment(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     request: ProjectEnvironment,
@@ -121,7 +123,7 @@ pub async fn enable_environment(
 
 /// Disables an environment in a project.
 pub async fn disable_environment(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     environment: String,

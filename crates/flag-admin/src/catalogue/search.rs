@@ -1,6 +1,8 @@
 //! Searching flags as Unleash's web UI does: filters in Unleash's syntax, paging and sorting,
 //! each flag shown with its state per environment, segments, tags, lifecycle and creator.
 
+pub mod types;
+
 use std::cmp::Ordering;
 
 use chrono::{NaiveDate, NaiveDateTime};
@@ -8,9 +10,11 @@ use flag_store::models::FeatureRow;
 use flag_store::queries;
 use flag_store::queries::search::Catalogue;
 
-use crate::dto::search::{ColoredTagOut, SearchEnvironmentOut, SearchFeatureOut, SearchOut, SearchQuery};
-use crate::features::current_stage;
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::features::current_stage;
+use crate::catalogue::search::types::{
+    ColoredTagOut, SearchEnvironmentOut, SearchFeatureOut, SearchOut, SearchQuery,
+};
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// A filter on one value: `IS`, `IS_NOT`, `IS_ANY_OF` or `IS_NONE_OF`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -239,7 +243,7 @@ pub(crate) fn potentially_stale(row: &FeatureRow, catalogue: &Catalogue, now: Na
 }
 
 /// Searches the flags.
-pub async fn search(ctx: &Ctx, mut query: SearchQuery) -> Result<SearchOut, AdminError> {
+pub async fn search(ctx: &Runtime, mut query: SearchQuery) -> Result<SearchOut, AdminError> {
     let filters = Filters::parse(&mut query)?;
     let descending = match query.sort_order.as_deref() {
         None | Some("asc") => false,
@@ -263,7 +267,7 @@ pub async fn search(ctx: &Ctx, mut query: SearchQuery) -> Result<SearchOut, Admi
     let none: Vec<String> = Vec::new();
     let mut found: Vec<(
         &FeatureRow,
-        Option<crate::dto::features::LifecycleOut>,
+        Option<crate::catalogue::features::types::LifecycleOut>,
         Option<NaiveDateTime>,
     )> = Vec::new();
     for row in &catalogue.features {
@@ -437,7 +441,7 @@ pub async fn search(ctx: &Ctx, mut query: SearchQuery) -> Result<SearchOut, Admi
 /// One flag as a search shows it.
 fn show(
     row: &FeatureRow,
-    lifecycle: Option<crate::dto::features::LifecycleOut>,
+    lifecycle: Option<crate::catalogue::features::types::LifecycleOut>,
     catalogue: &Catalogue,
 ) -> SearchFeatureOut {
     let states = catalogue.states.get(&row.name).map_or(&[][..], Vec::as_slice);
@@ -466,7 +470,7 @@ fn show(
                     .unwrap_or_default(),
                 sort_order: environment.map_or(0, |environment| environment.sort_order),
                 variant_count: state.variants().map_or(0, |variants| variants.len()),
-                last_seen_at: state.last_seen_at.map(crate::dto::iso),
+                last_seen_at: state.last_seen_at.map(crate::runtime::input::iso),
                 has_strategies: counts.any(),
                 has_enabled_strategies: counts.any_enabled(),
                 yes,
@@ -502,9 +506,9 @@ fn show(
         project: row.project_id.clone(),
         favorite: false,
         name: row.name.clone(),
-        created_at: crate::dto::iso(row.created_at),
+        created_at: crate::runtime::input::iso(row.created_at),
         stale: row.stale,
-        archived_at: row.archived_at.map(crate::dto::iso),
+        archived_at: row.archived_at.map(crate::runtime::input::iso),
         impression_data: row.impression_data,
         dependency_type: if catalogue.parents.contains(&row.name) {
             Some("parent")
@@ -516,8 +520,8 @@ fn show(
         environments,
         segments: catalogue.segments.get(&row.name).cloned().unwrap_or_default(),
         created_by: match creator {
-            Some((id, user)) => crate::dto::person(id, user, ""),
-            None => crate::dto::person(0, None, ""),
+            Some((id, user)) => crate::catalogue::features::types::person(id, user, ""),
+            None => crate::catalogue::features::types::person(0, None, ""),
         },
         lifecycle,
         tags,

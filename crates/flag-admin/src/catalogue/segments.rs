@@ -1,17 +1,19 @@
 //! Segments: list and create.
 
+pub mod types;
+
 use flag_store::models::NewSegment;
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::segments::{
+use crate::catalogue::segments::types::{
     CreateSegment, CreatedSegmentOut, NameIn, SegmentDetailOut, SegmentOut, SegmentStrategiesOut,
     SegmentsOut, StrategySegmentsOut, StrategyUseOut,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Every segment.
-pub async fn list(ctx: &Ctx) -> Result<SegmentsOut, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<SegmentsOut, AdminError> {
     let rows = db::run(&ctx.store, queries::segments::list_with_usage).await?;
     let segments = rows
         .into_iter()
@@ -22,32 +24,41 @@ pub async fn list(ctx: &Ctx) -> Result<SegmentsOut, AdminError> {
 
 /// Creates a segment; its constraints are checked as strategy constraints are.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: CreateSegment,
 ) -> Result<CreatedSegmentOut, AdminError> {
     let constraints = request.constraints.clone();
     let segment = new_segment(caller, request)?;
-    let row = db::write_as(&ctx.store, caller, segment, queries::segments::create).await?;
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::segments::create(conn, &segment, actor)
+        })
+        .await?;
     Ok(CreatedSegmentOut {
         id: row.id,
         name: row.name,
         description: row.description,
         constraints,
-        created_at: crate::dto::iso(row.created_at),
+        created_at: crate::runtime::input::iso(row.created_at),
         created_by: row.created_by,
         project: row.project_id,
     })
 }
 
 /// One segment.
-pub async fn get(ctx: &Ctx, id: i32) -> Result<SegmentDetailOut, AdminError> {
+pub async fn get(ctx: &Runtime, id: i32) -> Result<SegmentDetailOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::segments::get(conn, id)).await?;
     Ok(SegmentDetailOut::try_from(row)?)
 }
 
 /// Replaces a segment's name, description, project and constraints.
-pub async fn update(ctx: &Ctx, caller: &Caller, id: i32, request: CreateSegment) -> Result<(), AdminError> {
+pub async fn update(
+    ctx: &Runtime,
+    caller: &Caller,
+    id: i32,
+    request: CreateSegment,
+) -> Result<(), AdminError> {
     let changes = new_segment(caller, request)?;
     let actor = caller.actor();
     let now = crate::now();
@@ -59,7 +70,7 @@ pub async fn update(ctx: &Ctx, caller: &Caller, id: i32, request: CreateSegment)
 }
 
 /// Deletes a segment that no strategy of a live flag uses.
-pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
+pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -69,7 +80,7 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminErro
 }
 
 /// The strategies of live flags that use a segment.
-pub async fn strategies(ctx: &Ctx, id: i32) -> Result<SegmentStrategiesOut, AdminError> {
+pub async fn strategies(ctx: &Runtime, id: i32) -> Result<SegmentStrategiesOut, AdminError> {
     let uses = db::run(&ctx.store, move |conn| {
         queries::segments::get(conn, id)?;
         queries::segments::strategies_using(conn, id)
@@ -82,7 +93,7 @@ pub async fn strategies(ctx: &Ctx, id: i32) -> Result<SegmentStrategiesOut, Admi
 }
 
 /// The segments a strategy uses.
-pub async fn of_strategy(ctx: &Ctx, strategy_id: String) -> Result<StrategySegmentsOut, AdminError> {
+pub async fn of_strategy(ctx: &Runtime, strategy_id: String) -> Result<StrategySegmentsOut, AdminError> {
     let rows = db::run(&ctx.store, move |conn| {
         queries::segments::of_strategy(conn, &strategy_id)
     })
@@ -96,7 +107,7 @@ pub async fn of_strategy(ctx: &Ctx, strategy_id: String) -> Result<StrategySegme
 }
 
 /// Checks that a segment could have this name: not empty, not taken.
-pub async fn validate_name(ctx: &Ctx, request: NameIn) -> Result<(), AdminError> {
+pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminError> {
     let name = request.name.trim().to_owned();
     if name.is_empty() {
         return Err(AdminError::invalid("/name", "Segment name cannot be empty"));
@@ -114,7 +125,7 @@ fn new_segment(caller: &Caller, request: CreateSegment) -> Result<NewSegment, Ad
     if request.name.trim().is_empty() {
         return Err(AdminError::invalid("/name", "/name must not be empty"));
     }
-    crate::dto::check_constraints(&request.constraints)?;
+    crate::runtime::input::check_constraints(&request.constraints)?;
     Ok(NewSegment::new(
         request.name,
         request.description,

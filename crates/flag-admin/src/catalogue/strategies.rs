@@ -1,18 +1,20 @@
 //! A feature's strategies in an environment: add, replace, remove.
 
+pub mod types;
+
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::features::{StrategyListItem, StrategyOrder, StrategyOut};
-use crate::dto::strategies::StrategyRequest;
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::features::types::{StrategyListItem, StrategyOrder, StrategyOut};
+use crate::catalogue::strategies::types::StrategyRequest;
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Where a strategy lives: its project, feature and environment.
 pub type Place = (String, String, String);
 
 /// Adds a strategy to `feature` in `environment`.
 pub async fn add(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     place: Place,
     request: StrategyRequest,
@@ -22,7 +24,7 @@ pub async fn add(
 
 /// Replaces the strategy `id`.
 pub async fn update(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     place: Place,
     id: String,
@@ -33,7 +35,7 @@ pub async fn update(
 
 /// Adds a strategy, or replaces the one with `id`.
 async fn save(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature, environment): Place,
     id: Option<String>,
@@ -54,7 +56,7 @@ async fn save(
 
 /// Removes the strategy `id`.
 pub async fn delete(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature, environment): Place,
     id: String,
@@ -70,7 +72,7 @@ pub async fn delete(
 
 /// A flag's strategies in one environment, in evaluation order.
 pub async fn list(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (_project, feature, environment): Place,
 ) -> Result<Vec<StrategyListItem>, AdminError> {
@@ -104,7 +106,7 @@ pub async fn list(
 
 /// One strategy of a flag of `project`.
 pub async fn get(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature, environment): Place,
     id: String,
@@ -120,7 +122,7 @@ pub async fn get(
 
 /// Sets the evaluation order of some of a flag's strategies in one environment.
 pub async fn set_sort_order(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature, environment): Place,
     orders: Vec<StrategyOrder>,
@@ -141,7 +143,7 @@ pub async fn set_sort_order(
 /// Changes a strategy with a JSON Patch over `{id, name, constraints, parameters, variants,
 /// segments, title, disabled, sortOrder}`; the result replaces the strategy as an update does.
 pub async fn patch(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     place: Place,
     id: String,
@@ -150,7 +152,7 @@ pub async fn patch(
     let current = get(ctx, caller, place.clone(), id.clone()).await?;
     let mut document = serde_json::to_value(&current)
         .map_err(|error| AdminError::Internal(format!("cannot write a strategy as JSON: {error}")))?;
-    crate::dto::apply_patch(&mut document, &operations).map_err(AdminError::bad_request)?;
-    let request: StrategyRequest = crate::dto::parse_value(document)?;
+    crate::runtime::input::apply_patch(&mut document, &operations).map_err(AdminError::bad_request)?;
+    let request: StrategyRequest = crate::runtime::input::parse_value(document)?;
     Ok(StrategyOut::of(update(ctx, caller, place, id, request).await?))
 }

@@ -1,15 +1,19 @@
 //! Strategy types: list and register custom ones.
 
+pub mod types;
+
 use flag_store::models::StrategyTypeRow;
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::strategy_types::{CreateStrategyType, StrategyTypeOut, StrategyTypesOut, UpdateStrategyType};
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::strategy_types::types::{
+    CreateStrategyType, StrategyTypeOut, StrategyTypesOut, UpdateStrategyType,
+};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Every strategy type, in Unleash's order: the built-in types by their sort order, then the
 /// custom ones by name.
-pub async fn list(ctx: &Ctx) -> Result<StrategyTypesOut, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<StrategyTypesOut, AdminError> {
     let rows = db::run(&ctx.store, queries::strategies::list_types).await?;
     let strategies = rows
         .into_iter()
@@ -23,7 +27,7 @@ pub async fn list(ctx: &Ctx) -> Result<StrategyTypesOut, AdminError> {
 
 /// Registers a custom strategy type.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: CreateStrategyType,
 ) -> Result<StrategyTypeOut, AdminError> {
@@ -34,12 +38,16 @@ pub async fn create(
         &request.parameters,
         crate::now(),
     )?;
-    let row = db::write_as(&ctx.store, caller, row, queries::strategies::register_type).await?;
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::strategies::register_type(conn, &row, actor)
+        })
+        .await?;
     Ok(StrategyTypeOut::try_from(row)?)
 }
 
 /// One strategy type.
-pub async fn get(ctx: &Ctx, name: String) -> Result<StrategyTypeOut, AdminError> {
+pub async fn get(ctx: &Runtime, name: String) -> Result<StrategyTypeOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::strategies::get_type(conn, &name)).await?;
     Ok(StrategyTypeOut::try_from(row)?)
 }
@@ -47,7 +55,7 @@ pub async fn get(ctx: &Ctx, name: String) -> Result<StrategyTypeOut, AdminError>
 /// Replaces a custom strategy type's title, description and parameters; built-in ones cannot
 /// change.
 pub async fn update(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     name: String,
     request: UpdateStrategyType,
@@ -69,7 +77,7 @@ pub async fn update(
 }
 
 /// Deletes a custom strategy type that no strategy uses; built-in ones cannot go.
-pub async fn delete(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), AdminError> {
+pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -80,7 +88,7 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), Admi
 
 /// Deprecates a strategy type, or reactivates it; deprecated types are still evaluated.
 pub async fn set_deprecated(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     name: String,
     deprecated: bool,

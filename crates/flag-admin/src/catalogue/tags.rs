@@ -1,18 +1,20 @@
 //! Tag types, tags, and the tags on flags.
 
+pub mod types;
+
 use flag_store::models::{TagRef, TagTypeRow};
 use flag_store::queries;
 use flag_store::queries::tags::TagTypeChanges;
 
-use crate::auth::Caller;
-use crate::dto::tags::{
+use crate::catalogue::tags::types::{
     BulkTags, CreateTagType, FeatureTagOut, FeatureTagsOut, TagIn, TagOut, TagTypeOut, TagTypeWithVersion,
     TagTypesOut, TagWithVersion, TagsOut, UpdateFeatureTags, UpdateTagType, ValidTagType,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Every tag type.
-pub async fn types(ctx: &Ctx) -> Result<TagTypesOut, AdminError> {
+pub async fn types(ctx: &Runtime) -> Result<TagTypesOut, AdminError> {
     let rows = db::run(&ctx.store, queries::tags::types).await?;
     Ok(TagTypesOut {
         version: 1,
@@ -21,7 +23,7 @@ pub async fn types(ctx: &Ctx) -> Result<TagTypesOut, AdminError> {
 }
 
 /// One tag type.
-pub async fn get_type(ctx: &Ctx, name: String) -> Result<TagTypeWithVersion, AdminError> {
+pub async fn get_type(ctx: &Runtime, name: String) -> Result<TagTypeWithVersion, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::tags::get_type(conn, &name)).await?;
     Ok(TagTypeWithVersion {
         version: 1,
@@ -34,7 +36,7 @@ pub const DEFAULT_COLOR: &str = "#FFFFFF";
 
 /// Creates a tag type.
 pub async fn create_type(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: CreateTagType,
 ) -> Result<CreateTagType, AdminError> {
@@ -63,7 +65,7 @@ pub async fn create_type(
 }
 
 /// Checks that a tag type could be created.
-pub async fn validate_type(ctx: &Ctx, request: CreateTagType) -> Result<ValidTagType, AdminError> {
+pub async fn validate_type(ctx: &Runtime, request: CreateTagType) -> Result<ValidTagType, AdminError> {
     let name = request.name.as_str().to_owned();
     let taken = db::run(&ctx.store, move |conn| queries::tags::type_exists(conn, &name)).await?;
     if taken {
@@ -80,7 +82,7 @@ pub async fn validate_type(ctx: &Ctx, request: CreateTagType) -> Result<ValidTag
 
 /// Changes a tag type's description, icon or colour.
 pub async fn update_type(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     name: String,
     request: UpdateTagType,
@@ -88,7 +90,7 @@ pub async fn update_type(
     let changes = TagTypeChanges {
         description: request.description,
         icon: request.icon,
-        color: request.color.map(crate::domain::Color::into_string),
+        color: request.color.map(crate::runtime::domain::Color::into_string),
     };
     let actor = caller.actor();
     let now = crate::now();
@@ -100,7 +102,7 @@ pub async fn update_type(
 }
 
 /// Deletes a tag type, with its tags.
-pub async fn delete_type(ctx: &Ctx, caller: &Caller, name: String) -> Result<(), AdminError> {
+pub async fn delete_type(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -110,7 +112,7 @@ pub async fn delete_type(ctx: &Ctx, caller: &Caller, name: String) -> Result<(),
 }
 
 /// Every tag, or those of one type.
-pub async fn list(ctx: &Ctx, tag_type: Option<String>) -> Result<TagsOut, AdminError> {
+pub async fn list(ctx: &Runtime, tag_type: Option<String>) -> Result<TagsOut, AdminError> {
     let tags = db::run(&ctx.store, move |conn| {
         queries::tags::list(conn, tag_type.as_deref())
     })
@@ -122,7 +124,7 @@ pub async fn list(ctx: &Ctx, tag_type: Option<String>) -> Result<TagsOut, AdminE
 }
 
 /// One tag.
-pub async fn get(ctx: &Ctx, tag_type: String, value: String) -> Result<TagWithVersion, AdminError> {
+pub async fn get(ctx: &Runtime, tag_type: String, value: String) -> Result<TagWithVersion, AdminError> {
     let tag = TagRef { value, tag_type };
     let probe = tag.clone();
     let exists = db::run(&ctx.store, move |conn| queries::tags::exists(conn, &probe)).await?;
@@ -139,7 +141,7 @@ pub async fn get(ctx: &Ctx, tag_type: String, value: String) -> Result<TagWithVe
 }
 
 /// Creates a tag of an existing tag type.
-pub async fn create(ctx: &Ctx, caller: &Caller, request: TagIn) -> Result<TagWithVersion, AdminError> {
+pub async fn create(ctx: &Runtime, caller: &Caller, request: TagIn) -> Result<TagWithVersion, AdminError> {
     let tag = request.tag();
     let stored = tag.clone();
     let actor = caller.actor();
@@ -155,7 +157,12 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: TagIn) -> Result<TagWit
 }
 
 /// Deletes a tag, which leaves every flag.
-pub async fn delete(ctx: &Ctx, caller: &Caller, tag_type: String, value: String) -> Result<(), AdminError> {
+pub async fn delete(
+    ctx: &Runtime,
+    caller: &Caller,
+    tag_type: String,
+    value: String,
+) -> Result<(), AdminError> {
     let tag = TagRef { value, tag_type };
     let actor = caller.actor();
     let now = crate::now();
@@ -166,7 +173,7 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, tag_type: String, value: String)
 }
 
 /// A flag's tags, each with its tag type's colour.
-pub async fn of_feature(ctx: &Ctx, feature: String) -> Result<FeatureTagsOut, AdminError> {
+pub async fn of_feature(ctx: &Runtime, feature: String) -> Result<FeatureTagsOut, AdminError> {
     let (tags, types) = db::run(&ctx.store, move |conn| {
         if queries::features::find(conn, &feature)?.is_none() {
             return Err(flag_store::StoreError::NotFound {
@@ -198,7 +205,7 @@ pub async fn of_feature(ctx: &Ctx, feature: String) -> Result<FeatureTagsOut, Ad
 
 /// Puts a tag on a flag, creating the tag if needed.
 pub async fn add_to_feature(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     feature: String,
     request: TagIn,
@@ -210,7 +217,7 @@ pub async fn add_to_feature(
 
 /// Adds and removes tags of a flag, and answers its tags after.
 pub async fn update_feature(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     feature: String,
     request: UpdateFeatureTags,
@@ -223,7 +230,7 @@ pub async fn update_feature(
 
 /// Takes a tag off a flag.
 pub async fn remove_from_feature(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (feature, tag_type, value): (String, String, String),
 ) -> Result<(), AdminError> {
@@ -231,7 +238,7 @@ pub async fn remove_from_feature(
 }
 
 async fn change(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     feature: String,
     added: Vec<TagRef>,
@@ -247,7 +254,7 @@ async fn change(
 
 /// Adds and removes tags of several flags of `project`.
 pub async fn update_many(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     request: BulkTags,

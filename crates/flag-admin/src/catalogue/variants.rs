@@ -1,14 +1,16 @@
 //! A feature's variants per environment: the batch write, the per-environment overwrite and
 //! JSON Patch (Unleash's legacy environment variants, which its web UI edits), and the read.
 
+pub mod types;
+
 use flag_eval::Variant;
 use flag_store::queries;
 use flag_store::queries::variants::CurrentVariants;
 use serde_json::Value;
 
-use crate::auth::Caller;
-use crate::dto::variants::{FeatureVariantsResponse, VariantsPush, environment_variants};
-use crate::{AdminError, Ctx, db};
+use crate::catalogue::variants::types::{FeatureVariantsResponse, VariantsPush, environment_variants};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Where a feature's variants in one environment stand: project, feature, environment.
 type Place = (String, String, String);
@@ -29,7 +31,7 @@ fn require_legacy_variants(feature: &str, current: &CurrentVariants) -> Result<(
 /// Writes the variants `change` makes of the current ones in one environment, read and written
 /// in one transaction; answers with them as stored, sorted by name.
 async fn change(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature, environment): Place,
     change: impl FnOnce(&CurrentVariants) -> Result<Vec<Variant>, AdminError> + Send + 'static,
@@ -55,7 +57,7 @@ async fn change(
 
 /// Replaces `feature`'s variants in one environment with `body`, a list of variants.
 pub async fn overwrite(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     place: Place,
     body: Value,
@@ -66,7 +68,7 @@ pub async fn overwrite(
 /// Changes `feature`'s variants in one environment with a JSON Patch over the list as stored
 /// (sorted by name, as `GET` answers it).
 pub async fn patch(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     place: Place,
     operations: json_patch::Patch,
@@ -74,7 +76,7 @@ pub async fn patch(
     change(ctx, caller, place, move |current| {
         let mut document = serde_json::to_value(&current.variants)
             .map_err(|error| AdminError::Internal(format!("cannot write variants as JSON: {error}")))?;
-        crate::dto::apply_patch(&mut document, &operations)
+        crate::runtime::input::apply_patch(&mut document, &operations)
             .map_err(|error| AdminError::bad_request(format!("Could not apply provided patch: {error}")))?;
         environment_variants(document, "")
     })
@@ -84,7 +86,7 @@ pub async fn patch(
 /// Overwrites `feature`'s variants in every environment the body names, all or none; answers
 /// with the variants as sent, defaults filled in and weights normalised.
 pub async fn batch(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     feature: String,
@@ -108,7 +110,7 @@ pub async fn batch(
 
 /// `feature`'s variants in `environment`.
 pub async fn get(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     (project, feature, environment): (String, String, String),
 ) -> Result<FeatureVariantsResponse, AdminError> {

@@ -24,9 +24,10 @@ use serde_json::{Value, json};
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 
-use crate::addons::{UrlPolicy, text};
-use crate::dto::events::EventOut;
-use crate::events::EventFormatter;
+use crate::catalogue::addons::text;
+use crate::catalogue::events::EventFormatter;
+use crate::catalogue::events::types::EventOut;
+use crate::runtime::url_policy::UrlPolicy;
 
 /// How often the log is read for new events.
 pub const POLL: Duration = Duration::from_millis(250);

@@ -7,9 +7,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use chrono::{DurationRound as _, NaiveDateTime, TimeDelta};
 use flag_store::queries::{self, client_metrics};
 
-use crate::dto::iso;
-use crate::dto::strategy_types::StrategyTypeOut;
-use crate::dto::usage::{
+use crate::catalogue::strategy_types::types::StrategyTypeOut;
+use crate::delivery::Delivery;
+use crate::delivery::usage::types::{
     ApplicationItem, ApplicationLinks, ApplicationOut, ApplicationStrategy, ApplicationUsage,
     ApplicationsOut, ApplicationsQuery, EnvironmentInstance, EnvironmentIssues, FeatureUsageOut, InstanceOut,
     InstancesOut, OutdatedSdkOut, OutdatedSdksOut, OverviewEnvironment, OverviewIssues, OverviewOut,
@@ -17,12 +17,13 @@ use crate::dto::usage::{
     RawQuery, RawUsageOut, SeenFlag, SeenToggle, UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport,
     UnknownFlagsOut, UsageOut,
 };
-use crate::{AdminError, Ctx, db};
+use crate::runtime::input::iso;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Writes what this replica aggregated, so the view that follows includes it. A failed write
 /// is logged and kept for the next flush; the view shows what is stored.
-async fn flushed(ctx: &Ctx) {
-    if let Err(error) = ctx.usage.flush(&ctx.store).await {
+async fn flushed(ctx: &Runtime, delivery: &Delivery) {
+    if let Err(error) = delivery.usage.flush(&ctx.store).await {
         tracing::warn!(%error, "writing SDK usage before a view failed; it is kept for the next flush");
     }
 }
@@ -32,8 +33,12 @@ fn hour_of(time: NaiveDateTime) -> NaiveDateTime {
 }
 
 /// Applications that registered or reported usage.
-pub async fn list(ctx: &Ctx, query: ApplicationsQuery) -> Result<ApplicationsOut, AdminError> {
-    flushed(ctx).await;
+pub async fn list(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    query: ApplicationsQuery,
+) -> Result<ApplicationsOut, AdminError> {
+    flushed(ctx, delivery).await;
     let terms: Vec<String> = query
         .query
         .unwrap_or_default()
@@ -115,7 +120,7 @@ impl Loaded {
 }
 
 async fn load(
-    ctx: &Ctx,
+    ctx: &Runtime,
     name: String,
     instances_since: Option<NaiveDateTime>,
     usage_since: NaiveDateTime,
@@ -146,8 +151,8 @@ async fn load(
 /// One application as Unleash answers it: its strategies as whole strategy types, its
 /// instances, and the flags it reported in the last 24 hours as whole flags (live ones; others
 /// `{name, notFound: true}`).
-pub async fn get(ctx: &Ctx, app_name: String) -> Result<ApplicationOut, AdminError> {
-    flushed(ctx).await;
+pub async fn get(ctx: &Runtime, delivery: &Delivery, app_name: String) -> Result<ApplicationOut, AdminError> {
+    flushed(ctx, delivery).await;
     let now = crate::now();
     let name = app_name.clone();
     let loaded = load(ctx, name, None, now - TimeDelta::hours(24)).await?;
@@ -252,8 +257,12 @@ const RETIRED_STRATEGIES: [&str; 4] = [
 ];
 
 /// An application at a glance: where it runs, with which SDKs, and what may be wrong.
-pub async fn overview(ctx: &Ctx, app_name: String) -> Result<OverviewOut, AdminError> {
-    flushed(ctx).await;
+pub async fn overview(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    app_name: String,
+) -> Result<OverviewOut, AdminError> {
+    flushed(ctx, delivery).await;
     let now = crate::now();
     let name = app_name.clone();
     let loaded = load(
@@ -312,7 +321,7 @@ pub async fn overview(ctx: &Ctx, app_name: String) -> Result<OverviewOut, AdminE
                         .collect(),
                     outdated_sdks: sdks(None)
                         .into_iter()
-                        .filter(|sdk| crate::domain::outdated_sdk(sdk))
+                        .filter(|sdk| crate::runtime::domain::outdated_sdk(sdk))
                         .collect(),
                 },
                 name: environment,
@@ -352,8 +361,13 @@ pub async fn overview(ctx: &Ctx, app_name: String) -> Result<OverviewOut, AdminE
 }
 
 /// The instances of an application seen in one environment in the last 24 hours.
-pub async fn instances(ctx: &Ctx, app_name: String, environment: String) -> Result<InstancesOut, AdminError> {
-    flushed(ctx).await;
+pub async fn instances(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    app_name: String,
+    environment: String,
+) -> Result<InstancesOut, AdminError> {
+    flushed(ctx, delivery).await;
     let since = crate::now() - TimeDelta::hours(24);
     let rows = db::run(&ctx.store, move |conn| {
         client_metrics::instances(conn, &app_name, Some(&environment), Some(since))
@@ -373,8 +387,12 @@ pub async fn instances(ctx: &Ctx, app_name: String, environment: String) -> Resu
 }
 
 /// A flag's usage in the last hour per environment, and the applications that used it.
-pub async fn feature_usage(ctx: &Ctx, name: String) -> Result<FeatureUsageOut, AdminError> {
-    flushed(ctx).await;
+pub async fn feature_usage(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    name: String,
+) -> Result<FeatureUsageOut, AdminError> {
+    flushed(ctx, delivery).await;
     let now = crate::now();
     let feature = name.clone();
     // The hours that started in the last hour, as Unleash counts them, and the applications of
@@ -414,8 +432,13 @@ pub async fn feature_usage(ctx: &Ctx, name: String) -> Result<FeatureUsageOut, A
 
 /// A flag's hourly usage per application and environment, newest hour first, zero in hours
 /// without reports.
-pub async fn raw_usage(ctx: &Ctx, name: String, query: RawQuery) -> Result<RawUsageOut, AdminError> {
-    flushed(ctx).await;
+pub async fn raw_usage(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    name: String,
+    query: RawQuery,
+) -> Result<RawUsageOut, AdminError> {
+    flushed(ctx, delivery).await;
     let hours: i64 = query
         .hours_back
         .and_then(|hours| hours.parse().ok())
@@ -468,8 +491,8 @@ pub async fn raw_usage(ctx: &Ctx, name: String, query: RawQuery) -> Result<RawUs
 }
 
 /// Flag names SDKs asked for in the last 24 hours that no flag has.
-pub async fn unknown_flags(ctx: &Ctx) -> Result<UnknownFlagsOut, AdminError> {
-    flushed(ctx).await;
+pub async fn unknown_flags(ctx: &Runtime, delivery: &Delivery) -> Result<UnknownFlagsOut, AdminError> {
+    flushed(ctx, delivery).await;
     let rows = db::run(&ctx.store, client_metrics::unknown).await?;
     let mut flags: Vec<UnknownFlagOut> = Vec::new();
     for row in rows {
@@ -505,14 +528,14 @@ pub async fn unknown_flags(ctx: &Ctx) -> Result<UnknownFlagsOut, AdminError> {
 
 /// The outdated SDK versions in use, with the applications running them; only applications
 /// that used `project`'s flags when it is given.
-pub async fn outdated_sdks(ctx: &Ctx, project: Option<String>) -> Result<OutdatedSdksOut, AdminError> {
+pub async fn outdated_sdks(ctx: &Runtime, project: Option<String>) -> Result<OutdatedSdksOut, AdminError> {
     let rows = db::run(&ctx.store, move |conn| {
         queries::client_metrics::sdks_of_applications(conn, project.as_deref())
     })
     .await?;
     let mut by_sdk: std::collections::BTreeMap<String, BTreeSet<String>> = std::collections::BTreeMap::new();
     for (sdk, application) in rows {
-        if let Some(sdk) = sdk.filter(|sdk| crate::domain::outdated_sdk(sdk)) {
+        if let Some(sdk) = sdk.filter(|sdk| crate::runtime::domain::outdated_sdk(sdk)) {
             by_sdk.entry(sdk).or_default().insert(application);
         }
     }
@@ -529,7 +552,7 @@ pub async fn outdated_sdks(ctx: &Ctx, project: Option<String>) -> Result<Outdate
 
 /// The applications that used a project's flags, with their environments, instances and SDKs.
 pub async fn of_project(
-    ctx: &Ctx,
+    ctx: &Runtime,
     project: String,
     query: ProjectApplicationsQuery,
 ) -> Result<ProjectApplicationsOut, AdminError> {

@@ -1,15 +1,17 @@
 //! The client API: the document Unleash's server-side SDKs poll, for a token's environment and
 //! projects.
 
+pub mod types;
+
 use flag_store::models::TagRef;
 use flag_store::queries::{self, evaluation::ProjectScope};
 use sha2::{Digest as _, Sha256};
 
-use crate::auth::{ClientAccess, DEFAULT_ENVIRONMENT};
-use crate::dto::client::{
+use crate::delivery::client::types::{
     ClientFeatureResponse, ClientFeaturesMeta, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery,
 };
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::{ClientAccess, DEFAULT_ENVIRONMENT};
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The client specification an SDK follows, from its `Unleash-Client-Spec` header: SDKs of
 /// 4.2.0 or later take segments apart from the strategies that name them; older ones, and SDKs
@@ -80,7 +82,7 @@ pub struct Rendered {
 /// serialises it on the CPU pool; `None` when its digest is `previous`, the digest of the
 /// answer it would replace, which then still stands.
 pub async fn render(
-    ctx: &Ctx,
+    ctx: &Runtime,
     question: ClientFeaturesQuery,
     previous: Option<[u8; 32]>,
 ) -> Result<Option<Rendered>, AdminError> {
@@ -158,7 +160,7 @@ impl std::io::Write for DigestWriter {
 /// The flag `name` as the token's SDK sees it, in the token's environment, else `environment`,
 /// else [`DEFAULT_ENVIRONMENT`].
 pub async fn feature(
-    ctx: &Ctx,
+    ctx: &Runtime,
     access: &ClientAccess,
     name: String,
     environment: Option<String>,

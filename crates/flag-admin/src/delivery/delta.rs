@@ -23,9 +23,11 @@ use flag_eval::ClientFeatures;
 use flag_store::queries::{self, evaluation::ProjectScope};
 use tokio::sync::broadcast;
 
-use crate::auth::{ClientAccess, DEFAULT_ENVIRONMENT};
-use crate::dto::client::{ClientFeatureResponse, ClientFeaturesQuery, ClientQuery};
-use crate::{AdminError, Ctx, db};
+use crate::delivery::Delivery;
+use crate::delivery::client::types::{ClientFeatureResponse, ClientFeaturesQuery, ClientQuery};
+use crate::identity::Identity;
+use crate::identity::auth::{ClientAccess, DEFAULT_ENVIRONMENT};
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Most questions followed at once.
 pub const CAPACITY: usize = 64;
@@ -378,8 +380,8 @@ pub struct Stream {
 impl Stream {
     /// Whether the token the stream was opened with still admits it: a stream ends once its
     /// token is deleted or expires, as its next request would be refused.
-    pub async fn still_admitted(&self, ctx: &Ctx) -> Result<bool, AdminError> {
-        crate::auth::still_valid(ctx, &self.access).await
+    pub async fn still_admitted(&self, ctx: &Runtime, identity: &Identity) -> Result<bool, AdminError> {
+        crate::identity::auth::still_valid(ctx, identity, &self.access).await
     }
 }
 
@@ -388,15 +390,16 @@ impl Stream {
 /// being at capacity), or one token's limit on streams or on different questions (as too many
 /// requests), before any work.
 pub async fn follow(
-    ctx: &Ctx,
+    ctx: &Runtime,
+    delivery: &Delivery,
     access: &ClientAccess,
     question: ClientFeaturesQuery,
     last: Option<i32>,
 ) -> Result<Stream, AdminError> {
-    let permit = ctx.feeds.limits.admit(&access.token, &question)?;
+    let permit = delivery.feeds.limits.admit(&access.token, &question)?;
     // Subscribed before the feed is loaded, so no other question can take its place meanwhile;
     // changes published before the opening's revision are skipped by the stream.
-    let (feed, changes) = ctx.feeds.followed_feed(question)?;
+    let (feed, changes) = delivery.feeds.followed_feed(question)?;
     feed.advance(ctx, ctx.revision().await?).await?;
     let opening = feed.opening(last)?;
     Ok(Stream {
@@ -576,7 +579,7 @@ impl Feed {
 
     /// The state as of `revision` or later: the one held, or one loaded now, whose change, if
     /// any, goes to every stream following the question.
-    pub async fn advance(&self, ctx: &Ctx, revision: i32) -> Result<Arc<Snapshot>, AdminError> {
+    pub async fn advance(&self, ctx: &Runtime, revision: i32) -> Result<Arc<Snapshot>, AdminError> {
         if let Some(snapshot) = self.snapshot().filter(|snapshot| snapshot.revision >= revision) {
             return Ok(snapshot);
         }
@@ -611,7 +614,7 @@ impl Feed {
             })
             .await??;
         self.publish(Arc::clone(&snapshot), change);
-        crate::memory::release_free_pages();
+        crate::runtime::memory::release_free_pages();
         Ok(snapshot)
     }
 
@@ -655,7 +658,7 @@ impl Feed {
     /// later.
     pub async fn delta(
         &self,
-        ctx: &Ctx,
+        ctx: &Runtime,
         revision: i32,
         known: Option<i32>,
     ) -> Result<DeltaAnswer, AdminError> {
@@ -791,7 +794,7 @@ impl Feeds {
 
     /// Loads `revision` into every feed a stream follows, so each change reaches its streams.
     /// A feed that fails to load is tried again on the next call; the first failure is returned.
-    pub async fn advance_followed(&self, ctx: &Ctx, revision: i32) -> Result<(), AdminError> {
+    pub async fn advance_followed(&self, ctx: &Runtime, revision: i32) -> Result<(), AdminError> {
         let followed: Vec<Arc<Feed>> = self
             .lock()
             .values()

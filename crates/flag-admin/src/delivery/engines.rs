@@ -6,9 +6,10 @@ use std::sync::Arc;
 use flag_eval::{ClientFeatures, CompileOptions, Engine, Feature};
 use flag_store::queries::{self, evaluation::ProjectScope};
 
-use crate::Ctx;
-use crate::cache::RevisionCache;
-use crate::error::AdminError;
+use crate::delivery::Delivery;
+use crate::runtime::Runtime;
+use crate::runtime::cache::RevisionCache;
+use crate::runtime::error::AdminError;
 
 /// A compiled environment: its engine and the order its flags are listed in. The engine keeps
 /// each flag's definition; nothing else holds a copy.
@@ -90,24 +91,25 @@ enum Found {
 /// compilation), from the cache when the store has not changed since. The documents of the
 /// others are read in one trip to the blocking pool and compiled on the CPU pool.
 pub async fn compile(
-    ctx: &Ctx,
+    ctx: &Runtime,
+    delivery: &Delivery,
     projects: &ProjectScope,
     environments: &[String],
 ) -> Result<Vec<Arc<Compiled>>, AdminError> {
     let projects = projects.clone();
     let requested = environments.to_vec();
-    let cache = Arc::clone(&ctx.engines);
+    let cache = Arc::clone(&delivery.engines);
     // The usual case, every environment cached at the current revision, needs no database work
     // while the revision reading stands, and one question when it does not.
     if let Some(compiled) = ctx
         .revision
         .fresh()
-        .and_then(|revision| all(&ctx.engines, environments, &projects, revision))
+        .and_then(|revision| all(&delivery.engines, environments, &projects, revision))
     {
         return Ok(compiled);
     }
     let watch = Arc::clone(&ctx.revision);
-    let (revision, order, found) = crate::db::run(&ctx.store, move |conn| {
+    let (revision, order, found) = crate::runtime::db::run(&ctx.store, move |conn| {
         let revision = watch.read(conn)?;
         if let Some(hits) = all(&cache, &requested, &projects, revision) {
             return Ok((
@@ -182,12 +184,12 @@ pub async fn compile(
             .map(|index| Arc::clone(&compiled[index]))
             .collect());
     }
-    let cache = Arc::clone(&ctx.engines);
+    let cache = Arc::clone(&delivery.engines);
     ctx.cpu
         .run(move || {
             // The rows the documents were read from are freed by now; their pages go back before
             // compiling, and the compiler's own scratch after it.
-            crate::memory::release_free_pages();
+            crate::runtime::memory::release_free_pages();
             let compiled: Vec<Arc<Compiled>> = found
                 .into_iter()
                 .map(|found| match found {
@@ -199,7 +201,7 @@ pub async fn compile(
                     }
                 })
                 .collect();
-            crate::memory::release_free_pages();
+            crate::runtime::memory::release_free_pages();
             order
                 .into_iter()
                 .map(|index| Arc::clone(&compiled[index]))

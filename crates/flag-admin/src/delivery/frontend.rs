@@ -2,19 +2,26 @@
 //! the compiled engine cache, with no database work per request; and the UI configuration that
 //! holds its allowed origins.
 
+pub mod types;
+
 use std::net::IpAddr;
 
 use flag_eval::Context;
 use flag_store::queries::{self, evaluation::ProjectScope};
 use sha2::{Digest as _, Sha256};
 
-use crate::auth::{Caller, FRONTEND_ORIGINS, FrontendAccess};
-use crate::dto::frontend::{
+use crate::delivery::Delivery;
+use crate::delivery::frontend::types::{
     CurrentVersion, FrontendFeatures, FrontendToggle, FrontendVariant, LatestVersion, ResourceLimits,
     SetCors, UiConfig, VersionInfo,
 };
-use crate::dto::{MAX_CONTEXT_FIELDS, MAX_CONTEXT_VALUE_BYTES, pointer_segment};
-use crate::{AdminError, Ctx, db};
+use crate::identity::Identity;
+use crate::identity::auth::{Caller, FRONTEND_ORIGINS, FrontendAccess};
+use crate::{AdminError, runtime::Runtime, runtime::db};
+use crate::{
+    delivery::playground::types::MAX_CONTEXT_FIELDS, delivery::playground::types::MAX_CONTEXT_VALUE_BYTES,
+    runtime::input::pointer_segment,
+};
 
 /// A context from `(name, value)` pairs, as Unleash builds it for the frontend API: the known
 /// fields by name, `properties[name]` and every other name as a property, `currentTime` ignored
@@ -107,7 +114,8 @@ pub fn json_pairs(
 /// Evaluates every flag of the token's environment and projects for `context`: the enabled
 /// ones as JSON, with a weak `ETag` over it.
 pub async fn evaluate(
-    ctx: &Ctx,
+    ctx: &Runtime,
+    delivery: &Delivery,
     access: &FrontendAccess,
     context: &Context,
 ) -> Result<(String, Vec<u8>), AdminError> {
@@ -115,7 +123,9 @@ pub async fn evaluate(
         .projects
         .clone()
         .map_or(ProjectScope::All, ProjectScope::Only);
-    let compiled = crate::engines::compile(ctx, &scope, std::slice::from_ref(&access.environment)).await?;
+    let compiled =
+        crate::delivery::engines::compile(ctx, delivery, &scope, std::slice::from_ref(&access.environment))
+            .await?;
     let Some(compiled) = compiled.first() else {
         return Err(AdminError::Internal("no compiled environment".into()));
     };
@@ -144,8 +154,8 @@ pub async fn evaluate(
 }
 
 /// What the UI needs to know about the server, with the frontend API's origins.
-pub async fn ui_config(ctx: &Ctx) -> Result<UiConfig, AdminError> {
-    let origins = crate::auth::frontend_origins(ctx).await?;
+pub async fn ui_config(ctx: &Runtime, identity: &Identity) -> Result<UiConfig, AdminError> {
+    let origins = crate::identity::auth::frontend_origins(ctx, identity).await?;
     let version = env!("CARGO_PKG_VERSION").to_owned();
     Ok(UiConfig {
         environment: "Open Source",
@@ -167,8 +177,8 @@ pub async fn ui_config(ctx: &Ctx) -> Result<UiConfig, AdminError> {
         prometheus_api_available: false,
         impact_metrics: "disabled",
         resource_limits: ResourceLimits::default(),
-        disable_password_auth: !crate::oidc::login_options(ctx).await?.password,
-        oidc_configured_through_env: crate::oidc::configured_through_env(ctx),
+        disable_password_auth: !crate::identity::oidc::login_options(ctx).await?.password,
+        oidc_configured_through_env: crate::identity::oidc::configured_through_env(ctx),
         maintenance_mode: false,
         max_sessions_count: 0,
         unleash_context: serde_json::json!({}),
@@ -202,7 +212,7 @@ fn valid_origin(origin: &str) -> bool {
 }
 
 /// Sets the origins the frontend API answers; every replica applies it on its next request.
-pub async fn set_cors(ctx: &Ctx, caller: &Caller, request: SetCors) -> Result<(), AdminError> {
+pub async fn set_cors(ctx: &Runtime, caller: &Caller, request: SetCors) -> Result<(), AdminError> {
     if let Some((index, origin)) = request
         .frontend_api_origins
         .iter()

@@ -2,6 +2,8 @@
 //! evaluate flags here without an Unleash SDK. Same engine, tokens and scope as the frontend
 //! API; the context's `targetingKey`, when there is one, is the `userId`.
 
+pub mod types;
+
 use std::net::IpAddr;
 use std::sync::Arc;
 
@@ -9,12 +11,13 @@ use flag_eval::{Context, Feature, ResolvedVariant};
 use flag_store::queries::evaluation::ProjectScope;
 use sha2::{Digest as _, Sha256};
 
-use crate::auth::FrontendAccess;
-use crate::dto::ofrep::{
+use crate::delivery::Delivery;
+use crate::delivery::engines::Compiled;
+use crate::delivery::ofrep::types::{
     OfrepBulkEvaluation, OfrepErrorCode, OfrepEvaluation, OfrepFailure, OfrepMetadata, OfrepReason,
 };
-use crate::engines::Compiled;
-use crate::{AdminError, Ctx};
+use crate::identity::auth::FrontendAccess;
+use crate::{AdminError, runtime::Runtime};
 
 /// Why an evaluation request failed, in OFREP's own terms.
 #[derive(Debug)]
@@ -96,7 +99,7 @@ fn context_of(body: &[u8], key: Option<&str>, caller_address: IpAddr) -> Result<
             pairs.push((name, text));
         }
     }
-    crate::frontend::context_from(pairs, caller_address).map_err(|error| match error {
+    crate::delivery::frontend::context_from(pairs, caller_address).map_err(|error| match error {
         AdminError::Validation { message, .. } => failure(key, OfrepErrorCode::InvalidContext, message),
         other => Failure::Internal(other),
     })
@@ -147,12 +150,16 @@ fn evaluation(feature: &Feature, variant: &ResolvedVariant<'_>) -> OfrepEvaluati
 }
 
 /// The token's compiled flags.
-async fn compiled(ctx: &Ctx, access: &FrontendAccess) -> Result<Arc<Compiled>, AdminError> {
+async fn compiled(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    access: &FrontendAccess,
+) -> Result<Arc<Compiled>, AdminError> {
     let scope = access
         .projects
         .clone()
         .map_or(ProjectScope::All, ProjectScope::Only);
-    crate::engines::compile(ctx, &scope, std::slice::from_ref(&access.environment))
+    crate::delivery::engines::compile(ctx, delivery, &scope, std::slice::from_ref(&access.environment))
         .await?
         .into_iter()
         .next()
@@ -161,14 +168,15 @@ async fn compiled(ctx: &Ctx, access: &FrontendAccess) -> Result<Arc<Compiled>, A
 
 /// Evaluates the flag `key` for the context in `body`, a request from `caller_address`.
 pub async fn evaluate_flag(
-    ctx: &Ctx,
+    ctx: &Runtime,
+    delivery: &Delivery,
     access: &FrontendAccess,
     key: &str,
     body: &[u8],
     caller_address: IpAddr,
 ) -> Result<OfrepEvaluation, Failure> {
     let context = context_of(body, Some(key), caller_address)?;
-    let compiled = compiled(ctx, access).await?;
+    let compiled = compiled(ctx, delivery, access).await?;
     let Some(feature) = compiled.engine.feature(key) else {
         return Err(Failure::NotFound(OfrepFailure {
             key: Some(key.to_owned()),
@@ -183,13 +191,14 @@ pub async fn evaluate_flag(
 /// Evaluates every flag of the token's environment and projects for the context in `body`: the
 /// answer as JSON, with an `ETag` over it.
 pub async fn evaluate_flags(
-    ctx: &Ctx,
+    ctx: &Runtime,
+    delivery: &Delivery,
     access: &FrontendAccess,
     body: &[u8],
     caller_address: IpAddr,
 ) -> Result<(String, Vec<u8>), Failure> {
     let context = context_of(body, None, caller_address)?;
-    let compiled = compiled(ctx, access).await?;
+    let compiled = compiled(ctx, delivery, access).await?;
     let flags = compiled
         .features()
         .map(|feature| evaluation(feature, &compiled.engine.variant(&feature.name, &context)))

@@ -3,16 +3,19 @@
 //! one). Answers can be hundreds of megabytes, so each is made in parts of about
 //! [`CHUNK_BYTES`] as the interface writes it, never held whole.
 
+pub mod types;
+
 use std::sync::Arc;
 
 use flag_eval::{ContextCombinations, ContextCursor};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::auth::Caller;
-use crate::dto::{self, EvaluatedFeature};
-use crate::engines::{self, Compiled};
-use crate::{AdminError, Ctx};
+use self::types::EvaluatedFeature;
+use crate::delivery::Delivery;
+use crate::delivery::engines::{self, Compiled};
+use crate::identity::auth::Caller;
+use crate::{AdminError, runtime::Runtime};
 
 /// The size both playgrounds' answers are written in: large enough that handing each chunk
 /// between threads costs little, small enough that a few per request are nothing to hold.
@@ -100,7 +103,12 @@ impl Chunked for PlaygroundAnswer {
 
 /// Evaluates a context in one environment (Unleash's deprecated playground): the answer, to be
 /// written in parts.
-pub async fn deprecated(ctx: &Ctx, caller: &Caller, mut body: Value) -> Result<PlaygroundAnswer, AdminError> {
+pub async fn deprecated(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    caller: &Caller,
+    mut body: Value,
+) -> Result<PlaygroundAnswer, AdminError> {
     let Value::Object(fields) = &mut body else {
         return Err(AdminError::invalid("/", "the body must be an object"));
     };
@@ -121,10 +129,10 @@ pub async fn deprecated(ctx: &Ctx, caller: &Caller, mut body: Value) -> Result<P
     };
     caller.require_in(&environment)?;
     // Non-string custom values are dropped as the advanced playground drops them, without warnings.
-    let dto::PlaygroundScope {
+    let types::PlaygroundScope {
         projects, context, ..
-    } = dto::playground_scope(fields)?;
-    let compiled = engines::compile(ctx, &projects, std::slice::from_ref(&environment))
+    } = types::playground_scope(fields)?;
+    let compiled = engines::compile(ctx, delivery, &projects, std::slice::from_ref(&environment))
         .await?
         .pop()
         .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
@@ -133,7 +141,7 @@ pub async fn deprecated(ctx: &Ctx, caller: &Caller, mut body: Value) -> Result<P
     head.extend_from_slice(b",\"features\":[");
     Ok(PlaygroundAnswer {
         compiled,
-        context: dto::evaluation_context(&context, chrono::Utc::now(), seed()),
+        context: types::evaluation_context(&context, chrono::Utc::now(), seed()),
         environment,
         head,
         next: 0,
@@ -150,7 +158,12 @@ struct Warnings<'a> {
 
 /// Evaluates every combination of comma-separated context values in several environments
 /// (Unleash's advanced playground), once the limits pass: the answer, to be written in parts.
-pub async fn advanced(ctx: &Ctx, caller: &Caller, mut body: Value) -> Result<AdvancedAnswer, AdminError> {
+pub async fn advanced(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    caller: &Caller,
+    mut body: Value,
+) -> Result<AdvancedAnswer, AdminError> {
     let Value::Object(fields) = &mut body else {
         return Err(AdminError::invalid("/", "the body must be an object"));
     };
@@ -158,7 +171,7 @@ pub async fn advanced(ctx: &Ctx, caller: &Caller, mut body: Value) -> Result<Adv
         Some(Value::Array(items)) if !items.is_empty() => items
             .iter()
             .enumerate()
-            .map(|(index, item)| dto::environment_name(item, &format!("/environments/{index}")))
+            .map(|(index, item)| types::environment_name(item, &format!("/environments/{index}")))
             .collect::<Result<_, _>>()?,
         Some(Value::Array(_)) => {
             return Err(AdminError::invalid(
@@ -177,17 +190,17 @@ pub async fn advanced(ctx: &Ctx, caller: &Caller, mut body: Value) -> Result<Adv
     for environment in &environments {
         caller.require_in(environment)?;
     }
-    let dto::PlaygroundScope {
+    let types::PlaygroundScope {
         projects,
         context,
         invalid,
-    } = dto::playground_scope(fields)?;
+    } = types::playground_scope(fields)?;
     let combinations = ContextCombinations::expand(&context);
     drop(context);
 
     // The limits count the features of the first environment, as Unleash does; nothing else is
     // compiled until they pass.
-    let first = engines::compile(ctx, &projects, &environments[..1]).await?;
+    let first = engines::compile(ctx, delivery, &projects, &environments[..1]).await?;
     let features = first.first().map_or(0, |compiled| compiled.len());
     combinations
         .check_limit(environments.len(), features, ctx.settings.combination_limit)
@@ -195,7 +208,7 @@ pub async fn advanced(ctx: &Ctx, caller: &Caller, mut body: Value) -> Result<Adv
     combinations
         .check_bytes(environments.len(), features, ctx.settings.context_bytes_limit)
         .map_err(|error| AdminError::bad_request(error.to_string()))?;
-    let compiled = engines::compile(ctx, &projects, &environments).await?;
+    let compiled = engines::compile(ctx, delivery, &projects, &environments).await?;
 
     let mut tail = b"],\"input\":".to_vec();
     serde_json::to_writer(&mut tail, &body).map_err(internal)?;

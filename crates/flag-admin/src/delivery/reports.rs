@@ -1,18 +1,21 @@
 //! What SDKs, Edge and browsers report: registrations, usage counts and Edge's report about
 //! itself. Every report passes the same checks, whatever route it came by (names and versions
 //! at most 255 characters without control characters, headers included), and then goes to the
-//! usage pipeline ([`crate::usage`]); nothing here touches the database.
+//! usage pipeline ([`crate::delivery::usage`]); nothing here touches the database.
+
+pub mod types;
 
 use std::net::IpAddr;
 
 use chrono::NaiveDateTime;
 
-use crate::auth::{ClientAccess, FrontendAccess};
-use crate::dto::edge::EdgeInstance;
-use crate::dto::text_problem;
-use crate::dto::usage::{BulkReport, MetricsReport, Registration, ReportLimits};
-use crate::usage::{FlagCount, InstanceReport};
-use crate::{AdminError, Ctx};
+use crate::AdminError;
+use crate::delivery::Delivery;
+use crate::delivery::reports::types::EdgeInstance;
+use crate::delivery::usage::types::{BulkReport, MetricsReport, Registration, ReportLimits};
+use crate::delivery::usage::{FlagCount, InstanceReport};
+use crate::identity::auth::{ClientAccess, FrontendAccess};
+use crate::runtime::input::text_problem;
 
 /// The environment usage is filed under: the token's, or `default` for a token of every
 /// environment, as Unleash files it.
@@ -48,14 +51,14 @@ fn counts(report: MetricsReport, now: NaiveDateTime) -> Option<(NaiveDateTime, V
 
 /// Registers a server-side SDK instance, reported from `address`.
 pub fn register(
-    ctx: &Ctx,
+    delivery: &Delivery,
     access: ClientAccess,
     address: IpAddr,
     registration: Registration,
 ) -> Result<(), AdminError> {
     registration.check()?;
     let now = crate::now();
-    ctx.usage.instance(
+    delivery.usage.instance(
         InstanceReport {
             sdk_version: registration.sdk_version,
             client_ip: Some(address.to_string()),
@@ -83,7 +86,7 @@ pub fn register(
 /// is off: [`ReportLimits::filed_at`]). Counts for flags outside the token's projects are
 /// dropped.
 pub fn metrics(
-    ctx: &Ctx,
+    delivery: &Delivery,
     access: ClientAccess,
     address: IpAddr,
     report: MetricsReport,
@@ -92,7 +95,7 @@ pub fn metrics(
     let now = crate::now();
     let environment = usage_environment(access.environment.as_deref());
     let app_name = report.app_name.clone();
-    ctx.usage.instance(
+    delivery.usage.instance(
         InstanceReport {
             client_ip: Some(address.to_string()),
             ..InstanceReport::new(
@@ -106,7 +109,8 @@ pub fn metrics(
         now,
     )?;
     if let Some((stop, counts)) = counts(report, now) {
-        ctx.usage
+        delivery
+            .usage
             .count(&app_name, &environment, access.projects.as_deref(), stop, counts);
     }
     Ok(())
@@ -114,7 +118,7 @@ pub fn metrics(
 
 /// Takes Unleash Edge's report: the applications behind it and their counts. Counts for
 /// another environment than the token's, or for flags outside its projects, are dropped.
-pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), AdminError> {
+pub fn bulk(delivery: &Delivery, access: ClientAccess, report: BulkReport) -> Result<(), AdminError> {
     report.check()?;
     let accepted = usage_environment(access.environment.as_deref());
     let now = crate::now();
@@ -124,7 +128,7 @@ pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), A
         } else {
             "backend"
         };
-        ctx.usage.instance(
+        delivery.usage.instance(
             InstanceReport {
                 sdk_version: application.sdk_version,
                 strategies: application.strategies,
@@ -165,7 +169,7 @@ pub fn bulk(ctx: &Ctx, access: ClientAccess, report: BulkReport) -> Result<(), A
                 .map(|(name, n)| (name, i64::from(n)))
                 .collect(),
         };
-        ctx.usage.count(
+        delivery.usage.count(
             &metric.app_name,
             &metric.environment,
             access.projects.as_deref(),
@@ -186,7 +190,7 @@ pub fn frontend_register(registration: &Registration) -> Result<(), AdminError> 
 /// recorded when the report names it and the request says which SDK sent it (`sdk`, from the
 /// `Unleash-Sdk` header), which is checked as a name in the body is.
 pub fn frontend_metrics(
-    ctx: &Ctx,
+    delivery: &Delivery,
     access: FrontendAccess,
     sdk: Option<&str>,
     report: MetricsReport,
@@ -197,7 +201,7 @@ pub fn frontend_metrics(
         AdminError::check(text_problem("Unleash-Sdk", sdk).into_iter().collect())?;
     }
     if let (Some(instance), Some(sdk)) = (report.instance_id.clone(), sdk) {
-        ctx.usage.instance(
+        delivery.usage.instance(
             InstanceReport {
                 sdk_version: Some(sdk.to_owned()),
                 ..InstanceReport::new(
@@ -213,7 +217,7 @@ pub fn frontend_metrics(
     }
     let app_name = report.app_name.clone();
     if let Some((stop, counts)) = counts(report, now) {
-        ctx.usage.count(
+        delivery.usage.count(
             &app_name,
             &access.environment,
             access.projects.as_deref(),
@@ -226,7 +230,11 @@ pub fn frontend_metrics(
 
 /// Records Edge's report about itself as an instance of its application in the token's
 /// environment; its names follow the rule every report's do.
-pub fn edge_instance(ctx: &Ctx, access: ClientAccess, instance: EdgeInstance) -> Result<(), AdminError> {
+pub fn edge_instance(
+    delivery: &Delivery,
+    access: ClientAccess,
+    instance: EdgeInstance,
+) -> Result<(), AdminError> {
     let mut details: Vec<_> = [
         ("/identifier", instance.identifier.as_str()),
         ("/appName", instance.app_name.as_str()),
@@ -238,7 +246,7 @@ pub fn edge_instance(ctx: &Ctx, access: ClientAccess, instance: EdgeInstance) ->
         details.extend(text_problem("/edgeVersion", version));
     }
     AdminError::check(details)?;
-    ctx.usage.instance(
+    delivery.usage.instance(
         InstanceReport {
             sdk_version: instance
                 .edge_version

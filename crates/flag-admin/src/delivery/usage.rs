@@ -15,6 +15,8 @@
 //! rows past the store's caps ([`StorageCaps`]: unknown flags per environment, applications,
 //! instances) are evicted and counted ([`Usage::evicted`]).
 
+pub mod types;
+
 use std::collections::{BTreeMap, HashMap};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -27,7 +29,7 @@ use flag_store::queries::client_metrics::{
     self, Batch, Evicted, Recorded, SeenApplication, StorageCaps, UsageCount,
 };
 
-use crate::error::AdminError;
+use crate::runtime::error::AdminError;
 
 /// The key counts are summed under.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -442,7 +444,7 @@ impl Usage {
         }
         if failure.is_none() {
             let caps = self.caps;
-            let pruned = crate::db::run(store, move |conn| {
+            let pruned = crate::runtime::db::run(store, move |conn| {
                 client_metrics::prune(conn, now)?;
                 client_metrics::evict(conn, caps)
             })
@@ -525,7 +527,7 @@ impl Usage {
 
 /// Writes one part in one transaction.
 async fn write(store: &Store, part: Batch, now: NaiveDateTime) -> Result<Recorded, AdminError> {
-    crate::db::run(store, move |conn| client_metrics::record(conn, &part, now)).await
+    crate::runtime::db::run(store, move |conn| client_metrics::record(conn, &part, now)).await
 }
 
 fn add(total: &mut Recorded, part: Recorded) {

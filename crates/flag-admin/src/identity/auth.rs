@@ -12,13 +12,15 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use flag_store::models::Actor;
-use flag_store::queries;
+use flag_store::{DbConnection, StoreError, queries};
 
-use crate::Ctx;
-use crate::cache::RevisionCache;
-use crate::domain::{Permission, RootRole, TokenType};
-use crate::error::AdminError;
-use crate::secrets;
+use crate::identity::Identity;
+use crate::runtime::Runtime;
+use crate::runtime::cache::RevisionCache;
+use crate::runtime::db;
+use crate::runtime::domain::{Permission, RootRole, TokenType};
+use crate::runtime::error::AdminError;
+use crate::runtime::secrets;
 
 /// The environment a frontend token made for every environment evaluates in, and the one an
 /// API token is made for when none is named: Unleash's default.
@@ -210,6 +212,17 @@ impl Caller {
         self.principal.actor()
     }
 
+    /// Runs `write` on a pooled connection on behalf of this caller, whose name goes into the
+    /// write's audit event: the shape every write of an operation shares.
+    pub async fn write<T, F>(&self, runtime: &Runtime, write: F) -> Result<T, AdminError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut DbConnection, &Actor) -> Result<T, StoreError> + Send + 'static,
+    {
+        let actor = self.actor();
+        db::run(&runtime.store, move |conn| write(conn, &actor)).await
+    }
+
     /// Whether the caller may see state specific to `environment`.
     pub fn may_read(&self, environment: &str) -> bool {
         self.principal.may_read(environment)
@@ -323,12 +336,13 @@ fn default_origins() -> Arc<[String]> {
 
 /// The tokens at the store's current revision: from memory while the revision reading stands,
 /// else after one question (and one read of the table when the revision moved).
-async fn token_map(ctx: &Ctx) -> Result<Arc<TokenMap>, AdminError> {
+async fn token_map(ctx: &Runtime, identity: &Identity) -> Result<Arc<TokenMap>, AdminError> {
     let revision = ctx.revision.current(&ctx.store).await?;
     let store = ctx.store.clone();
-    ctx.tokens
+    identity
+        .tokens
         .get_or_build(&(), revision, |_| async move {
-            crate::db::run(&store, |conn| {
+            crate::runtime::db::run(&store, |conn| {
                 let tokens = queries::api_tokens::list(conn)?;
                 // An unreadable setting is an error, never a fallback to every origin.
                 let origins = match queries::settings::get::<Vec<String>>(conn, FRONTEND_ORIGINS) {
@@ -362,9 +376,13 @@ async fn token_map(ctx: &Ctx) -> Result<Arc<TokenMap>, AdminError> {
 }
 
 /// Whether the token `access` was resolved from still admits it: not deleted, not expired.
-pub async fn still_valid(ctx: &Ctx, access: &ClientAccess) -> Result<bool, AdminError> {
+pub async fn still_valid(
+    ctx: &Runtime,
+    identity: &Identity,
+    access: &ClientAccess,
+) -> Result<bool, AdminError> {
     let now = crate::now();
-    let map = token_map(ctx).await?;
+    let map = token_map(ctx, identity).await?;
     Ok(map
         .by_hash
         .get(&*access.token)
@@ -372,8 +390,8 @@ pub async fn still_valid(ctx: &Ctx, access: &ClientAccess) -> Result<bool, Admin
 }
 
 /// The origins the frontend API answers (`*` for all), as of the store's current revision.
-pub async fn frontend_origins(ctx: &Ctx) -> Result<Arc<[String]>, AdminError> {
-    token_map(ctx)
+pub async fn frontend_origins(ctx: &Runtime, identity: &Identity) -> Result<Arc<[String]>, AdminError> {
+    token_map(ctx, identity)
         .await?
         .origins
         .clone()
@@ -396,9 +414,13 @@ pub struct ValidToken {
 
 /// The tokens among `tokens` that are valid now; the others are left out, as Unleash leaves
 /// them out.
-pub async fn validate_tokens(ctx: &Ctx, tokens: Vec<String>) -> Result<Vec<ValidToken>, AdminError> {
+pub async fn validate_tokens(
+    ctx: &Runtime,
+    identity: &Identity,
+    tokens: Vec<String>,
+) -> Result<Vec<ValidToken>, AdminError> {
     let now = crate::now();
-    let map = token_map(ctx).await?;
+    let map = token_map(ctx, identity).await?;
     Ok(tokens
         .into_iter()
         .filter_map(|token| {
@@ -425,9 +447,13 @@ pub async fn validate_tokens(ctx: &Ctx, tokens: Vec<String>) -> Result<Vec<Valid
 }
 
 /// What the API token `token` grants now.
-pub async fn resolve_token(ctx: &Ctx, token: &str) -> Result<Credential, AdminError> {
+pub async fn resolve_token(
+    ctx: &Runtime,
+    identity: &Identity,
+    token: &str,
+) -> Result<Credential, AdminError> {
     let now = crate::now();
-    let map = token_map(ctx).await?;
+    let map = token_map(ctx, identity).await?;
     let Some(grant) = map.by_hash.get(&secrets::verifier(token)).filter(|grant| {
         secrets::matches(token, &grant.secret_hash) && grant.expires_at.is_none_or(|at| at > now)
     }) else {
@@ -461,10 +487,10 @@ pub async fn resolve_token(ctx: &Ctx, token: &str) -> Result<Credential, AdminEr
 }
 
 /// The user logged in with the session secret `session`, when it is valid now.
-pub async fn resolve_session(ctx: &Ctx, session: &str) -> Result<Credential, AdminError> {
+pub async fn resolve_session(ctx: &Runtime, session: &str) -> Result<Credential, AdminError> {
     let hash = secrets::verifier(session);
     let now = crate::now();
-    let user = crate::db::run(&ctx.store, move |conn| {
+    let user = crate::runtime::db::run(&ctx.store, move |conn| {
         queries::sessions::find_user(conn, &hash, now)
     })
     .await?;

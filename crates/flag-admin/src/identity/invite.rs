@@ -1,28 +1,32 @@
 //! Invite links (public signup tokens) and signing up with one.
 
+pub mod types;
+
 use std::net::IpAddr;
 
 use chrono::Months;
 use flag_store::models::{NewUser, SignupTokenRow};
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::domain::RootRole;
-use crate::dto::invite::{
+use crate::identity::Identity;
+use crate::identity::auth::Caller;
+use crate::identity::invite::types::{
     CreateInvitedUserRequest, CreateSignupTokenRequest, SignupTokenResponse, SignupTokensResponse,
     UpdateSignupTokenRequest,
 };
-use crate::dto::{self, UserOut};
-use crate::{AdminError, Ctx, Detail, db, password, secrets};
+use crate::identity::users::types::UserOut;
+use crate::runtime::domain::RootRole;
+use crate::runtime::input;
+use crate::{AdminError, Detail, identity::password, runtime::Runtime, runtime::db, runtime::secrets};
 
 /// Every invite link.
-pub async fn list(ctx: &Ctx) -> Result<SignupTokensResponse, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<SignupTokensResponse, AdminError> {
     let tokens = db::run(&ctx.store, queries::signup_tokens::list).await?;
     Ok(SignupTokensResponse::new(tokens, crate::now()))
 }
 
 /// The invite link with `secret`.
-pub async fn get(ctx: &Ctx, secret: String) -> Result<SignupTokenResponse, AdminError> {
+pub async fn get(ctx: &Runtime, secret: String) -> Result<SignupTokenResponse, AdminError> {
     let token = db::run(&ctx.store, move |conn| queries::signup_tokens::get(conn, &secret)).await?;
     Ok(SignupTokenResponse::new(token, crate::now()))
 }
@@ -30,7 +34,7 @@ pub async fn get(ctx: &Ctx, secret: String) -> Result<SignupTokenResponse, Admin
 /// Creates an invite link. Its expiry is capped at one month; users who sign up with it are
 /// Viewers; its URL is `<UNLEASH_URL>/new-user?invite=<secret>`.
 pub async fn create(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     request: CreateSignupTokenRequest,
 ) -> Result<SignupTokenResponse, AdminError> {
@@ -53,13 +57,17 @@ pub async fn create(
         created_at: now.naive_utc(),
         created_by: Some(caller.actor().name),
     };
-    let token = db::write_as(&ctx.store, caller, row, queries::signup_tokens::create).await?;
+    let token = caller
+        .write(ctx, move |conn, actor| {
+            queries::signup_tokens::create(conn, &row, actor)
+        })
+        .await?;
     Ok(SignupTokenResponse::new(token, now.naive_utc()))
 }
 
 /// Changes an invite link's expiry or switch; answers with the whole link.
 pub async fn update(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     secret: String,
     request: UpdateSignupTokenRequest,
@@ -85,7 +93,7 @@ pub async fn update(
 
 /// Whether the invite link `secret` can be used now: the same refusal for an unknown,
 /// switched-off or expired link.
-pub async fn validate(ctx: &Ctx, secret: String) -> Result<(), AdminError> {
+pub async fn validate(ctx: &Runtime, secret: String) -> Result<(), AdminError> {
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
         queries::signup_tokens::validate(conn, &secret, now)
@@ -94,7 +102,7 @@ pub async fn validate(ctx: &Ctx, secret: String) -> Result<(), AdminError> {
 }
 
 fn check_signup(request: &CreateInvitedUserRequest) -> Result<(), AdminError> {
-    let mut details = dto::person_problems(
+    let mut details = input::person_problems(
         Some(&request.email),
         request.username.as_deref(),
         Some(&request.name),
@@ -110,16 +118,17 @@ fn check_signup(request: &CreateInvitedUserRequest) -> Result<(), AdminError> {
 /// Signs a Viewer up with the invite link `secret`, for a request from `address`. Limited per
 /// address; the body is checked before the link, and the link before the password is hashed.
 pub async fn sign_up(
-    ctx: &Ctx,
+    ctx: &Runtime,
+    identity: &Identity,
     address: IpAddr,
     secret: String,
     request: CreateInvitedUserRequest,
 ) -> Result<UserOut, AdminError> {
-    ctx.signup_limiter.admit(address)?;
+    identity.signup_limiter.admit(address)?;
     check_signup(&request)?;
     // An unusable link never pays for a hash; the signup transaction checks it again.
     validate(ctx, secret.clone()).await?;
-    let hash = crate::users::hash_password(ctx, request.password).await?;
+    let hash = crate::identity::users::hash_password(ctx, request.password).await?;
     let now = crate::now();
     let user = NewUser {
         name: Some(request.name.trim().to_owned()),

@@ -1,16 +1,18 @@
 //! The signed-in caller, as Unleash's web UI asks for it: who they are, what they may do, and
 //! the one-time dialogs they closed.
 
+pub mod types;
+
 use std::collections::BTreeMap;
 
 use flag_store::models::{Actor, UserRow};
 use flag_store::queries;
 
-use crate::auth::{Caller, Principal};
-use crate::domain::RootRole;
-use crate::dto::UserOut;
-use crate::dto::me::{MeOut, PermissionOut, ProfileOut, RoleOut};
-use crate::{AdminError, Ctx, db};
+use crate::identity::auth::{Caller, Principal};
+use crate::identity::me::types::{MeOut, PermissionOut, ProfileOut, RoleOut};
+use crate::identity::users::types::UserOut;
+use crate::runtime::domain::RootRole;
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The permissions an Editor holds: every write on flags, in every project and environment.
 const EDITOR_ROOT: [&str; 14] = [
@@ -73,7 +75,7 @@ fn permissions(role: RootRole) -> Vec<PermissionOut> {
 }
 
 /// The caller: a user, or an admin token shown as the user Unleash records for tokens.
-pub async fn get(ctx: &Ctx, caller: &Caller) -> Result<MeOut, AdminError> {
+pub async fn get(ctx: &Runtime, caller: &Caller) -> Result<MeOut, AdminError> {
     match caller.principal() {
         Principal::AdminToken { name, .. } => {
             let token = UserRow {
@@ -114,7 +116,7 @@ pub async fn get(ctx: &Ctx, caller: &Caller) -> Result<MeOut, AdminError> {
 }
 
 /// The signed-in user's projects and root role; a token has no profile.
-pub async fn profile(ctx: &Ctx, caller: &Caller) -> Result<ProfileOut, AdminError> {
+pub async fn profile(ctx: &Runtime, caller: &Caller) -> Result<ProfileOut, AdminError> {
     let Principal::User { id, role, .. } = caller.principal() else {
         return Err(AdminError::bad_request(
             "User id is missing in request user object",
@@ -142,7 +144,7 @@ pub async fn profile(ctx: &Ctx, caller: &Caller) -> Result<ProfileOut, AdminErro
 }
 
 /// Records that the signed-in user closed a one-time dialog; tokens have none to close.
-pub async fn close_splash(ctx: &Ctx, caller: &Caller, splash: String) -> Result<(), AdminError> {
+pub async fn close_splash(ctx: &Runtime, caller: &Caller, splash: String) -> Result<(), AdminError> {
     let Principal::User { id, .. } = caller.principal() else {
         return Ok(());
     };

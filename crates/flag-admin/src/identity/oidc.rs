@@ -9,6 +9,8 @@
 //! `state` is bound to the browser. The provider's discovery document and keys are cached for
 //! an hour, and fetched again at once when a token names a key they lack.
 
+pub mod types;
+
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -27,10 +29,11 @@ use openidconnect::{
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::domain::RootRole;
-use crate::dto::sso::{OidcSettings, PasswordAuthSettings};
-use crate::session::{LoggedIn, Proof};
-use crate::{AdminError, Ctx, auth::Caller, db};
+use crate::identity::Identity;
+use crate::identity::oidc::types::{OidcSettings, PasswordAuthSettings};
+use crate::identity::session::{LoggedIn, Proof};
+use crate::runtime::domain::RootRole;
+use crate::{AdminError, identity::auth::Caller, runtime::Runtime, runtime::db};
 
 /// Where Unleash keeps the OpenID Connect settings.
 pub const SETTING: &str = "unleash.enterprise.auth.oidc";
@@ -414,7 +417,7 @@ fn client(config: &Config, provider: &Discovered, redirect: RedirectUrl) -> Clie
     .set_redirect_uri(redirect)
 }
 
-fn redirect_url(ctx: &Ctx) -> Result<RedirectUrl, AdminError> {
+fn redirect_url(ctx: &Runtime) -> Result<RedirectUrl, AdminError> {
     RedirectUrl::new(format!(
         "{}{CALLBACK_PATH}",
         ctx.settings().unleash_url.trim_end_matches('/')
@@ -423,7 +426,7 @@ fn redirect_url(ctx: &Ctx) -> Result<RedirectUrl, AdminError> {
 }
 
 /// The settings in force: the environment's when it gives any, else the stored ones.
-async fn current(ctx: &Ctx) -> Result<OidcSettings, AdminError> {
+async fn current(ctx: &Runtime) -> Result<OidcSettings, AdminError> {
     if let Some(settings) = &ctx.settings().oidc {
         return Ok(settings.clone());
     }
@@ -434,7 +437,7 @@ async fn current(ctx: &Ctx) -> Result<OidcSettings, AdminError> {
     )
 }
 
-async fn config(ctx: &Ctx) -> Result<Option<Config>, AdminError> {
+async fn config(ctx: &Runtime) -> Result<Option<Config>, AdminError> {
     // Read at each use, so that a change on any replica applies at once; the stored settings
     // were checked when saved and the environment's at start, so this fails only on a stored
     // document written by another version.
@@ -442,7 +445,7 @@ async fn config(ctx: &Ctx) -> Result<Option<Config>, AdminError> {
 }
 
 /// `GET /api/admin/auth/oidc/settings`: the settings in force, the secret masked.
-pub async fn settings(ctx: &Ctx) -> Result<OidcSettings, AdminError> {
+pub async fn settings(ctx: &Runtime) -> Result<OidcSettings, AdminError> {
     let mut settings = current(ctx).await?;
     if settings.secret.is_some() {
         settings.secret = Some(MASKED.to_owned());
@@ -451,7 +454,7 @@ pub async fn settings(ctx: &Ctx) -> Result<OidcSettings, AdminError> {
 }
 
 /// Whether the settings come from the environment, and so cannot be changed through the API.
-pub fn configured_through_env(ctx: &Ctx) -> bool {
+pub fn configured_through_env(ctx: &Runtime) -> bool {
     ctx.settings().oidc.is_some()
 }
 
@@ -463,7 +466,8 @@ pub fn check(settings: &OidcSettings) -> Result<(), AdminError> {
 /// `POST /api/admin/auth/oidc/settings`: checks and stores the settings; `*****` as the secret
 /// keeps the stored one.
 pub async fn save_settings(
-    ctx: &Ctx,
+    ctx: &Runtime,
+    identity: &Identity,
     caller: &Caller,
     mut settings: OidcSettings,
 ) -> Result<OidcSettings, AdminError> {
@@ -489,12 +493,12 @@ pub async fn save_settings(
     })
     .await?;
     // The provider may have changed: discover it again at the next login.
-    ctx.oidc.forget().await;
+    identity.oidc.forget().await;
     self::settings(ctx).await
 }
 
 /// `GET /api/admin/auth/simple/settings`.
-pub async fn password_settings(ctx: &Ctx) -> Result<PasswordAuthSettings, AdminError> {
+pub async fn password_settings(ctx: &Runtime) -> Result<PasswordAuthSettings, AdminError> {
     Ok(db::run(&ctx.store, |conn| {
         stored::get::<PasswordAuthSettings>(conn, PASSWORD_SETTING)
     })
@@ -505,7 +509,7 @@ pub async fn password_settings(ctx: &Ctx) -> Result<PasswordAuthSettings, AdminE
 /// `POST /api/admin/auth/simple/settings`: password login may be switched off only while
 /// single sign-on is on, so that someone can always sign in.
 pub async fn save_password_settings(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     settings: PasswordAuthSettings,
 ) -> Result<PasswordAuthSettings, AdminError> {
@@ -524,7 +528,7 @@ pub async fn save_password_settings(
 }
 
 /// Whether logging in with a password is on.
-pub async fn password_login_allowed(ctx: &Ctx) -> Result<bool, AdminError> {
+pub async fn password_login_allowed(ctx: &Runtime) -> Result<bool, AdminError> {
     Ok(!password_settings(ctx).await?.disabled)
 }
 
@@ -538,7 +542,7 @@ pub struct LoginOptions {
 }
 
 /// How users may sign in now.
-pub async fn login_options(ctx: &Ctx) -> Result<LoginOptions, AdminError> {
+pub async fn login_options(ctx: &Runtime) -> Result<LoginOptions, AdminError> {
     let oidc = config(ctx).await?.is_some();
     Ok(LoginOptions {
         password: !oidc || password_login_allowed(ctx).await?,
@@ -565,12 +569,17 @@ impl std::fmt::Debug for Started {
 
 /// Starts a login for a browser at `address`: stores what the callback checks and answers
 /// where to send the browser. Starts count against the address's login attempts.
-pub async fn start(ctx: &Ctx, address: std::net::IpAddr, return_to: &str) -> Result<Started, AdminError> {
-    ctx.login_limiter.admit(address)?;
+pub async fn start(
+    ctx: &Runtime,
+    identity: &Identity,
+    address: std::net::IpAddr,
+    return_to: &str,
+) -> Result<Started, AdminError> {
+    identity.login_limiter.admit(address)?;
     let config = config(ctx)
         .await?
         .ok_or_else(|| AdminError::NotFound("single sign-on is not enabled".into()))?;
-    let provider = ctx.oidc.provider(&config).await?;
+    let provider = identity.oidc.provider(&config).await?;
     let (challenge, verifier) = PkceCodeChallenge::new_random_sha256();
     let client = client(&config, &provider, redirect_url(ctx)?);
     let mut request = client
@@ -587,9 +596,10 @@ pub async fn start(ctx: &Ctx, address: std::net::IpAddr, return_to: &str) -> Res
         request = request.add_extra_param("acr_values", values.clone());
     }
     let (url, state, nonce) = request.url();
-    let cookie = crate::secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
+    let cookie =
+        crate::runtime::secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
     let login = OidcLoginRow {
-        cookie_hash: crate::secrets::verifier(&cookie),
+        cookie_hash: crate::runtime::secrets::verifier(&cookie),
         state: state.secret().clone(),
         nonce: nonce.secret().clone(),
         pkce_verifier: verifier.secret().clone(),
@@ -683,11 +693,16 @@ fn lenient_bool(value: &Value) -> Option<bool> {
 /// Finishes a login: checks the callback against the login this browser started, exchanges the
 /// code, verifies the ID token, and signs the user in, created or with the role their groups
 /// give when the settings say so.
-pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Result<Finished, AdminError> {
+pub async fn finish(
+    ctx: &Runtime,
+    identity: &Identity,
+    cookie: Option<&str>,
+    callback: Callback,
+) -> Result<Finished, AdminError> {
     let config = config(ctx)
         .await?
         .ok_or_else(|| AdminError::NotFound("single sign-on is not enabled".into()))?;
-    let cookie_hash = cookie.map(crate::secrets::verifier).ok_or_else(|| {
+    let cookie_hash = cookie.map(crate::runtime::secrets::verifier).ok_or_else(|| {
         failed("this browser did not start a login here, or its cookie expired; sign in again")
     })?;
     let now = crate::now();
@@ -718,7 +733,7 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
         .code
         .filter(|code| !code.is_empty())
         .ok_or_else(|| failed("the OpenID provider sent no authorization code"))?;
-    let provider = ctx.oidc.provider(&config).await?;
+    let provider = identity.oidc.provider(&config).await?;
     let redirect = redirect_url(ctx)?;
     let verifier = PkceCodeVerifier::new(login.pkce_verifier.clone());
     let (exchange_config, exchange_provider) = (config.clone(), Arc::clone(&provider));
@@ -759,7 +774,7 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
     let claims = match verify(&provider) {
         Err(openidconnect::ClaimsVerificationError::SignatureVerification(
             openidconnect::SignatureVerificationError::NoMatchingKey,
-        )) => verify(&*ctx.oidc.refresh_keys(&config).await?),
+        )) => verify(&*identity.oidc.refresh_keys(&config).await?),
         other => other,
     }
     .map_err(|error| failed(format!("the ID token does not verify: {error}")))?;
@@ -788,7 +803,7 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
     // Kept with the session, on the server only, for `id_token_hint` when signing out at the
     // provider too; without single sign-out it has no use, and is not kept.
     let id_token = config.single_sign_out.then_some(raw);
-    let logged_in = crate::session::open(ctx, user, now, Proof::Oidc { id_token }).await?;
+    let logged_in = crate::identity::session::open(ctx, user, now, Proof::Oidc { id_token }).await?;
     Ok(Finished {
         logged_in,
         return_to: login.return_to,
@@ -798,7 +813,7 @@ pub async fn finish(ctx: &Ctx, cookie: Option<&str>, callback: Callback) -> Resu
 /// The user `email` signs in as: the one with that email, with the role their groups give; or
 /// a new one when the settings allow it.
 async fn sign_in_user(
-    ctx: &Ctx,
+    ctx: &Runtime,
     config: &Config,
     email: &str,
     name: Option<String>,
@@ -864,7 +879,7 @@ async fn sign_in_user(
 }
 
 /// Whether signing out also signs out at the provider.
-pub async fn single_sign_out(ctx: &Ctx) -> bool {
+pub async fn single_sign_out(ctx: &Runtime) -> bool {
     config(ctx)
         .await
         .ok()
@@ -874,8 +889,13 @@ pub async fn single_sign_out(ctx: &Ctx) -> bool {
 
 /// Where to send the browser after its session ended: the provider's end-session endpoint, when
 /// single sign-out is on and the provider has one, coming back to `signed_out`. `handle` (see
-/// [`crate::session::SignedOut`]) reads the ended session's ID token, once, for `id_token_hint`.
-pub async fn logout_url(ctx: &Ctx, signed_out: &str, handle: Option<&str>) -> Option<String> {
+/// [`crate::identity::session::SignedOut`]) reads the ended session's ID token, once, for `id_token_hint`.
+pub async fn logout_url(
+    ctx: &Runtime,
+    identity: &Identity,
+    signed_out: &str,
+    handle: Option<&str>,
+) -> Option<String> {
     let config = config(ctx).await.ok().flatten()?;
     if !config.single_sign_out {
         return None;
@@ -886,7 +906,7 @@ pub async fn logout_url(ctx: &Ctx, signed_out: &str, handle: Option<&str>) -> Op
         .filter(|handle| handle.len() == 64 && handle.bytes().all(|byte| byte.is_ascii_hexdigit()))
     {
         Some(handle) => {
-            let handle_hash = crate::secrets::verifier(handle);
+            let handle_hash = crate::runtime::secrets::verifier(handle);
             let now = crate::now();
             db::run(&ctx.store, move |conn| {
                 queries::sessions::take_id_token(conn, &handle_hash, now)
@@ -899,7 +919,7 @@ pub async fn logout_url(ctx: &Ctx, signed_out: &str, handle: Option<&str>) -> Op
         }
         None => None,
     };
-    let provider = ctx.oidc.provider(&config).await.ok()?;
+    let provider = identity.oidc.provider(&config).await.ok()?;
     let end = provider
         .metadata
         .additional_metadata()
@@ -1005,7 +1025,7 @@ mod tests {
     async fn users_are_matched_by_email_and_created_only_as_allowed() -> Result<(), Box<dyn std::error::Error>>
     {
         let scratch = flag_store::scratch::Scratch::new()?;
-        let ctx = Ctx::new(scratch.open()?, crate::Settings::default())?;
+        let ctx = Runtime::new(scratch.open()?, crate::Settings::default())?;
         let parse = |settings: OidcSettings| {
             Config::parse(&settings)?.ok_or_else(|| AdminError::Internal("enabled".into()))
         };

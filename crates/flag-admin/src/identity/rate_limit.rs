@@ -8,7 +8,7 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::error::AdminError;
+use crate::runtime::error::AdminError;
 
 /// A fixed-window request counter per client address. Limits are per server process.
 #[derive(Debug)]

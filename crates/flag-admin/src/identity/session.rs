@@ -1,5 +1,7 @@
 //! Logging in with a password, and out.
 
+pub mod types;
+
 use std::net::IpAddr;
 use std::sync::atomic::Ordering;
 
@@ -7,9 +9,10 @@ use chrono::Duration;
 use flag_store::models::{SessionRow, UserRow};
 use flag_store::queries;
 
-use crate::dto::UserOut;
-use crate::dto::session::LoginRequest;
-use crate::{AdminError, Ctx, db, password, secrets};
+use crate::identity::Identity;
+use crate::identity::session::types::LoginRequest;
+use crate::identity::users::types::UserOut;
+use crate::{AdminError, identity::password, runtime::Runtime, runtime::db, runtime::secrets};
 
 /// How long a login lasts.
 pub const SESSION_DAYS: i64 = 2;
@@ -29,9 +32,14 @@ pub struct LoggedIn {
 ///
 /// Attempts are limited per address, and an unknown user costs one password verification like
 /// a known one, so neither guessing nor timing tells who has an account.
-pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<LoggedIn, AdminError> {
-    ctx.login_limiter.admit(address)?;
-    if !crate::oidc::login_options(ctx).await?.password {
+pub async fn login(
+    ctx: &Runtime,
+    identity: &Identity,
+    address: IpAddr,
+    request: LoginRequest,
+) -> Result<LoggedIn, AdminError> {
+    identity.login_limiter.admit(address)?;
+    if !crate::identity::oidc::login_options(ctx).await?.password {
         return Err(AdminError::InvalidOperation(
             "Logging in with username/password has been disabled.".into(),
         ));
@@ -47,7 +55,7 @@ pub async fn login(ctx: &Ctx, address: IpAddr, request: LoginRequest) -> Result<
         .cpu
         .run(move || password::verify(&candidate, stored.as_deref()))
         .await?;
-    ctx.passwords_verified.fetch_add(1, Ordering::Relaxed);
+    identity.passwords_verified.fetch_add(1, Ordering::Relaxed);
     let Some(mut user) = user else {
         return Err(AdminError::PasswordMismatch);
     };
@@ -78,7 +86,7 @@ pub(crate) enum Proof {
 
 /// Opens a session for `user`, who has just proved who they are.
 pub(crate) async fn open(
-    ctx: &Ctx,
+    ctx: &Runtime,
     user: UserRow,
     now: chrono::NaiveDateTime,
     proof: Proof,
@@ -110,7 +118,7 @@ pub enum SignedOut {
     /// was no session.
     Here,
     /// On to the OpenID provider's end-session endpoint, through the console's page for it (see
-    /// [`crate::oidc::logout_url`]), which `handle` lets read the session's ID token once.
+    /// [`crate::identity::oidc::logout_url`]), which `handle` lets read the session's ID token once.
     AtProvider {
         /// A one-time handle to the ended session's ID token; it signs no one in.
         handle: String,
@@ -133,12 +141,12 @@ impl std::fmt::Debug for SignedOut {
 /// goes next. With single sign-out on, a session opened through the OpenID provider goes on to
 /// the provider; the ID token it kept stays on the server, under a one-time handle, until the
 /// page that sends the browser there reads it.
-pub async fn logout(ctx: &Ctx, session: Option<&str>) -> Result<SignedOut, AdminError> {
+pub async fn logout(ctx: &Runtime, session: Option<&str>) -> Result<SignedOut, AdminError> {
     let Some(session) = session else {
         return Ok(SignedOut::Here);
     };
     let hash = secrets::verifier(session);
-    if !crate::oidc::single_sign_out(ctx).await {
+    if !crate::identity::oidc::single_sign_out(ctx).await {
         db::run(&ctx.store, move |conn| queries::sessions::delete(conn, &hash)).await?;
         return Ok(SignedOut::Here);
     }

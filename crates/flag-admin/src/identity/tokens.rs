@@ -1,18 +1,20 @@
 //! API tokens: list, create, delete. Only their SHA-256 verifiers are stored; a secret is shown
 //! once, when it is made.
 
+pub mod types;
+
 use flag_store::models::NewApiToken;
 use flag_store::{StoreError, queries};
 
-use crate::auth::{Caller, DEFAULT_ENVIRONMENT};
-use crate::domain::TokenType;
-use crate::dto::tokens::{
+use crate::identity::auth::{Caller, DEFAULT_ENVIRONMENT};
+use crate::identity::tokens::types::{
     CreateToken, CreatedTokenOut, TokenOut, TokensOut, UpdateToken, project_field, project_part,
 };
-use crate::{AdminError, Ctx, db, secrets};
+use crate::runtime::domain::TokenType;
+use crate::{AdminError, runtime::Runtime, runtime::db, runtime::secrets};
 
 /// Every token, without its secret.
-pub async fn list(ctx: &Ctx) -> Result<TokensOut, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
     let rows = db::run(&ctx.store, queries::api_tokens::list).await?;
     let tokens = rows
         .into_iter()
@@ -26,7 +28,11 @@ pub async fn list(ctx: &Ctx) -> Result<TokensOut, AdminError> {
 /// named, or when `*` is among them). Its secret reads `<project>:<environment>.<random part>`,
 /// as Unleash's do. An environment or a project that does not exist is refused with Unleash's
 /// messages (`Project=<name> does not exist`).
-pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<CreatedTokenOut, AdminError> {
+pub async fn create(
+    ctx: &Runtime,
+    caller: &Caller,
+    request: CreateToken,
+) -> Result<CreatedTokenOut, AdminError> {
     if request.token_type == TokenType::Admin {
         return Err(AdminError::invalid(
             "/type",
@@ -111,8 +117,8 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<
         project: project_field(&projects),
         projects,
         environment: row.environment,
-        expires_at: row.expires_at.map(crate::dto::iso),
-        created_at: crate::dto::iso(row.created_at),
+        expires_at: row.expires_at.map(crate::runtime::input::iso),
+        created_at: crate::runtime::input::iso(row.created_at),
         alias: None,
         secure: false,
     })
@@ -120,7 +126,7 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateToken) -> Result<
 
 /// Deletes the token whose secret is `secret`; an unknown secret changes nothing and is no
 /// error, as in Unleash.
-pub async fn delete(ctx: &Ctx, caller: &Caller, secret: &str) -> Result<(), AdminError> {
+pub async fn delete(ctx: &Runtime, caller: &Caller, secret: &str) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
     let actor = caller.actor();
     let now = crate::now();
@@ -135,7 +141,7 @@ pub async fn delete(ctx: &Ctx, caller: &Caller, secret: &str) -> Result<(), Admi
 
 /// Deletes the token with `id`, as the token list numbers them: for the console, which shows
 /// tokens without their secrets.
-pub async fn delete_by_id(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
+pub async fn delete_by_id(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {
@@ -151,7 +157,7 @@ pub async fn delete_by_id(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), Adm
 }
 
 /// The tokens named `name`, without their secrets; names need not be unique.
-pub async fn by_name(ctx: &Ctx, name: String) -> Result<TokensOut, AdminError> {
+pub async fn by_name(ctx: &Runtime, name: String) -> Result<TokensOut, AdminError> {
     let mut tokens = list(ctx).await?;
     tokens.tokens.retain(|token| token.token_name == name);
     Ok(tokens)
@@ -160,7 +166,7 @@ pub async fn by_name(ctx: &Ctx, name: String) -> Result<TokensOut, AdminError> {
 /// Sets when the token whose secret is `secret` stops working; a time in the past revokes it.
 /// An unknown secret changes nothing.
 pub async fn set_expiry(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     secret: &str,
     request: UpdateToken,
@@ -178,7 +184,7 @@ pub async fn set_expiry(
 
 /// The client and frontend tokens that reach `project`, without their secrets: those limited
 /// to it (alone or with others) and those for every project.
-pub async fn of_project(ctx: &Ctx, project: String) -> Result<TokensOut, AdminError> {
+pub async fn of_project(ctx: &Runtime, project: String) -> Result<TokensOut, AdminError> {
     let check = project.clone();
     db::run(&ctx.store, move |conn| queries::projects::get(conn, &check)).await?;
     let mut tokens = list(ctx).await?;
@@ -194,7 +200,7 @@ pub async fn of_project(ctx: &Ctx, project: String) -> Result<TokensOut, AdminEr
 
 /// Creates a token for `project` alone.
 pub async fn create_for_project(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     mut request: CreateToken,
@@ -208,7 +214,7 @@ pub async fn create_for_project(
 
 /// Deletes the token whose secret is `secret`, which must be limited to `project` alone.
 pub async fn delete_for_project(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     project: String,
     secret: &str,

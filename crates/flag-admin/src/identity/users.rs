@@ -1,21 +1,24 @@
 //! Users and their root roles, for administrators.
 
+pub mod types;
+
 use flag_store::models::{NewUser, UserChanges};
 use flag_store::queries;
 
-use crate::auth::Caller;
-use crate::dto::users::{CreateUserRequest, UpdateUserRequest, UsersResponse};
-use crate::dto::{self, UserOut};
-use crate::{AdminError, Ctx, Detail, db, password};
+use crate::identity::auth::Caller;
+use crate::identity::users::types::UserOut;
+use crate::identity::users::types::{CreateUserRequest, UpdateUserRequest, UsersResponse};
+use crate::runtime::input;
+use crate::{AdminError, Detail, identity::password, runtime::Runtime, runtime::db};
 
 /// Every user, and the root roles.
-pub async fn list(ctx: &Ctx) -> Result<UsersResponse, AdminError> {
+pub async fn list(ctx: &Runtime) -> Result<UsersResponse, AdminError> {
     let users = db::run(&ctx.store, queries::users::list).await?;
     UsersResponse::try_from(users)
 }
 
 /// A password's Argon2id hash, made on the CPU pool.
-pub(crate) async fn hash_password(ctx: &Ctx, password: String) -> Result<String, AdminError> {
+pub(crate) async fn hash_password(ctx: &Runtime, password: String) -> Result<String, AdminError> {
     ctx.cpu
         .run(move || password::hash(&password))
         .await?
@@ -24,7 +27,11 @@ pub(crate) async fn hash_password(ctx: &Ctx, password: String) -> Result<String,
 
 /// Creates a user with an email, a username or both, a root role, and optionally a password
 /// that follows Unleash's rules.
-pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateUserRequest) -> Result<UserOut, AdminError> {
+pub async fn create(
+    ctx: &Runtime,
+    caller: &Caller,
+    request: CreateUserRequest,
+) -> Result<UserOut, AdminError> {
     let email = request
         .email
         .map(|email| email.trim().to_owned())
@@ -36,7 +43,7 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateUserRequest) -> R
     if email.is_none() && username.is_none() {
         return Err(AdminError::invalid("/email", "give an email, a username or both"));
     }
-    let mut details = dto::person_problems(email.as_deref(), username.as_deref(), request.name.as_deref());
+    let mut details = input::person_problems(email.as_deref(), username.as_deref(), request.name.as_deref());
     if let Some(password) = &request.password {
         details.extend(
             password::broken_rules(password)
@@ -57,18 +64,20 @@ pub async fn create(ctx: &Ctx, caller: &Caller, request: CreateUserRequest) -> R
         root_role: request.root_role.id(),
         created_at: crate::now(),
     };
-    let row = db::write_as(&ctx.store, caller, user, queries::users::create).await?;
+    let row = caller
+        .write(ctx, move |conn, actor| queries::users::create(conn, &user, actor))
+        .await?;
     UserOut::try_from(row)
 }
 
 /// Changes a user's email, name or root role.
 pub async fn update(
-    ctx: &Ctx,
+    ctx: &Runtime,
     caller: &Caller,
     id: i32,
     request: UpdateUserRequest,
 ) -> Result<UserOut, AdminError> {
-    AdminError::check(dto::person_problems(
+    AdminError::check(input::person_problems(
         request.email.as_deref(),
         None,
         request.name.as_deref(),
@@ -76,7 +85,7 @@ pub async fn update(
     let changes = UserChanges {
         name: request.name.map(|name| name.trim().to_owned()),
         email: request.email.map(|email| email.trim().to_owned()),
-        root_role: request.root_role.map(crate::domain::RootRole::id),
+        root_role: request.root_role.map(crate::runtime::domain::RootRole::id),
     };
     let actor = caller.actor();
     let now = crate::now();
@@ -88,7 +97,7 @@ pub async fn update(
 }
 
 /// Deletes a user.
-pub async fn delete(ctx: &Ctx, caller: &Caller, id: i32) -> Result<(), AdminError> {
+pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
     let actor = caller.actor();
     let now = crate::now();
     db::run(&ctx.store, move |conn| {

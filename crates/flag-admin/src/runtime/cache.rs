@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use flag_store::{DbConnection, Store, StoreError, queries};
 use tokio::sync::OnceCell;
 
-use crate::error::AdminError;
+use crate::runtime::error::AdminError;
 
 /// The store's revision as this replica last read it.
 ///
@@ -69,7 +69,7 @@ impl RevisionWatch {
             return Ok(revision);
         }
         let watch = Arc::clone(self);
-        crate::db::run(store, move |conn| watch.read(conn)).await
+        crate::runtime::db::run(store, move |conn| watch.read(conn)).await
     }
 
     /// Reads the revision from the database and records it.

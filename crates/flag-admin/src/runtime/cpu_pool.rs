@@ -6,7 +6,7 @@
 //! large playground request, or a flood of logins, delay both, so it runs here instead, and the
 //! worker awaits its result.
 
-use crate::error::AdminError;
+use crate::runtime::error::AdminError;
 
 /// A fixed set of threads for CPU-heavy work; work queues when all are busy.
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 
 use flag_store::{DbConnection, Store, StoreError};
 
-use crate::error::AdminError;
+use crate::runtime::error::AdminError;
 
 /// Runs `work` with a pooled connection on the runtime's blocking thread pool. A checkout that
 /// times out, or a busy database, is [`AdminError::Unavailable`].
@@ -19,20 +19,4 @@ where
     .await
     .map_err(|error| AdminError::Internal(format!("blocking task failed: {error}")))?;
     result.map_err(AdminError::from)
-}
-
-/// Runs a store write `write` of `input` on behalf of `caller`, whose name goes into the
-/// write's audit event: the shape every create operation shares.
-pub async fn write_as<I, T>(
-    store: &Store,
-    caller: &crate::auth::Caller,
-    input: I,
-    write: fn(&mut DbConnection, &I, &flag_store::models::Actor) -> Result<T, StoreError>,
-) -> Result<T, AdminError>
-where
-    I: Send + 'static,
-    T: Send + 'static,
-{
-    let actor = caller.actor();
-    run(store, move |conn| write(conn, &input, &actor)).await
 }

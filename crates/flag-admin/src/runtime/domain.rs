@@ -254,9 +254,9 @@ impl RootRole {
 
     /// The root role stored for user `user` as `id`. A stored id that is not a root role is an
     /// error, never a default role.
-    pub fn stored(user: i32, id: i32) -> Result<Self, crate::error::AdminError> {
+    pub fn stored(user: i32, id: i32) -> Result<Self, crate::runtime::error::AdminError> {
         Self::from_id(id).filter(|role| role.is_root()).ok_or_else(|| {
-            crate::error::AdminError::Internal(format!("user {user} has the unknown root role {id}"))
+            crate::runtime::error::AdminError::Internal(format!("user {user} has the unknown root role {id}"))
         })
     }
 

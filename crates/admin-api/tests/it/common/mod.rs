@@ -12,7 +12,7 @@ use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
 use actix_web::{test, web};
 use admin_api::{AppState, build_app};
-use flag_admin::seeding::seed_admin_tokens;
+use flag_admin::app::seeding::seed_admin_tokens;
 use flag_admin::{Ctx, Settings};
 use flag_store::Store;
 use flag_store::scratch::Scratch;
@@ -79,7 +79,7 @@ impl TestApp {
         let projects: Vec<String> = projects.iter().map(|&project| project.to_owned()).collect();
         let token = flag_store::models::NewApiToken::new(
             format!("{token_type}-{environment}"),
-            flag_admin::secrets::verifier(secret),
+            flag_admin::runtime::secrets::verifier(secret),
             token_type,
             environment.into(),
             &projects,

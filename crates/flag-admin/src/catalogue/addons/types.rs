@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::dto::iso;
+use crate::runtime::input::iso;
 
 /// Body of `POST /api/admin/addons` and `PUT /api/admin/addons/{id}`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -93,7 +93,7 @@ impl AddonOut {
     pub fn masked(mut self, sensitive: &[&str]) -> Self {
         for (name, value) in &mut self.parameters {
             if sensitive.contains(&name.as_str()) {
-                *value = Value::String(crate::addons::MASKED.to_owned());
+                *value = Value::String(crate::catalogue::addons::MASKED.to_owned());
             }
         }
         self

@@ -6,8 +6,8 @@ use flag_store::queries::segments::Usage;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::ResourceName;
-use crate::dto::iso;
+use crate::runtime::domain::ResourceName;
+use crate::runtime::input::iso;
 
 /// One allowed value of a context field.
 #[derive(Debug, ToSchema)]
@@ -138,5 +138,5 @@ pub struct LegalValueIn {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ContextStrategiesOut {
     /// The strategies of live flags with a constraint on the field.
-    pub strategies: Vec<crate::dto::segments::StrategyUseOut>,
+    pub strategies: Vec<crate::catalogue::segments::types::StrategyUseOut>,
 }

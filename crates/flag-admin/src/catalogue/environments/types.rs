@@ -5,7 +5,7 @@ use flag_store::queries::environments::EnvironmentCounts;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::ResourceName;
+use crate::runtime::domain::ResourceName;
 
 /// An environment as `GET /api/admin/environments` lists it, with Unleash's counts.
 #[derive(Debug, Serialize, ToSchema)]

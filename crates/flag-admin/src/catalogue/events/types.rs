@@ -4,7 +4,7 @@ use flag_store::models::EventRow;
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::dto::iso;
+use crate::runtime::input::iso;
 
 /// One event.
 #[derive(Debug, Serialize, ToSchema)]

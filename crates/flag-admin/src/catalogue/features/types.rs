@@ -1,13 +1,14 @@
 //! Features: `/api/admin/projects/{projectId}/features`.
 
 use flag_eval::{Strategy, Variant};
-use flag_store::models::FeatureRow;
+use flag_store::models::{FeatureRow, UserRow};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::{FeatureType, ResourceName};
-use crate::dto::iso;
-use crate::dto::model::VariantSchema;
+use crate::catalogue::model::VariantSchema;
+use crate::identity::users::types::image_url;
+use crate::runtime::domain::{FeatureType, ResourceName};
+use crate::runtime::input::iso;
 
 /// A feature, without its environments, as Unleash answers its writes: `archivedAt` only once
 /// archived.
@@ -118,7 +119,7 @@ pub struct FeatureStrategyOut {
     /// The strategy type.
     pub name: String,
     /// Constraints.
-    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    #[schema(value_type = Vec<crate::catalogue::model::ConstraintSchema>)]
     pub constraints: Vec<flag_eval::Constraint>,
     /// Strategy variants.
     #[schema(value_type = Vec<VariantSchema>)]
@@ -451,7 +452,7 @@ pub struct EnvironmentStrategyOut {
     #[schema(value_type = Object)]
     pub parameters: flag_eval::Parameters,
     /// Constraints.
-    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    #[schema(value_type = Vec<crate::catalogue::model::ConstraintSchema>)]
     pub constraints: Vec<flag_eval::Constraint>,
     /// Strategy variants.
     #[schema(value_type = Vec<VariantSchema>)]
@@ -486,7 +487,7 @@ pub struct StrategyListItem {
     /// The strategy type.
     pub name: String,
     /// Constraints.
-    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    #[schema(value_type = Vec<crate::catalogue::model::ConstraintSchema>)]
     pub constraints: Vec<flag_eval::Constraint>,
     /// Parameters, as strings.
     #[schema(value_type = Object)]
@@ -515,7 +516,7 @@ pub struct StrategyOut {
     /// The strategy type.
     pub name: String,
     /// Constraints.
-    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    #[schema(value_type = Vec<crate::catalogue::model::ConstraintSchema>)]
     pub constraints: Vec<flag_eval::Constraint>,
     /// Parameters, as strings.
     #[schema(value_type = Object)]
@@ -565,4 +566,72 @@ pub struct StrategyOrder {
 pub struct BulkSwitch {
     /// The flags.
     pub features: Vec<String>,
+}
+
+/// The username Unleash stores for the users it writes as: `unleash_admin_token` for admin
+/// tokens and `unleash_system_user` for the server itself; their avatars are made from it.
+fn system_username(id: i32) -> Option<&'static str> {
+    match id {
+        flag_store::models::Actor::ADMIN_TOKEN => Some("unleash_admin_token"),
+        flag_store::models::Actor::SYSTEM => Some("unleash_system_user"),
+        _ => None,
+    }
+}
+
+/// Someone who wrote: a user by their name, else username, else email; an admin token or the
+/// server by the names Unleash gives them; anyone else by the name the audit log kept.
+pub fn person(id: i32, user: Option<&UserRow>, written: &str) -> PersonOut {
+    let name = match (id, user) {
+        (_, Some(user)) => user
+            .name
+            .clone()
+            .or_else(|| user.username.clone())
+            .or_else(|| user.email.clone())
+            .unwrap_or_else(|| "unknown".into()),
+        (flag_store::models::Actor::ADMIN_TOKEN, None) => "Unleash Admin Token User".into(),
+        (flag_store::models::Actor::SYSTEM, None) => "Unleash System".into(),
+        (_, None) if !written.is_empty() => written.to_owned(),
+        (_, None) => "unknown".into(),
+    };
+    PersonOut {
+        id,
+        image_url: image_url(
+            user.and_then(|user| user.email.as_deref()),
+            user.and_then(|user| user.username.as_deref())
+                .or_else(|| system_username(id)),
+            id,
+        ),
+        name,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use sha2::{Digest, Sha256};
+
+    use super::*;
+
+    #[test]
+    fn avatars_hash_what_unleash_hashes() {
+        let avatar = |hash: &str| format!("https://gravatar.com/avatar/{hash}?s=42&d=retro&r=g");
+        // sha256("ops@example.com"): the email, lower-cased, whatever the username and id.
+        assert_eq!(
+            image_url(Some(" Ops@Example.com"), Some("ops"), 7),
+            avatar("af3c82544f648b38dc7d403473bb4b957cd04353afd9096fa871c1e469656c8c")
+        );
+        // The admin token's user, as Unleash's web UI knows it, and its own `admin`.
+        assert_eq!(
+            person(flag_store::models::Actor::ADMIN_TOKEN, None, "").image_url,
+            avatar("989553ee532211da1dfc7513e22e544afde4a4b06e03355448c1b1059e6a7e6d")
+        );
+        assert_eq!(
+            image_url(None, Some("admin"), 1),
+            avatar("8c6976e5b5410415bde908bd4dee15dfb167a9c873fc4bb8a81f6f2ab448a918")
+        );
+        // Without email or username, the id.
+        assert_eq!(
+            image_url(None, None, 12),
+            avatar(&hex::encode(Sha256::digest("12")))
+        );
+    }
 }

@@ -4,8 +4,8 @@ use flag_store::models::{FeatureRow, ProjectRow};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::ResourceName;
-use crate::dto::iso;
+use crate::runtime::domain::ResourceName;
+use crate::runtime::input::iso;
 
 /// A project just created, as Unleash answers it.
 #[derive(Debug, Serialize, ToSchema)]

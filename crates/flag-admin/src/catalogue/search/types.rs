@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::dto::features::{LifecycleOut, PersonOut};
+use crate::catalogue::features::types::{LifecycleOut, PersonOut};
 
 /// The query: filters in Unleash's syntax (`IS:value`, `IS_ANY_OF:a,b`, `INCLUDE:type:value`,
 /// `IS_BEFORE:yyyy-MM-dd`...), paging and sorting.

@@ -7,8 +7,8 @@ use flag_store::queries::segments::Usage;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::dto::iso;
-use crate::dto::model::ConstraintSchema;
+use crate::catalogue::model::ConstraintSchema;
+use crate::runtime::input::iso;
 
 /// A segment in the list.
 #[derive(Debug, Serialize, ToSchema)]

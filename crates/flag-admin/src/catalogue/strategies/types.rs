@@ -7,8 +7,8 @@ use flag_store::queries::strategies::StrategyInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use crate::dto::model::{ConstraintSchema, VariantSchema};
-use crate::error::AdminError;
+use crate::catalogue::model::{ConstraintSchema, VariantSchema};
+use crate::runtime::error::AdminError;
 
 /// Body of `POST .../strategies` and `PUT .../strategies/{strategyId}`.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -41,7 +41,7 @@ pub struct StrategyRequest {
 impl StrategyRequest {
     /// Checks the definition with flag-eval's strict validation and fills Unleash's defaults.
     pub fn into_input(self, feature: &str) -> Result<StrategyInput, AdminError> {
-        crate::dto::check_constraints(&self.constraints)?;
+        crate::runtime::input::check_constraints(&self.constraints)?;
         let mut parameters: BTreeMap<String, String> = self
             .parameters
             .into_iter()

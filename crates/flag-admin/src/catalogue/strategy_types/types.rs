@@ -5,7 +5,7 @@ use flag_store::models::{StrategyParameter, StrategyTypeRow};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::ResourceName;
+use crate::runtime::domain::ResourceName;
 
 /// A parameter a strategy type declares.
 #[derive(Debug, ToSchema)]

@@ -4,7 +4,7 @@ use flag_store::models::{TagRef, TagTypeRow};
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::{Color, TagTypeName, TagValue};
+use crate::runtime::domain::{Color, TagTypeName, TagValue};
 
 /// A tag type.
 #[derive(Debug, Serialize, ToSchema)]

@@ -14,8 +14,8 @@ use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, Type};
 use utoipa::{PartialSchema, ToSchema};
 
-use crate::domain::ResourceName;
-use crate::error::{AdminError, Detail};
+use crate::runtime::domain::ResourceName;
+use crate::runtime::error::{AdminError, Detail};
 
 const VARIANT_KEYS: [&str; 6] = [
     "name",
@@ -515,7 +515,7 @@ mod schema {
     #[schema(as = Variant)]
     pub struct VariantSchema {
         /// 1 to 100 URL-friendly characters, unique among the feature's variants.
-        name: crate::domain::ResourceName,
+        name: crate::runtime::domain::ResourceName,
         weight: VariantWeight,
         /// `variable` when absent.
         #[serde(default)]

@@ -5,8 +5,8 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::{IntoParams, ToSchema};
 
-use super::variants::VariantSchema;
-use crate::error::AdminError;
+use crate::catalogue::variants::types::VariantSchema;
+use crate::runtime::error::AdminError;
 
 /// Query string of `GET /api/client/features`; `project` and `tag` may repeat.
 #[derive(Debug, Default, IntoParams)]
@@ -239,7 +239,7 @@ pub struct ClientStrategy {
     /// `default`, `flexibleRollout`, or a custom strategy type.
     name: String,
     /// The strategy's constraints, then, for SDKs that do not read segments, its segments'.
-    #[schema(value_type = Vec<crate::dto::model::ConstraintSchema>)]
+    #[schema(value_type = Vec<crate::catalogue::model::ConstraintSchema>)]
     constraints: Vec<Constraint>,
     #[schema(value_type = BTreeMap<String, String>)]
     parameters: Parameters,
@@ -259,7 +259,7 @@ mod schema {
 
     use utoipa::ToSchema;
 
-    use crate::dto::model::ConstraintSchema;
+    use crate::catalogue::model::ConstraintSchema;
 
     /// A segment, sent separately to SDKs that ask for it (Unleash's `clientSegmentSchema`).
     #[derive(Debug, ToSchema)]

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::auth::ValidToken;
+use crate::identity::auth::ValidToken;
 
 /// `POST /edge/validate`'s body.
 #[derive(Debug, Deserialize, ToSchema)]

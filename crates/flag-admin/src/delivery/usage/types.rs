@@ -8,8 +8,8 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 use serde::{Deserialize, Deserializer, Serialize, de};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::dto::{pointer_segment, text_problem};
-use crate::error::{AdminError, Detail};
+use crate::runtime::error::{AdminError, Detail};
+use crate::{runtime::input::pointer_segment, runtime::input::text_problem};
 
 /// The bounds every report is held to, whatever route it arrives on. A report past one is
 /// refused with a 400 naming the field; none is ever partly taken.
@@ -480,7 +480,7 @@ pub struct ApplicationsOut {
 #[serde(untagged)]
 pub enum ApplicationStrategy {
     /// The strategy type.
-    Known(crate::dto::strategy_types::StrategyTypeOut),
+    Known(crate::catalogue::strategy_types::types::StrategyTypeOut),
     /// No strategy type has this name.
     #[serde(rename_all = "camelCase")]
     NotFound {

@@ -7,9 +7,9 @@ use flag_store::queries::signup_tokens::SignupToken;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use super::iso;
-use super::users::Role;
-use crate::domain::Timestamp;
+use crate::identity::users::types::Role;
+use crate::runtime::domain::Timestamp;
+use crate::runtime::input::iso;
 
 /// A user who signed up with a token.
 #[derive(Debug, Serialize, ToSchema)]
@@ -109,11 +109,11 @@ pub struct CreateSignupTokenRequest {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct UpdateSignupTokenRequest {
     /// The new expiry; not capped. May be left out, but not `null`.
-    #[serde(default, deserialize_with = "crate::dto::not_null")]
+    #[serde(default, deserialize_with = "crate::runtime::input::not_null")]
     #[schema(nullable = false, value_type = Timestamp)]
     pub expires_at: Option<Timestamp>,
     /// The new switch. May be left out, but not `null`.
-    #[serde(default, deserialize_with = "crate::dto::not_null")]
+    #[serde(default, deserialize_with = "crate::runtime::input::not_null")]
     #[schema(nullable = false, value_type = bool)]
     pub enabled: Option<bool>,
 }

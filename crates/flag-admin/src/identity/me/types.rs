@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 use utoipa::ToSchema;
 
-use crate::dto::UserOut;
+use crate::identity::users::types::UserOut;
 
 /// One permission: at the root when it names no project.
 #[derive(Debug, Serialize, ToSchema)]

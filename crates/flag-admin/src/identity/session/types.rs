@@ -1,4 +1,4 @@
-//! The body of `POST /auth/simple/login`; the answer is a [`UserOut`](super::UserOut).
+//! The body of `POST /auth/simple/login`; the answer is a [`UserOut`](crate::identity::users::types::UserOut).
 
 use serde::Deserialize;
 use utoipa::ToSchema;

@@ -5,8 +5,8 @@ use flag_store::models::ApiTokenRow;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::domain::{Timestamp, TokenType};
-use crate::dto::iso;
+use crate::runtime::domain::{Timestamp, TokenType};
+use crate::runtime::input::iso;
 
 /// How a token's secret names its projects: the one project, or `[]` for several.
 pub fn project_part(projects: &[String]) -> String {

@@ -2,10 +2,11 @@
 
 use flag_store::models::{RoleRow, UserRow};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use super::UserOut;
-use crate::domain::RootRole;
+use crate::runtime::domain::RootRole;
+use crate::runtime::input::iso;
 
 /// A role as Unleash lists it: `{id, name, type}`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
@@ -50,7 +51,7 @@ pub struct UsersResponse {
 }
 
 impl TryFrom<Vec<UserRow>> for UsersResponse {
-    type Error = crate::error::AdminError;
+    type Error = crate::runtime::error::AdminError;
 
     fn try_from(users: Vec<UserRow>) -> Result<Self, Self::Error> {
         Ok(Self {
@@ -107,4 +108,88 @@ pub struct UpdateUserRequest {
     /// The new root role.
     #[serde(default)]
     pub root_role: Option<RootRole>,
+}
+
+/// The user as Unleash returns it (Unleash's `userSchema`), never with a password or its hash.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UserOut {
+    /// The user's id.
+    id: i32,
+    /// Display name.
+    name: Option<String>,
+    /// Login name; absent when the user has none.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = String)]
+    username: Option<String>,
+    /// Email, lower-cased.
+    email: Option<String>,
+    /// A Gravatar address made from the email or username.
+    image_url: String,
+    /// Last login.
+    #[schema(format = DateTime)]
+    seen_at: Option<String>,
+    /// Failed logins since the last success.
+    login_attempts: i32,
+    #[schema(format = DateTime)]
+    created_at: String,
+    /// Always `User`.
+    #[schema(example = "User")]
+    account_type: &'static str,
+    /// Always null: there is no SCIM.
+    scim_id: Option<String>,
+    /// Always null: there are no paid seats.
+    seat_type: Option<String>,
+    /// Always null: not asked at signup.
+    company_role: Option<String>,
+    /// Always null: not asked at signup.
+    product_updates_email_consent: Option<bool>,
+    /// 1 (Admin), 2 (Editor) or 3 (Viewer), written as its id.
+    root_role: crate::runtime::domain::RootRole,
+}
+
+/// The Gravatar address Unleash makes for a user: the SHA-256 of their email, else username,
+/// else id, an address (anything with `@`) lower-cased and trimmed first, as Gravatar asks.
+pub fn image_url(email: Option<&str>, username: Option<&str>, id: i32) -> String {
+    let key = email
+        .filter(|email| !email.is_empty())
+        .or(username.filter(|username| !username.is_empty()))
+        .map_or_else(
+            || id.to_string(),
+            |key| {
+                if key.contains('@') {
+                    key.trim().to_lowercase()
+                } else {
+                    key.to_owned()
+                }
+            },
+        );
+    format!(
+        "https://gravatar.com/avatar/{}?s=42&d=retro&r=g",
+        hex::encode(Sha256::digest(key))
+    )
+}
+impl TryFrom<UserRow> for UserOut {
+    type Error = crate::runtime::error::AdminError;
+
+    /// A stored root role that is not one is an error, never a default role.
+    fn try_from(user: UserRow) -> Result<Self, Self::Error> {
+        let root_role = crate::runtime::domain::RootRole::stored(user.id, user.root_role)?;
+        Ok(Self {
+            image_url: image_url(user.email.as_deref(), user.username.as_deref(), user.id),
+            id: user.id,
+            name: user.name,
+            username: user.username,
+            email: user.email,
+            seen_at: user.seen_at.map(iso),
+            login_attempts: user.login_attempts,
+            created_at: iso(user.created_at),
+            account_type: "User",
+            scim_id: None,
+            seat_type: None,
+            company_role: None,
+            product_updates_email_consent: None,
+            root_role,
+        })
+    }
 }
