@@ -60,25 +60,28 @@ async fn main() -> anyhow::Result<()> {
     if let Some(path) = ensure_admin_token(&store, &store_config.database.local_directory())? {
         tracing::warn!(path = %path.display(), "no admin API token was configured; created one in {}", path.display());
     }
-    match ensure_admin_user(
-        &store,
-        &store_config.database.local_directory(),
-        &config.first_admin(),
-    )? {
-        AdminUser::Exists => {}
-        AdminUser::Created => tracing::info!(
-            username = %config.default_admin_username,
-            "created the first admin user, {}, with the password UNLEASH_DEFAULT_ADMIN_PASSWORD gives",
-            config.default_admin_username
-        ),
-        AdminUser::Generated(path) => tracing::warn!(
-            username = %config.default_admin_username,
-            path = %path.display(),
-            "created the first admin user, {}; its password is in {}",
-            config.default_admin_username,
-            path.display()
-        ),
-    }
+    let directory = store_config.database.local_directory();
+    let password_file = match ensure_admin_user(&store, &directory, &config.first_admin())? {
+        AdminUser::Exists => Some(directory.join("admin-password")).filter(|path| path.exists()),
+        AdminUser::Created => {
+            tracing::info!(
+                username = %config.default_admin_username,
+                "created the first admin user, {}, with the password UNLEASH_DEFAULT_ADMIN_PASSWORD gives",
+                config.default_admin_username
+            );
+            None
+        }
+        AdminUser::Generated(path) => {
+            tracing::warn!(
+                username = %config.default_admin_username,
+                path = %path.display(),
+                "created the first admin user, {}; its password is in {}",
+                config.default_admin_username,
+                path.display()
+            );
+            Some(path)
+        }
+    };
 
     if let Some(file) = &config.import_file {
         let bytes = std::fs::read(file).with_context(|| format!("reading {}", file.display()))?;
@@ -108,6 +111,7 @@ async fn main() -> anyhow::Result<()> {
     let app = Ctx::new(store, settings).context("starting the CPU pool")?;
     let state = web::Data::new(AppState::new(app));
     tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
+    tracing::info!("{}", welcome(&config, password_file.as_deref()));
     let server = server::start(state.clone(), (config.host.as_str(), config.port))
         .context("binding the HTTP listener")?;
     server::run(server, state)
@@ -146,4 +150,26 @@ fn copy_database(config: &Config, from: &str, to: &str) -> anyhow::Result<()> {
         "copied {total} rows into {target_name}; row counts match"
     );
     Ok(())
+}
+
+/// Where a person goes once the server listens: the console's address, and the first admin's
+/// name and where its generated password is, while that file is there.
+fn welcome(config: &Config, password_file: Option<&std::path::Path>) -> String {
+    let host = match config.host.as_str() {
+        "0.0.0.0" | "::" | "[::]" => "127.0.0.1",
+        host => host,
+    };
+    let console = if host.contains(':') {
+        format!("http://[{host}]:{}/", config.port)
+    } else {
+        format!("http://{host}:{}/", config.port)
+    };
+    match password_file {
+        Some(path) => format!(
+            "open {console} and sign in as {}; the password is in {}",
+            config.default_admin_username,
+            path.display()
+        ),
+        None => format!("open {console} and sign in"),
+    }
 }

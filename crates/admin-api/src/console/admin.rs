@@ -4,13 +4,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::identity::auth::{Access, Principal};
+use flag_admin::identity::auth::{Access, Caller, Principal};
 use flag_admin::identity::invite::types::{CreateSignupTokenRequest, UpdateSignupTokenRequest};
 use flag_admin::identity::tokens::types::CreateToken;
 use flag_admin::identity::users::types::UpdateUserRequest;
 use flag_admin::{AdminError, identity::invite, identity::tokens, identity::users};
 use maud::{Markup, html};
-use serde_json::{Value, json};
 
 use super::layout::{self, Viewer};
 use super::{form_fields, poster, see_other, signed_in, url_escape};
@@ -25,11 +24,6 @@ fn field(fields: &[(String, String)], name: &str) -> String {
         .unwrap_or_default()
 }
 
-/// A view model as the API serialises it, for the page to read.
-fn as_json<T: serde::Serialize>(value: &T) -> Value {
-    serde_json::to_value(value).unwrap_or(Value::Null)
-}
-
 /// A `datetime-local` field (`2026-12-01T12:00`, read as UTC) or an RFC 3339 time, parsed by
 /// the API's own request types.
 fn utc(text: &str) -> String {
@@ -40,10 +34,12 @@ fn utc(text: &str) -> String {
     }
 }
 
-/// Runs `render` for an admin page when the policy admits the principal to read it.
+/// Runs `render` for an admin page when `access`, the declaration of the operation it reads,
+/// admits the principal.
 async fn admin_page<F, Fut>(
     state: &AppState,
     request: &HttpRequest,
+    access: Access,
     current: &str,
     title: &str,
     render: F,
@@ -56,7 +52,7 @@ where
         Ok(principal) => principal,
         Err(redirect) => return redirect,
     };
-    if let Err(error) = Access::AdminRead.admit(principal.clone()) {
+    if let Err(error) = access.admit(principal.clone()) {
         return layout::failure(&error);
     }
     let viewer_principal = principal.clone();
@@ -72,17 +68,24 @@ where
     }
 }
 
-/// Runs an admin write from a form, then goes back to `back`; a refusal is shown on its own page.
-async fn admin_write<F, Fut>(state: &AppState, request: &HttpRequest, back: &str, write: F) -> HttpResponse
+/// Runs an admin write from a form as the caller `access`, the declaration of the operation it
+/// calls, admits, then goes back to `back`; a refusal is shown on its own page.
+async fn admin_write<F, Fut>(
+    state: &AppState,
+    request: &HttpRequest,
+    access: Access,
+    back: &str,
+    write: F,
+) -> HttpResponse
 where
-    F: FnOnce(flag_admin::identity::auth::Caller) -> Fut,
+    F: FnOnce(Caller) -> Fut,
     Fut: std::future::Future<Output = Result<Option<Markup>, AdminError>>,
 {
     let principal = match poster(state, request).await {
         Ok(principal) => principal,
         Err(page) => return page,
     };
-    let result = match Access::Admin.admit(principal.clone()) {
+    let result = match access.admit(principal.clone()) {
         Ok(caller) => write(caller).await,
         Err(error) => Err(error),
     };
@@ -103,36 +106,36 @@ where
 /// `GET /admin/invites`.
 pub async fn invites(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
     let app = &state.app;
-    admin_page(&state, &request, "admin", "Invite links", |_| async move {
-        let links = as_json(&invite::list(app).await?);
+    admin_page(&state, &request, invite::LIST, "admin", "Invite links", |_| async move {
+        let links = invite::list(app).await?;
         Ok(html! {
             h1 { "Invite links" }
             (admin_nav("invites"))
-            @for link in links["tokens"].as_array().into_iter().flatten() {
-                @let secret = link["secret"].as_str().unwrap_or_default();
-                @let url = link["url"].as_str().unwrap_or_default();
+            @for link in links.tokens() {
+                @let secret = link.secret();
+                @let url = link.url().unwrap_or_default();
                 section.card {
-                    h2 { (link["name"].as_str().unwrap_or_default()) " "
-                        span.state.on[link["enabled"] == true].off[link["enabled"] != true] {
-                            (if link["enabled"] == true { "active" } else { "inactive" })
+                    h2 { (link.name()) " "
+                        span.state.on[link.enabled()].off[!link.enabled()] {
+                            (if link.enabled() { "active" } else { "inactive" })
                         }
                     }
                     p { span.mono { (url) } " " button.secondary type="button" data-copy=(url) { "Copy the link" } }
-                    p.muted { "Expires " (link["expiresAt"].as_str().unwrap_or_default()) " (UTC)" }
+                    p.muted { "Expires " (link.expires_at()) " (UTC)" }
                     form.row method="post" action=(format!("/admin/invites/{}", url_escape(secret))) {
                         div {
                             label for=(format!("expires-{secret}")) { "New expiry (UTC)" }
                             input id=(format!("expires-{secret}")) name="expiresAt" type="datetime-local";
                         }
-                        input type="hidden" name="enabled" value=(if link["enabled"] == true { "false" } else { "true" });
+                        input type="hidden" name="enabled" value=(if link.enabled() { "false" } else { "true" });
                         button type="submit" name="action" value="expiry" { "Change the expiry" }
                         button.secondary type="submit" name="action" value="toggle" {
-                            (if link["enabled"] == true { "Disable" } else { "Enable" })
+                            (if link.enabled() { "Disable" } else { "Enable" })
                         }
                     }
-                    @let signed_up = link["users"].as_array().cloned().unwrap_or_default();
+                    @let signed_up = link.users();
                     p { (signed_up.len()) " signed up"
-                        @if !signed_up.is_empty() { ": " (signed_up.iter().filter_map(|user| user["name"].as_str().or(user["username"].as_str())).collect::<Vec<_>>().join(", ")) }
+                        @if !signed_up.is_empty() { ": " (signed_up.iter().filter_map(|user| user.name().or(user.username())).collect::<Vec<_>>().join(", ")) }
                     }
                 }
             }
@@ -176,15 +179,21 @@ pub async fn create_invite(
 ) -> HttpResponse {
     let fields = form_fields(&body);
     let app = &state.app;
-    admin_write(&state, &request, "/admin/invites", |caller| async move {
-        let request: CreateSignupTokenRequest = serde_json::from_value(json!({
-            "name": field(&fields, "name"),
-            "expiresAt": utc(&field(&fields, "expiresAt")),
-        }))
-        .map_err(|error| AdminError::invalid("/expiresAt", format!("give a name and an expiry: {error}")))?;
-        invite::create(app, &caller, request).await?;
-        Ok(None)
-    })
+    admin_write(
+        &state,
+        &request,
+        invite::CREATE,
+        "/admin/invites",
+        |caller| async move {
+            let request =
+                CreateSignupTokenRequest::new(field(&fields, "name"), &utc(&field(&fields, "expiresAt")))
+                    .map_err(|error| {
+                        AdminError::invalid("/expiresAt", format!("give a name and an expiry: {error}"))
+                    })?;
+            invite::create(app, &caller, request).await?;
+            Ok(None)
+        },
+    )
     .await
 }
 
@@ -198,24 +207,30 @@ pub async fn update_invite(
     let fields = form_fields(&body);
     let app = &state.app;
     let secret = path.into_inner();
-    admin_write(&state, &request, "/admin/invites", |caller| async move {
-        let change = if field(&fields, "action") == "toggle" {
-            json!({"enabled": field(&fields, "enabled") == "true"})
-        } else {
-            json!({"expiresAt": utc(&field(&fields, "expiresAt"))})
-        };
-        let change: UpdateSignupTokenRequest = serde_json::from_value(change)
-            .map_err(|error| AdminError::invalid("/expiresAt", format!("give a new expiry: {error}")))?;
-        invite::update(app, &caller, secret, change).await?;
-        Ok(None)
-    })
+    admin_write(
+        &state,
+        &request,
+        invite::UPDATE,
+        "/admin/invites",
+        |caller| async move {
+            let change = if field(&fields, "action") == "toggle" {
+                UpdateSignupTokenRequest::switching(field(&fields, "enabled") == "true")
+            } else {
+                UpdateSignupTokenRequest::expiring(&utc(&field(&fields, "expiresAt"))).map_err(|error| {
+                    AdminError::invalid("/expiresAt", format!("give a new expiry: {error}"))
+                })?
+            };
+            invite::update(app, &caller, secret, change).await?;
+            Ok(None)
+        },
+    )
     .await
 }
 
 /// `GET /admin/tokens`.
 pub async fn tokens(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
     let app = &state.app;
-    admin_page(&state, &request, "admin", "API tokens", |_| async move {
+    admin_page(&state, &request, tokens::LIST, "admin", "API tokens", |_| async move {
         let listed = tokens::list(app).await?;
         Ok(html! {
             h1 { "API tokens" }
@@ -276,27 +291,32 @@ pub async fn create_token(
 ) -> HttpResponse {
     let fields = form_fields(&body);
     let app = &state.app;
-    admin_write(&state, &request, "/admin/tokens", |caller| async move {
-        let body = json!({
-            "tokenName": field(&fields, "tokenName"),
-            "type": field(&fields, "type"),
-            "environment": field(&fields, "environment"),
-            "projects": ["*"],
-        });
-        let request: CreateToken = serde_json::from_value(body).map_err(|error| {
-            AdminError::invalid("/type", format!("the token form does not read: {error}"))
-        })?;
-        let created = tokens::create(app, &caller, request).await?;
-        Ok(Some(html! {
-            div.card.narrow {
-                h1 { "Token created" }
-                div.notice.ok role="status" { "Copy the secret now: it is not shown again." }
-                p { span.mono id="secret" { (created.secret) } }
-                p { button.secondary type="button" data-copy=(created.secret) { "Copy the secret" } }
-                p { a href="/admin/tokens" { "Back to the tokens" } }
-            }
-        }))
-    })
+    admin_write(
+        &state,
+        &request,
+        tokens::CREATE,
+        "/admin/tokens",
+        |caller| async move {
+            let request = CreateToken::new(
+                field(&fields, "tokenName"),
+                &field(&fields, "type"),
+                field(&fields, "environment"),
+            )
+            .map_err(|error| {
+                AdminError::invalid("/type", format!("the token form does not read: {error}"))
+            })?;
+            let created = tokens::create(app, &caller, request).await?;
+            Ok(Some(html! {
+                div.card.narrow {
+                    h1 { "Token created" }
+                    div.notice.ok role="status" { "Copy the secret now: it is not shown again." }
+                    p { span.mono id="secret" { (created.secret) } }
+                    p { button.secondary type="button" data-copy=(created.secret) { "Copy the secret" } }
+                    p { a href="/admin/tokens" { "Back to the tokens" } }
+                }
+            }))
+        },
+    )
     .await
 }
 
@@ -308,19 +328,24 @@ pub async fn delete_token(
 ) -> HttpResponse {
     let app = &state.app;
     let id = path.into_inner();
-    admin_write(&state, &request, "/admin/tokens", |caller| async move {
-        tokens::delete_by_id(app, &caller, id).await?;
-        Ok(None)
-    })
+    admin_write(
+        &state,
+        &request,
+        tokens::DELETE_BY_ID,
+        "/admin/tokens",
+        |caller| async move {
+            tokens::delete_by_id(app, &caller, id).await?;
+            Ok(None)
+        },
+    )
     .await
 }
 
 /// `GET /admin/users`.
 pub async fn users_page(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
     let app = &state.app;
-    admin_page(&state, &request, "admin", "Users", |_| async move {
-        let listed = as_json(&users::list(app).await?);
-        let roles = listed["rootRoles"].as_array().cloned().unwrap_or_default();
+    admin_page(&state, &request, users::LIST, "admin", "Users", |_| async move {
+        let listed = users::list(app).await?;
         Ok(html! {
             h1 { "Users" }
             (admin_nav("users"))
@@ -328,18 +353,18 @@ pub async fn users_page(state: web::Data<AppState>, request: HttpRequest) -> Htt
                 table {
                     thead { tr { th scope="col" { "Name" } th scope="col" { "Email or username" } th scope="col" { "Root role" } } }
                     tbody {
-                        @for user in listed["users"].as_array().into_iter().flatten() {
-                            @let id = user["id"].as_i64().unwrap_or_default();
-                            @let login = user["email"].as_str().or(user["username"].as_str()).unwrap_or_default();
+                        @for user in listed.users() {
+                            @let id = user.id();
+                            @let login = user.email().or(user.username()).unwrap_or_default();
                             tr {
-                                td { (user["name"].as_str().unwrap_or("")) }
+                                td { (user.name().unwrap_or("")) }
                                 td { (login) }
                                 td {
                                     form.row method="post" action=(format!("/admin/users/{id}")) {
                                         label.visually-hidden for=(format!("role-{id}")) { "Root role of " (login) }
                                         select id=(format!("role-{id}")) name="rootRole" {
-                                            @for role in &roles {
-                                                option value=(role["id"]) selected[role["id"] == user["rootRole"]] { (role["name"].as_str().unwrap_or_default()) }
+                                            @for role in listed.root_roles() {
+                                                option value=(role.id()) selected[role.id() == user.root_role().id()] { (role.name()) }
                                             }
                                         }
                                         button.secondary type="submit" { "Save" }
@@ -365,14 +390,20 @@ pub async fn update_user(
     let fields = form_fields(&body);
     let app = &state.app;
     let id = path.into_inner();
-    admin_write(&state, &request, "/admin/users", |caller| async move {
-        let role: i64 = field(&fields, "rootRole")
-            .parse()
-            .map_err(|_| AdminError::invalid("/rootRole", "choose a root role"))?;
-        let change: UpdateUserRequest = serde_json::from_value(json!({"rootRole": role}))
-            .map_err(|error| AdminError::invalid("/rootRole", error.to_string()))?;
-        users::update(app, &caller, id, change).await?;
-        Ok(None)
-    })
+    admin_write(
+        &state,
+        &request,
+        users::UPDATE,
+        "/admin/users",
+        |caller| async move {
+            let role: i64 = field(&fields, "rootRole")
+                .parse()
+                .map_err(|_| AdminError::invalid("/rootRole", "choose a root role"))?;
+            let change = UpdateUserRequest::role_change(role)
+                .map_err(|error| AdminError::invalid("/rootRole", error))?;
+            users::update(app, &caller, id, change).await?;
+            Ok(None)
+        },
+    )
     .await
 }

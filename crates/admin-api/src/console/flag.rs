@@ -8,17 +8,18 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::catalogue::features::types::{
-    FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut,
+    FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut, StrategyOut,
 };
 use flag_admin::catalogue::strategies::types::StrategyRequest;
+use flag_admin::catalogue::variants::types::VariantsPush;
 use flag_admin::identity::auth::{Access, Principal};
-use flag_admin::runtime::domain::Permission;
 use flag_admin::{
-    AdminError, catalogue::events, catalogue::features, catalogue::strategies, catalogue::strategy_types,
-    catalogue::variants, delivery::applications,
+    AdminError, catalogue::archive, catalogue::events, catalogue::features, catalogue::segments,
+    catalogue::strategies, catalogue::strategy_types, catalogue::variants, delivery::applications,
 };
+use flag_eval::model::Override;
+use flag_eval::{Payload, Variant};
 use maud::{Markup, html};
-use serde_json::{Value, json};
 
 use super::layout::{self, Viewer};
 use super::{poster, see_other, signed_in, url_escape};
@@ -28,6 +29,15 @@ use crate::state::AppState;
 const CONSTRAINT_ROWS: usize = 3;
 /// Empty variant rows the editor offers below the stored ones.
 const NEW_VARIANT_ROWS: usize = 2;
+
+/// What the signed-in user may do to a flag's strategies in one environment, as the accesses
+/// of the operations that do it admit them.
+#[derive(Debug, Clone, Copy)]
+struct StrategyWrites {
+    add: bool,
+    update: bool,
+    delete: bool,
+}
 
 fn flag_path(project: &str, feature: &str) -> String {
     format!("/flags/{}/{}", url_escape(project), url_escape(feature))
@@ -70,7 +80,7 @@ async fn render(
     from: Option<&str>,
 ) -> HttpResponse {
     let loaded = async {
-        let reader = Access::Read.admit(principal.clone())?;
+        let reader = features::GET.admit(principal.clone())?;
         let query = FeatureQuery {
             variant_environments: Some("true".into()),
         };
@@ -81,10 +91,14 @@ async fn render(
             query,
         )
         .await?;
+        let reader = events::OF_FEATURE.admit(principal.clone())?;
         let history = events::of_feature(&state.app, &reader, feature.to_owned()).await?;
+        applications::FEATURE_USAGE.admit(principal.clone())?;
         let usage = applications::feature_usage(&state.app, state.app.delivery(), feature.to_owned()).await?;
+        strategy_types::LIST.admit(principal.clone())?;
         let types = strategy_types::list(&state.app).await?;
-        let segments = flag_admin::catalogue::segments::list(&state.app).await?;
+        segments::LIST.admit(principal.clone())?;
+        let segments = segments::list(&state.app).await?;
         Ok::<_, AdminError>((detail, history, usage, types, segments))
     }
     .await;
@@ -92,14 +106,18 @@ async fn render(
         Ok(loaded) => loaded,
         Err(error) => return layout::failure(&error),
     };
-    let writer = Access::WriteIn(Permission::UpdateFeatureStrategy)
-        .admit(principal.clone())
-        .ok();
-    let may_write = |environment: &str| {
-        writer
-            .as_ref()
-            .is_some_and(|caller| caller.require_in(environment).is_ok())
+    // Whether the operation `access` declares admits the signed-in user in `environment`.
+    let may = |access: Access, environment: &str| {
+        access
+            .admit(principal.clone())
+            .is_ok_and(|caller| caller.require_in(environment).is_ok())
     };
+    let strategy_writes = |environment: &str| StrategyWrites {
+        add: may(strategies::ADD, environment),
+        update: may(strategies::UPDATE, environment),
+        delete: may(strategies::DELETE, environment),
+    };
+    let may_write_variants = |environment: &str| may(variants::BATCH, environment);
     let type_names: Vec<String> = types
         .strategies
         .iter()
@@ -117,7 +135,7 @@ async fn render(
         h1 { span.mono { (detail.name) } }
         @if let Some(error) = error { (layout::notice(error)) }
         @if let Some(description) = &detail.description { p { (description) } }
-        @if Access::Write(Permission::DeleteFeature).admit(principal.clone()).is_ok() {
+        @if archive::ARCHIVE_ONE.admit(principal.clone()).is_ok() {
             form method="post" action=(format!("{}/archive", flag_path(&detail.project, &detail.name))) {
                 button.danger type="submit" { "Archive this flag" }
             }
@@ -142,10 +160,10 @@ async fn render(
             }
         }
         @for environment in &detail.environments {
-            (environment_section(&detail, environment, may_write(&environment.name), &type_names, &segment_names))
+            (environment_section(&detail, environment, strategy_writes(&environment.name), &type_names, &segment_names))
         }
-        @if detail.environments.iter().any(|environment| may_write(&environment.name)) {
-            (variants_editor(&detail, &may_write, from))
+        @if detail.environments.iter().any(|environment| may_write_variants(&environment.name)) {
+            (variants_editor(&detail, &may_write_variants, from))
         }
         section.card aria-labelledby="applications" {
             h2 id="applications" { "Applications using it" }
@@ -269,7 +287,7 @@ fn strategy_text(strategy: &FeatureStrategyOut, segments: &BTreeMap<i64, String>
 fn environment_section(
     detail: &FeatureDetailOut,
     environment: &FeatureEnvironmentOut,
-    may_write: bool,
+    writes: StrategyWrites,
     types: &[String],
     segments: &BTreeMap<i64, String>,
 ) -> Markup {
@@ -291,19 +309,23 @@ fn environment_section(
                 @for strategy in &environment.strategies {
                     li {
                         (strategy_text(strategy, segments))
-                        @if may_write {
+                        @if writes.update || writes.delete {
                             details {
                                 summary { "Edit" }
-                                (strategy_form(&base, &environment.name, Some(strategy), &strategy.name, types))
-                                form method="post" action=(format!("{base}/strategies/{}/delete", url_escape(&strategy.id))) {
-                                    button.danger type="submit" { "Delete this strategy" }
+                                @if writes.update {
+                                    (strategy_form(&base, &environment.name, Some(strategy), &strategy.name, types))
+                                }
+                                @if writes.delete {
+                                    form method="post" action=(format!("{base}/strategies/{}/delete", url_escape(&strategy.id))) {
+                                        button.danger type="submit" { "Delete this strategy" }
+                                    }
                                 }
                             }
                         }
                     }
                 }
             }
-            @if may_write {
+            @if writes.add {
                 details {
                     summary { "Add a strategy" }
                     (strategy_form(&base, &environment.name, None, "flexibleRollout", types))
@@ -420,13 +442,12 @@ fn strategy_form(
     }
 }
 
-/// The strategy a form describes, as the API's body, parsed by the API's own request type. An
-/// edit starts from the stored strategy (`existing`, as the API shows it), so what the form does
-/// not show (segments, variants, title, other parameters, constraints past its rows, letter
-/// case) is kept.
+/// The strategy a form describes, as the operation's typed command. An edit starts from the
+/// stored strategy (`stored`), so what the form does not show (segments, variants, title, other
+/// parameters, constraints past its rows, letter case) is kept.
 fn strategy_request(
     fields: &[(String, String)],
-    existing: Option<Value>,
+    stored: Option<StrategyOut>,
 ) -> Result<StrategyRequest, AdminError> {
     let get = |name: &str| {
         fields
@@ -435,30 +456,32 @@ fn strategy_request(
             .map(|(_, value)| value.trim().to_owned())
             .unwrap_or_default()
     };
-    let mut body = existing.unwrap_or_else(|| json!({}));
     let kind = get("name");
-    let same_kind = body["name"].as_str() == Some(kind.as_str());
-    if !same_kind || !body["parameters"].is_object() {
-        body["parameters"] = json!({});
+    let mut request = match stored {
+        Some(stored) => StrategyRequest::try_from(stored)?,
+        None => StrategyRequest::new(kind.as_str()),
+    };
+    // Another type's parameters mean nothing to this one.
+    if request.name() != kind {
+        request.clear_parameters();
     }
     match kind.as_str() {
         "flexibleRollout" => {
-            body["parameters"]["rollout"] = json!(if get("rollout").is_empty() {
-                "100".to_owned()
-            } else {
-                get("rollout")
-            });
-            body["parameters"]["stickiness"] = json!(if get("stickiness").is_empty() {
-                "default".to_owned()
-            } else {
-                get("stickiness")
-            });
+            let or = |value: String, default: &str| {
+                if value.is_empty() {
+                    default.to_owned()
+                } else {
+                    value
+                }
+            };
+            request.set_parameter("rollout", or(get("rollout"), "100"));
+            request.set_parameter("stickiness", or(get("stickiness"), "default"));
         }
-        "userWithId" => body["parameters"]["userIds"] = json!(get("userIds")),
+        "userWithId" => request.set_parameter("userIds", get("userIds")),
         _ => {}
     }
-    body["name"] = json!(kind);
-    let stored: Vec<Value> = body["constraints"].as_array().cloned().unwrap_or_default();
+    request.set_name(kind);
+    let stored = request.constraints().to_vec();
     let mut constraints = Vec::new();
     for row in 0..CONSTRAINT_ROWS {
         let context = get(&format!("c{row}_context"));
@@ -472,25 +495,22 @@ fn strategy_request(
             .map(str::to_owned)
             .collect();
         let operator = get(&format!("c{row}_operator"));
-        let mut constraint = stored.get(row).cloned().unwrap_or_else(|| json!({}));
-        constraint["contextName"] = json!(context);
-        constraint["operator"] = json!(operator);
-        constraint["inverted"] = json!(get(&format!("c{row}_inverted")) == "true");
+        let mut constraint = stored.get(row).cloned().unwrap_or_default();
+        constraint.context_name = context;
+        constraint.inverted = Some(get(&format!("c{row}_inverted")) == "true");
         if flag_eval::Operator::parse(&operator).is_some_and(|operator| !operator.takes_list()) {
-            constraint["value"] = json!(values.first().cloned().unwrap_or_default());
-            constraint["values"] = json!([]);
+            constraint.value = Some(values.first().cloned().unwrap_or_default());
+            constraint.values = Vec::new();
         } else {
-            constraint["values"] = json!(values);
-            if let Some(fields) = constraint.as_object_mut() {
-                fields.remove("value");
-            }
+            constraint.values = values;
+            constraint.value = None;
         }
+        constraint.operator = operator;
         constraints.push(constraint);
     }
     constraints.extend(stored.into_iter().skip(CONSTRAINT_ROWS));
-    body["constraints"] = Value::Array(constraints);
-    serde_json::from_value(body)
-        .map_err(|error| AdminError::bad_request(format!("the strategy form does not read: {error}")))
+    request.set_constraints(constraints);
+    Ok(request)
 }
 
 /// `POST /flags/{project}/{feature}/environments/{environment}/strategies[/{id}]`: adds a
@@ -512,23 +532,21 @@ pub async fn save_strategy(
     };
     let id = path.get(3).cloned();
     let result = async {
-        let permission = if id.is_some() {
-            Permission::UpdateFeatureStrategy
-        } else {
-            Permission::CreateFeatureStrategy
-        };
-        let caller = Access::WriteIn(permission).admit(principal.clone())?;
         let place = (project.clone(), feature.clone(), environment.clone());
         match id {
             Some(id) => {
-                let existing = strategies::get(&state.app, &caller, place.clone(), id.clone()).await?;
-                let existing = serde_json::to_value(&existing).ok();
-                let body = strategy_request(&super::form_fields(&body), existing)?;
-                strategies::update(&state.app, &caller, place, id, body).await
+                let caller = strategies::UPDATE.admit(principal.clone())?;
+                // The stored strategy is read as part of the update, under its access, so that a
+                // refusal comes before the form is read.
+                strategies::GET.admit(principal.clone())?;
+                let stored = strategies::get(&state.app, &caller, place.clone(), id.clone()).await?;
+                let request = strategy_request(&super::form_fields(&body), Some(stored))?;
+                strategies::update(&state.app, &caller, place, id, request).await
             }
             None => {
-                let body = strategy_request(&super::form_fields(&body), None)?;
-                strategies::add(&state.app, &caller, place, body).await
+                let caller = strategies::ADD.admit(principal.clone())?;
+                let request = strategy_request(&super::form_fields(&body), None)?;
+                strategies::add(&state.app, &caller, place, request).await
             }
         }
     }
@@ -551,7 +569,7 @@ pub async fn delete_strategy(
     };
     let (project, feature, environment, id) = path.into_inner();
     let result = async {
-        let caller = Access::WriteIn(Permission::DeleteFeatureStrategy).admit(principal.clone())?;
+        let caller = strategies::DELETE.admit(principal.clone())?;
         strategies::delete(
             &state.app,
             &caller,
@@ -672,17 +690,17 @@ fn variants_editor(
     }
 }
 
-/// The variants a form describes, as the variants-batch body.
-fn variants_body(fields: &[(String, String)]) -> Value {
+/// The variants a form describes, and the environments ticked to write them to.
+fn variants_form(fields: &[(String, String)]) -> (Vec<Variant>, Vec<String>) {
     let mut by_name: BTreeMap<&str, &str> = BTreeMap::new();
     for (key, value) in fields {
         by_name.insert(key, value);
     }
     let get = |key: String| by_name.get(key.as_str()).map_or("", |value| value.trim());
-    let environments: Vec<&str> = fields
+    let environments: Vec<String> = fields
         .iter()
         .filter(|(key, _)| key == "environments")
-        .map(|(_, value)| value.as_str())
+        .map(|(_, value)| value.clone())
         .collect();
     let mut variants = Vec::new();
     for row in 0.. {
@@ -698,43 +716,44 @@ fn variants_body(fields: &[(String, String)]) -> Value {
             "" => "default",
             stickiness => stickiness,
         };
-        let mut variant = json!({
-            "name": name,
-            "weightType": if fixed { "fix" } else { "variable" },
-            "weight": 0,
-            "stickiness": stickiness,
-        });
-        if fixed {
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a percentage of at most 100, in tenths"
+        )]
+        let weight = if fixed {
             let percent: f64 = get(format!("v{row}_percent")).parse().unwrap_or(-1.0);
-            #[expect(
-                clippy::cast_possible_truncation,
-                reason = "a percentage of at most 100, in tenths"
-            )]
-            let weight = (percent * 10.0).round() as i64;
-            variant["weight"] = json!(weight);
-        }
+            (percent * 10.0).round() as i64
+        } else {
+            0
+        };
         let payload_type = get(format!("v{row}_payloadType"));
-        if !payload_type.is_empty() {
-            variant["payload"] = json!({"type": payload_type, "value": get(format!("v{row}_payload"))});
-        }
-        let overrides: Vec<Value> = get(format!("v{row}_overrides"))
+        let payload = (!payload_type.is_empty()).then(|| Payload {
+            payload_type: payload_type.to_owned(),
+            value: get(format!("v{row}_payload")).to_owned(),
+        });
+        let overrides = get(format!("v{row}_overrides"))
             .split(';')
             .filter_map(|rule| rule.split_once('='))
-            .map(|(field, values)| {
-                let values: Vec<&str> = values
+            .map(|(field, values)| Override {
+                context_name: field.trim().to_owned(),
+                values: values
                     .split(',')
                     .map(str::trim)
                     .filter(|value| !value.is_empty())
-                    .collect();
-                json!({"contextName": field.trim(), "values": values})
+                    .map(str::to_owned)
+                    .collect(),
             })
             .collect();
-        if !overrides.is_empty() {
-            variant["overrides"] = Value::Array(overrides);
-        }
-        variants.push(variant);
+        variants.push(Variant {
+            name: name.to_owned(),
+            weight,
+            weight_type: Some(if fixed { "fix" } else { "variable" }.to_owned()),
+            stickiness: Some(stickiness.to_owned()),
+            payload,
+            overrides,
+        });
     }
-    json!({"variants": variants, "environments": environments})
+    (variants, environments)
 }
 
 /// `POST /flags/{project}/{feature}/variants`: one save, through variants-batch, to every
@@ -750,17 +769,17 @@ pub async fn save_variants(
         Err(page) => return page,
     };
     let (project, feature) = path.into_inner();
-    let body = variants_body(&super::form_fields(&body));
+    let (chosen, environments) = variants_form(&super::form_fields(&body));
     let result = async {
-        let caller =
-            Access::WriteIn(Permission::UpdateFeatureEnvironmentVariants).admit(principal.clone())?;
-        if body["environments"].as_array().is_none_or(Vec::is_empty) {
+        let caller = variants::BATCH.admit(principal.clone())?;
+        if environments.is_empty() {
             return Err(AdminError::invalid(
                 "/environments",
                 "tick at least one environment",
             ));
         }
-        variants::batch(&state.app, &caller, project.clone(), feature.clone(), body).await
+        let push = VariantsPush::new(&chosen, environments)?;
+        variants::batch_push(&state.app, &caller, project.clone(), feature.clone(), push).await
     }
     .await;
     match result {

@@ -7,10 +7,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::catalogue::features::types::{CreateFeature, SwitchQuery};
 use flag_admin::catalogue::search::types::{SearchOut, SearchQuery};
 use flag_admin::identity::auth::{Access, Caller, Principal};
-use flag_admin::runtime::domain::{FeatureType, Permission, ResourceName};
-use flag_admin::{AdminError, catalogue::features, catalogue::search};
+use flag_admin::runtime::domain::{FeatureType, ResourceName};
+use flag_admin::{
+    AdminError, catalogue::archive, catalogue::features, catalogue::projects, catalogue::search,
+};
 use maud::{Markup, html};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
 use super::layout::{self, Viewer};
 use super::{poster, see_other, signed_in, url_escape};
@@ -47,7 +49,19 @@ pub struct SwitchForm {
     back: Option<String>,
 }
 
-/// The caller admitted by `access`, when the policy admits them.
+/// A switch's answer to a script: the state set.
+#[derive(Debug, Serialize)]
+struct Switched {
+    enabled: bool,
+}
+
+/// A switch's refusal to a script: what the page would say.
+#[derive(Debug, Serialize)]
+struct Refused {
+    message: String,
+}
+
+/// The caller admitted by `access`, an operation's declaration, when the policy admits them.
 fn admitted(access: Access, principal: &Principal) -> Option<Caller> {
     access.admit(principal.clone()).ok()
 }
@@ -73,7 +87,12 @@ async fn render(
     error: Option<&AdminError>,
     typed: Option<&CreateForm>,
 ) -> HttpResponse {
-    let projects = match flag_admin::catalogue::projects::names(&state.app).await {
+    let projects = async {
+        projects::NAMES.admit(principal.clone())?;
+        projects::names(&state.app).await
+    }
+    .await;
+    let projects = match projects {
         Ok(projects) => projects,
         Err(error) => return layout::failure(&error),
     };
@@ -96,11 +115,16 @@ async fn render(
         archived: archived.then(|| "IS:true".into()),
         ..SearchQuery::default()
     };
-    let found = match search::search(&state.app, search).await {
+    let found = async {
+        search::SEARCH.admit(principal.clone())?;
+        search::search(&state.app, search).await
+    }
+    .await;
+    let found = match found {
         Ok(found) => found,
         Err(error) => return layout::failure(&error),
     };
-    let may_create = admitted(Access::Write(Permission::CreateFeature), principal).is_some();
+    let may_create = admitted(features::CREATE, principal).is_some();
     let back = format!(
         "/flags?project={}&q={}&page={page}",
         url_escape(&project),
@@ -211,7 +235,7 @@ fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
 }
 
 fn archived_table(principal: &Principal, found: &SearchOut) -> Markup {
-    let may_revive = admitted(Access::Write(Permission::UpdateFeature), principal).is_some();
+    let may_revive = admitted(archive::REVIVE_ONE, principal).is_some();
     html! {
         p.muted { (found.total) (if found.total == 1 { " archived flag" } else { " archived flags" }) }
         ul {
@@ -242,15 +266,12 @@ pub async fn archive(
     };
     let (project, feature, action) = path.into_inner();
     let result = match action.as_str() {
-        "archive" => match Access::Write(Permission::DeleteFeature).admit(principal) {
-            Ok(caller) => {
-                flag_admin::catalogue::archive::archive_one(&state.app, &caller, project.clone(), feature)
-                    .await
-            }
+        "archive" => match archive::ARCHIVE_ONE.admit(principal) {
+            Ok(caller) => archive::archive_one(&state.app, &caller, project.clone(), feature).await,
             Err(error) => Err(error),
         },
-        "revive" => match Access::Write(Permission::UpdateFeature).admit(principal) {
-            Ok(caller) => flag_admin::catalogue::archive::revive_one(&state.app, &caller, feature).await,
+        "revive" => match archive::REVIVE_ONE.admit(principal) {
+            Ok(caller) => archive::revive_one(&state.app, &caller, feature).await,
             Err(error) => Err(error),
         },
         _ => Err(AdminError::NotFound("no such page".into())),
@@ -270,7 +291,7 @@ fn switch_form(
     enabled: bool,
     back: &str,
 ) -> Markup {
-    let may_switch = admitted(Access::WriteIn(Permission::UpdateFeatureEnvironment), principal)
+    let may_switch = admitted(features::SWITCH_WITH, principal)
         .is_some_and(|caller| caller.require_in(environment).is_ok());
     let label = format!("{feature} in {environment}");
     html! {
@@ -332,7 +353,7 @@ pub async fn create(
     };
     let fields = fields.into_inner();
     let result = async {
-        let caller = Access::Write(Permission::CreateFeature).admit(principal.clone())?;
+        let caller = features::CREATE.admit(principal.clone())?;
         let name = ResourceName::try_from(fields.name.as_str())
             .map_err(|message| AdminError::invalid("/name", message))?;
         let request = CreateFeature {
@@ -383,7 +404,7 @@ pub async fn switch(
     };
     let enabled = fields.enabled == "true";
     let result = async {
-        let caller = Access::WriteIn(Permission::UpdateFeatureEnvironment).admit(principal.clone())?;
+        let caller = features::SWITCH_WITH.admit(principal.clone())?;
         features::switch_with(
             &state.app,
             &caller,
@@ -400,12 +421,13 @@ pub async fn switch(
         .and_then(|value| value.to_str().ok())
         .is_some_and(|value| value.contains("application/json"));
     match (result, wants_json) {
-        (Ok(()), true) => HttpResponse::Ok().json(serde_json::json!({ "enabled": enabled })),
+        (Ok(()), true) => HttpResponse::Ok().json(Switched { enabled }),
         (Ok(()), false) => HttpResponse::SeeOther()
             .insert_header((LOCATION, super::local_path(fields.back.as_deref())))
             .finish(),
-        (Err(error), true) => HttpResponse::build(crate::error::status_of(&error))
-            .json(serde_json::json!({ "message": layout::message(&error) })),
+        (Err(error), true) => HttpResponse::build(crate::error::status_of(&error)).json(Refused {
+            message: layout::message(&error),
+        }),
         (Err(error), false) => layout::failure(&error),
     }
 }

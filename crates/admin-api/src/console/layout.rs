@@ -5,6 +5,7 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use flag_admin::AdminError;
 use flag_admin::identity::auth::Principal;
+use flag_admin::identity::invite;
 use maud::{DOCTYPE, Markup, html};
 
 use super::assets;
@@ -13,7 +14,7 @@ use super::assets;
 pub struct Viewer<'a> {
     /// Their name in the header.
     pub label: &'a str,
-    /// Whether the policy admits them to the admin pages.
+    /// Whether the policy admits them to the admin pages, which open on the invite links.
     pub admin: bool,
 }
 
@@ -23,9 +24,7 @@ impl<'a> Viewer<'a> {
         match principal {
             Principal::User { label, .. } | Principal::AdminToken { name: label, .. } => Self {
                 label,
-                admin: flag_admin::identity::auth::Access::AdminRead
-                    .admit(principal.clone())
-                    .is_ok(),
+                admin: invite::LIST.admit(principal.clone()).is_ok(),
             },
         }
     }

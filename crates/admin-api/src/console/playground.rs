@@ -1,20 +1,15 @@
 //! `/playground`: the context form, the results as a table of flags × environments and
 //! contexts, and, for any cell, why: each strategy with its constraints and segments, each
 //! with its result as a symbol and a word as well as a colour, and the variant. The answer is
-//! the advanced playground operation's, read as its JSON view model.
+//! the advanced playground operation's, read back as its typed view model.
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::delivery::playground::{self, Chunked};
-use flag_admin::identity::auth::{Access, Principal};
-use flag_admin::runtime::domain::Permission;
+use flag_admin::delivery::playground;
+use flag_admin::delivery::playground::types::{PlaygroundContext, PlaygroundQuery, shown};
+use flag_admin::identity::auth::Principal;
 use flag_admin::{AdminError, catalogue::context_fields, catalogue::environments};
-use std::borrow::Cow;
-use std::collections::BTreeMap;
-
 use maud::{Markup, PreEscaped, html};
-use serde::Deserialize;
-use serde_json::{Map, Value, json};
 
 use super::layout::{self, Viewer};
 use super::{form_fields, signed_in};
@@ -25,10 +20,6 @@ const SHOWN_BYTES: usize = 4 << 20;
 
 /// The `appName` a context has when the form leaves it empty.
 const DEFAULT_APP_NAME: &str = "playground";
-
-/// The context fields with a place of their own in Unleash's context; the others are
-/// properties.
-const TOP_LEVEL: [&str; 4] = ["userId", "sessionId", "remoteAddress", "currentTime"];
 
 /// `GET /playground`: the form, and the answer when the form was sent (`run=1`).
 pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
@@ -45,7 +36,9 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
             .unwrap_or_default()
     };
     let loaded = async {
+        environments::LIST.admit(principal.clone())?;
         let known = environments::list(&state.app).await?;
+        context_fields::LIST.admit(principal.clone())?;
         let fields = context_fields::list(&state.app).await?;
         Ok::<_, AdminError>((known, fields))
     }
@@ -113,24 +106,21 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
             p { button type="submit" { "Evaluate" } }
         }
         @if let Some(answer) = &answer {
-            @match serde_json::from_slice::<Answer<'_>>(answer) {
-                Ok(answer) => (results(&answer)),
-                Err(error) => (layout::notice(&AdminError::Internal(format!("the playground's answer: {error}")))),
-            }
+            (results(answer))
         }
     };
     layout::page(status, "Playground", Some(&viewer), "playground", &body)
 }
 
-/// The advanced playground's answer to the form, read back as JSON.
+/// The advanced playground's answer to the form.
 async fn evaluate(
     state: &AppState,
     principal: &Principal,
     query: &[(String, String)],
     environments: &[String],
     field_names: &[String],
-) -> Result<Vec<u8>, AdminError> {
-    let caller = Access::ReadIn(Permission::Playground).admit(principal.clone())?;
+) -> Result<shown::Answer, AdminError> {
+    let caller = playground::ADVANCED.admit(principal.clone())?;
     let get = |name: &str| {
         query
             .iter()
@@ -138,38 +128,25 @@ async fn evaluate(
             .map(|(_, value)| value.trim().to_owned())
             .unwrap_or_default()
     };
-    let mut context = Map::new();
     let app_name = get("appName");
-    context.insert(
-        "appName".into(),
-        json!(if app_name.is_empty() {
-            DEFAULT_APP_NAME.to_owned()
-        } else {
-            app_name
-        }),
-    );
-    let mut properties = Map::new();
+    let mut context = PlaygroundContext::new(if app_name.is_empty() {
+        DEFAULT_APP_NAME.to_owned()
+    } else {
+        app_name
+    });
     for name in field_names {
         let value = get(&format!("ctx_{name}"));
-        if value.is_empty() {
-            continue;
-        }
-        if TOP_LEVEL.contains(&name.as_str()) {
-            context.insert(name.clone(), json!(value));
-        } else {
-            properties.insert(name.clone(), json!(value));
+        if !value.is_empty() {
+            context.set(name.as_str(), value);
         }
     }
     for line in get("custom").lines() {
         if let Some((name, value)) = line.split_once('=') {
             let (name, value) = (name.trim(), value.trim());
             if !name.is_empty() {
-                properties.insert(name.to_owned(), json!(value));
+                context.set_property(name, value);
             }
         }
-    }
-    if !properties.is_empty() {
-        context.insert("properties".into(), Value::Object(properties));
     }
     let projects: Vec<String> = get("projects")
         .split(',')
@@ -177,148 +154,41 @@ async fn evaluate(
         .filter(|project| !project.is_empty())
         .map(str::to_owned)
         .collect();
-    let body = json!({
-        "environments": if environments.is_empty() { vec!["development".to_owned()] } else { environments.to_vec() },
-        "projects": if projects.is_empty() { json!("*") } else { json!(projects) },
-        "context": context,
-    });
-    let mut answer = playground::advanced(&state.app, state.app.delivery(), &caller, body).await?;
-    let bytes = state
-        .app
-        .cpu()
-        .run(move || {
-            let mut bytes = Vec::new();
-            while let Some(chunk) = answer.next_chunk() {
-                bytes.extend_from_slice(&chunk?);
-                if bytes.len() > SHOWN_BYTES {
-                    return Err(AdminError::bad_request(
-                        "the answer is too large to show here: choose fewer environments, projects or values, \
-                         or ask /api/admin/playground/advanced",
-                    ));
-                }
-            }
-            Ok(bytes)
+    let request = PlaygroundQuery {
+        environments: if environments.is_empty() {
+            vec!["development".to_owned()]
+        } else {
+            environments.to_vec()
+        },
+        projects: (!projects.is_empty()).then_some(projects),
+        context,
+    };
+    playground::advanced_shown(&state.app, state.app.delivery(), &caller, &request, SHOWN_BYTES)
+        .await?
+        .ok_or_else(|| {
+            AdminError::bad_request(
+                "the answer is too large to show here: choose fewer environments, projects or values, \
+                 or ask /api/admin/playground/advanced",
+            )
         })
-        .await??;
-    Ok(bytes)
 }
 
-/// The parts of the advanced playground's answer the page shows, read without copying its
-/// strings (the answer's other fields are skipped).
-#[derive(Debug, Deserialize)]
-struct Answer<'a> {
-    #[serde(borrow)]
-    features: Vec<Feature<'a>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct Feature<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow)]
-    environments: BTreeMap<Cow<'a, str>, Vec<Entry<'a>>>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct Entry<'a> {
-    is_enabled: Value,
-    is_enabled_in_current_environment: bool,
-    has_unsatisfied_dependency: bool,
-    #[serde(borrow)]
-    variant: VariantShown<'a>,
-    #[serde(default)]
-    context: Value,
-    #[serde(borrow)]
-    strategies: Strategies<'a>,
-}
-
-#[derive(Debug, Deserialize)]
-struct VariantShown<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    enabled: bool,
-}
-
-#[derive(Debug, Deserialize)]
-struct Strategies<'a> {
-    #[serde(borrow)]
-    data: Vec<StrategyShown<'a>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct StrategyShown<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    #[serde(borrow, default)]
-    title: Option<Cow<'a, str>>,
-    disabled: bool,
-    result: StrategyResult,
-    #[serde(borrow, default)]
-    parameters: BTreeMap<Cow<'a, str>, Cow<'a, str>>,
-    #[serde(borrow, default)]
-    constraints: Vec<ConstraintShown<'a>>,
-    #[serde(borrow, default)]
-    segments: Vec<SegmentShown<'a>>,
-}
-
-#[derive(Debug, Deserialize)]
-struct StrategyResult {
-    enabled: Value,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct ConstraintShown<'a> {
-    #[serde(borrow)]
-    context_name: Cow<'a, str>,
-    #[serde(borrow)]
-    operator: Cow<'a, str>,
-    #[serde(borrow, default)]
-    values: Vec<Cow<'a, str>>,
-    #[serde(borrow, default)]
-    value: Option<Cow<'a, str>>,
-    #[serde(default)]
-    inverted: Option<bool>,
-    result: bool,
-}
-
-#[derive(Debug, Deserialize)]
-struct SegmentShown<'a> {
-    #[serde(borrow)]
-    name: Cow<'a, str>,
-    result: bool,
-    #[serde(borrow, default)]
-    constraints: Vec<ConstraintShown<'a>>,
-}
-
-/// A result as a symbol and a word, never a colour alone.
-fn verdict(result: &Value) -> Markup {
+/// A result as a symbol and a word, never a colour alone; `None` is unknown.
+fn verdict(result: Option<bool>) -> Markup {
     match result {
-        Value::Bool(true) => PreEscaped(r#"<span class="verdict yes">✓ true</span>"#.to_owned()),
-        Value::Bool(false) => PreEscaped(r#"<span class="verdict no">✗ false</span>"#.to_owned()),
-        _ => PreEscaped(r#"<span class="verdict unknown">? unknown</span>"#.to_owned()),
+        Some(true) => PreEscaped(r#"<span class="verdict yes">✓ true</span>"#.to_owned()),
+        Some(false) => PreEscaped(r#"<span class="verdict no">✗ false</span>"#.to_owned()),
+        None => PreEscaped(r#"<span class="verdict unknown">? unknown</span>"#.to_owned()),
     }
 }
 
 /// One context's values, as `userId=1, region=eu`.
-fn context_text(context: &Value) -> String {
-    let mut parts = Vec::new();
-    if let Value::Object(fields) = context {
-        for (name, value) in fields {
-            match value {
-                Value::Object(properties) => {
-                    for (name, value) in properties {
-                        parts.push(format!("{name}={}", value.as_str().unwrap_or_default()));
-                    }
-                }
-                Value::String(text) if name != "appName" && name != "environment" => {
-                    parts.push(format!("{name}={text}"));
-                }
-                _ => {}
-            }
-        }
-    }
+fn context_text(context: &[(String, String)]) -> String {
+    let parts: Vec<String> = context
+        .iter()
+        .filter(|(name, _)| name != "appName" && name != "environment")
+        .map(|(name, value)| format!("{name}={value}"))
+        .collect();
     if parts.is_empty() {
         "(no fields)".into()
     } else {
@@ -326,7 +196,7 @@ fn context_text(context: &Value) -> String {
     }
 }
 
-fn constraint_line(constraint: &ConstraintShown<'_>) -> Markup {
+fn constraint_line(constraint: &shown::Constraint) -> Markup {
     let values = if constraint.values.is_empty() {
         constraint.value.as_deref().unwrap_or_default().to_owned()
     } else {
@@ -334,7 +204,7 @@ fn constraint_line(constraint: &ConstraintShown<'_>) -> Markup {
     };
     html! {
         li {
-            (verdict(&Value::Bool(constraint.result))) " "
+            (verdict(Some(constraint.result))) " "
             @if constraint.inverted == Some(true) { "not " }
             span.mono { (constraint.context_name) }
             " " (constraint.operator) " " (values)
@@ -343,7 +213,7 @@ fn constraint_line(constraint: &ConstraintShown<'_>) -> Markup {
 }
 
 /// Why one flag is on or off for one context in one environment.
-fn explanation(entry: &Entry<'_>) -> Markup {
+fn explanation(entry: &shown::Entry) -> Markup {
     html! {
         ul.tree {
             @if entry.has_unsatisfied_dependency {
@@ -357,7 +227,7 @@ fn explanation(entry: &Entry<'_>) -> Markup {
             }
             @for strategy in &entry.strategies.data {
                 li {
-                    (verdict(&strategy.result.enabled)) " strategy "
+                    (verdict(strategy.result.enabled)) " strategy "
                     strong { (strategy.title.as_deref().unwrap_or(&strategy.name)) }
                     @if strategy.disabled { " " span.muted { "(disabled, skipped)" } }
                     ul {
@@ -369,7 +239,7 @@ fn explanation(entry: &Entry<'_>) -> Markup {
                         }
                         @for segment in &strategy.segments {
                             li {
-                                (verdict(&Value::Bool(segment.result))) " segment "
+                                (verdict(Some(segment.result))) " segment "
                                 strong { (segment.name) }
                                 ul {
                                     @for constraint in &segment.constraints {
@@ -390,7 +260,7 @@ fn explanation(entry: &Entry<'_>) -> Markup {
     }
 }
 
-fn results(answer: &Answer<'_>) -> Markup {
+fn results(answer: &shown::Answer) -> Markup {
     // The columns: each environment with each context, in the answer's order (the same for
     // every flag), named from the first flag.
     let columns: Vec<String> = answer
@@ -431,7 +301,7 @@ fn results(answer: &Answer<'_>) -> Markup {
                                     td {
                                         details.cell data-context=(column) {
                                             summary {
-                                                (verdict(&entry.is_enabled))
+                                                (verdict(Some(entry.is_enabled)))
                                                 span.visually-hidden { " for " (column) }
                                             }
                                             (explanation(entry))

@@ -35,7 +35,6 @@ pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::
     responses(
         (status = 201, description = "The webhook, its parameters as given", body = AddonOut),
         (status = 400, description = "The body breaks the schema, the provider is unknown, a required parameter is missing, or the URL is refused", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn create(
@@ -82,7 +81,6 @@ pub async fn get(
     responses(
         (status = 200, description = "The webhook as stored", body = AddonOut),
         (status = 400, description = "The body breaks the schema, the provider is unknown, a required parameter is missing, or the URL is refused", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such webhook", body = ErrorBody),
     ),
 )]
@@ -109,7 +107,6 @@ pub async fn update(
     responses(
         (status = 200, description = "Deleted; no body"),
         (status = 400, description = "The id is not a number", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such webhook", body = ErrorBody),
     ),
 )]
@@ -135,7 +132,6 @@ pub async fn delete(
     responses(
         (status = 200, description = "The deliveries, newest first; none for an unknown webhook", body = DeliveriesOut),
         (status = 400, description = "The id is not a number", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn deliveries(

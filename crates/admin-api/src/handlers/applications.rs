@@ -22,7 +22,6 @@ use crate::state::AppState;
     params(ApplicationsQuery),
     responses(
         (status = 200, description = "The applications matching, sorted by name", body = ApplicationsOut),
-        (status = 401, description = "Not logged in", body = ErrorBody),
     ),
 )]
 pub async fn list(
@@ -44,7 +43,6 @@ pub async fn list(
     params(("appName" = String, Path, description = "The application")),
     responses(
         (status = 200, description = "The application", body = ApplicationOut),
-        (status = 401, description = "Not logged in", body = ErrorBody),
         (status = 404, description = "No SDK reported this application", body = ErrorBody),
     ),
 )]
@@ -67,7 +65,6 @@ pub async fn get(
     params(("appName" = String, Path, description = "The application")),
     responses(
         (status = 200, description = "The overview", body = OverviewOut),
-        (status = 401, description = "Not logged in", body = ErrorBody),
         (status = 404, description = "No SDK reported this application", body = ErrorBody),
     ),
 )]
@@ -93,7 +90,6 @@ pub async fn overview(
     ),
     responses(
         (status = 200, description = "The instances, newest report first; empty for an unknown application", body = InstancesOut),
-        (status = 401, description = "Not logged in", body = ErrorBody),
     ),
 )]
 pub async fn instances(
@@ -116,7 +112,6 @@ pub async fn instances(
     params(("name" = String, Path, description = "The flag")),
     responses(
         (status = 200, description = "Its usage; empty for a flag no SDK reported", body = FeatureUsageOut),
-        (status = 401, description = "Not logged in", body = ErrorBody),
     ),
 )]
 pub async fn feature_usage(
@@ -138,7 +133,6 @@ pub async fn feature_usage(
     params(("name" = String, Path, description = "The flag"), RawQuery),
     responses(
         (status = 200, description = "Hourly usage, oldest first; empty for a flag no SDK reported", body = RawUsageOut),
-        (status = 401, description = "Not logged in", body = ErrorBody),
     ),
 )]
 pub async fn raw_usage(
@@ -166,7 +160,6 @@ pub async fn raw_usage(
     operation_id = "getUnknownFlags",
     responses(
         (status = 200, description = "The names, sorted", body = UnknownFlagsOut),
-        (status = 401, description = "Not logged in", body = ErrorBody),
     ),
 )]
 pub async fn unknown_flags(

@@ -23,7 +23,6 @@ use crate::state::AppState;
     ),
     responses(
         (status = 202, description = "Archived; no body"),
-        (status = 403, description = "Not allowed, or other flags depend on it", body = ErrorBody),
         (status = 404, description = "No such flag in the project", body = ErrorBody),
     ),
 )]
@@ -48,7 +47,6 @@ pub async fn archive_one(
     responses(
         (status = 202, description = "Archived; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not allowed, a flag of another project, or flags outside the list depend on one", body = ErrorBody),
     ),
 )]
 pub async fn archive_many(
@@ -116,7 +114,6 @@ pub async fn revive_one(
     responses(
         (status = 200, description = "Revived; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not allowed, or a flag of another project", body = ErrorBody),
         (status = 404, description = "No such project", body = ErrorBody),
     ),
 )]
@@ -140,7 +137,6 @@ pub async fn revive_many(
     params(("featureName" = String, Path, description = "The flag")),
     responses(
         (status = 200, description = "Deleted, or nothing to delete; no body"),
-        (status = 403, description = "Not allowed, or other flags depend on it", body = ErrorBody),
     ),
 )]
 pub async fn delete_one(
@@ -163,7 +159,6 @@ pub async fn delete_one(
     responses(
         (status = 200, description = "Deleted; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not allowed, a flag of another project, or flags outside the list depend on one", body = ErrorBody),
     ),
 )]
 pub async fn delete_many(
@@ -187,7 +182,6 @@ pub async fn delete_many(
     responses(
         (status = 202, description = "Marked; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not allowed, or a flag of another project", body = ErrorBody),
     ),
 )]
 pub async fn stale(

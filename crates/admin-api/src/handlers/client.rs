@@ -8,7 +8,7 @@ use flag_admin::delivery::client::types::{
     ClientFeatureResponse, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery, DeltaSchema,
     FeatureQuery,
 };
-use flag_admin::delivery::client::{self, ClientSpec};
+use flag_admin::delivery::client::{self, ClientSpec, Protocol};
 use flag_admin::delivery::delta::DeltaAnswer;
 
 use crate::auth::ClientToken;
@@ -45,8 +45,6 @@ fn client_spec(request: &HttpRequest) -> Result<ClientSpec, ApiError> {
         (status = 304, description = "Nothing changed since the `ETag` in `If-None-Match`",
             headers(("ETag" = String, description = "The same `ETag`"))),
         (status = 400, description = "`Unleash-Client-Spec` is not a semantic version, or the query string is malformed", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
     ),
 )]
 pub async fn features(
@@ -56,7 +54,7 @@ pub async fn features(
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<Cached, ApiError> {
     let query = ClientQuery::from_pairs(query.into_inner());
-    let question = client::question(&access, query, client_spec(&request)?)?;
+    let question = client::question(&access, query, Protocol::Features(client_spec(&request)?))?;
     let revision = state.app.revision().await?;
     let answer = state
         .answers
@@ -119,8 +117,6 @@ async fn build_answer(
     responses(
         (status = 200, description = "The feature in the token's environment", body = ClientFeatureResponse),
         (status = 400, description = "`Unleash-Client-Spec` is not a semantic version", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
         (status = 404, description = "No such feature in the token's projects", body = ErrorBody),
     ),
 )]
@@ -170,8 +166,6 @@ fn held_revision(request: &HttpRequest, header: header::HeaderName) -> Option<i3
         (status = 304, description = "Nothing the token sees changed since the revision in `If-None-Match`",
             headers(("ETag" = String, description = "The same `ETag`"))),
         (status = 400, description = "The query string is malformed", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
     ),
 )]
 pub async fn delta(
@@ -180,8 +174,11 @@ pub async fn delta(
     request: HttpRequest,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, ApiError> {
-    let question =
-        flag_admin::delivery::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
+    let question = client::question(
+        &access,
+        ClientQuery::from_pairs(query.into_inner()),
+        Protocol::Delta,
+    )?;
     let known = held_revision(&request, header::IF_NONE_MATCH);
     let feed = state.app.delivery().feeds().feed(question);
     let revision = state.app.revision().await?;
@@ -222,8 +219,6 @@ pub async fn delta(
         (status = 200, description = "An endless `text/event-stream` of `unleash-connected`, `unleash-updated` and `fetch-mode` events, each `data` a delta document",
             content_type = "text/event-stream", body = String),
         (status = 400, description = "The query string is malformed", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token: the client API takes client and backend tokens only", body = ErrorBody),
         (status = 429, description = "The token holds as many streams as one token may; poll `/api/client/features`", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds to wait before trying again"))),
         (status = 503, description = "The server holds as many streams as it may; poll `/api/client/features`", body = ErrorBody,
@@ -236,8 +231,11 @@ pub async fn streaming(
     request: HttpRequest,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, ApiError> {
-    let question =
-        flag_admin::delivery::delta::question(&access, ClientQuery::from_pairs(query.into_inner()));
+    let question = client::question(
+        &access,
+        ClientQuery::from_pairs(query.into_inner()),
+        Protocol::Delta,
+    )?;
     let last = held_revision(&request, header::HeaderName::from_static("last-event-id"));
     let stream =
         flag_admin::delivery::delta::follow(&state.app, state.app.delivery(), &access, question, last)

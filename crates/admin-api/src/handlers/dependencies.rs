@@ -24,7 +24,6 @@ use crate::state::AppState;
     responses(
         (status = 200, description = "Set; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not allowed (`NoAccessError`), or, as `InvalidOperationError`, a dependency Unleash refuses: on itself, on a missing or archived parent, on another project's feature, or forming a chain", body = ErrorBody),
         (status = 404, description = "No such feature", body = ErrorBody),
     ),
 )]
@@ -51,7 +50,6 @@ pub async fn add(
     ),
     responses(
         (status = 200, description = "Removed; no body"),
-        (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No such feature", body = ErrorBody),
     ),
 )]

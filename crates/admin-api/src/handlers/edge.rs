@@ -47,8 +47,6 @@ pub async fn validate(
     responses(
         (status = 202, description = "Taken; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token", body = ErrorBody),
     ),
 )]
 pub async fn instance_data(

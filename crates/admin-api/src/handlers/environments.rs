@@ -40,7 +40,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The environment", body = EnvironmentDetailOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
 )]
@@ -63,7 +62,6 @@ pub async fn create(
     params(("name" = String, Path, description = "The environment")),
     responses(
         (status = 204, description = "Turned on"),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such environment", body = ErrorBody),
     ),
 )]
@@ -85,7 +83,6 @@ pub async fn on(
     params(("name" = String, Path, description = "The environment")),
     responses(
         (status = 204, description = "Turned off"),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such environment", body = ErrorBody),
     ),
 )]

@@ -19,7 +19,6 @@ use crate::state::AppState;
     params(EventsQuery),
     responses(
         (status = 200, description = "The events, newest first", body = EventsOut),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn list(

@@ -25,7 +25,6 @@ use crate::state::AppState;
     responses(
         (status = 201, description = "The feature", body = FeatureOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No such project", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
@@ -107,7 +106,6 @@ pub async fn get(
     responses(
         (status = 200, description = "Switched on; no body"),
         (status = 400, description = "The flag is archived", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature or environment", body = ErrorBody),
     ),
 )]
@@ -136,7 +134,6 @@ pub async fn on(
     responses(
         (status = 200, description = "Switched off; no body"),
         (status = 400, description = "The flag is archived", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature or environment", body = ErrorBody),
     ),
 )]
@@ -166,7 +163,6 @@ pub async fn off(
     responses(
         (status = 200, description = "The flag", body = FeatureOut),
         (status = 400, description = "The body breaks the schema, or names another flag", body = ErrorBody),
-        (status = 403, description = "Not allowed", body = ErrorBody),
         (status = 404, description = "No such flag in the project", body = ErrorBody),
     ),
 )]
@@ -197,7 +193,6 @@ pub async fn update(
     responses(
         (status = 200, description = "The flag", body = FeatureOut),
         (status = 400, description = "The patch does not apply, or its result breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not allowed, or the patch touches variants", body = ErrorBody),
         (status = 404, description = "No such flag in the project", body = ErrorBody),
     ),
 )]
@@ -261,7 +256,6 @@ pub async fn types(
     responses(
         (status = 200, description = "The feature type", body = FeatureTypeOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such feature type", body = ErrorBody),
     ),
 )]
@@ -289,7 +283,6 @@ pub async fn set_lifetime(
     ),
     responses(
         (status = 200, description = "The flag there", body = FeatureInEnvironmentOut),
-        (status = 403, description = "A token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such flag, or not in that environment", body = ErrorBody),
     ),
 )]
@@ -318,7 +311,6 @@ pub async fn environment(
     responses(
         (status = 200, description = "Switched on; no body"),
         (status = 400, description = "The body breaks the schema, or a flag is archived", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such flag in the project, or environment", body = ErrorBody),
     ),
 )]
@@ -355,7 +347,6 @@ pub async fn bulk_on(
     responses(
         (status = 200, description = "Switched off; no body"),
         (status = 400, description = "The body breaks the schema, or a flag is archived", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such flag in the project, or environment", body = ErrorBody),
     ),
 )]

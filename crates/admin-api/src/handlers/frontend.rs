@@ -46,8 +46,6 @@ fn answer(request: &HttpRequest, etag: String, body: Vec<u8>, conditional: bool)
         (status = 200, description = "The enabled flags", body = FrontendFeatures,
             headers(("ETag" = String, description = "Weak; changes with the answer"))),
         (status = 304, description = "The answer has the `ETag` in `If-None-Match`"),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),
 )]
 pub async fn get_features(
@@ -72,8 +70,6 @@ pub async fn get_features(
         (status = 200, description = "The enabled flags", body = FrontendFeatures,
             headers(("ETag" = String, description = "Weak; changes with the answer"))),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
         (status = 413, description = "The body is larger than the limit", body = ErrorBody),
         (status = 415, description = "The body is not JSON", body = ErrorBody),
     ),
@@ -104,7 +100,6 @@ pub async fn post_features(
     operation_id = "getUiConfig",
     responses(
         (status = 200, description = "The configuration", body = UiConfig),
-        (status = 401, description = "Not logged in", body = ErrorBody),
     ),
 )]
 pub async fn ui_config(
@@ -126,8 +121,6 @@ pub async fn ui_config(
     responses(
         (status = 204, description = "Set; no body"),
         (status = 400, description = "The body breaks the schema, or an origin is not `*` or `scheme://host[:port]`", body = ErrorBody),
-        (status = 401, description = "Not logged in", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn set_cors(
@@ -149,8 +142,6 @@ const NOT_IMPLEMENTED: &str = "The frontend API does not support this endpoint."
     tag = "Frontend API",
     operation_id = "getFrontendClientFeatures",
     responses(
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
         (status = 405, description = "Always, with a frontend token, as Unleash answers", body = ErrorBody),
     ),
 )]
@@ -165,8 +156,6 @@ pub async fn client_features(FrontendToken(_): FrontendToken) -> Result<HttpResp
     tag = "Frontend API",
     operation_id = "getFrontendHealth",
     responses(
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
         (status = 405, description = "Always, with a frontend token, as Unleash answers", body = ErrorBody),
     ),
 )]
@@ -181,8 +170,6 @@ pub async fn health(FrontendToken(_): FrontendToken) -> Result<HttpResponse, Api
     tag = "Frontend API",
     operation_id = "getFrontendPrometheus",
     responses(
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
         (status = 405, description = "Always, with a frontend token, as Unleash answers", body = ErrorBody),
     ),
 )]

@@ -23,7 +23,6 @@ use crate::state::AppState;
     operation_id = "getAllPublicSignupTokens",
     responses(
         (status = 200, description = "Every public signup token", body = SignupTokensResponse),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn list(
@@ -42,7 +41,6 @@ pub async fn list(
     params(("token" = String, Path, description = "The token's secret")),
     responses(
         (status = 200, description = "The token", body = SignupTokenResponse),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No token has this secret", body = ErrorBody),
     ),
 )]
@@ -67,7 +65,6 @@ pub async fn get(
         (status = 201, description = "The token, created; users who sign up with it are Viewers", body = SignupTokenResponse,
             headers(("Location" = String, description = "`tokens/{secret}`, relative to this path"))),
         (status = 400, description = "The body breaks the schema, or the name is empty", body = ErrorBody),
-        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
     ),
 )]
 pub async fn create(
@@ -92,7 +89,6 @@ pub async fn create(
     responses(
         (status = 200, description = "The whole token, changed", body = SignupTokenResponse),
         (status = 400, description = "The body breaks the schema (a field is `null`) or names neither field", body = ErrorBody),
-        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No token has this secret", body = ErrorBody),
     ),
 )]

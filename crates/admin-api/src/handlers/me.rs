@@ -18,7 +18,6 @@ use crate::state::AppState;
     operation_id = "getMe",
     responses(
         (status = 200, description = "The caller", body = MeOut),
-        (status = 401, description = "Nobody is signed in: where and how to log in", body = ErrorBody),
     ),
 )]
 pub async fn get(

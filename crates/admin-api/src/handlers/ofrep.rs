@@ -8,7 +8,7 @@ use flag_admin::delivery::ofrep::types::{OfrepBulkEvaluation, OfrepEvaluation, O
 use flag_admin::delivery::ofrep::{self, Failure};
 
 use crate::auth::FrontendToken;
-use crate::error::{ApiError, ErrorBody};
+use crate::error::ApiError;
 use crate::extract::{JsonBytes, client_address};
 use crate::respond::Tagged;
 use crate::state::AppState;
@@ -33,8 +33,6 @@ fn refuse(failure: Failure) -> Result<HttpResponse, ApiError> {
     responses(
         (status = 200, description = "The flag's value for the context", body = OfrepEvaluation),
         (status = 400, description = "`PARSE_ERROR` or `INVALID_CONTEXT`", body = OfrepFailure),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
         (status = 404, description = "`FLAG_NOT_FOUND`: no such flag in the token's environment and projects", body = OfrepFailure),
     ),
 )]
@@ -75,8 +73,6 @@ pub async fn evaluate_flag(
             headers(("ETag" = String, description = "Changes with the answer"))),
         (status = 304, description = "The answer has the `ETag` in `If-None-Match`"),
         (status = 400, description = "`PARSE_ERROR` or `INVALID_CONTEXT`", body = OfrepFailure),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),
 )]
 pub async fn evaluate_flags(

@@ -65,7 +65,6 @@ pub(crate) async fn send_from_pool<A: Chunked>(
     responses(
         (status = 200, description = "Every flag of the chosen projects, evaluated", body = PlaygroundResponse),
         (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
-        (status = 403, description = "A token limited to other environments", body = ErrorBody),
     ),
 )]
 #[deprecated = "Unleash deprecates it in favour of the advanced playground"]
@@ -88,7 +87,6 @@ pub async fn playground(
     responses(
         (status = 200, description = "Every flag in every environment and combination", body = AdvancedPlaygroundResponse),
         (status = 400, description = "The body breaks the schema or a limit", body = ErrorBody),
-        (status = 403, description = "A token limited to other environments", body = ErrorBody),
     ),
 )]
 pub async fn advanced(

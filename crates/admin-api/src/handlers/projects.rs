@@ -42,7 +42,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The project", body = CreatedProjectOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "An environment it names does not exist", body = ErrorBody),
         (status = 409, description = "The id is taken", body = ErrorBody),
     ),
@@ -88,7 +87,6 @@ pub async fn get(
     responses(
         (status = 200, description = "Enabled; no body"),
         (status = 400, description = "Unknown environment, or change requests asked for", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such project", body = ErrorBody),
         (status = 409, description = "Already enabled", body = ErrorBody),
     ),
@@ -115,7 +113,6 @@ pub async fn enable_environment(
     ),
     responses(
         (status = 200, description = "Disabled; no body"),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 404, description = "No such project or environment", body = ErrorBody),
     ),
 )]

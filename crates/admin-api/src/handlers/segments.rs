@@ -37,7 +37,6 @@ pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::
     responses(
         (status = 201, description = "The segment", body = CreatedSegmentOut, headers(("Location" = String, description = "segments/{id}"))),
         (status = 400, description = "The body breaks the schema, a constraint is not valid, or a value is not a legal value of its context field", body = ErrorBody),
-        (status = 403, description = "Not allowed, or a token limited to some environments", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
 )]
@@ -86,7 +85,6 @@ pub async fn get(
     responses(
         (status = 204, description = "Replaced; no body"),
         (status = 400, description = "The body breaks the schema, a constraint is not valid, or strategies of other projects use it", body = ErrorBody),
-        (status = 403, description = "Not allowed", body = ErrorBody),
         (status = 404, description = "No such segment", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
@@ -113,7 +111,6 @@ pub async fn update(
     responses(
         (status = 204, description = "Deleted; no body"),
         (status = 400, description = "The id is not a number", body = ErrorBody),
-        (status = 403, description = "Not allowed", body = ErrorBody),
         (status = 404, description = "No such segment", body = ErrorBody),
         (status = 409, description = "Strategies use it", body = ErrorBody),
     ),

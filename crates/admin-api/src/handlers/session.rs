@@ -29,8 +29,6 @@ use crate::state::AppState;
         (status = 200, description = "Logged in: the user, and the session cookie", body = UserOut,
             headers(("Set-Cookie" = String, description = "The session cookie, `unleash-session`, HttpOnly, for two days"))),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "Unknown user or wrong password", body = ErrorBody),
-        (status = 403, description = "Logging in with a password is switched off", body = ErrorBody),
         (status = 429, description = "More than the allowed logins a minute from this address", body = ErrorBody,
             headers(("Retry-After" = u64, description = "Seconds until the next attempt may succeed"))),
     )

@@ -21,8 +21,6 @@ use crate::state::AppState;
     operation_id = "getOidcSettings",
     responses(
         (status = 200, description = "The settings", body = OidcSettings),
-        (status = 401, description = "Not logged in", body = ErrorBody),
-        (status = 403, description = "Not an admin", body = ErrorBody),
     ),
 )]
 pub async fn get_oidc(
@@ -46,9 +44,6 @@ pub async fn get_oidc(
     responses(
         (status = 200, description = "The settings stored, the secret masked", body = OidcSettings),
         (status = 400, description = "The settings break a rule", body = ErrorBody),
-        (status = 401, description = "Not logged in", body = ErrorBody),
-        (status = 403, description = "Not an admin; or the settings come from the environment; or \
-            switching single sign-on off while password login is off", body = ErrorBody),
     ),
 )]
 pub async fn set_oidc(
@@ -69,8 +64,6 @@ pub async fn set_oidc(
     operation_id = "getSimpleSettings",
     responses(
         (status = 200, description = "The setting", body = PasswordAuthSettings),
-        (status = 401, description = "Not logged in", body = ErrorBody),
-        (status = 403, description = "Not an admin", body = ErrorBody),
     ),
 )]
 pub async fn get_password(
@@ -93,9 +86,6 @@ pub async fn get_password(
     responses(
         (status = 200, description = "The setting stored", body = PasswordAuthSettings),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "Not logged in", body = ErrorBody),
-        (status = 403, description = "Not an admin, or switching password login off while single \
-            sign-on is off", body = ErrorBody),
     ),
 )]
 pub async fn set_password(

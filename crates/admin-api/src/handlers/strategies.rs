@@ -29,7 +29,6 @@ use crate::state::AppState;
     responses(
         (status = 200, description = "The strategy, with its id", body = StrategySchema),
         (status = 400, description = "The strategy is not valid: its type is not defined, or a constraint value is not a legal value of its context field", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment or segment; the environment need not be enabled in the project", body = ErrorBody),
     ),
 )]
@@ -60,7 +59,6 @@ pub async fn add(
     responses(
         (status = 200, description = "The strategy as stored, with every field", body = StrategyOut),
         (status = 400, description = "The strategy is not valid: its type is not defined, or a constraint value is not a legal value of its context field", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment, strategy or segment", body = ErrorBody),
     ),
 )]
@@ -91,7 +89,6 @@ pub async fn update(
     ),
     responses(
         (status = 200, description = "Removed; an empty body typed `application/json`, as Unleash answers"),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such feature, environment or strategy", body = ErrorBody),
     ),
 )]
@@ -118,7 +115,6 @@ pub async fn delete(
     ),
     responses(
         (status = 200, description = "The strategies", body = Vec<StrategyListItem>),
-        (status = 403, description = "A token limited to other environments", body = ErrorBody),
         (status = 404, description = "The flag does not have this environment", body = ErrorBody),
     ),
 )]
@@ -146,7 +142,6 @@ pub async fn list(
     ),
     responses(
         (status = 200, description = "The strategy", body = StrategyOut),
-        (status = 403, description = "A token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such flag or strategy", body = ErrorBody),
     ),
 )]
@@ -176,7 +171,6 @@ pub async fn get(
     responses(
         (status = 200, description = "Ordered; no body"),
         (status = 400, description = "The body breaks the schema, or names a strategy of another flag or environment", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "The flag does not have this environment", body = ErrorBody),
     ),
 )]
@@ -207,7 +201,6 @@ pub async fn set_sort_order(
     responses(
         (status = 200, description = "The strategy", body = StrategyOut),
         (status = 400, description = "The patch does not apply, or its result is not a valid strategy", body = ErrorBody),
-        (status = 403, description = "Not allowed in this environment", body = ErrorBody),
         (status = 404, description = "No such flag or strategy", body = ErrorBody),
     ),
 )]

@@ -40,7 +40,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The strategy type", body = StrategyTypeOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
 )]

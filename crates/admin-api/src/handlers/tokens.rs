@@ -18,7 +18,6 @@ use crate::state::AppState;
     operation_id = "getAllApiTokens",
     responses(
         (status = 200, description = "The tokens", body = TokensOut),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::Json<TokensOut>, ApiError> {
@@ -35,7 +34,6 @@ pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::
     responses(
         (status = 201, description = "The token with its secret", body = CreatedTokenOut, headers(("Location" = String, description = "api-tokens"))),
         (status = 400, description = "The body breaks the schema, an admin type, or an unknown environment or project", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn create(
@@ -59,7 +57,6 @@ pub async fn create(
     params(("token" = String, Path, description = "The token's secret")),
     responses(
         (status = 200, description = "Deleted, or there was no such token; no body"),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn delete(
@@ -82,7 +79,6 @@ pub async fn delete(
     ),
     responses(
         (status = 200, description = "The tokens; none when no token has the name", body = TokensOut),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn by_name(
@@ -106,7 +102,6 @@ pub async fn by_name(
     responses(
         (status = 200, description = "Changed; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn set_expiry(

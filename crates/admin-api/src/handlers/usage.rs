@@ -21,8 +21,6 @@ use crate::state::AppState;
     responses(
         (status = 202, description = "Registered; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token", body = ErrorBody),
     ),
 )]
 pub async fn register(
@@ -51,8 +49,6 @@ pub async fn register(
     responses(
         (status = 202, description = "Taken; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token", body = ErrorBody),
     ),
 )]
 pub async fn metrics(
@@ -76,8 +72,6 @@ pub async fn metrics(
     responses(
         (status = 202, description = "Taken; no body"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "An admin or frontend token", body = ErrorBody),
         (status = 413, description = "The body is larger than the limit", body = ErrorBody),
     ),
 )]
@@ -101,8 +95,6 @@ pub async fn bulk(
     responses(
         (status = 200, description = "Taken; the body is `OK`", body = String, content_type = "text/plain"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),
 )]
 pub async fn frontend_register(
@@ -124,8 +116,6 @@ pub async fn frontend_register(
     responses(
         (status = 200, description = "Taken; the body is `OK`", body = String, content_type = "text/plain"),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
-        (status = 401, description = "No token, or an unknown one", body = ErrorBody),
-        (status = 403, description = "Not a frontend token", body = ErrorBody),
     ),
 )]
 pub async fn frontend_metrics(

@@ -19,7 +19,6 @@ use crate::state::AppState;
     operation_id = "getUsers",
     responses(
         (status = 200, description = "Every user, and the root roles", body = UsersResponse),
-        (status = 403, description = "Not an administrator", body = ErrorBody),
     ),
 )]
 pub async fn list(
@@ -39,7 +38,6 @@ pub async fn list(
     responses(
         (status = 201, description = "The user, created", body = UserOut),
         (status = 400, description = "The body breaks the schema, a text rule or a password rule", body = ErrorBody),
-        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 409, description = "The email or username is taken", body = ErrorBody),
     ),
 )]
@@ -62,7 +60,6 @@ pub async fn create(
     responses(
         (status = 200, description = "The user, changed", body = UserOut),
         (status = 400, description = "The body breaks the schema or a text rule, or the id is not a number", body = ErrorBody),
-        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No user has this id", body = ErrorBody),
         (status = 409, description = "The email is taken", body = ErrorBody),
     ),
@@ -88,7 +85,6 @@ pub async fn update(
     responses(
         (status = 200, description = "The user is deleted"),
         (status = 400, description = "The id is not a number", body = ErrorBody),
-        (status = 403, description = "Not an administrator, or a token limited to some environments", body = ErrorBody),
         (status = 404, description = "No user has this id", body = ErrorBody),
     ),
 )]

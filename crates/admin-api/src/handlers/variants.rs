@@ -28,7 +28,6 @@ use crate::state::AppState;
     responses(
         (status = 200, description = "The variants as sent, in the client's key order, with `weightType` and `stickiness` filled in and weights normalised", body = FeatureVariantsResponse),
         (status = 400, description = "The body breaks the schema or a variant rule, or names no environment", body = ErrorBody),
-        (status = 403, description = "A Viewer, or a token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),
 )]
@@ -57,7 +56,6 @@ pub async fn variants_batch(
     ),
     responses(
         (status = 200, description = "The feature's variants in the environment, sorted by name", body = FeatureVariantsResponse),
-        (status = 403, description = "A token limited to other environments", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),
 )]
@@ -89,7 +87,6 @@ pub async fn environment_variants(
     responses(
         (status = 200, description = "The variants as stored: sorted by name, defaults filled in and weights normalised", body = FeatureVariantsResponse),
         (status = 400, description = "The body breaks the schema or a variant rule", body = ErrorBody),
-        (status = 403, description = "A Viewer, a token limited to other environments, or a feature without environment variants", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),
 )]
@@ -122,7 +119,6 @@ pub async fn overwrite_environment_variants(
     responses(
         (status = 200, description = "The variants as stored: sorted by name, defaults filled in and weights normalised", body = FeatureVariantsResponse),
         (status = 400, description = "The patch does not apply, or its result breaks the schema or a variant rule", body = ErrorBody),
-        (status = 403, description = "A Viewer, a token limited to other environments, or a feature without environment variants", body = ErrorBody),
         (status = 404, description = "No such feature in the project, or no such environment", body = ErrorBody),
     ),
 )]

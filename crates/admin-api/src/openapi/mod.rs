@@ -2,24 +2,25 @@
 //!
 //! It is generated from the operations' declarations (`routes::operations`): each handler's
 //! `#[utoipa::path]` with the schemas it names, and the security its declared access takes.
-//! `Conventions` adds what every operation shares: the statuses any body or database call can
-//! give, and the security schemes. A test compares the document with the registered routes.
+//! `Conventions` adds what every operation shares: 401 and 403 wherever that access needs
+//! credentials, the statuses any body or database call can give, and the security schemes.
+//! No handler writes a 401 or a 403 of its own, so each has one description everywhere.
+//! A test compares the document with the registered routes.
 
 use std::sync::OnceLock;
 
 use actix_web::http::header::ContentType;
 use actix_web::{HttpResponse, web};
 use serde_json::Value;
-use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::openapi::path::HttpMethod;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityRequirement, SecurityScheme};
 use utoipa::openapi::{OpenApi as Document, RefOr, Response, ResponseBuilder};
 use utoipa::{Modify, OpenApi};
 
 use flag_admin::identity::auth::Access;
-use utoipa::openapi::path::HttpMethod;
-use utoipa::openapi::security::SecurityRequirement;
 
 use crate::error::ErrorBody;
-use crate::routes;
+use crate::{handlers, routes};
 
 pub(crate) const DIFFERENCES: &str = "Unleash-compatible paths, shapes and `Authorization` header. Deliberate differences from Unleash 8: \
 every error is `{id, name, message, details?}`; schema failures are 400 `ValidationError` naming the field; \
@@ -49,20 +50,210 @@ per address (429). GET routes answer HEAD.";
 )]
 struct ApiDoc;
 
+/// The schemas the operations' descriptions name.
+///
+/// utoipa collects the schemas a `#[utoipa::path]` names only for the handlers an `OpenApi`
+/// derive lists, so this lists every operation of `routes::operations` once more, in its order;
+/// only its schemas are read.
+/// A test checks that it lists exactly the routed operations.
+#[derive(OpenApi)]
+#[openapi(paths(
+    handlers::health,
+    handlers::ready,
+    handlers::prometheus,
+    handlers::session::login,
+    handlers::session::logout,
+    handlers::invite::validate,
+    handlers::invite::sign_up,
+    handlers::playground::playground,
+    handlers::playground::advanced,
+    handlers::me::get,
+    handlers::me::profile,
+    handlers::me::close_splash,
+    handlers::invite::list,
+    handlers::invite::create,
+    handlers::invite::get,
+    handlers::invite::update,
+    handlers::sso::get_oidc,
+    handlers::sso::set_oidc,
+    handlers::sso::get_password,
+    handlers::sso::set_password,
+    handlers::addons::list,
+    handlers::addons::create,
+    handlers::addons::get,
+    handlers::addons::update,
+    handlers::addons::delete,
+    handlers::addons::deliveries,
+    handlers::environments::list,
+    handlers::environments::create,
+    handlers::environments::on,
+    handlers::environments::off,
+    handlers::environments::get,
+    handlers::environments::sort_order,
+    handlers::environments::of_project,
+    handlers::projects::list,
+    handlers::projects::create,
+    handlers::projects::get,
+    handlers::projects::overview,
+    handlers::projects::status,
+    handlers::projects::flag_creators,
+    handlers::projects::dashboard,
+    handlers::projects::dashboard_project,
+    handlers::projects::enable_environment,
+    handlers::projects::disable_environment,
+    handlers::context::list,
+    handlers::context::create,
+    handlers::strategy_types::list,
+    handlers::strategy_types::create,
+    handlers::segments::list,
+    handlers::segments::create,
+    handlers::context::get,
+    handlers::context::of_project,
+    handlers::context::update,
+    handlers::context::delete,
+    handlers::context::validate,
+    handlers::context::add_legal_value,
+    handlers::context::remove_legal_value,
+    handlers::context::strategies,
+    handlers::context::validate_constraint,
+    handlers::strategy_types::get,
+    handlers::strategy_types::update,
+    handlers::strategy_types::delete,
+    handlers::strategy_types::deprecate,
+    handlers::strategy_types::reactivate,
+    handlers::segments::get,
+    handlers::segments::update,
+    handlers::segments::delete,
+    handlers::segments::strategies,
+    handlers::segments::of_strategy,
+    handlers::segments::validate,
+    handlers::tokens::list,
+    handlers::tokens::create,
+    handlers::tokens::delete,
+    handlers::tokens::by_name,
+    handlers::tokens::set_expiry,
+    handlers::tokens::of_project,
+    handlers::tokens::create_for_project,
+    handlers::tokens::delete_for_project,
+    handlers::users::list,
+    handlers::users::create,
+    handlers::users::update,
+    handlers::users::delete,
+    handlers::flags::list,
+    handlers::flags::create,
+    handlers::flags::get,
+    handlers::flags::update,
+    handlers::flags::patch,
+    handlers::flags::clone,
+    handlers::flags::validate_name,
+    handlers::flags::types,
+    handlers::flags::set_lifetime,
+    handlers::flags::environment,
+    handlers::flags::bulk_on,
+    handlers::flags::bulk_off,
+    handlers::archive::stale,
+    handlers::archive::archive_one,
+    handlers::archive::archive_many,
+    handlers::archive::validate,
+    handlers::archive::revive_one,
+    handlers::archive::revive_many,
+    handlers::archive::delete_one,
+    handlers::archive::delete_many,
+    handlers::search::features,
+    handlers::export::export,
+    handlers::export::validate,
+    handlers::export::import,
+    handlers::lifecycle::stages,
+    handlers::lifecycle::complete,
+    handlers::lifecycle::uncomplete,
+    handlers::lifecycle::count,
+    handlers::events::list,
+    handlers::events::of_feature,
+    handlers::events::search,
+    handlers::events::creators,
+    handlers::tags::list_types,
+    handlers::tags::create_type,
+    handlers::tags::validate_type,
+    handlers::tags::get_type,
+    handlers::tags::update_type,
+    handlers::tags::delete_type,
+    handlers::tags::list,
+    handlers::tags::create,
+    handlers::tags::list_of_type,
+    handlers::tags::get,
+    handlers::tags::delete,
+    handlers::tags::of_feature,
+    handlers::tags::add_to_feature,
+    handlers::tags::update_feature,
+    handlers::tags::remove_from_feature,
+    handlers::tags::update_many,
+    handlers::dependencies::add,
+    handlers::dependencies::remove,
+    handlers::flags::parent_options,
+    handlers::flags::parent_variants,
+    handlers::flags::has_dependencies,
+    handlers::variants::variants_batch,
+    handlers::variants::environment_variants,
+    handlers::variants::overwrite_environment_variants,
+    handlers::variants::patch_environment_variants,
+    handlers::flags::on,
+    handlers::flags::off,
+    handlers::strategies::list,
+    handlers::strategies::add,
+    handlers::strategies::get,
+    handlers::strategies::set_sort_order,
+    handlers::strategies::patch,
+    handlers::strategies::update,
+    handlers::strategies::delete,
+    handlers::client::features,
+    handlers::client::feature,
+    handlers::client::delta,
+    handlers::client::streaming,
+    handlers::usage::register,
+    handlers::usage::metrics,
+    handlers::usage::bulk,
+    handlers::edge::instance_data,
+    handlers::edge::validate,
+    handlers::frontend::get_features,
+    handlers::frontend::post_features,
+    handlers::frontend::ui_config,
+    handlers::ofrep::evaluate_flag,
+    handlers::ofrep::evaluate_flags,
+    handlers::frontend::set_cors,
+    handlers::usage::frontend_register,
+    handlers::usage::frontend_metrics,
+    handlers::frontend::client_features,
+    handlers::frontend::health,
+    handlers::frontend::prometheus,
+    handlers::applications::list,
+    handlers::applications::get,
+    handlers::applications::overview,
+    handlers::applications::instances,
+    handlers::applications::feature_usage,
+    handlers::applications::raw_usage,
+    handlers::applications::outdated_sdks,
+    handlers::applications::outdated_project_sdks,
+    handlers::applications::of_project,
+    handlers::applications::unknown_flags,
+))]
+struct Described;
+
 /// The whole document, from the operations' declarations: each one's description, at its
 /// path and method, with the security its access needs.
 pub fn generated() -> Document {
     let mut document = ApiDoc::openapi();
     let components = document.components.get_or_insert_with(Default::default);
+    for (name, schema) in Described::openapi()
+        .components
+        .map(|described| described.schemas)
+        .unwrap_or_default()
+    {
+        components.schemas.entry(name).or_insert(schema);
+    }
     let mut paths = utoipa::openapi::path::PathsBuilder::new();
     for operation in routes::operations() {
         let mut documented = (operation.describe)();
         documented.security = security(operation.access);
-        let mut schemas = Vec::new();
-        (operation.schemas)(&mut schemas);
-        for (name, schema) in schemas {
-            components.schemas.entry(name).or_insert(schema);
-        }
         paths = paths.path(
             operation.path,
             utoipa::openapi::path::PathItem::new(http_method(&operation.method), documented),
@@ -118,9 +309,19 @@ pub async fn serve() -> HttpResponse {
         .body(json.clone())
 }
 
-/// What every operation shares: 401 where credentials are needed, 413 and 415 where there is a
-/// body, 500 and 503 wherever the database is asked, the error envelope on every error, and the
-/// two ways to authenticate.
+/// The 401 of every operation that needs credentials.
+const UNAUTHENTICATED: &str = "no or unknown credentials";
+
+/// The 403 of every operation that needs credentials.
+const FORBIDDEN: &str = "not allowed with these credentials (`NoAccessError`), or refused by a rule of \
+the operation (`InvalidOperationError`)";
+
+/// The password login, which is public and still answers 401 and 403 of its own.
+const LOGIN: &str = "/auth/simple/login";
+
+/// What every operation shares: 401 and 403 where credentials are needed, 413 and 415 where
+/// there is a body, 500 and 503 wherever the database is asked, the error envelope on every
+/// error, and the two ways to authenticate.
 struct Conventions;
 
 impl Modify for Conventions {
@@ -157,7 +358,17 @@ impl Modify for Conventions {
                 if secured {
                     responses
                         .entry("401".into())
-                        .or_insert_with(|| error("no or unknown credentials"));
+                        .or_insert_with(|| error(UNAUTHENTICATED));
+                    responses.entry("403".into()).or_insert_with(|| error(FORBIDDEN));
+                } else if path == LOGIN {
+                    // No access check answers the login, which needs no credentials; the login
+                    // itself answers 401 `PasswordMismatch` and 403 `InvalidOperationError`.
+                    responses
+                        .entry("401".into())
+                        .or_insert_with(|| error("Unknown user or wrong password"));
+                    responses
+                        .entry("403".into())
+                        .or_insert_with(|| error("Logging in with a password is switched off"));
                 }
                 if operation.request_body.is_some() {
                     responses
@@ -192,5 +403,38 @@ impl Modify for Conventions {
                 "The session cookie set by `POST /auth/simple/login`",
             ))),
         );
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeSet;
+
+    use super::*;
+
+    #[test]
+    fn described_lists_exactly_the_routed_operations() {
+        let routed: BTreeSet<(String, String)> = routes::operations()
+            .iter()
+            .map(|operation| (operation.method.as_str().to_lowercase(), operation.path.clone()))
+            .collect();
+        let described: BTreeSet<(String, String)> = Described::openapi()
+            .paths
+            .paths
+            .iter()
+            .flat_map(|(path, item)| {
+                [
+                    ("get", &item.get),
+                    ("post", &item.post),
+                    ("put", &item.put),
+                    ("patch", &item.patch),
+                    ("delete", &item.delete),
+                ]
+                .into_iter()
+                .filter(|(_, operation)| operation.is_some())
+                .map(move |(method, _)| (method.to_owned(), path.clone()))
+            })
+            .collect();
+        assert_eq!(routed, described);
     }
 }

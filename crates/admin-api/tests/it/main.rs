@@ -1,41 +1,14 @@
 //! admin-api's integration tests, in one binary: the real app from `build_app` on a temporary
 //! database, driven in-process, and the real binary where only a socket shows the behaviour.
 //! The hostile-input suite is a binary of its own (`tests/hostile.rs`), run in release mode.
+//! The tests are grouped by capability, as flag-admin's wings are (`identity`, `catalogue`,
+//! `delivery`), and `server` holds what is about the HTTP server itself; the insta snapshots of
+//! each folder's tests are in its `snapshots/`.
 
-mod admin;
-mod api;
-mod archive;
-mod client;
-mod client_cache;
+mod answers;
+mod catalogue;
 mod common;
-mod console;
-mod contract;
-mod edge;
-mod environments_and_lists;
-mod events;
-mod export;
-mod frontend;
-mod hardening;
-mod invite;
-mod logging;
-mod ofrep;
+mod delivery;
+mod identity;
 mod openapi;
-mod parity;
-mod replicas;
-mod resources;
-mod sdk_surface;
-mod sdks;
-mod search;
-mod segments_and_fields;
-mod shutdown;
-mod snapshots;
-mod sso;
-mod streaming;
-mod tags;
-mod token_scope;
-mod tokens_and_strategy_types;
-mod usage;
-mod usage_caps;
-mod variants;
-mod webhooks;
-mod webui;
+mod server;

@@ -1,9 +1,14 @@
 //! The API description lists every route, and the API page works with no network.
 
-use crate::common::{TestApp, send};
+use std::collections::{BTreeMap, BTreeSet};
+
 use actix_web::http::{Method, StatusCode};
 use actix_web::test as http;
 use serde_json::Value;
+
+use flag_admin::identity::auth::Access;
+
+use crate::common::{TestApp, send};
 
 /// Every (method, path, operation) of the served document.
 fn operations(document: &Value) -> Vec<(String, String, Value)> {
@@ -149,6 +154,78 @@ fn routes_and_document_have_the_same_operations() {
             .map(|(method, path, _)| (method, path))
             .collect();
     assert_eq!(registered, documented);
+}
+
+#[test]
+fn credentialed_operations_document_401_and_403_and_public_ones_do_not() {
+    let document = admin_api::openapi::document();
+    let declared: BTreeMap<(String, String), Access> = admin_api::routes::operations()
+        .iter()
+        .map(|operation| {
+            (
+                (operation.method.as_str().to_lowercase(), operation.path.clone()),
+                operation.access,
+            )
+        })
+        .collect();
+    let mut descriptions: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    let mut login = Vec::new();
+    for (method, path, operation) in operations(&document) {
+        let name = format!("{method} {path}");
+        let access = declared.get(&(method.clone(), path.clone()));
+        assert!(access.is_some(), "{name} is documented but not declared");
+        let responses = &operation["responses"];
+        if access != Some(&Access::Public) {
+            for status in ["401", "403"] {
+                assert_eq!(
+                    responses[status]["content"]["application/json"]["schema"]["$ref"],
+                    "#/components/schemas/ErrorBody",
+                    "{name} needs credentials but does not document {status} with the error envelope"
+                );
+                if let Some(description) = responses[status]["description"].as_str() {
+                    descriptions
+                        .entry(status)
+                        .or_default()
+                        .insert(description.to_owned());
+                }
+            }
+        } else if path == "/auth/simple/login" {
+            // The login needs no credentials, yet answers 401 for a wrong password and 403 while
+            // password login is switched off: its own answers, not those of an access check.
+            for status in ["401", "403"] {
+                login.push(
+                    responses[status]["description"]
+                        .as_str()
+                        .unwrap_or_default()
+                        .to_owned(),
+                );
+            }
+        } else {
+            for status in ["401", "403"] {
+                assert!(
+                    responses.get(status).is_none(),
+                    "{name} needs no credentials but documents {status}"
+                );
+            }
+        }
+    }
+    // Derived, not written by hand: one description of each status for every operation.
+    for status in ["401", "403"] {
+        assert_eq!(
+            descriptions.get(status).map(BTreeSet::len),
+            Some(1),
+            "{status} is described in more than one way: {:?}",
+            descriptions.get(status)
+        );
+    }
+    // The login's own 401 and 403 say why it answers them, not what the access ones say.
+    assert_eq!(login.len(), 2, "the login is not documented once");
+    for description in &login {
+        assert!(
+            !description.is_empty() && !descriptions.values().any(|shared| shared.contains(description)),
+            "the login's {description:?} is an access check's"
+        );
+    }
 }
 
 #[actix_web::test]

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use crate::catalogue::addons::types::{
     AddonIn, AddonOut, AddonTypeOut, AddonsOut, DeliveriesOut, DeliveriesQuery, DeliveryOut,
 };
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::runtime::domain::ResourceName;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
@@ -123,6 +123,9 @@ pub fn providers() -> Vec<AddonTypeOut> {
     }]
 }
 
+/// Who may list the webhooks.
+pub const LIST: Access = Access::Read;
+
 /// Every webhook, sensitive parameters masked, and the providers.
 pub async fn list(ctx: &Runtime) -> Result<AddonsOut, AdminError> {
     let addons = db::run(&ctx.store, queries::addons::list).await?;
@@ -135,11 +138,17 @@ pub async fn list(ctx: &Runtime) -> Result<AddonsOut, AdminError> {
     })
 }
 
+/// Who may read a webhook.
+pub const GET: Access = Access::Read;
+
 /// One webhook, sensitive parameters masked.
 pub async fn get(ctx: &Runtime, id: i32) -> Result<AddonOut, AdminError> {
     let addon = db::run(&ctx.store, move |conn| queries::addons::get(conn, id)).await?;
     Ok(AddonOut::of(addon).stored().masked(&SENSITIVE))
 }
+
+/// Who may create a webhook.
+pub const CREATE: Access = Access::Admin;
 
 /// Creates a webhook; the answer shows its parameters as given.
 pub async fn create(ctx: &Runtime, caller: &Caller, request: AddonIn) -> Result<AddonOut, AdminError> {
@@ -153,6 +162,9 @@ pub async fn create(ctx: &Runtime, caller: &Caller, request: AddonIn) -> Result<
     .await?;
     Ok(AddonOut::of(addon).created())
 }
+
+/// Who may change a webhook.
+pub const UPDATE: Access = Access::Admin;
 
 /// Replaces a webhook's settings. A sensitive parameter given as [`MASKED`] keeps its stored
 /// value; the answer shows the parameters as stored.
@@ -186,6 +198,9 @@ pub async fn update(
     Ok(AddonOut::of(addon).stored())
 }
 
+/// Who may delete a webhook.
+pub const DELETE: Access = Access::Admin;
+
 /// Deletes a webhook.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -195,6 +210,9 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), Admin
     })
     .await
 }
+
+/// Who may read a webhook's deliveries.
+pub const DELIVERIES: Access = Access::AdminRead;
 
 /// A webhook's deliveries, newest first: `limit` 1 to 100 (50 otherwise) after `offset`.
 pub async fn deliveries(ctx: &Runtime, id: i32, query: DeliveriesQuery) -> Result<DeliveriesOut, AdminError> {

@@ -3,8 +3,12 @@
 use flag_store::queries;
 
 use crate::catalogue::features::types::{ArchiveImpactOut, BatchFeatures, BatchStale};
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may archive a flag.
+pub const ARCHIVE_ONE: Access = Access::Write(Permission::DeleteFeature);
 
 /// Archives one flag of `project`. A flag other flags depend on cannot be archived.
 pub async fn archive_one(
@@ -22,6 +26,9 @@ pub async fn archive_one(
     .await
 }
 
+/// Who may archive several flags.
+pub const ARCHIVE_MANY: Access = Access::Write(Permission::DeleteFeature);
+
 /// Archives the live flags among those listed, which must belong to `project`.
 pub async fn archive_many(
     ctx: &Runtime,
@@ -37,6 +44,9 @@ pub async fn archive_many(
     .await
 }
 
+/// Who may ask what archiving flags would leave behind.
+pub const VALIDATE: Access = Access::Read;
+
 /// What archiving the listed flags would do.
 pub async fn validate(ctx: &Runtime, request: BatchFeatures) -> Result<ArchiveImpactOut, AdminError> {
     let impact = db::run(&ctx.store, move |conn| {
@@ -49,6 +59,9 @@ pub async fn validate(ctx: &Runtime, request: BatchFeatures) -> Result<ArchiveIm
     })
 }
 
+/// Who may revive an archived flag.
+pub const REVIVE_ONE: Access = Access::Write(Permission::UpdateFeature);
+
 /// Revives one flag: it comes back switched off everywhere.
 pub async fn revive_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -58,6 +71,9 @@ pub async fn revive_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<
     })
     .await
 }
+
+/// Who may revive several archived flags.
+pub const REVIVE_MANY: Access = Access::Write(Permission::UpdateFeature);
 
 /// Revives the archived flags among those listed, which must belong to `project`.
 pub async fn revive_many(
@@ -74,6 +90,9 @@ pub async fn revive_many(
     .await
 }
 
+/// Who may delete an archived flag for good.
+pub const DELETE_ONE: Access = Access::Write(Permission::DeleteFeature);
+
 /// Deletes one archived flag for good; a live or unknown flag is left alone.
 pub async fn delete_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -83,6 +102,9 @@ pub async fn delete_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<
     })
     .await
 }
+
+/// Who may delete several archived flags for good.
+pub const DELETE_MANY: Access = Access::Write(Permission::DeleteFeature);
 
 /// Deletes the archived flags among those listed for good, which must belong to `project`.
 pub async fn delete_many(
@@ -98,6 +120,9 @@ pub async fn delete_many(
     })
     .await
 }
+
+/// Who may mark flags stale, or not.
+pub const STALE_MANY: Access = Access::Write(Permission::UpdateFeature);
 
 /// Marks the listed flags of `project` stale or not.
 pub async fn stale_many(

@@ -10,10 +10,13 @@ use crate::catalogue::context_fields::types::{
     UpdateContextField,
 };
 use crate::catalogue::segments::types::{NameIn, StrategyUseOut};
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::runtime::domain::ResourceName;
 use crate::runtime::error::Detail;
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may list the context fields.
+pub const LIST: Access = Access::Read;
 
 /// Every context field.
 pub async fn list(ctx: &Runtime) -> Result<Vec<ContextFieldOut>, AdminError> {
@@ -24,12 +27,18 @@ pub async fn list(ctx: &Runtime) -> Result<Vec<ContextFieldOut>, AdminError> {
         .collect::<Result<_, _>>()?)
 }
 
+/// Who may list a project's context fields.
+pub const OF_PROJECT: Access = Access::Read;
+
 /// The context fields a project's strategies may use: every field, since fields are not scoped
 /// to projects here.
 pub async fn of_project(ctx: &Runtime, project: String) -> Result<Vec<ContextFieldOut>, AdminError> {
     db::run(&ctx.store, move |conn| queries::projects::get(conn, &project)).await?;
     list(ctx).await
 }
+
+/// Who may create a context field.
+pub const CREATE: Access = Access::Admin;
 
 /// Creates a context field; its sort order is 0 unless the request says otherwise, as in Unleash.
 pub async fn create(
@@ -58,11 +67,17 @@ pub async fn create(
     })
 }
 
+/// Who may read a context field.
+pub const GET: Access = Access::Read;
+
 /// One context field.
 pub async fn get(ctx: &Runtime, name: String) -> Result<ContextFieldOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::context_fields::get(conn, &name)).await?;
     Ok(ContextFieldOut::try_from(row)?)
 }
+
+/// Who may change a context field.
+pub const UPDATE: Access = Access::Admin;
 
 /// Replaces a field's stickiness and legal values (none when absent), and its description and
 /// order when given.
@@ -91,6 +106,9 @@ pub async fn update(
     Ok(())
 }
 
+/// Who may add a legal value to a context field.
+pub const ADD_LEGAL_VALUE: Access = Access::Admin;
+
 /// Adds a legal value to a field, or replaces the description of one it has.
 pub async fn add_legal_value(
     ctx: &Runtime,
@@ -111,6 +129,9 @@ pub async fn add_legal_value(
     })
     .await
 }
+
+/// Who may remove a legal value from a context field.
+pub const REMOVE_LEGAL_VALUE: Access = Access::Admin;
 
 /// Removes a legal value from a field; removing one it lacks is not an error.
 pub async fn remove_legal_value(
@@ -151,6 +172,9 @@ async fn change_legal_values(
     Ok(())
 }
 
+/// Who may delete a context field.
+pub const DELETE: Access = Access::Admin;
+
 /// Deletes a field that no strategy of a live flag constrains on.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -160,6 +184,9 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), 
     })
     .await
 }
+
+/// Who may check a new context field's name.
+pub const VALIDATE_NAME: Access = Access::Admin;
 
 /// Checks that a field could have this name: URL-friendly and not taken.
 pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminError> {
@@ -176,6 +203,9 @@ pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminEr
     }
     Ok(())
 }
+
+/// Who may list the strategies that use a context field.
+pub const STRATEGIES: Access = Access::Read;
 
 /// The strategies of live flags with a constraint on a field.
 pub async fn strategies(ctx: &Runtime, name: String) -> Result<ContextStrategiesOut, AdminError> {
@@ -208,6 +238,9 @@ fn check_legal_values(values: &[LegalValue]) -> Result<(), AdminError> {
     }
     AdminError::check(details)
 }
+
+/// Who may check a constraint.
+pub const VALIDATE_CONSTRAINT: Access = Access::Read;
 
 /// Checks one constraint as a strategy's would be checked: its operator and values, and the
 /// legal values of its context field, if it lists any.

@@ -5,8 +5,12 @@ pub mod types;
 use flag_store::queries;
 
 use crate::catalogue::dependencies::types::AddDependency;
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may make a flag depend on a parent.
+pub const ADD: Access = Access::Write(Permission::UpdateFeatureDependency);
 
 /// Makes `child` of `project` depend on a parent (one parent per feature).
 pub async fn add(
@@ -32,6 +36,9 @@ pub async fn add(
     })
     .await
 }
+
+/// Who may remove a flag's dependencies.
+pub const REMOVE: Access = Access::Write(Permission::UpdateFeatureDependency);
 
 /// Removes the dependency of `child` of `project`.
 pub async fn remove(

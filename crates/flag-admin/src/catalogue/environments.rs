@@ -9,8 +9,11 @@ use crate::catalogue::environments::types::{
     CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentView,
     ProjectEnvironmentsOut,
 };
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may list the environments.
+pub const LIST: Access = Access::Read;
 
 /// Every environment, by display order, with the projects that use it, its API tokens and the
 /// flags on in it.
@@ -21,6 +24,9 @@ pub async fn list(ctx: &Runtime) -> Result<EnvironmentsOut, AdminError> {
         environments: rows.into_iter().map(EnvironmentOut::from).collect(),
     })
 }
+
+/// Who may create an environment.
+pub const CREATE: Access = Access::Admin;
 
 /// Creates an environment, enabled unless the request says otherwise. Without a sort order it
 /// takes one past the largest and so sorts last, as Unleash's environment store provides for.
@@ -46,6 +52,9 @@ pub async fn create(
     Ok(EnvironmentDetailOut::from(row))
 }
 
+/// Who may switch an environment on or off.
+pub const SWITCH: Access = Access::Admin;
+
 /// Switches the environment `name` on or off.
 pub async fn switch(ctx: &Runtime, caller: &Caller, name: String, enabled: bool) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -56,11 +65,17 @@ pub async fn switch(ctx: &Runtime, caller: &Caller, name: String, enabled: bool)
     .await
 }
 
+/// Who may read an environment.
+pub const GET: Access = Access::Read;
+
 /// One environment.
 pub async fn get(ctx: &Runtime, name: String) -> Result<EnvironmentDetailOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::environments::get(conn, &name)).await?;
     Ok(EnvironmentDetailOut::from(row))
 }
+
+/// Who may reorder the environments.
+pub const SET_SORT_ORDER: Access = Access::Admin;
 
 /// Sets the display order of the named environments; unknown names are skipped.
 pub async fn set_sort_order(
@@ -73,6 +88,9 @@ pub async fn set_sort_order(
     })
     .await
 }
+
+/// Who may list a project's environments.
+pub const OF_PROJECT: Access = Access::Read;
 
 /// Every environment as a project sees it: whether it has it, its tokens there and its flags on
 /// there (archived ones included, as Unleash counts them). An unknown project has none of them.

@@ -12,8 +12,11 @@ use serde_json::Value;
 use crate::catalogue::events::types::{
     EventCreatorOut, EventOut, EventSearchOut, EventSearchQuery, EventsOut, EventsQuery, FeatureEventsOut,
 };
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may read the whole audit log.
+pub const LIST: Access = Access::AdminRead;
 
 /// The newest 100 events, or a project's newest 50, as Unleash's deprecated list answers.
 pub async fn list(ctx: &Runtime, query: EventsQuery) -> Result<EventsOut, AdminError> {
@@ -38,6 +41,9 @@ pub async fn list(ctx: &Runtime, query: EventsQuery) -> Result<EventsOut, AdminE
     })
 }
 
+/// Who may read a flag's events.
+pub const OF_FEATURE: Access = Access::Read;
+
 /// A flag's newest 50 events.
 pub async fn of_feature(
     ctx: &Runtime,
@@ -60,6 +66,9 @@ pub async fn of_feature(
         total_events: total,
     })
 }
+
+/// Who may search the audit log.
+pub const SEARCH: Access = Access::Read;
 
 /// The events a search keeps, newest first, with how many it keeps in all.
 pub async fn search(
@@ -119,6 +128,9 @@ pub async fn search(
         total,
     })
 }
+
+/// Who may list who wrote the audit log.
+pub const CREATORS: Access = Access::Read;
 
 /// Everyone who wrote events, by id.
 pub async fn creators(ctx: &Runtime) -> Result<Vec<EventCreatorOut>, AdminError> {

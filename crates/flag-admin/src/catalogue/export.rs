@@ -6,11 +6,15 @@ use flag_store::queries;
 use flag_store::queries::export::{ExportDocument, Selection};
 
 use crate::catalogue::export::types::{ExportQuery, FindingOut, ImportCheckOut, ImportRequest};
-use crate::identity::auth::{Caller, Principal};
+use crate::identity::auth::{Access, Caller, Principal};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Unleash's refusal of an import by an admin API token.
 pub const ADMIN_TOKEN_IMPORT: &str = "You can't use an admin token to import features. Please use either a personal access token (https://docs.getunleash.io/reference/api-tokens-and-client-keys#personal-access-tokens) or a service account (https://docs.getunleash.io/reference/service-accounts).";
+
+/// Who may export flags from an environment.
+pub const EXPORT: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
 
 /// The export document of the flags asked for, in one environment. As in Unleash, the
 /// environment need not exist: its strategies and switches are then simply absent.
@@ -33,6 +37,9 @@ pub async fn export(
     .await
 }
 
+/// Who may check an import into an environment.
+pub const VALIDATE: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
+
 /// What importing a document would do, writing nothing.
 pub async fn validate(
     ctx: &Runtime,
@@ -50,6 +57,9 @@ pub async fn validate(
         permissions: Vec::new(),
     })
 }
+
+/// Who may import flags.
+pub const IMPORT: Access = Access::Write(Permission::UpdateFeature);
 
 /// Imports a document in one transaction, as the signed-in user who asks (who then created the
 /// flags it adds); any error its validation reports refuses it whole. As in Unleash, an admin

@@ -14,9 +14,12 @@ use crate::catalogue::features::types::{
     FeatureListItem, FeatureOut, FeatureQuery, FeatureStrategyOut, FeatureTypeOut, FeatureTypesOut,
     FeaturesOut, LifecycleOut, SwitchQuery, UpdateFeature, UpdateLifetime, ValidateFeatureName,
 };
-use crate::identity::auth::Caller;
-use crate::runtime::domain::ResourceName;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::{Permission, ResourceName};
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may create a flag.
+pub const CREATE: Access = Access::Write(Permission::CreateFeature);
 
 /// Creates a feature in `project`.
 pub async fn create(
@@ -43,6 +46,9 @@ pub async fn create(
         .await?;
     Ok(FeatureOut::from(row))
 }
+
+/// Who may list a project's flags.
+pub const LIST: Access = Access::Read;
 
 /// The features of `project`, each with its switch, variant count and strategies in the
 /// environments the caller may read, by environment sort order.
@@ -86,6 +92,9 @@ pub async fn list(ctx: &Runtime, caller: &Caller, project: String) -> Result<Fea
             .collect(),
     })
 }
+
+/// Who may read a flag.
+pub const GET: Access = Access::Read;
 
 /// A flag as Unleash's read shows it: its state, strategies (and, when asked, variants) in each
 /// environment of its project that the caller may read, with last hour's usage there, its
@@ -239,6 +248,9 @@ pub fn current_stage(stages: &[flag_store::models::LifecycleRow]) -> Option<Life
         })
 }
 
+/// Who may change a flag.
+pub const UPDATE: Access = Access::Write(Permission::UpdateFeature);
+
 /// Updates a flag of `project`: every field is set, one left out of the request takes its
 /// default, as in Unleash. A flag cannot be renamed or moved.
 pub async fn update(
@@ -259,6 +271,9 @@ pub async fn update(
     };
     write_metadata(ctx, caller, project, name, metadata, false).await
 }
+
+/// Who may change a flag with a JSON Patch.
+pub const PATCH: Access = Access::Write(Permission::UpdateFeature);
 
 /// Changes a flag of `project` with a JSON Patch over `{name, description, type, project, stale,
 /// createdAt, impressionData, archivedAt?, archived}`; the name, project and times cannot
@@ -316,6 +331,9 @@ async fn write_metadata(
     Ok(FeatureOut::from(row))
 }
 
+/// Who may check a new flag's name.
+pub const VALIDATE_NAME: Access = Access::Read;
+
 /// Checks that `name` could name a new flag: URL-friendly and not taken, by a live or an
 /// archived flag.
 pub async fn validate_name(ctx: &Runtime, request: ValidateFeatureName) -> Result<(), AdminError> {
@@ -336,6 +354,9 @@ pub async fn validate_name(ctx: &Runtime, request: ValidateFeatureName) -> Resul
     }
 }
 
+/// Who may list the flag types.
+pub const TYPES: Access = Access::Read;
+
 /// The feature types, in Unleash's order.
 pub async fn types(ctx: &Runtime) -> Result<FeatureTypesOut, AdminError> {
     let rows = db::run(&ctx.store, queries::feature_types::list).await?;
@@ -344,6 +365,9 @@ pub async fn types(ctx: &Runtime) -> Result<FeatureTypesOut, AdminError> {
         types: rows.into_iter().map(FeatureTypeOut::from).collect(),
     })
 }
+
+/// Who may change a flag type's expected lifetime.
+pub const SET_LIFETIME: Access = Access::Admin;
 
 /// Sets after how many days a flag of type `id` (in any letter case) is potentially stale;
 /// `0` means never.
@@ -375,6 +399,9 @@ pub async fn set_lifetime(
     .await?;
     Ok(FeatureTypeOut::from(row))
 }
+
+/// Who may read a flag in one environment.
+pub const ENVIRONMENT: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
 
 /// A flag of `project` in one environment, with its strategies there.
 pub async fn environment(
@@ -411,6 +438,9 @@ pub async fn environment(
     })
 }
 
+/// Who may switch a flag on or off in an environment.
+pub const SWITCH_WITH: Access = Access::WriteIn(Permission::UpdateFeatureEnvironment);
+
 /// Switches a flag of `project` on or off in `environment`; switching on with
 /// `activate_disabled` enables its disabled strategies there instead of adding the default one.
 pub async fn switch_with(
@@ -429,6 +459,9 @@ pub async fn switch_with(
     })
     .await
 }
+
+/// Who may switch several flags on or off in an environment.
+pub const SWITCH_MANY: Access = Access::WriteIn(Permission::UpdateFeatureEnvironment);
 
 /// Switches several flags of `project` in `environment` at once: all or none.
 pub async fn switch_many(
@@ -449,6 +482,9 @@ pub async fn switch_many(
     .await
 }
 
+/// Who may list the flags a flag may depend on.
+pub const PARENT_OPTIONS: Access = Access::Read;
+
 /// The flags of `child`'s project that could be its parent: live, not `child`, and without a
 /// parent of their own.
 pub async fn parent_options(ctx: &Runtime, child: String) -> Result<Vec<String>, AdminError> {
@@ -457,6 +493,9 @@ pub async fn parent_options(ctx: &Runtime, child: String) -> Result<Vec<String>,
     })
     .await
 }
+
+/// Who may list a parent flag's variants.
+pub const PARENT_VARIANTS: Access = Access::Read;
 
 /// The variant names of `parent` in any environment, sorted, for a dependency on one of them.
 pub async fn parent_variants(ctx: &Runtime, parent: String) -> Result<Vec<String>, AdminError> {
@@ -473,6 +512,9 @@ pub async fn parent_variants(ctx: &Runtime, parent: String) -> Result<Vec<String
     Ok(names.into_iter().collect())
 }
 
+/// Who may ask whether a project's flags have dependencies.
+pub const HAS_DEPENDENCIES: Access = Access::Read;
+
 /// Whether any flag of `project` depends on another.
 pub async fn has_dependencies(ctx: &Runtime, project: String) -> Result<bool, AdminError> {
     db::run(&ctx.store, move |conn| {
@@ -480,6 +522,9 @@ pub async fn has_dependencies(ctx: &Runtime, project: String) -> Result<bool, Ad
     })
     .await
 }
+
+/// Who may copy a flag.
+pub const CLONE: Access = Access::Write(Permission::CreateFeature);
 
 /// Copies a live flag of `project` under a new name, switched off everywhere.
 pub async fn clone(

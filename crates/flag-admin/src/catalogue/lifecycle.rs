@@ -6,8 +6,12 @@ use flag_store::queries;
 
 use crate::catalogue::features::types::LifecycleOut;
 use crate::catalogue::lifecycle::types::{CompleteFeature, LifecycleCountOut};
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may read a flag's lifecycle.
+pub const STAGES: Access = Access::Read;
 
 /// The stages a flag entered, in the order a flag passes through them, as Unleash lists them;
 /// none for an unknown flag.
@@ -22,6 +26,9 @@ pub async fn stages(ctx: &Runtime, feature: String) -> Result<Vec<LifecycleOut>,
         })
         .collect())
 }
+
+/// Who may mark a flag's lifecycle completed.
+pub const COMPLETE: Access = Access::Write(Permission::UpdateFeature);
 
 /// Marks a flag completed: kept or discarded.
 pub async fn complete(
@@ -46,6 +53,9 @@ pub async fn complete(
     .await
 }
 
+/// Who may take a flag's lifecycle back from completed.
+pub const UNCOMPLETE: Access = Access::Write(Permission::UpdateFeature);
+
 /// Takes back a flag's completion.
 pub async fn uncomplete(
     ctx: &Runtime,
@@ -59,6 +69,9 @@ pub async fn uncomplete(
     })
     .await
 }
+
+/// Who may count the flags in each lifecycle stage.
+pub const COUNT: Access = Access::Read;
 
 /// How many flags are in each stage, by the stage each entered last.
 pub async fn count(ctx: &Runtime) -> Result<LifecycleCountOut, AdminError> {

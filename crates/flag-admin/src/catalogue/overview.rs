@@ -19,7 +19,7 @@ use crate::catalogue::overview::types::{
     TypeCountOut,
 };
 use crate::catalogue::search::potentially_stale;
-use crate::identity::auth::{Caller, Principal};
+use crate::identity::auth::{Access, Caller, Principal};
 use crate::runtime::domain::RootRole;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
@@ -106,6 +106,9 @@ fn system_owner() -> Vec<OwnerOut> {
     vec![OwnerOut { owner_type: "system" }]
 }
 
+/// Who may list the projects.
+pub const LIST: Access = Access::Read;
+
 /// Every project, by name, with its health, flags and onboarding.
 pub async fn list(ctx: &Runtime) -> Result<ProjectListOut, AdminError> {
     let now = crate::now();
@@ -175,6 +178,9 @@ async fn read(ctx: &Runtime, project: String, now: NaiveDateTime) -> Result<Proj
     .await
 }
 
+/// Who may read a project's overview.
+pub const OVERVIEW: Access = Access::Read;
+
 /// A project at a glance.
 pub async fn overview(ctx: &Runtime, project: String) -> Result<ProjectOverviewOut, AdminError> {
     let now = crate::now();
@@ -226,6 +232,9 @@ pub async fn overview(ctx: &Runtime, project: String) -> Result<ProjectOverviewO
         version: 1,
     })
 }
+
+/// Who may read a project's status.
+pub const STATUS: Access = Access::Read;
 
 /// A project's status: its resources, activity over the last year, health, and flags by
 /// lifecycle stage. An unknown project has nothing.
@@ -307,6 +316,9 @@ pub async fn status(ctx: &Runtime, project: String) -> Result<ProjectStatusOut, 
     })
 }
 
+/// Who may list who created a project's flags.
+pub const FLAG_CREATORS: Access = Access::Read;
+
 /// The users who created a project's live flags, by id.
 pub async fn flag_creators(ctx: &Runtime, project: String) -> Result<Vec<CreatorOut>, AdminError> {
     let now = crate::now();
@@ -331,6 +343,9 @@ pub async fn flag_creators(ctx: &Runtime, project: String) -> Result<Vec<Creator
         })
         .collect())
 }
+
+/// Who may read the personal dashboard.
+pub const DASHBOARD: Access = Access::Read;
 
 /// The caller's dashboard: every project, the flags they created, and the administrators.
 pub async fn dashboard(ctx: &Runtime, caller: &Caller) -> Result<DashboardOut, AdminError> {
@@ -398,6 +413,9 @@ pub async fn dashboard(ctx: &Runtime, caller: &Caller) -> Result<DashboardOut, A
             .collect(),
     })
 }
+
+/// Who may read a project on the personal dashboard.
+pub const DASHBOARD_PROJECT: Access = Access::Read;
 
 /// A project on the caller's dashboard: its newest events, onboarding and health in figures.
 pub async fn dashboard_project(

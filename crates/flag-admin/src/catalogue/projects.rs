@@ -9,7 +9,7 @@ use crate::catalogue::projects::types::{
     CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment, ProjectEnvironmentOut,
     ProjectFeatureOut,
 };
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::runtime::domain::ResourceName;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
@@ -22,6 +22,9 @@ fn id_from(name: &str) -> Result<ResourceName, AdminError> {
         .collect();
     ResourceName::try_from(generated.as_str()).map_err(|problem| AdminError::invalid("/id", problem))
 }
+
+/// Who may create a project.
+pub const CREATE: Access = Access::Admin;
 
 /// Creates a project with the given environments, or every enabled one.
 pub async fn create(
@@ -56,12 +59,18 @@ pub async fn create(
     Ok(CreatedProjectOut::new(row, environments))
 }
 
+/// Who may list the projects' ids and names.
+pub const NAMES: Access = Access::Read;
+
 /// Every project's id and name, by id: what a project selector needs, without the counts the
 /// project list computes.
 pub async fn names(ctx: &Runtime) -> Result<Vec<(String, String)>, AdminError> {
     let rows = db::run(&ctx.store, queries::projects::list).await?;
     Ok(rows.into_iter().map(|row| (row.id, row.name)).collect())
 }
+
+/// Who may read a project.
+pub const GET: Access = Access::Read;
 
 /// One project with its environments and features.
 pub async fn get(ctx: &Runtime, id: String) -> Result<ProjectDetailOut, AdminError> {
@@ -84,6 +93,9 @@ pub async fn get(ctx: &Runtime, id: String) -> Result<ProjectDetailOut, AdminErr
         created_at: crate::runtime::input::iso(row.created_at),
     })
 }
+
+/// Who may add an environment to a project.
+pub const ENABLE_ENVIRONMENT: Access = Access::Admin;
 
 /// Enables an environment in a project. Change requests are not supported. An unknown project
 /// is not found; an unknown environment is bad data, as in Unleash.
@@ -120,6 +132,9 @@ pub async fn enable_environment(
     })
     .await?
 }
+
+/// Who may remove an environment from a project.
+pub const DISABLE_ENVIRONMENT: Access = Access::Admin;
 
 /// Disables an environment in a project.
 pub async fn disable_environment(

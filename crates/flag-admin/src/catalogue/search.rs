@@ -14,6 +14,7 @@ use crate::catalogue::features::current_stage;
 use crate::catalogue::search::types::{
     ColoredTagOut, SearchEnvironmentOut, SearchFeatureOut, SearchOut, SearchQuery,
 };
+use crate::identity::auth::Access;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// A filter on one value: `IS`, `IS_NOT`, `IS_ANY_OF` or `IS_NONE_OF`.
@@ -241,6 +242,9 @@ pub(crate) fn potentially_stale(row: &FeatureRow, catalogue: &Catalogue, now: Na
             .and_then(|kind| kind.lifetime_days)
             .is_some_and(|days| now - row.created_at >= chrono::Duration::days(i64::from(days)))
 }
+
+/// Who may search the flags.
+pub const SEARCH: Access = Access::Read;
 
 /// Searches the flags.
 pub async fn search(ctx: &Runtime, mut query: SearchQuery) -> Result<SearchOut, AdminError> {

@@ -9,8 +9,12 @@ use crate::catalogue::segments::types::{
     CreateSegment, CreatedSegmentOut, NameIn, SegmentDetailOut, SegmentOut, SegmentStrategiesOut,
     SegmentsOut, StrategySegmentsOut, StrategyUseOut,
 };
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may list the segments.
+pub const LIST: Access = Access::Read;
 
 /// Every segment.
 pub async fn list(ctx: &Runtime) -> Result<SegmentsOut, AdminError> {
@@ -21,6 +25,9 @@ pub async fn list(ctx: &Runtime) -> Result<SegmentsOut, AdminError> {
         .collect::<Result<_, _>>()?;
     Ok(SegmentsOut { segments })
 }
+
+/// Who may create a segment.
+pub const CREATE: Access = Access::Write(Permission::CreateSegment);
 
 /// Creates a segment; its constraints are checked as strategy constraints are.
 pub async fn create(
@@ -46,11 +53,17 @@ pub async fn create(
     })
 }
 
+/// Who may read a segment.
+pub const GET: Access = Access::Read;
+
 /// One segment.
 pub async fn get(ctx: &Runtime, id: i32) -> Result<SegmentDetailOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::segments::get(conn, id)).await?;
     Ok(SegmentDetailOut::try_from(row)?)
 }
+
+/// Who may change a segment.
+pub const UPDATE: Access = Access::Write(Permission::UpdateSegment);
 
 /// Replaces a segment's name, description, project and constraints.
 pub async fn update(
@@ -69,6 +82,9 @@ pub async fn update(
     Ok(())
 }
 
+/// Who may delete a segment.
+pub const DELETE: Access = Access::Write(Permission::DeleteSegment);
+
 /// Deletes a segment that no strategy of a live flag uses.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -78,6 +94,9 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), Admin
     })
     .await
 }
+
+/// Who may list the strategies that use a segment.
+pub const STRATEGIES: Access = Access::Read;
 
 /// The strategies of live flags that use a segment.
 pub async fn strategies(ctx: &Runtime, id: i32) -> Result<SegmentStrategiesOut, AdminError> {
@@ -92,6 +111,9 @@ pub async fn strategies(ctx: &Runtime, id: i32) -> Result<SegmentStrategiesOut, 
     })
 }
 
+/// Who may list a strategy's segments.
+pub const OF_STRATEGY: Access = Access::Read;
+
 /// The segments a strategy uses.
 pub async fn of_strategy(ctx: &Runtime, strategy_id: String) -> Result<StrategySegmentsOut, AdminError> {
     let rows = db::run(&ctx.store, move |conn| {
@@ -105,6 +127,9 @@ pub async fn of_strategy(ctx: &Runtime, strategy_id: String) -> Result<StrategyS
             .collect::<Result<_, _>>()?,
     })
 }
+
+/// Who may check a new segment's name.
+pub const VALIDATE_NAME: Access = Access::Read;
 
 /// Checks that a segment could have this name: not empty, not taken.
 pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminError> {

@@ -6,11 +6,15 @@ use flag_store::queries;
 
 use crate::catalogue::features::types::{StrategyListItem, StrategyOrder, StrategyOut};
 use crate::catalogue::strategies::types::StrategyRequest;
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Where a strategy lives: its project, feature and environment.
 pub type Place = (String, String, String);
+
+/// Who may add a strategy to a flag in an environment.
+pub const ADD: Access = Access::WriteIn(Permission::CreateFeatureStrategy);
 
 /// Adds a strategy to `feature` in `environment`.
 pub async fn add(
@@ -21,6 +25,9 @@ pub async fn add(
 ) -> Result<flag_eval::Strategy, AdminError> {
     save(ctx, caller, place, None, request).await
 }
+
+/// Who may replace a flag's strategy in an environment.
+pub const UPDATE: Access = Access::WriteIn(Permission::UpdateFeatureStrategy);
 
 /// Replaces the strategy `id`.
 pub async fn update(
@@ -54,6 +61,9 @@ async fn save(
     .await
 }
 
+/// Who may delete a flag's strategy in an environment.
+pub const DELETE: Access = Access::WriteIn(Permission::DeleteFeatureStrategy);
+
 /// Removes the strategy `id`.
 pub async fn delete(
     ctx: &Runtime,
@@ -69,6 +79,9 @@ pub async fn delete(
     })
     .await
 }
+
+/// Who may list a flag's strategies in an environment.
+pub const LIST: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
 
 /// A flag's strategies in one environment, in evaluation order.
 pub async fn list(
@@ -104,6 +117,9 @@ pub async fn list(
         .collect())
 }
 
+/// Who may read a flag's strategy in an environment.
+pub const GET: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
+
 /// One strategy of a flag of `project`.
 pub async fn get(
     ctx: &Runtime,
@@ -119,6 +135,9 @@ pub async fn get(
     .await?;
     Ok(StrategyOut::of(strategy))
 }
+
+/// Who may reorder a flag's strategies in an environment.
+pub const SET_SORT_ORDER: Access = Access::WriteIn(Permission::UpdateFeatureStrategy);
 
 /// Sets the evaluation order of some of a flag's strategies in one environment.
 pub async fn set_sort_order(
@@ -139,6 +158,9 @@ pub async fn set_sort_order(
     })
     .await
 }
+
+/// Who may change a flag's strategy in an environment with a JSON Patch.
+pub const PATCH: Access = Access::WriteIn(Permission::UpdateFeatureStrategy);
 
 /// Changes a strategy with a JSON Patch over `{id, name, constraints, parameters, variants,
 /// segments, title, disabled, sortOrder}`; the result replaces the strategy as an update does.

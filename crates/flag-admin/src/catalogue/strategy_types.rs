@@ -8,8 +8,11 @@ use flag_store::queries;
 use crate::catalogue::strategy_types::types::{
     CreateStrategyType, StrategyTypeOut, StrategyTypesOut, UpdateStrategyType,
 };
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may list the strategy types.
+pub const LIST: Access = Access::Read;
 
 /// Every strategy type, in Unleash's order: the built-in types by their sort order, then the
 /// custom ones by name.
@@ -24,6 +27,9 @@ pub async fn list(ctx: &Runtime) -> Result<StrategyTypesOut, AdminError> {
         strategies,
     })
 }
+
+/// Who may create a strategy type.
+pub const CREATE: Access = Access::Admin;
 
 /// Registers a custom strategy type.
 pub async fn create(
@@ -46,11 +52,17 @@ pub async fn create(
     Ok(StrategyTypeOut::try_from(row)?)
 }
 
+/// Who may read a strategy type.
+pub const GET: Access = Access::Read;
+
 /// One strategy type.
 pub async fn get(ctx: &Runtime, name: String) -> Result<StrategyTypeOut, AdminError> {
     let row = db::run(&ctx.store, move |conn| queries::strategies::get_type(conn, &name)).await?;
     Ok(StrategyTypeOut::try_from(row)?)
 }
+
+/// Who may change a strategy type.
+pub const UPDATE: Access = Access::Admin;
 
 /// Replaces a custom strategy type's title, description and parameters; built-in ones cannot
 /// change.
@@ -76,6 +88,9 @@ pub async fn update(
     Ok(())
 }
 
+/// Who may delete a strategy type.
+pub const DELETE: Access = Access::Admin;
+
 /// Deletes a custom strategy type that no strategy uses; built-in ones cannot go.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -85,6 +100,9 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), 
     })
     .await
 }
+
+/// Who may deprecate or reactivate a strategy type.
+pub const SET_DEPRECATED: Access = Access::Admin;
 
 /// Deprecates a strategy type, or reactivates it; deprecated types are still evaluated.
 pub async fn set_deprecated(

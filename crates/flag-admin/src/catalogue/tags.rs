@@ -10,8 +10,12 @@ use crate::catalogue::tags::types::{
     BulkTags, CreateTagType, FeatureTagOut, FeatureTagsOut, TagIn, TagOut, TagTypeOut, TagTypeWithVersion,
     TagTypesOut, TagWithVersion, TagsOut, UpdateFeatureTags, UpdateTagType, ValidTagType,
 };
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
+
+/// Who may list the tag types.
+pub const TYPES: Access = Access::Read;
 
 /// Every tag type.
 pub async fn types(ctx: &Runtime) -> Result<TagTypesOut, AdminError> {
@@ -21,6 +25,9 @@ pub async fn types(ctx: &Runtime) -> Result<TagTypesOut, AdminError> {
         tag_types: rows.into_iter().map(TagTypeOut::from).collect(),
     })
 }
+
+/// Who may read a tag type.
+pub const GET_TYPE: Access = Access::Read;
 
 /// One tag type.
 pub async fn get_type(ctx: &Runtime, name: String) -> Result<TagTypeWithVersion, AdminError> {
@@ -33,6 +40,9 @@ pub async fn get_type(ctx: &Runtime, name: String) -> Result<TagTypeWithVersion,
 
 /// The colour of a tag type created without one.
 pub const DEFAULT_COLOR: &str = "#FFFFFF";
+
+/// Who may create a tag type.
+pub const CREATE_TYPE: Access = Access::Write(Permission::CreateTagType);
 
 /// Creates a tag type.
 pub async fn create_type(
@@ -64,6 +74,9 @@ pub async fn create_type(
     Ok(request)
 }
 
+/// Who may check a new tag type.
+pub const VALIDATE_TYPE: Access = Access::Read;
+
 /// Checks that a tag type could be created.
 pub async fn validate_type(ctx: &Runtime, request: CreateTagType) -> Result<ValidTagType, AdminError> {
     let name = request.name.as_str().to_owned();
@@ -79,6 +92,9 @@ pub async fn validate_type(ctx: &Runtime, request: CreateTagType) -> Result<Vali
         tag_type: request,
     })
 }
+
+/// Who may change a tag type.
+pub const UPDATE_TYPE: Access = Access::Write(Permission::UpdateTagType);
 
 /// Changes a tag type's description, icon or colour.
 pub async fn update_type(
@@ -101,6 +117,9 @@ pub async fn update_type(
     Ok(())
 }
 
+/// Who may delete a tag type.
+pub const DELETE_TYPE: Access = Access::Write(Permission::DeleteTagType);
+
 /// Deletes a tag type, with its tags.
 pub async fn delete_type(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
     let actor = caller.actor();
@@ -110,6 +129,9 @@ pub async fn delete_type(ctx: &Runtime, caller: &Caller, name: String) -> Result
     })
     .await
 }
+
+/// Who may list the tags.
+pub const LIST: Access = Access::Read;
 
 /// Every tag, or those of one type.
 pub async fn list(ctx: &Runtime, tag_type: Option<String>) -> Result<TagsOut, AdminError> {
@@ -122,6 +144,9 @@ pub async fn list(ctx: &Runtime, tag_type: Option<String>) -> Result<TagsOut, Ad
         tags: tags.into_iter().map(TagOut::from).collect(),
     })
 }
+
+/// Who may read a tag.
+pub const GET: Access = Access::Read;
 
 /// One tag.
 pub async fn get(ctx: &Runtime, tag_type: String, value: String) -> Result<TagWithVersion, AdminError> {
@@ -140,6 +165,9 @@ pub async fn get(ctx: &Runtime, tag_type: String, value: String) -> Result<TagWi
     })
 }
 
+/// Who may create a tag.
+pub const CREATE: Access = Access::Write(Permission::UpdateFeature);
+
 /// Creates a tag of an existing tag type.
 pub async fn create(ctx: &Runtime, caller: &Caller, request: TagIn) -> Result<TagWithVersion, AdminError> {
     let tag = request.tag();
@@ -156,6 +184,9 @@ pub async fn create(ctx: &Runtime, caller: &Caller, request: TagIn) -> Result<Ta
     })
 }
 
+/// Who may delete a tag.
+pub const DELETE: Access = Access::Write(Permission::UpdateFeature);
+
 /// Deletes a tag, which leaves every flag.
 pub async fn delete(
     ctx: &Runtime,
@@ -171,6 +202,9 @@ pub async fn delete(
     })
     .await
 }
+
+/// Who may list a flag's tags.
+pub const OF_FEATURE: Access = Access::Read;
 
 /// A flag's tags, each with its tag type's colour.
 pub async fn of_feature(ctx: &Runtime, feature: String) -> Result<FeatureTagsOut, AdminError> {
@@ -203,6 +237,9 @@ pub async fn of_feature(ctx: &Runtime, feature: String) -> Result<FeatureTagsOut
     })
 }
 
+/// Who may tag a flag.
+pub const ADD_TO_FEATURE: Access = Access::Write(Permission::UpdateFeature);
+
 /// Puts a tag on a flag, creating the tag if needed.
 pub async fn add_to_feature(
     ctx: &Runtime,
@@ -214,6 +251,9 @@ pub async fn add_to_feature(
     change(ctx, caller, feature, vec![tag.clone()], Vec::new()).await?;
     Ok(TagOut::from(tag))
 }
+
+/// Who may add and remove a flag's tags.
+pub const UPDATE_FEATURE: Access = Access::Write(Permission::UpdateFeature);
 
 /// Adds and removes tags of a flag, and answers its tags after.
 pub async fn update_feature(
@@ -227,6 +267,9 @@ pub async fn update_feature(
     change(ctx, caller, feature.clone(), added, removed).await?;
     of_feature(ctx, feature).await
 }
+
+/// Who may remove a tag from a flag.
+pub const REMOVE_FROM_FEATURE: Access = Access::Write(Permission::UpdateFeature);
 
 /// Takes a tag off a flag.
 pub async fn remove_from_feature(
@@ -251,6 +294,9 @@ async fn change(
     })
     .await
 }
+
+/// Who may add and remove the tags of several flags.
+pub const UPDATE_MANY: Access = Access::Write(Permission::UpdateFeature);
 
 /// Adds and removes tags of several flags of `project`.
 pub async fn update_many(

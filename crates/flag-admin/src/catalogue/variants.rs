@@ -9,7 +9,8 @@ use flag_store::queries::variants::CurrentVariants;
 use serde_json::Value;
 
 use crate::catalogue::variants::types::{FeatureVariantsResponse, VariantsPush, environment_variants};
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Where a feature's variants in one environment stand: project, feature, environment.
@@ -55,6 +56,9 @@ async fn change(
     Ok(FeatureVariantsResponse::from(written))
 }
 
+/// Who may replace a flag's variants in an environment.
+pub const OVERWRITE: Access = Access::WriteIn(Permission::UpdateFeatureEnvironmentVariants);
+
 /// Replaces `feature`'s variants in one environment with `body`, a list of variants.
 pub async fn overwrite(
     ctx: &Runtime,
@@ -64,6 +68,9 @@ pub async fn overwrite(
 ) -> Result<FeatureVariantsResponse, AdminError> {
     change(ctx, caller, place, move |_| environment_variants(body, "")).await
 }
+
+/// Who may change a flag's variants in an environment with a JSON Patch.
+pub const PATCH: Access = Access::WriteIn(Permission::UpdateFeatureEnvironmentVariants);
 
 /// Changes `feature`'s variants in one environment with a JSON Patch over the list as stored
 /// (sorted by name, as `GET` answers it).
@@ -83,6 +90,9 @@ pub async fn patch(
     .await
 }
 
+/// Who may replace a flag's variants in several environments, through [`batch`] or [`batch_push`].
+pub const BATCH: Access = Access::WriteIn(Permission::UpdateFeatureEnvironmentVariants);
+
 /// Overwrites `feature`'s variants in every environment the body names, all or none; answers
 /// with the variants as sent, defaults filled in and weights normalised.
 pub async fn batch(
@@ -92,7 +102,18 @@ pub async fn batch(
     feature: String,
     body: Value,
 ) -> Result<FeatureVariantsResponse, AdminError> {
-    let mut push = VariantsPush::parse(body)?;
+    batch_push(ctx, caller, project, feature, VariantsPush::parse(body)?).await
+}
+
+/// [`batch`] for a command already read, such as one built with [`VariantsPush::new`]; under
+/// the same access, [`BATCH`].
+pub async fn batch_push(
+    ctx: &Runtime,
+    caller: &Caller,
+    project: String,
+    feature: String,
+    mut push: VariantsPush,
+) -> Result<FeatureVariantsResponse, AdminError> {
     for environment in push.environments() {
         caller.require_in(environment)?;
     }
@@ -107,6 +128,9 @@ pub async fn batch(
     .await?;
     Ok(push.into_answer())
 }
+
+/// Who may read a flag's variants in an environment.
+pub const GET: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
 
 /// `feature`'s variants in `environment`.
 pub async fn get(

@@ -17,6 +17,7 @@ use crate::delivery::usage::types::{
     RawQuery, RawUsageOut, SeenFlag, SeenToggle, UnknownFlagEnvironment, UnknownFlagOut, UnknownFlagReport,
     UnknownFlagsOut, UsageOut,
 };
+use crate::identity::auth::Access;
 use crate::runtime::input::iso;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
@@ -31,6 +32,9 @@ async fn flushed(ctx: &Runtime, delivery: &Delivery) {
 fn hour_of(time: NaiveDateTime) -> NaiveDateTime {
     time.duration_trunc(TimeDelta::hours(1)).unwrap_or(time)
 }
+
+/// Who may list the applications SDKs reported.
+pub const LIST: Access = Access::Read;
 
 /// Applications that registered or reported usage.
 pub async fn list(
@@ -148,6 +152,9 @@ async fn load(
     .await
 }
 
+/// Who may read an application.
+pub const GET: Access = Access::Read;
+
 /// One application as Unleash answers it: its strategies as whole strategy types, its
 /// instances, and the flags it reported in the last 24 hours as whole flags (live ones; others
 /// `{name, notFound: true}`).
@@ -256,6 +263,9 @@ const RETIRED_STRATEGIES: [&str; 4] = [
     "userWithId",
 ];
 
+/// Who may read an application's overview.
+pub const OVERVIEW: Access = Access::Read;
+
 /// An application at a glance: where it runs, with which SDKs, and what may be wrong.
 pub async fn overview(
     ctx: &Runtime,
@@ -360,6 +370,9 @@ pub async fn overview(
     })
 }
 
+/// Who may list an application's instances.
+pub const INSTANCES: Access = Access::Read;
+
 /// The instances of an application seen in one environment in the last 24 hours.
 pub async fn instances(
     ctx: &Runtime,
@@ -385,6 +398,9 @@ pub async fn instances(
             .collect(),
     })
 }
+
+/// Who may read which applications use a flag.
+pub const FEATURE_USAGE: Access = Access::Read;
 
 /// A flag's usage in the last hour per environment, and the applications that used it.
 pub async fn feature_usage(
@@ -429,6 +445,9 @@ pub async fn feature_usage(
         feature_name: name,
     })
 }
+
+/// Who may read a flag's usage counts.
+pub const RAW_USAGE: Access = Access::Read;
 
 /// A flag's hourly usage per application and environment, newest hour first, zero in hours
 /// without reports.
@@ -490,6 +509,9 @@ pub async fn raw_usage(
     })
 }
 
+/// Who may list the flags SDKs asked for that do not exist.
+pub const UNKNOWN_FLAGS: Access = Access::Read;
+
 /// Flag names SDKs asked for in the last 24 hours that no flag has.
 pub async fn unknown_flags(ctx: &Runtime, delivery: &Delivery) -> Result<UnknownFlagsOut, AdminError> {
     flushed(ctx, delivery).await;
@@ -526,6 +548,9 @@ pub async fn unknown_flags(ctx: &Runtime, delivery: &Delivery) -> Result<Unknown
     Ok(UnknownFlagsOut { unknown_flags: flags })
 }
 
+/// Who may list the outdated SDKs, of every project or of one.
+pub const OUTDATED_SDKS: Access = Access::Read;
+
 /// The outdated SDK versions in use, with the applications running them; only applications
 /// that used `project`'s flags when it is given.
 pub async fn outdated_sdks(ctx: &Runtime, project: Option<String>) -> Result<OutdatedSdksOut, AdminError> {
@@ -549,6 +574,9 @@ pub async fn outdated_sdks(ctx: &Runtime, project: Option<String>) -> Result<Out
             .collect(),
     })
 }
+
+/// Who may list a project's applications.
+pub const OF_PROJECT: Access = Access::Read;
 
 /// The applications that used a project's flags, with their environments, instances and SDKs.
 pub async fn of_project(

@@ -10,7 +10,7 @@ use sha2::{Digest as _, Sha256};
 use crate::delivery::client::types::{
     ClientFeatureResponse, ClientFeaturesMeta, ClientFeaturesQuery, ClientFeaturesResponse, ClientQuery,
 };
-use crate::identity::auth::{ClientAccess, DEFAULT_ENVIRONMENT};
+use crate::identity::auth::{Access, ClientAccess, DEFAULT_ENVIRONMENT};
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The client specification an SDK follows, from its `Unleash-Client-Spec` header: SDKs of
@@ -43,25 +43,54 @@ impl ClientSpec {
     }
 }
 
+/// How an SDK's question is answered, which decides what of its query the answer reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Protocol {
+    /// The whole document (`/api/client/features`): only flags with any of the query's tags, and
+    /// segments inlined or sent apart as the SDK's client specification says.
+    Features(ClientSpec),
+    /// Events (`/api/client/delta`, `/api/client/streaming`): as in Unleash's delta API,
+    /// segments always travel apart from the flags that name them and tags do not filter, so
+    /// the query's tags are not read and one that is not `type:value` is no error.
+    Delta,
+}
+
 /// What a request asks for: the token's environment, else the query's, else
-/// [`DEFAULT_ENVIRONMENT`]; the token's projects, else the query's project; and whether segment
-/// constraints are inlined (SDKs before client specification 4.2.0) or sent apart.
+/// [`DEFAULT_ENVIRONMENT`]; the token's projects, else the query's; the name prefix; and what
+/// `protocol` reads besides: the tags, and whether segment constraints are inlined.
+///
+/// The document echoes its query as Unleash does, so it keeps the query's projects in their
+/// order and an empty name prefix. Events echo nothing, so their question is normalised (the
+/// projects sorted and without repeats, an empty prefix none), and questions that select the
+/// same flags share a feed and one place within a token's limit on streamed questions.
 pub fn question(
     access: &ClientAccess,
     query: ClientQuery,
-    spec: ClientSpec,
+    protocol: Protocol,
 ) -> Result<ClientFeaturesQuery, AdminError> {
-    let tag = query.tags()?;
+    let (tag, inline_segment_constraints) = match protocol {
+        Protocol::Features(spec) => (query.tags()?, spec.inlines_segments()),
+        Protocol::Delta => (None, false),
+    };
+    let mut project = access.projects.clone().or(query.project);
+    let mut name_prefix = query.name_prefix;
+    if protocol == Protocol::Delta {
+        if let Some(projects) = &mut project {
+            projects.sort_unstable();
+            projects.dedup();
+        }
+        name_prefix = name_prefix.filter(|prefix| !prefix.is_empty());
+    }
     Ok(ClientFeaturesQuery {
         environment: access
             .environment
             .clone()
             .or(query.environment)
             .unwrap_or_else(|| DEFAULT_ENVIRONMENT.into()),
-        project: access.projects.clone().or(query.project),
-        name_prefix: query.name_prefix,
+        project,
+        name_prefix,
         tag,
-        inline_segment_constraints: spec.inlines_segments(),
+        inline_segment_constraints,
     })
 }
 
@@ -77,6 +106,9 @@ pub struct Rendered {
     /// The answer.
     pub json: Vec<u8>,
 }
+
+/// Who may read the flags as a server-side SDK sees them: client and backend tokens.
+pub const RENDER: Access = Access::Client;
 
 /// Reads the document for `question` in one snapshot with the revision it reflects, then
 /// serialises it on the CPU pool; `None` when its digest is `previous`, the digest of the
@@ -157,6 +189,9 @@ impl std::io::Write for DigestWriter {
     }
 }
 
+/// Who may read one flag as a server-side SDK sees it: client and backend tokens.
+pub const FEATURE: Access = Access::Client;
+
 /// The flag `name` as the token's SDK sees it, in the token's environment, else `environment`,
 /// else [`DEFAULT_ENVIRONMENT`].
 pub async fn feature(
@@ -166,15 +201,17 @@ pub async fn feature(
     environment: Option<String>,
     spec: ClientSpec,
 ) -> Result<ClientFeatureResponse, AdminError> {
-    let environment = access
-        .environment
-        .clone()
-        .or(environment)
-        .unwrap_or_else(|| DEFAULT_ENVIRONMENT.into());
-    let scope = access
-        .projects
-        .clone()
-        .map_or(ProjectScope::All, ProjectScope::Only);
+    let query = ClientQuery {
+        environment,
+        ..ClientQuery::default()
+    };
+    let ClientFeaturesQuery {
+        environment,
+        project,
+        inline_segment_constraints,
+        ..
+    } = question(access, query, Protocol::Features(spec))?;
+    let scope = project.map_or(ProjectScope::All, ProjectScope::Only);
     let document = db::run(&ctx.store, move |conn| {
         queries::evaluation::client_features(conn, &scope, &environment)
     })
@@ -187,6 +224,134 @@ pub async fn feature(
     Ok(ClientFeatureResponse::new(
         feature,
         &document.segments,
-        !spec.inlines_segments(),
+        !inline_segment_constraints,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    type Outcome = Result<(), Box<dyn std::error::Error>>;
+
+    fn access(environment: Option<&str>, projects: Option<&[&str]>) -> ClientAccess {
+        ClientAccess {
+            environment: environment.map(str::to_owned),
+            projects: projects.map(|projects| projects.iter().map(|project| (*project).to_owned()).collect()),
+            token: "token".into(),
+        }
+    }
+
+    fn query(pairs: &[(&str, &str)]) -> ClientQuery {
+        ClientQuery::from_pairs(
+            pairs
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect(),
+        )
+    }
+
+    fn separate() -> Result<Protocol, AdminError> {
+        Ok(Protocol::Features(ClientSpec::parse(Some("5.2.0"))?))
+    }
+
+    #[test]
+    fn the_document_and_the_delta_api_read_one_query_alike() -> Outcome {
+        let pairs = [
+            ("environment", "production"),
+            ("project", "billing"),
+            ("project", "shop"),
+            ("namePrefix", "checkout-"),
+        ];
+        let token = access(None, None);
+        let document = question(&token, query(&pairs), separate()?)?;
+        let delta = question(&token, query(&pairs), Protocol::Delta)?;
+        assert_eq!(document, delta);
+        assert_eq!(
+            document,
+            ClientFeaturesQuery {
+                environment: "production".into(),
+                project: Some(vec!["billing".into(), "shop".into()]),
+                name_prefix: Some("checkout-".into()),
+                tag: None,
+                inline_segment_constraints: false,
+            }
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_document_echoes_its_query_and_events_normalise_theirs() -> Outcome {
+        let token = access(None, None);
+        let asked = || {
+            query(&[
+                ("project", "b"),
+                ("project", "a"),
+                ("project", "b"),
+                ("namePrefix", ""),
+            ])
+        };
+        let document = question(&token, asked(), separate()?)?;
+        assert_eq!(document.project, Some(vec!["b".into(), "a".into(), "b".into()]));
+        assert_eq!(document.name_prefix, Some(String::new()));
+        let delta = question(&token, asked(), Protocol::Delta)?;
+        let same = question(
+            &token,
+            query(&[("project", "a"), ("project", "b")]),
+            Protocol::Delta,
+        )?;
+        assert_eq!(delta, same);
+        assert_eq!(delta.name_prefix, None);
+        Ok(())
+    }
+
+    #[test]
+    fn the_tokens_environment_and_projects_win_over_the_querys() -> Outcome {
+        let pairs = [("environment", "development"), ("project", "other")];
+        let bound = access(Some("production"), Some(&["alpha", "beta"]));
+        for protocol in [separate()?, Protocol::Delta] {
+            let asked = question(&bound, query(&pairs), protocol)?;
+            assert_eq!(asked.environment, "production");
+            assert_eq!(asked.project, Some(vec!["alpha".into(), "beta".into()]));
+            let unbound = question(&access(None, None), query(&[]), protocol)?;
+            assert_eq!(unbound.environment, DEFAULT_ENVIRONMENT);
+            assert_eq!(unbound.project, None);
+            let every_project = question(&access(None, None), query(&[("project", "*")]), protocol)?;
+            assert_eq!(every_project.project, None);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn only_the_document_reads_tags_and_the_client_specification() -> Outcome {
+        let token = access(None, None);
+        let tagged = [("tag", "simple:web"), ("tag", "simple:mobile")];
+        let inlined = question(
+            &token,
+            query(&tagged),
+            Protocol::Features(ClientSpec::parse(None)?),
+        )?;
+        assert_eq!(
+            inlined.tag,
+            Some(vec![
+                ["simple".into(), "web".into()],
+                ["simple".into(), "mobile".into()]
+            ])
+        );
+        assert!(inlined.inline_segment_constraints);
+        let delta = question(&token, query(&tagged), Protocol::Delta)?;
+        assert_eq!(delta.tag, None);
+        assert!(!delta.inline_segment_constraints);
+        // A tag that is not `type:value` is refused by the document and unread by the delta API.
+        let untyped = [("tag", "untyped")];
+        assert!(matches!(
+            question(&token, query(&untyped), separate()?),
+            Err(AdminError::Validation { .. })
+        ));
+        assert_eq!(
+            question(&token, query(&untyped), Protocol::Delta)?,
+            question(&token, query(&[]), Protocol::Delta)?
+        );
+        Ok(())
+    }
 }

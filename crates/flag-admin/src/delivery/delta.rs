@@ -2,12 +2,14 @@
 //! Unleash's delta API (`/api/client/delta`) and its event stream (`/api/client/streaming`).
 //!
 //! A [`Feed`] follows one question: an environment, the projects a token may see, and a name
-//! prefix. It holds the question's document as of the revision it last loaded, each flag and
-//! segment serialised once, and derives a [`Change`] from every load that differs: the events
-//! (`feature-updated`, `feature-removed`, `segment-updated`, `segment-removed`) that take an SDK
-//! from the state it had to the new one. A change is made once per revision and question, kept
-//! for SDKs that resume from an older revision, and sent to every stream that follows the
-//! question; nothing is rebuilt per connection.
+//! prefix, as [`client::question`](crate::delivery::client::question) makes it of an SDK's query
+//! with [`Protocol::Delta`](crate::delivery::client::Protocol::Delta). It holds the question's
+//! document as of the revision it last loaded, each flag and segment serialised once, and
+//! derives a [`Change`] from every load that differs: the events (`feature-updated`,
+//! `feature-removed`, `segment-updated`, `segment-removed`) that take an SDK from the state it
+//! had to the new one. A change is made once per revision and question, kept for SDKs that
+//! resume from an older revision, and sent to every stream that follows the question; nothing is
+//! rebuilt per connection.
 //!
 //! Event ids are revisions: the store's newest audit event id when the feed loaded the state the
 //! events lead to. An SDK resumes from a revision only when the feed loaded exactly that
@@ -24,9 +26,9 @@ use flag_store::queries::{self, evaluation::ProjectScope};
 use tokio::sync::broadcast;
 
 use crate::delivery::Delivery;
-use crate::delivery::client::types::{ClientFeatureResponse, ClientFeaturesQuery, ClientQuery};
+use crate::delivery::client::types::{ClientFeatureResponse, ClientFeaturesQuery};
 use crate::identity::Identity;
-use crate::identity::auth::{ClientAccess, DEFAULT_ENVIRONMENT};
+use crate::identity::auth::{Access, ClientAccess};
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Most questions followed at once.
@@ -46,29 +48,6 @@ const CHANNEL: usize = 16;
 /// Most different questions one token may stream at once, so no token can take every one of the
 /// [`CAPACITY`] feeds.
 const QUESTIONS_PER_TOKEN: usize = 8;
-
-/// The question a delta answer or a stream follows: the token's environment, else the query's,
-/// else [`DEFAULT_ENVIRONMENT`]; the token's projects, else the query's; the name prefix.
-/// Segments always travel apart from the flags that name them, and tags do not filter, as in
-/// Unleash's delta API.
-pub fn question(access: &ClientAccess, query: ClientQuery) -> ClientFeaturesQuery {
-    let mut project = access.projects.clone().or(query.project);
-    if let Some(projects) = &mut project {
-        projects.sort();
-        projects.dedup();
-    }
-    ClientFeaturesQuery {
-        environment: access
-            .environment
-            .clone()
-            .or(query.environment)
-            .unwrap_or_else(|| DEFAULT_ENVIRONMENT.into()),
-        project,
-        name_prefix: query.name_prefix.filter(|prefix| !prefix.is_empty()),
-        tag: None,
-        inline_segment_constraints: false,
-    }
-}
 
 /// The events that take an SDK from one loaded revision of a question to the next.
 #[derive(Debug)]
@@ -311,6 +290,10 @@ fn quoted(text: &str) -> String {
     serde_json::Value::from(text).to_string()
 }
 
+/// Who may ask for the flags' changes since a revision ([`Feed::delta`]): client and backend
+/// tokens.
+pub const DELTA: Access = Access::Client;
+
 /// What a delta request gets.
 #[derive(Debug)]
 pub enum DeltaAnswer {
@@ -384,6 +367,9 @@ impl Stream {
         crate::identity::auth::still_valid(ctx, identity, &self.access).await
     }
 }
+
+/// Who may follow the flags' changes as a stream: client and backend tokens.
+pub const FOLLOW: Access = Access::Client;
 
 /// Opens a stream of `question`'s changes for the token `access` holds, resuming from `last`
 /// (its `Last-Event-ID`) where the feed can. Refused past the server's limit on streams (as
@@ -525,8 +511,8 @@ pub struct Feed {
 #[derive(Debug, Default)]
 struct FeedState {
     snapshot: Option<Arc<Snapshot>>,
-    /// Revisions loaded, oldest first, each with the change it brought (none for the first, or
-    /// when nothing an SDK sees changed).
+    /// Revisions loaded, oldest first, each with the change it brought (none for the oldest,
+    /// which no SDK is sent, or when nothing an SDK sees changed).
     points: VecDeque<(i32, Option<Arc<Change>>)>,
     /// Bytes of the changes in `points`.
     bytes: usize,
@@ -640,6 +626,11 @@ impl Feed {
         {
             if let Some((_, Some(dropped))) = state.points.pop_front() {
                 state.bytes -= dropped.body.len();
+            }
+            // No SDK resumes from before the oldest revision remembered, so the change that led to
+            // it is never sent again: only changes that may still be sent count against the bytes.
+            if let Some(unsent) = state.points.front_mut().and_then(|(_, change)| change.take()) {
+                state.bytes -= unsent.body.len();
             }
         }
         if let Some(change) = change {
@@ -825,5 +816,1029 @@ impl Feeds {
     /// Whether none is.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::error::Error;
+
+    use flag_eval::{Constraint, Feature, Segment, Strategy};
+    use serde_json::{Value, json};
+
+    use super::*;
+    use crate::Settings;
+    use crate::catalogue::{archive, features, segments, strategies};
+    use crate::delivery::client::types::ClientQuery;
+    use crate::delivery::client::{self, ClientSpec, Protocol};
+    use crate::identity::auth::{Access, Caller, DEFAULT_ENVIRONMENT, Principal};
+
+    type Outcome = Result<(), Box<dyn Error>>;
+
+    /// What an SDK following the delta API holds once it applies the events it is given, as
+    /// Unleash's SDKs apply them: flags by name, segments by id, and the last event's id.
+    #[derive(Debug, Default)]
+    struct Sdk {
+        revision: Option<i32>,
+        features: BTreeMap<String, Value>,
+        segments: BTreeMap<i64, Value>,
+    }
+
+    impl Sdk {
+        /// Applies the events of a delta document, in order.
+        fn apply(&mut self, body: &str) -> Outcome {
+            let document: Value = serde_json::from_str(body)?;
+            for event in document["events"]
+                .as_array()
+                .ok_or("a delta document without events")?
+            {
+                let revision = i32::try_from(event["eventId"].as_i64().ok_or("an event without an id")?)?;
+                assert!(
+                    self.revision.is_none_or(|held| held <= revision),
+                    "event ids never go back: {revision} after {:?}",
+                    self.revision
+                );
+                match event["type"].as_str().ok_or("an event without a type")? {
+                    "hydration" => {
+                        self.features = by_name(&event["features"])?;
+                        self.segments = by_id(&event["segments"])?;
+                    }
+                    "feature-updated" => {
+                        let feature = &event["feature"];
+                        let name = feature["name"].as_str().ok_or("a flag without a name")?;
+                        self.features.insert(name.to_owned(), feature.clone());
+                    }
+                    "feature-removed" => {
+                        let name = event["featureName"].as_str().ok_or("a removal without a name")?;
+                        let held = self.features.remove(name).ok_or("a removal of a flag not held")?;
+                        assert_eq!(
+                            event["project"], held["project"],
+                            "a removal names the flag's project"
+                        );
+                    }
+                    "segment-updated" => {
+                        let segment = &event["segment"];
+                        let id = segment["id"].as_i64().ok_or("a segment without an id")?;
+                        self.segments.insert(id, segment.clone());
+                    }
+                    "segment-removed" => {
+                        let id = event["segmentId"]
+                            .as_i64()
+                            .ok_or("a removal without a segment id")?;
+                        self.segments.remove(&id);
+                    }
+                    other => return Err(format!("an unknown event type {other}").into()),
+                }
+                self.revision = Some(revision);
+            }
+            Ok(())
+        }
+
+        /// An SDK that applied nothing but `hydration`.
+        fn hydrated(hydration: &str) -> Result<Self, Box<dyn Error>> {
+            let mut sdk = Self::default();
+            sdk.apply(hydration)?;
+            Ok(sdk)
+        }
+
+        /// Checks that this SDK evaluates as one holding `fresh` would: the same flags, each
+        /// segment they name as it is now, and no segment that is gone. A segment no flag names
+        /// may be older, since its changes are not sent.
+        fn assert_holds(&self, fresh: &Self) {
+            assert_eq!(self.features, fresh.features, "the flags differ");
+            for id in named(&fresh.features) {
+                assert_eq!(
+                    self.segments.get(&id),
+                    fresh.segments.get(&id),
+                    "segment {id} differs"
+                );
+            }
+            for id in self.segments.keys() {
+                assert!(
+                    fresh.segments.contains_key(id),
+                    "segment {id} is gone but still held"
+                );
+            }
+        }
+    }
+
+    fn by_name(features: &Value) -> Result<BTreeMap<String, Value>, Box<dyn Error>> {
+        features
+            .as_array()
+            .ok_or("flags that are not a list")?
+            .iter()
+            .map(|feature| {
+                let name = feature["name"].as_str().ok_or("a flag without a name")?;
+                Ok((name.to_owned(), feature.clone()))
+            })
+            .collect()
+    }
+
+    fn by_id(segments: &Value) -> Result<BTreeMap<i64, Value>, Box<dyn Error>> {
+        segments
+            .as_array()
+            .ok_or("segments that are not a list")?
+            .iter()
+            .map(|segment| {
+                Ok((
+                    segment["id"].as_i64().ok_or("a segment without an id")?,
+                    segment.clone(),
+                ))
+            })
+            .collect()
+    }
+
+    /// The segments the strategies of `features` name.
+    fn named(features: &BTreeMap<String, Value>) -> BTreeSet<i64> {
+        features
+            .values()
+            .flat_map(|feature| feature["strategies"].as_array().cloned().unwrap_or_default())
+            .flat_map(|strategy| strategy["segments"].as_array().cloned().unwrap_or_default())
+            .filter_map(|id| id.as_i64())
+            .collect()
+    }
+
+    fn flag(name: &str, project: &str, enabled: bool, segments: &[i64]) -> Feature {
+        Feature {
+            name: name.into(),
+            project: Some(project.into()),
+            enabled,
+            strategies: vec![Strategy {
+                name: "default".into(),
+                segments: segments.to_vec(),
+                ..Strategy::default()
+            }],
+            ..Feature::default()
+        }
+    }
+
+    fn segment(id: i64, user_ids: &[&str]) -> Segment {
+        Segment {
+            id,
+            name: format!("segment-{id}"),
+            constraints: vec![Constraint {
+                context_name: "userId".into(),
+                operator: "IN".into(),
+                values: user_ids.iter().map(|user| (*user).to_owned()).collect(),
+                ..Constraint::default()
+            }],
+        }
+    }
+
+    fn document(features: Vec<Feature>, segments: Vec<Segment>) -> ClientFeatures {
+        ClientFeatures {
+            version: 2,
+            features,
+            segments,
+        }
+    }
+
+    fn asked(name_prefix: Option<&str>) -> ClientFeaturesQuery {
+        ClientFeaturesQuery {
+            environment: DEFAULT_ENVIRONMENT.into(),
+            project: None,
+            name_prefix: name_prefix.map(str::to_owned),
+            tag: None,
+            inline_segment_constraints: false,
+        }
+    }
+
+    fn events(change: &Change) -> Result<Vec<Value>, Box<dyn Error>> {
+        let document: Value = serde_json::from_str(change.body())?;
+        Ok(document["events"].as_array().cloned().ok_or("no events")?)
+    }
+
+    /// A change with one placeholder event, `size` bytes or more.
+    fn change(revision: i32, size: usize) -> Arc<Change> {
+        let padding = "x".repeat(size);
+        Arc::new(Change {
+            revision,
+            body: format!("{EVENTS_OPEN}{{\"eventId\":{revision},\"padding\":\"{padding}\"}}{EVENTS_CLOSE}")
+                .into(),
+        })
+    }
+
+    fn snapshot(revision: i32) -> Result<Arc<Snapshot>, AdminError> {
+        Ok(Arc::new(Snapshot::new(
+            document(vec![flag("a", "default", true, &[])], Vec::new()),
+            &asked(None),
+            revision,
+        )?))
+    }
+
+    /// The states a question goes through, each with the revision it was loaded at.
+    fn history() -> Vec<(i32, ClientFeatures)> {
+        vec![
+            (
+                3,
+                document(
+                    vec![
+                        flag("web-a", "default", true, &[1]),
+                        flag("web-b", "shop", false, &[]),
+                        flag("api-c", "default", true, &[2]),
+                    ],
+                    vec![segment(2, &["2"]), segment(1, &["1"])],
+                ),
+            ),
+            // A flag switched off: it comes again with the segment it names.
+            (
+                4,
+                document(
+                    vec![
+                        flag("web-a", "default", false, &[1]),
+                        flag("web-b", "shop", false, &[]),
+                        flag("api-c", "default", true, &[2]),
+                    ],
+                    vec![segment(1, &["1"]), segment(2, &["2"])],
+                ),
+            ),
+            // A segment that flags name changes, and one no flag names is added.
+            (
+                6,
+                document(
+                    vec![
+                        flag("web-a", "default", false, &[1]),
+                        flag("web-b", "shop", false, &[]),
+                        flag("api-c", "default", true, &[2]),
+                    ],
+                    vec![segment(1, &["1", "11"]), segment(2, &["2"]), segment(7, &["7"])],
+                ),
+            ),
+            // Only the segment no flag names changes.
+            (
+                7,
+                document(
+                    vec![
+                        flag("web-a", "default", false, &[1]),
+                        flag("web-b", "shop", false, &[]),
+                        flag("api-c", "default", true, &[2]),
+                    ],
+                    vec![segment(1, &["1", "11"]), segment(2, &["2"]), segment(7, &["8"])],
+                ),
+            ),
+            // A flag is removed and one added that names a new segment.
+            (
+                9,
+                document(
+                    vec![
+                        flag("web-a", "default", false, &[1]),
+                        flag("web-d", "default", true, &[3]),
+                        flag("api-c", "default", true, &[2]),
+                    ],
+                    vec![
+                        segment(1, &["1", "11"]),
+                        segment(2, &["2"]),
+                        segment(3, &["3"]),
+                        segment(7, &["8"]),
+                    ],
+                ),
+            ),
+            // A flag stops naming a segment, which is deleted, as is the one no flag names.
+            (
+                12,
+                document(
+                    vec![
+                        flag("web-a", "default", true, &[]),
+                        flag("web-d", "default", true, &[3]),
+                        flag("api-c", "default", true, &[2]),
+                    ],
+                    vec![segment(2, &["2"]), segment(3, &["3"])],
+                ),
+            ),
+            // Nothing changes but the revision.
+            (
+                13,
+                document(
+                    vec![
+                        flag("web-a", "default", true, &[]),
+                        flag("web-d", "default", true, &[3]),
+                        flag("api-c", "default", true, &[2]),
+                    ],
+                    vec![segment(2, &["2"]), segment(3, &["3"])],
+                ),
+            ),
+        ]
+    }
+
+    #[test]
+    fn a_hydration_holds_the_questions_flags_in_order_and_every_segment() -> Outcome {
+        let state = Snapshot::new(
+            document(
+                vec![
+                    flag("web-b", "shop", true, &[9]),
+                    flag("api-a", "default", true, &[]),
+                    flag("web-a", "default", false, &[]),
+                ],
+                vec![segment(9, &["9"]), segment(4, &["4"])],
+            ),
+            &asked(Some("web-")),
+            41,
+        )?;
+        assert_eq!(state.revision(), 41);
+        let hydration = state.hydration();
+        assert!(
+            Arc::ptr_eq(&hydration, &state.hydration()),
+            "a hydration is made once"
+        );
+        let body: Value = serde_json::from_str(&hydration)?;
+        assert_eq!(
+            body,
+            json!({"events": [{
+                "eventId": 41,
+                "type": "hydration",
+                "features": [
+                    {
+                        "name": "web-b", "type": "release", "enabled": true, "project": "shop",
+                        "stale": false, "description": null, "impressionData": false, "variants": [],
+                        "strategies": [{"name": "default", "constraints": [], "parameters": {},
+                            "variants": [], "segments": [9]}],
+                    },
+                    {
+                        "name": "web-a", "type": "release", "enabled": false, "project": "default",
+                        "stale": false, "description": null, "impressionData": false, "variants": [],
+                        "strategies": [{"name": "default", "constraints": [], "parameters": {},
+                            "variants": [], "segments": []}],
+                    },
+                ],
+                "segments": [
+                    {"id": 4, "name": "segment-4",
+                        "constraints": [{"contextName": "userId", "operator": "IN", "values": ["4"]}]},
+                    {"id": 9, "name": "segment-9",
+                        "constraints": [{"contextName": "userId", "operator": "IN", "values": ["9"]}]},
+                ],
+            }]})
+        );
+        Ok(())
+    }
+
+    #[test]
+    fn the_same_state_at_a_newer_revision_is_no_change() -> Outcome {
+        let question = asked(None);
+        let make = |revision| {
+            Snapshot::new(
+                document(vec![flag("a", "default", true, &[1])], vec![segment(1, &["1"])]),
+                &question,
+                revision,
+            )
+        };
+        assert!(make(1)?.change_to(&make(2)?).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn a_segment_no_flag_names_changes_nothing_an_sdk_sees() -> Outcome {
+        let question = asked(None);
+        let before = Snapshot::new(
+            document(
+                vec![flag("a", "default", true, &[1])],
+                vec![segment(1, &["1"]), segment(2, &["2"])],
+            ),
+            &question,
+            1,
+        )?;
+        let changed = Snapshot::new(
+            document(
+                vec![flag("a", "default", true, &[1])],
+                vec![segment(1, &["1"]), segment(2, &["20"]), segment(3, &["3"])],
+            ),
+            &question,
+            2,
+        )?;
+        assert!(before.change_to(&changed).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn a_flag_outside_the_name_prefix_changes_nothing_an_sdk_sees() -> Outcome {
+        let question = asked(Some("web-"));
+        let before = Snapshot::new(
+            document(vec![flag("api-a", "default", true, &[])], Vec::new()),
+            &question,
+            1,
+        )?;
+        let after = Snapshot::new(
+            document(vec![flag("api-a", "default", false, &[])], Vec::new()),
+            &question,
+            2,
+        )?;
+        assert!(before.change_to(&after).is_none());
+        Ok(())
+    }
+
+    #[test]
+    fn events_bring_segments_first_then_flags_then_removals() -> Outcome {
+        let question = asked(None);
+        let before = Snapshot::new(
+            document(
+                vec![flag("a", "default", true, &[1]), flag("b", "shop", true, &[])],
+                vec![segment(1, &["1"]), segment(2, &["2"])],
+            ),
+            &question,
+            5,
+        )?;
+        let after = Snapshot::new(
+            document(
+                vec![flag("c", "default", true, &[]), flag("a", "default", true, &[3])],
+                vec![segment(1, &["1"]), segment(3, &["3"])],
+            ),
+            &question,
+            8,
+        )?;
+        let change = before.change_to(&after).ok_or("no change")?;
+        assert_eq!(change.revision(), 8);
+        let events = events(&change)?;
+        let summary: Vec<String> = events
+            .iter()
+            .map(|event| {
+                let what = [
+                    &event["segment"]["id"],
+                    &event["feature"]["name"],
+                    &event["featureName"],
+                    &event["segmentId"],
+                ]
+                .into_iter()
+                .find(|value| !value.is_null())
+                .map(Value::to_string)
+                .unwrap_or_default();
+                format!("{} {what}", event["type"].as_str().unwrap_or_default())
+            })
+            .collect();
+        assert_eq!(
+            summary,
+            [
+                "segment-updated 3",
+                "feature-updated \"c\"",
+                "feature-updated \"a\"",
+                "feature-removed \"b\"",
+                "segment-removed 2",
+            ]
+        );
+        assert!(events.iter().all(|event| event["eventId"] == 8));
+        assert_eq!(events[3]["project"], "shop");
+        Ok(())
+    }
+
+    #[test]
+    fn an_updated_flag_brings_the_unchanged_segments_it_names() -> Outcome {
+        let question = asked(None);
+        let segments = || vec![segment(1, &["1"]), segment(2, &["2"])];
+        let before = Snapshot::new(
+            document(vec![flag("a", "default", true, &[1])], segments()),
+            &question,
+            1,
+        )?;
+        let after = Snapshot::new(
+            document(vec![flag("a", "default", false, &[1])], segments()),
+            &question,
+            2,
+        )?;
+        let change = before.change_to(&after).ok_or("no change")?;
+        let types: Vec<Value> = events(&change)?
+            .iter()
+            .map(|event| event["type"].clone())
+            .collect();
+        assert_eq!(types, [json!("segment-updated"), json!("feature-updated")]);
+        Ok(())
+    }
+
+    #[test]
+    fn an_sdk_applying_each_change_holds_what_a_hydration_holds() -> Outcome {
+        for prefix in [None, Some("web-"), Some("nothing-")] {
+            let question = asked(prefix);
+            let mut states = history().into_iter();
+            let (revision, first) = states.next().ok_or("no history")?;
+            let mut held = Snapshot::new(first, &question, revision)?;
+            let mut sdk = Sdk::hydrated(&held.hydration())?;
+            for (revision, state) in states {
+                let next = Snapshot::new(state, &question, revision)?;
+                if let Some(change) = held.change_to(&next) {
+                    assert_eq!(change.revision(), revision);
+                    sdk.apply(change.body())?;
+                    assert_eq!(sdk.revision, Some(revision));
+                }
+                sdk.assert_holds(&Sdk::hydrated(&next.hydration())?);
+                held = next;
+            }
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn an_sdk_resuming_from_any_loaded_revision_catches_up_in_one_answer() -> Outcome {
+        let question = asked(None);
+        let states = history()
+            .into_iter()
+            .map(|(revision, state)| Ok(Arc::new(Snapshot::new(state, &question, revision)?)))
+            .collect::<Result<Vec<_>, AdminError>>()?;
+        let feed = Feed::new(question);
+        let mut previous: Option<&Arc<Snapshot>> = None;
+        for state in &states {
+            let change = previous.and_then(|held| held.change_to(state)).map(Arc::new);
+            feed.publish(Arc::clone(state), change);
+            previous = Some(state);
+        }
+        let newest = states.last().ok_or("no history")?;
+        let fresh = Sdk::hydrated(&newest.hydration())?;
+        for state in &states {
+            let mut sdk = Sdk::hydrated(&state.hydration())?;
+            let changes = feed
+                .since(state.revision())
+                .ok_or("a loaded revision is remembered")?;
+            sdk.apply(&joined(&changes))?;
+            sdk.assert_holds(&fresh);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn joined_changes_are_one_document_of_their_events_in_order() {
+        let first = Arc::new(Change {
+            revision: 2,
+            body: format!("{EVENTS_OPEN}{{\"eventId\":2}},{{\"eventId\":2}}{EVENTS_CLOSE}").into(),
+        });
+        let second = Arc::new(Change {
+            revision: 5,
+            body: format!("{EVENTS_OPEN}{{\"eventId\":5}}{EVENTS_CLOSE}").into(),
+        });
+        assert_eq!(first.events(), "{\"eventId\":2},{\"eventId\":2}");
+        assert_eq!(
+            joined(&[first, second]),
+            "{\"events\":[{\"eventId\":2},{\"eventId\":2},{\"eventId\":5}]}"
+        );
+        assert_eq!(joined(&[]), "{\"events\":[]}");
+    }
+
+    #[test]
+    fn a_feed_resumes_only_from_a_revision_it_loaded() -> Outcome {
+        let feed = Feed::new(asked(None));
+        assert!(matches!(feed.opening(None), Err(AdminError::Internal(_))));
+        assert!(feed.since(3).is_none());
+        feed.publish(snapshot(3)?, None);
+        feed.publish(snapshot(5)?, Some(change(5, 0)));
+        feed.publish(snapshot(7)?, None);
+        feed.publish(snapshot(9)?, Some(change(9, 0)));
+        // An older state loaded late is not kept.
+        feed.publish(snapshot(8)?, Some(change(8, 0)));
+        assert_eq!(feed.snapshot().map(|held| held.revision()), Some(9));
+        let revisions = |changes: Option<Vec<Arc<Change>>>| {
+            changes.map(|changes| changes.iter().map(|change| change.revision()).collect::<Vec<_>>())
+        };
+        assert_eq!(revisions(feed.since(3)), Some(vec![5, 9]));
+        assert_eq!(revisions(feed.since(5)), Some(vec![9]));
+        assert_eq!(revisions(feed.since(7)), Some(vec![9]));
+        assert_eq!(revisions(feed.since(9)), Some(vec![]));
+        assert_eq!(revisions(feed.since(4)), None, "revision 4 was never loaded");
+        assert_eq!(revisions(feed.since(10)), None);
+        match feed.opening(Some(5))? {
+            Opening::Resumed { revision, changes } => {
+                assert_eq!(revision, 9);
+                assert_eq!(revisions(Some(changes)), Some(vec![9]));
+            }
+            Opening::Hydration(_) => return Err("a stream at a loaded revision resumes".into()),
+        }
+        for last in [None, Some(4)] {
+            let opening = feed.opening(last)?;
+            assert!(matches!(opening, Opening::Hydration(_)), "{last:?}");
+            assert_eq!(opening.revision(), 9);
+        }
+        Ok(())
+    }
+
+    #[test]
+    fn a_feed_remembers_at_most_its_bound_of_revisions() -> Outcome {
+        let feed = Feed::new(asked(None));
+        let points = i32::try_from(POINTS)?;
+        for revision in 1..=points + 1 {
+            feed.publish(snapshot(revision)?, None);
+        }
+        assert!(feed.since(1).is_none());
+        assert_eq!(feed.since(2).map(|changes| changes.len()), Some(0));
+        assert_eq!(feed.lock().points.len(), POINTS);
+        Ok(())
+    }
+
+    /// The history once counted the change that led to its oldest revision, which no SDK is
+    /// ever sent, so two big changes in a row left an SDK one change behind with a hydration.
+    #[test]
+    fn an_sdk_one_change_behind_resumes_however_big_the_change() -> Outcome {
+        let feed = Feed::new(asked(None));
+        let big = HISTORY_BYTES / 2 + 1;
+        feed.publish(snapshot(1)?, None);
+        feed.publish(snapshot(2)?, Some(change(2, big)));
+        assert_eq!(feed.since(1).map(|changes| changes.len()), Some(1));
+        feed.publish(snapshot(3)?, Some(change(3, big)));
+        assert!(
+            feed.since(1).is_none(),
+            "past the bytes kept, the oldest revisions go"
+        );
+        assert_eq!(feed.since(2).map(|changes| changes.len()), Some(1));
+        feed.publish(snapshot(4)?, Some(change(4, HISTORY_BYTES * 2)));
+        assert!(feed.since(2).is_none());
+        assert_eq!(feed.since(3).map(|changes| changes.len()), Some(1));
+        let (bytes, kept) = {
+            let state = feed.lock();
+            let kept: usize = state
+                .points
+                .iter()
+                .filter_map(|(_, change)| change.as_ref())
+                .map(|change| change.body.len())
+                .sum();
+            (state.bytes, kept)
+        };
+        assert_eq!(bytes, kept, "the bytes counted are those of the changes kept");
+        Ok(())
+    }
+
+    #[test]
+    fn a_change_reaches_every_stream_of_its_question_once() -> Outcome {
+        let feed = Feed::new(asked(None));
+        let mut first = feed.sender.subscribe();
+        let mut second = feed.sender.subscribe();
+        assert_eq!(feed.followers(), 2);
+        feed.publish(snapshot(1)?, None);
+        feed.publish(snapshot(2)?, Some(change(2, 0)));
+        feed.publish(snapshot(3)?, None);
+        for receiver in [&mut first, &mut second] {
+            assert_eq!(receiver.try_recv().map(|change| change.revision()), Ok(2));
+            assert!(receiver.try_recv().is_err());
+        }
+        drop(second);
+        assert_eq!(feed.followers(), 1);
+        Ok(())
+    }
+
+    fn limits(total: usize, per_token: usize) -> Arc<Limits> {
+        Arc::new(Limits {
+            total,
+            per_token,
+            open: Mutex::default(),
+        })
+    }
+
+    #[test]
+    fn streams_are_limited_in_total_and_per_token() -> Outcome {
+        let limits = limits(3, 2);
+        let (one, two): (Arc<str>, Arc<str>) = ("one".into(), "two".into());
+        let question = asked(None);
+        let first = limits.admit(&one, &question)?;
+        let _second = limits.admit(&one, &question)?;
+        assert!(matches!(
+            limits.admit(&one, &question),
+            Err(AdminError::Throttled {
+                retry_after: RETRY_AFTER,
+                ..
+            })
+        ));
+        let _third = limits.admit(&two, &question)?;
+        assert!(matches!(
+            limits.admit(&"three".into(), &question),
+            Err(AdminError::AtCapacity {
+                retry_after: RETRY_AFTER,
+                ..
+            })
+        ));
+        drop(first);
+        assert_eq!(limits.lock().total, 2);
+        let _again = limits.admit(&one, &question)?;
+        Ok(())
+    }
+
+    #[test]
+    fn one_token_streams_a_bounded_number_of_questions() -> Outcome {
+        let limits = limits(100, 100);
+        let token: Arc<str> = "token".into();
+        let questions: Vec<ClientFeaturesQuery> = (0..=QUESTIONS_PER_TOKEN)
+            .map(|n| asked(Some(&format!("q{n}-"))))
+            .collect();
+        let mut permits = questions[..QUESTIONS_PER_TOKEN]
+            .iter()
+            .map(|question| limits.admit(&token, question))
+            .collect::<Result<Vec<_>, _>>()?;
+        let extra = &questions[QUESTIONS_PER_TOKEN];
+        assert!(matches!(
+            limits.admit(&token, extra),
+            Err(AdminError::Throttled { .. })
+        ));
+        // The same question again is no new one, and another token has its own.
+        permits.push(limits.admit(&token, &questions[0])?);
+        let _other = limits.admit(&"other".into(), extra)?;
+        // A question's place is given back with its last stream.
+        permits.remove(0);
+        assert!(matches!(
+            limits.admit(&token, extra),
+            Err(AdminError::Throttled { .. })
+        ));
+        permits.pop();
+        let taken = limits.admit(&token, extra)?;
+        drop(permits);
+        drop(taken);
+        let (total, held) = {
+            let open = limits.lock();
+            (open.total, open.by_token.contains_key(&token))
+        };
+        assert_eq!(total, 1);
+        assert!(!held, "a token without streams is forgotten");
+        Ok(())
+    }
+
+    #[test]
+    fn past_capacity_the_feed_used_least_recently_makes_room() {
+        let feeds = Feeds::new(10, 10);
+        let question = |n: usize| asked(Some(&format!("q{n}-")));
+        let first = feeds.feed(question(0));
+        for n in 1..CAPACITY {
+            feeds.feed(question(n));
+        }
+        assert_eq!(feeds.len(), CAPACITY);
+        assert!(
+            Arc::ptr_eq(&first, &feeds.feed(question(0))),
+            "a kept feed is shared"
+        );
+        feeds.feed(question(CAPACITY));
+        assert_eq!(feeds.len(), CAPACITY);
+        let kept: BTreeSet<Option<String>> = feeds
+            .lock()
+            .keys()
+            .map(|question| question.name_prefix.clone())
+            .collect();
+        assert!(kept.contains(&Some("q0-".into())), "the feed used last is kept");
+        assert!(
+            !kept.contains(&Some("q1-".into())),
+            "the feed used least recently makes room"
+        );
+        assert!(!feeds.is_empty());
+    }
+
+    #[test]
+    fn when_every_feed_is_followed_a_stream_is_refused_and_a_delta_request_is_not() -> Outcome {
+        let feeds = Feeds::new(10, 10);
+        let question = |n: usize| asked(Some(&format!("q{n}-")));
+        assert!(!feeds.any_followed());
+        let mut followers = (0..CAPACITY)
+            .map(|n| feeds.followed_feed(question(n)))
+            .collect::<Result<Vec<_>, _>>()?;
+        assert!(feeds.any_followed());
+        assert!(matches!(
+            feeds.followed_feed(question(CAPACITY)),
+            Err(AdminError::AtCapacity { .. })
+        ));
+        let unkept = feeds.feed(question(CAPACITY));
+        assert!(
+            !Arc::ptr_eq(&unkept, &feeds.feed(question(CAPACITY))),
+            "nobody keeps it"
+        );
+        assert_eq!(feeds.len(), CAPACITY);
+        // A followed question is still followed by the next stream.
+        let (again, _changes) = feeds.followed_feed(question(0))?;
+        assert!(Arc::ptr_eq(&again, &followers[0].0));
+        // Once a feed has no stream, a new question takes its place.
+        followers.truncate(CAPACITY - 1);
+        let (_, _newcomer) = feeds.followed_feed(question(CAPACITY))?;
+        assert_eq!(feeds.len(), CAPACITY);
+        Ok(())
+    }
+
+    /// An admin token for every environment, admitted to write.
+    fn admin() -> Result<Caller, AdminError> {
+        Access::Admin.admit(Principal::AdminToken {
+            name: "delta-test".into(),
+            environments: None,
+        })
+    }
+
+    /// The client document for `question` as a polling SDK gets it, read as an SDK holds it.
+    async fn document_of(ctx: &Runtime, question: &ClientFeaturesQuery) -> Result<Sdk, Box<dyn Error>> {
+        let rendered = client::render(ctx, question.clone(), None)
+            .await?
+            .ok_or("no document")?;
+        let document: Value = serde_json::from_slice(&rendered.json)?;
+        Ok(Sdk {
+            revision: document["meta"]["revisionId"]
+                .as_i64()
+                .map(i32::try_from)
+                .transpose()?,
+            features: by_name(&document["features"])?,
+            segments: by_id(&document["segments"])?,
+        })
+    }
+
+    /// One delta request by `sdk`, applied as the SDK applies the answer; whether it was a
+    /// hydration.
+    async fn poll(ctx: &Runtime, feed: &Feed, sdk: &mut Sdk) -> Result<bool, Box<dyn Error>> {
+        let revision = ctx.revision().await?;
+        match feed.delta(ctx, revision, sdk.revision).await? {
+            DeltaAnswer::NotModified { revision } => assert_eq!(Some(revision), sdk.revision),
+            DeltaAnswer::Events { revision, body } => {
+                sdk.apply(&body)?;
+                assert_eq!(sdk.revision, Some(revision), "the ETag is the last event's id");
+            }
+            DeltaAnswer::Hydration(snapshot) => {
+                *sdk = Sdk::hydrated(&snapshot.hydration())?;
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// SDKs following the question of `pairs` by delta requests and by a stream, each checked
+    /// against the document a polling SDK gets after every write.
+    struct Followers {
+        question: ClientFeaturesQuery,
+        polled: Sdk,
+        hydrations: usize,
+        streamed: Sdk,
+        stream: Stream,
+    }
+
+    impl Followers {
+        async fn new(ctx: &App, pairs: &[(&str, &str)]) -> Result<Self, Box<dyn Error>> {
+            let access = ClientAccess {
+                environment: None,
+                projects: None,
+                token: "client-token".into(),
+            };
+            let query = || {
+                ClientQuery::from_pairs(
+                    pairs
+                        .iter()
+                        .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                        .collect(),
+                )
+            };
+            let question = client::question(&access, query(), Protocol::Delta)?;
+            let document = client::question(
+                &access,
+                query(),
+                Protocol::Features(ClientSpec::parse(Some("5.2.0"))?),
+            )?;
+            assert_eq!(
+                question, document,
+                "the delta API and the document read a query alike"
+            );
+            let stream = follow(ctx, ctx.delivery(), &access, question.clone(), None).await?;
+            let streamed = match &stream.subscription.opening {
+                Opening::Hydration(snapshot) => Sdk::hydrated(&snapshot.hydration())?,
+                Opening::Resumed { .. } => return Err("a new stream opens with a hydration".into()),
+            };
+            Ok(Self {
+                question,
+                polled: Sdk::default(),
+                hydrations: 0,
+                streamed,
+                stream,
+            })
+        }
+
+        /// Brings both SDKs up to date and checks they hold what the document holds.
+        async fn check(&mut self, ctx: &App, step: &str) -> Outcome {
+            let feed = ctx.delivery().feeds().feed(self.question.clone());
+            if poll(ctx, &feed, &mut self.polled).await? {
+                self.hydrations += 1;
+            }
+            ctx.delivery()
+                .feeds()
+                .advance_followed(ctx, ctx.revision().await?)
+                .await?;
+            while let Ok(change) = self.stream.subscription.changes.try_recv() {
+                self.streamed.apply(change.body())?;
+            }
+            let fresh = document_of(ctx, &self.question).await?;
+            for sdk in [&self.polled, &self.streamed] {
+                assert!(sdk.revision <= fresh.revision, "{step}");
+                sdk.assert_holds(&fresh);
+            }
+            assert_eq!(
+                self.hydrations, 1,
+                "{step}: only the first delta request hydrates"
+            );
+            Ok(())
+        }
+    }
+
+    /// The runtime and the delivery wing's state: what these operations run on, without the
+    /// app above them.
+    struct App {
+        runtime: crate::runtime::Runtime,
+        delivery: crate::delivery::Delivery,
+    }
+
+    impl App {
+        fn new(store: flag_store::Store) -> Result<Self, Box<dyn Error>> {
+            let settings = Settings::default();
+            Ok(Self {
+                delivery: crate::delivery::Delivery::new(&settings),
+                runtime: crate::runtime::Runtime::new(store, settings)?,
+            })
+        }
+
+        fn delivery(&self) -> &crate::delivery::Delivery {
+            &self.delivery
+        }
+    }
+
+    impl std::ops::Deref for App {
+        type Target = crate::runtime::Runtime;
+
+        fn deref(&self) -> &Self::Target {
+            &self.runtime
+        }
+    }
+
+    #[tokio::test]
+    async fn sdks_following_changes_hold_what_a_fresh_document_holds() -> Outcome {
+        let scratch = flag_store::scratch::Scratch::new()?;
+        let ctx = App::new(scratch.open()?)?;
+        let caller = admin()?;
+        let mut followers = vec![
+            Followers::new(&ctx, &[]).await?,
+            Followers::new(&ctx, &[("namePrefix", "web-")]).await?,
+            Followers::new(&ctx, &[("environment", "production"), ("project", "default")]).await?,
+        ];
+        let place = |feature: &str, environment: &str| {
+            ("default".to_owned(), feature.to_owned(), environment.to_owned())
+        };
+        let beta = |user_ids: &[&str]| {
+            serde_json::from_value(json!({
+                "name": "beta",
+                "constraints": [{"contextName": "userId", "operator": "IN", "values": user_ids}],
+            }))
+        };
+
+        features::create(
+            &ctx,
+            &caller,
+            "default".into(),
+            serde_json::from_value(json!({"name": "web-checkout"}))?,
+        )
+        .await?;
+        features::create(
+            &ctx,
+            &caller,
+            "default".into(),
+            serde_json::from_value(json!({"name": "api-search"}))?,
+        )
+        .await?;
+        for follower in &mut followers {
+            follower.check(&ctx, "two flags created").await?;
+        }
+        features::switch_with(
+            &ctx,
+            &caller,
+            place("web-checkout", "development"),
+            true,
+            Default::default(),
+        )
+        .await?;
+        for follower in &mut followers {
+            follower.check(&ctx, "a flag switched on").await?;
+        }
+        let segment = segments::create(&ctx, &caller, beta(&["1"])?).await?.id;
+        strategies::add(
+            &ctx,
+            &caller,
+            place("web-checkout", "development"),
+            serde_json::from_value(json!({
+                "name": "flexibleRollout",
+                "parameters": {"rollout": "50", "stickiness": "default", "groupId": "web-checkout"},
+                "segments": [segment],
+            }))?,
+        )
+        .await?;
+        for follower in &mut followers {
+            follower.check(&ctx, "a strategy naming a segment added").await?;
+        }
+        segments::update(&ctx, &caller, segment, beta(&["1", "2"])?).await?;
+        for follower in &mut followers {
+            follower.check(&ctx, "the segment changed").await?;
+        }
+        segments::create(
+            &ctx,
+            &caller,
+            serde_json::from_value(json!({"name": "unused", "constraints": []}))?,
+        )
+        .await?;
+        features::switch_with(
+            &ctx,
+            &caller,
+            place("api-search", "production"),
+            true,
+            Default::default(),
+        )
+        .await?;
+        for follower in &mut followers {
+            follower
+                .check(&ctx, "an unused segment added and a flag switched in production")
+                .await?;
+        }
+        archive::archive_one(&ctx, &caller, "default".into(), "web-checkout".into()).await?;
+        for follower in &mut followers {
+            follower.check(&ctx, "a flag archived").await?;
+        }
+        segments::delete(&ctx, &caller, segment).await?;
+        for follower in &mut followers {
+            follower.check(&ctx, "the segment deleted").await?;
+        }
+        Ok(())
     }
 }

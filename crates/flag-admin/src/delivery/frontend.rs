@@ -16,7 +16,7 @@ use crate::delivery::frontend::types::{
     SetCors, UiConfig, VersionInfo,
 };
 use crate::identity::Identity;
-use crate::identity::auth::{Caller, FRONTEND_ORIGINS, FrontendAccess};
+use crate::identity::auth::{Access, Caller, FRONTEND_ORIGINS, FrontendAccess};
 use crate::{AdminError, runtime::Runtime, runtime::db};
 use crate::{
     delivery::playground::types::MAX_CONTEXT_FIELDS, delivery::playground::types::MAX_CONTEXT_VALUE_BYTES,
@@ -111,6 +111,14 @@ pub fn json_pairs(
     Ok(pairs)
 }
 
+/// Who may evaluate the flags for a browser SDK: frontend tokens.
+pub const EVALUATE: Access = Access::Frontend;
+
+/// Who is told that a path of Unleash's frontend API is not served here (its client features,
+/// health and metrics): frontend tokens, as Unleash admits them before it refuses. No operation
+/// answers these paths; the declaration is theirs alone.
+pub const NOT_SERVED: Access = Access::Frontend;
+
 /// Evaluates every flag of the token's environment and projects for `context`: the enabled
 /// ones as JSON, with a weak `ETag` over it.
 pub async fn evaluate(
@@ -152,6 +160,9 @@ pub async fn evaluate(
     let etag = format!("W/\"{}\"", hex::encode(&Sha256::digest(&body)[..12]));
     Ok((etag, body))
 }
+
+/// Who may read the web UI's configuration.
+pub const UI_CONFIG: Access = Access::Read;
 
 /// What the UI needs to know about the server, with the frontend API's origins.
 pub async fn ui_config(ctx: &Runtime, identity: &Identity) -> Result<UiConfig, AdminError> {
@@ -210,6 +221,9 @@ fn valid_origin(origin: &str) -> bool {
         && !rest.chars().any(|c| c.is_ascii_uppercase())
         && default_port.is_none_or(|port| !rest.ends_with(port))
 }
+
+/// Who may set the origins the frontend API answers.
+pub const SET_CORS: Access = Access::Admin;
 
 /// Sets the origins the frontend API answers; every replica applies it on its next request.
 pub async fn set_cors(ctx: &Runtime, caller: &Caller, request: SetCors) -> Result<(), AdminError> {

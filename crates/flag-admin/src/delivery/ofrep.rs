@@ -16,7 +16,7 @@ use crate::delivery::engines::Compiled;
 use crate::delivery::ofrep::types::{
     OfrepBulkEvaluation, OfrepErrorCode, OfrepEvaluation, OfrepFailure, OfrepMetadata, OfrepReason,
 };
-use crate::identity::auth::FrontendAccess;
+use crate::identity::auth::{Access, FrontendAccess};
 use crate::{AdminError, runtime::Runtime};
 
 /// Why an evaluation request failed, in OFREP's own terms.
@@ -166,6 +166,9 @@ async fn compiled(
         .ok_or_else(|| AdminError::Internal("no compiled environment".into()))
 }
 
+/// Who may evaluate one flag through OFREP: frontend tokens.
+pub const EVALUATE_FLAG: Access = Access::Frontend;
+
 /// Evaluates the flag `key` for the context in `body`, a request from `caller_address`.
 pub async fn evaluate_flag(
     ctx: &Runtime,
@@ -187,6 +190,9 @@ pub async fn evaluate_flag(
     let variant = compiled.engine.variant(&feature.name, &context);
     Ok(evaluation(feature, &variant))
 }
+
+/// Who may evaluate every flag through OFREP: frontend tokens.
+pub const EVALUATE_FLAGS: Access = Access::Frontend;
 
 /// Evaluates every flag of the token's environment and projects for the context in `body`: the
 /// answer as JSON, with an `ETag` over it.

@@ -14,7 +14,8 @@ use serde_json::Value;
 use self::types::EvaluatedFeature;
 use crate::delivery::Delivery;
 use crate::delivery::engines::{self, Compiled};
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime};
 
 /// The size both playgrounds' answers are written in: large enough that handing each chunk
@@ -101,6 +102,9 @@ impl Chunked for PlaygroundAnswer {
     }
 }
 
+/// Who may use the deprecated playground.
+pub const DEPRECATED: Access = Access::ReadIn(Permission::Playground);
+
 /// Evaluates a context in one environment (Unleash's deprecated playground): the answer, to be
 /// written in parts.
 pub async fn deprecated(
@@ -155,6 +159,9 @@ struct Warnings<'a> {
     #[serde(rename = "invalidContextProperties")]
     invalid_context_properties: &'a [String],
 }
+
+/// Who may use the advanced playground.
+pub const ADVANCED: Access = Access::ReadIn(Permission::Playground);
 
 /// Evaluates every combination of comma-separated context values in several environments
 /// (Unleash's advanced playground), once the limits pass: the answer, to be written in parts.
@@ -223,6 +230,32 @@ pub async fn advanced(
     tail.push(b'}');
 
     Ok(AdvancedAnswer::new(compiled, &environments, combinations, tail))
+}
+
+/// The advanced playground for an interface that shows its answer rather than passing it on:
+/// `query` evaluated as [`advanced`] evaluates the body it stands for, under the same access
+/// ([`ADVANCED`]), and the answer read back whole on the CPU pool; `None` when it would pass
+/// `max_bytes`.
+pub async fn advanced_shown(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    caller: &Caller,
+    query: &types::PlaygroundQuery,
+    max_bytes: usize,
+) -> Result<Option<types::shown::Answer>, AdminError> {
+    let mut answer = advanced(ctx, delivery, caller, query.body()).await?;
+    ctx.cpu
+        .run(move || {
+            let mut bytes = Vec::new();
+            while let Some(chunk) = answer.next_chunk() {
+                bytes.extend_from_slice(&chunk?);
+                if bytes.len() > max_bytes {
+                    return Ok(None);
+                }
+            }
+            serde_json::from_slice(&bytes).map(Some).map_err(internal)
+        })
+        .await?
 }
 
 /// Where the writer of an advanced answer stands.

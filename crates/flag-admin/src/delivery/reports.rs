@@ -14,7 +14,7 @@ use crate::delivery::Delivery;
 use crate::delivery::reports::types::EdgeInstance;
 use crate::delivery::usage::types::{BulkReport, MetricsReport, Registration, ReportLimits};
 use crate::delivery::usage::{FlagCount, InstanceReport};
-use crate::identity::auth::{ClientAccess, FrontendAccess};
+use crate::identity::auth::{Access, ClientAccess, FrontendAccess};
 use crate::runtime::input::text_problem;
 
 /// The environment usage is filed under: the token's, or `default` for a token of every
@@ -49,6 +49,9 @@ fn counts(report: MetricsReport, now: NaiveDateTime) -> Option<(NaiveDateTime, V
     Some((ReportLimits::filed_at(bucket.stop.0, now), counts))
 }
 
+/// Who may register an SDK instance: client and backend tokens.
+pub const REGISTER: Access = Access::Client;
+
 /// Registers a server-side SDK instance, reported from `address`.
 pub fn register(
     delivery: &Delivery,
@@ -80,6 +83,9 @@ pub fn register(
         now,
     )
 }
+
+/// Who may report an SDK's usage: client and backend tokens.
+pub const METRICS: Access = Access::Client;
 
 /// Takes a server-side SDK's usage counts, reported from `address`, filed under the token's
 /// environment and the hour of the bucket's end (or of the receive time, when the sender's clock
@@ -115,6 +121,9 @@ pub fn metrics(
     }
     Ok(())
 }
+
+/// Who may report the usage of several SDKs at once: client and backend tokens.
+pub const BULK: Access = Access::Client;
 
 /// Takes Unleash Edge's report: the applications behind it and their counts. Counts for
 /// another environment than the token's, or for flags outside its projects, are dropped.
@@ -180,11 +189,17 @@ pub fn bulk(delivery: &Delivery, access: ClientAccess, report: BulkReport) -> Re
     Ok(())
 }
 
+/// Who may register a browser SDK: frontend tokens.
+pub const FRONTEND_REGISTER: Access = Access::Frontend;
+
 /// Checks a frontend SDK's registration, which is answered as Unleash answers it; frontend
 /// instances are recorded from their metrics.
 pub fn frontend_register(registration: &Registration) -> Result<(), AdminError> {
     registration.check()
 }
+
+/// Who may report a browser SDK's usage: frontend tokens.
+pub const FRONTEND_METRICS: Access = Access::Frontend;
 
 /// Takes a frontend SDK's usage counts, filed under the token's environment. The instance is
 /// recorded when the report names it and the request says which SDK sent it (`sdk`, from the
@@ -227,6 +242,9 @@ pub fn frontend_metrics(
     }
     Ok(())
 }
+
+/// Who may report an Edge instance: client and backend tokens.
+pub const EDGE_INSTANCE: Access = Access::Client;
 
 /// Records Edge's report about itself as an instance of its application in the token's
 /// environment; its names follow the rule every report's do.

@@ -1,7 +1,8 @@
 //! Who is asking, and what they may do: the principal, the permission policy, and the API
 //! tokens kept in memory.
 //!
-//! Every operation declares its [`Access`] once, beside its route; the interface resolves the
+//! Every operation declares its [`Access`] once, as a constant beside its function (such as
+//! `catalogue::features::CREATE`), which every interface reads; the interface resolves the
 //! credential the request carries ([`resolve_token`], [`resolve_session`]) and asks the access
 //! to admit it ([`Access::admit`]). An operation whose effect is confined to environments
 //! named by the request then checks each of them with [`Caller::require_in`], under the
@@ -50,8 +51,9 @@ pub enum Principal {
     },
 }
 
-/// Who may call an operation. Each operation declares one, beside its route; nothing else
-/// decides who may call it.
+/// Who may call an operation. Each operation declares one, as a constant beside its function;
+/// the router, the API description and the console all read it, and nothing else decides who
+/// may call it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Access {
     /// Anyone, with no credentials.
@@ -411,6 +413,9 @@ pub struct ValidToken {
     /// Its projects; `["*"]` for all.
     pub projects: Vec<String>,
 }
+
+/// Who may ask which of some tokens are valid: anyone.
+pub const VALIDATE_TOKENS: Access = Access::Public;
 
 /// The tokens among `tokens` that are valid now; the others are left out, as Unleash leaves
 /// them out.

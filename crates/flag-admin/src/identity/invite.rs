@@ -9,7 +9,7 @@ use flag_store::models::{NewUser, SignupTokenRow};
 use flag_store::queries;
 
 use crate::identity::Identity;
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::identity::invite::types::{
     CreateInvitedUserRequest, CreateSignupTokenRequest, SignupTokenResponse, SignupTokensResponse,
     UpdateSignupTokenRequest,
@@ -19,17 +19,26 @@ use crate::runtime::domain::RootRole;
 use crate::runtime::input;
 use crate::{AdminError, Detail, identity::password, runtime::Runtime, runtime::db, runtime::secrets};
 
+/// Who may list the invite links.
+pub const LIST: Access = Access::AdminRead;
+
 /// Every invite link.
 pub async fn list(ctx: &Runtime) -> Result<SignupTokensResponse, AdminError> {
     let tokens = db::run(&ctx.store, queries::signup_tokens::list).await?;
     Ok(SignupTokensResponse::new(tokens, crate::now()))
 }
 
+/// Who may read an invite link.
+pub const GET: Access = Access::AdminRead;
+
 /// The invite link with `secret`.
 pub async fn get(ctx: &Runtime, secret: String) -> Result<SignupTokenResponse, AdminError> {
     let token = db::run(&ctx.store, move |conn| queries::signup_tokens::get(conn, &secret)).await?;
     Ok(SignupTokenResponse::new(token, crate::now()))
 }
+
+/// Who may create an invite link.
+pub const CREATE: Access = Access::Admin;
 
 /// Creates an invite link. Its expiry is capped at one month; users who sign up with it are
 /// Viewers; its URL is `<UNLEASH_URL>/new-user?invite=<secret>`.
@@ -65,6 +74,9 @@ pub async fn create(
     Ok(SignupTokenResponse::new(token, now.naive_utc()))
 }
 
+/// Who may change an invite link's expiry or switch.
+pub const UPDATE: Access = Access::Admin;
+
 /// Changes an invite link's expiry or switch; answers with the whole link.
 pub async fn update(
     ctx: &Runtime,
@@ -91,6 +103,9 @@ pub async fn update(
     Ok(SignupTokenResponse::new(token, now))
 }
 
+/// Who may ask whether an invite link can be used: anyone.
+pub const VALIDATE: Access = Access::Public;
+
 /// Whether the invite link `secret` can be used now: the same refusal for an unknown,
 /// switched-off or expired link.
 pub async fn validate(ctx: &Runtime, secret: String) -> Result<(), AdminError> {
@@ -114,6 +129,9 @@ fn check_signup(request: &CreateInvitedUserRequest) -> Result<(), AdminError> {
     );
     AdminError::check(details)
 }
+
+/// Who may sign up with an invite link: anyone.
+pub const SIGN_UP: Access = Access::Public;
 
 /// Signs a Viewer up with the invite link `secret`, for a request from `address`. Limited per
 /// address; the body is checked before the link, and the link before the password is hashed.

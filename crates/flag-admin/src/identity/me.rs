@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use flag_store::models::{Actor, UserRow};
 use flag_store::queries;
 
-use crate::identity::auth::{Caller, Principal};
+use crate::identity::auth::{Access, Caller, Principal};
 use crate::identity::me::types::{MeOut, PermissionOut, ProfileOut, RoleOut};
 use crate::identity::users::types::UserOut;
 use crate::runtime::domain::RootRole;
@@ -74,6 +74,9 @@ fn permissions(role: RootRole) -> Vec<PermissionOut> {
     }
 }
 
+/// Who may read who they are.
+pub const GET: Access = Access::Read;
+
 /// The caller: a user, or an admin token shown as the user Unleash records for tokens.
 pub async fn get(ctx: &Runtime, caller: &Caller) -> Result<MeOut, AdminError> {
     match caller.principal() {
@@ -115,6 +118,9 @@ pub async fn get(ctx: &Runtime, caller: &Caller) -> Result<MeOut, AdminError> {
     }
 }
 
+/// Who may read their profile.
+pub const PROFILE: Access = Access::Read;
+
 /// The signed-in user's projects and root role; a token has no profile.
 pub async fn profile(ctx: &Runtime, caller: &Caller) -> Result<ProfileOut, AdminError> {
     let Principal::User { id, role, .. } = caller.principal() else {
@@ -142,6 +148,9 @@ pub async fn profile(ctx: &Runtime, caller: &Caller) -> Result<ProfileOut, Admin
         can_change_password: user.password_hash.is_some(),
     })
 }
+
+/// Who may close a splash screen.
+pub const CLOSE_SPLASH: Access = Access::Read;
 
 /// Records that the signed-in user closed a one-time dialog; tokens have none to close.
 pub async fn close_splash(ctx: &Runtime, caller: &Caller, splash: String) -> Result<(), AdminError> {

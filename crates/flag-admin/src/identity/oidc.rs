@@ -30,10 +30,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::identity::Identity;
+use crate::identity::auth::{Access, Caller};
 use crate::identity::oidc::types::{OidcSettings, PasswordAuthSettings};
 use crate::identity::session::{LoggedIn, Proof};
 use crate::runtime::domain::RootRole;
-use crate::{AdminError, identity::auth::Caller, runtime::Runtime, runtime::db};
+use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Where Unleash keeps the OpenID Connect settings.
 pub const SETTING: &str = "unleash.enterprise.auth.oidc";
@@ -444,6 +445,9 @@ async fn config(ctx: &Runtime) -> Result<Option<Config>, AdminError> {
     Config::parse(&current(ctx).await?)
 }
 
+/// Who may read the single sign-on settings.
+pub const SETTINGS: Access = Access::AdminRead;
+
 /// `GET /api/admin/auth/oidc/settings`: the settings in force, the secret masked.
 pub async fn settings(ctx: &Runtime) -> Result<OidcSettings, AdminError> {
     let mut settings = current(ctx).await?;
@@ -462,6 +466,9 @@ pub fn configured_through_env(ctx: &Runtime) -> bool {
 pub fn check(settings: &OidcSettings) -> Result<(), AdminError> {
     Config::parse(settings).map(|_| ())
 }
+
+/// Who may change the single sign-on settings.
+pub const SAVE_SETTINGS: Access = Access::Admin;
 
 /// `POST /api/admin/auth/oidc/settings`: checks and stores the settings; `*****` as the secret
 /// keeps the stored one.
@@ -497,6 +504,9 @@ pub async fn save_settings(
     self::settings(ctx).await
 }
 
+/// Who may read whether password logins are allowed.
+pub const PASSWORD_SETTINGS: Access = Access::AdminRead;
+
 /// `GET /api/admin/auth/simple/settings`.
 pub async fn password_settings(ctx: &Runtime) -> Result<PasswordAuthSettings, AdminError> {
     Ok(db::run(&ctx.store, |conn| {
@@ -505,6 +515,9 @@ pub async fn password_settings(ctx: &Runtime) -> Result<PasswordAuthSettings, Ad
     .await?
     .unwrap_or_default())
 }
+
+/// Who may allow or forbid password logins.
+pub const SAVE_PASSWORD_SETTINGS: Access = Access::Admin;
 
 /// `POST /api/admin/auth/simple/settings`: password login may be switched off only while
 /// single sign-on is on, so that someone can always sign in.

@@ -10,6 +10,7 @@ use flag_store::models::{SessionRow, UserRow};
 use flag_store::queries;
 
 use crate::identity::Identity;
+use crate::identity::auth::Access;
 use crate::identity::session::types::LoginRequest;
 use crate::identity::users::types::UserOut;
 use crate::{AdminError, identity::password, runtime::Runtime, runtime::db, runtime::secrets};
@@ -26,6 +27,9 @@ pub struct LoggedIn {
     /// The session's secret.
     pub session: String,
 }
+
+/// Who may sign in with a password: anyone.
+pub const LOGIN: Access = Access::Public;
 
 /// Logs in with an email or username (an email is matched first) and a password, for a
 /// request from `address`.
@@ -136,6 +140,9 @@ impl std::fmt::Debug for SignedOut {
         }
     }
 }
+
+/// Who may sign out: anyone.
+pub const LOGOUT: Access = Access::Public;
 
 /// Ends the session whose secret is `session`, when there is one, and answers where the browser
 /// goes next. With single sign-out on, a session opened through the OpenID provider goes on to

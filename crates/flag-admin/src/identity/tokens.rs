@@ -6,12 +6,15 @@ pub mod types;
 use flag_store::models::NewApiToken;
 use flag_store::{StoreError, queries};
 
-use crate::identity::auth::{Caller, DEFAULT_ENVIRONMENT};
+use crate::identity::auth::{Access, Caller, DEFAULT_ENVIRONMENT};
 use crate::identity::tokens::types::{
     CreateToken, CreatedTokenOut, TokenOut, TokensOut, UpdateToken, project_field, project_part,
 };
 use crate::runtime::domain::TokenType;
 use crate::{AdminError, runtime::Runtime, runtime::db, runtime::secrets};
+
+/// Who may list the API tokens.
+pub const LIST: Access = Access::AdminRead;
 
 /// Every token, without its secret.
 pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
@@ -22,6 +25,9 @@ pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
         .collect::<Result<_, _>>()?;
     Ok(TokensOut { tokens })
 }
+
+/// Who may create an API token.
+pub const CREATE: Access = Access::Admin;
 
 /// Creates a client, backend or frontend token for an existing environment
 /// ([`DEFAULT_ENVIRONMENT`] when none is named) and existing projects (every project when none is
@@ -124,6 +130,9 @@ pub async fn create(
     })
 }
 
+/// Who may delete an API token by its secret.
+pub const DELETE: Access = Access::Admin;
+
 /// Deletes the token whose secret is `secret`; an unknown secret changes nothing and is no
 /// error, as in Unleash.
 pub async fn delete(ctx: &Runtime, caller: &Caller, secret: &str) -> Result<(), AdminError> {
@@ -138,6 +147,9 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, secret: &str) -> Result<(), 
     })
     .await
 }
+
+/// Who may delete an API token by its id.
+pub const DELETE_BY_ID: Access = Access::Admin;
 
 /// Deletes the token with `id`, as the token list numbers them: for the console, which shows
 /// tokens without their secrets.
@@ -156,12 +168,18 @@ pub async fn delete_by_id(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(),
     .await
 }
 
+/// Who may find API tokens by name.
+pub const BY_NAME: Access = Access::AdminRead;
+
 /// The tokens named `name`, without their secrets; names need not be unique.
 pub async fn by_name(ctx: &Runtime, name: String) -> Result<TokensOut, AdminError> {
     let mut tokens = list(ctx).await?;
     tokens.tokens.retain(|token| token.token_name == name);
     Ok(tokens)
 }
+
+/// Who may change when an API token expires.
+pub const SET_EXPIRY: Access = Access::Admin;
 
 /// Sets when the token whose secret is `secret` stops working; a time in the past revokes it.
 /// An unknown secret changes nothing.
@@ -182,6 +200,9 @@ pub async fn set_expiry(
     Ok(())
 }
 
+/// Who may list a project's API tokens.
+pub const OF_PROJECT: Access = Access::AdminRead;
+
 /// The client and frontend tokens that reach `project`, without their secrets: those limited
 /// to it (alone or with others) and those for every project.
 pub async fn of_project(ctx: &Runtime, project: String) -> Result<TokensOut, AdminError> {
@@ -198,6 +219,9 @@ pub async fn of_project(ctx: &Runtime, project: String) -> Result<TokensOut, Adm
     Ok(tokens)
 }
 
+/// Who may create an API token for a project.
+pub const CREATE_FOR_PROJECT: Access = Access::Admin;
+
 /// Creates a token for `project` alone.
 pub async fn create_for_project(
     ctx: &Runtime,
@@ -211,6 +235,9 @@ pub async fn create_for_project(
     request.project = None;
     create(ctx, caller, request).await
 }
+
+/// Who may delete a project's API token.
+pub const DELETE_FOR_PROJECT: Access = Access::Admin;
 
 /// Deletes the token whose secret is `secret`, which must be limited to `project` alone.
 pub async fn delete_for_project(

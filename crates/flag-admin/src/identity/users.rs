@@ -5,11 +5,14 @@ pub mod types;
 use flag_store::models::{NewUser, UserChanges};
 use flag_store::queries;
 
-use crate::identity::auth::Caller;
+use crate::identity::auth::{Access, Caller};
 use crate::identity::users::types::UserOut;
 use crate::identity::users::types::{CreateUserRequest, UpdateUserRequest, UsersResponse};
 use crate::runtime::input;
 use crate::{AdminError, Detail, identity::password, runtime::Runtime, runtime::db};
+
+/// Who may list the users.
+pub const LIST: Access = Access::AdminRead;
 
 /// Every user, and the root roles.
 pub async fn list(ctx: &Runtime) -> Result<UsersResponse, AdminError> {
@@ -24,6 +27,9 @@ pub(crate) async fn hash_password(ctx: &Runtime, password: String) -> Result<Str
         .await?
         .map_err(|error| AdminError::Internal(format!("password hashing failed: {error}")))
 }
+
+/// Who may create a user.
+pub const CREATE: Access = Access::Admin;
 
 /// Creates a user with an email, a username or both, a root role, and optionally a password
 /// that follows Unleash's rules.
@@ -70,6 +76,9 @@ pub async fn create(
     UserOut::try_from(row)
 }
 
+/// Who may change a user.
+pub const UPDATE: Access = Access::Admin;
+
 /// Changes a user's email, name or root role.
 pub async fn update(
     ctx: &Runtime,
@@ -95,6 +104,9 @@ pub async fn update(
     .await?;
     UserOut::try_from(row)
 }
+
+/// Who may delete a user.
+pub const DELETE: Access = Access::Admin;
 
 /// Deletes a user.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {

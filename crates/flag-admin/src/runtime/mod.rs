@@ -49,6 +49,11 @@ impl Runtime {
         })
     }
 
+    /// The store.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     /// The settings.
     pub fn settings(&self) -> &Settings {
         &self.settings

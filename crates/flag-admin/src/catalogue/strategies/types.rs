@@ -7,6 +7,7 @@ use flag_store::queries::strategies::StrategyInput;
 use serde::Deserialize;
 use utoipa::ToSchema;
 
+use crate::catalogue::features::types::StrategyOut;
 use crate::catalogue::model::{ConstraintSchema, VariantSchema};
 use crate::runtime::error::AdminError;
 
@@ -36,6 +37,90 @@ pub struct StrategyRequest {
     #[serde(default)]
     #[schema(value_type = Vec<VariantSchema>)]
     variants: Vec<Variant>,
+}
+
+impl StrategyRequest {
+    /// A strategy of type `name` and nothing else: no title, parameters, constraints, segments
+    /// or variants, enabled, after the others.
+    pub fn new(name: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            title: None,
+            disabled: None,
+            sort_order: None,
+            parameters: BTreeMap::new(),
+            constraints: Vec::new(),
+            segments: Vec::new(),
+            variants: Vec::new(),
+        }
+    }
+
+    /// The strategy type.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Sets the strategy type; the parameters stay until [`clear_parameters`](Self::clear_parameters).
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        self.name = name.into();
+    }
+
+    /// Drops every parameter.
+    pub fn clear_parameters(&mut self) {
+        self.parameters.clear();
+    }
+
+    /// Sets the parameter `name` to `value`.
+    pub fn set_parameter(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.parameters
+            .insert(name.into(), serde_json::Value::String(value.into()));
+    }
+
+    /// The constraints.
+    pub fn constraints(&self) -> &[Constraint] {
+        &self.constraints
+    }
+
+    /// Replaces the constraints.
+    pub fn set_constraints(&mut self, constraints: Vec<Constraint>) {
+        self.constraints = constraints;
+    }
+}
+
+/// The request that saves a stored strategy as it stands: an edit starts from it and changes
+/// only what it sets.
+impl TryFrom<StrategyOut> for StrategyRequest {
+    type Error = AdminError;
+
+    fn try_from(stored: StrategyOut) -> Result<Self, AdminError> {
+        let out_of_range = |what: &str, value: i64| {
+            AdminError::Internal(format!(
+                "strategy {} has the {what} {value}, out of range",
+                stored.id
+            ))
+        };
+        let sort_order =
+            i32::try_from(stored.sort_order).map_err(|_| out_of_range("sort order", stored.sort_order))?;
+        let segments = stored
+            .segments
+            .iter()
+            .map(|&id| i32::try_from(id).map_err(|_| out_of_range("segment", id)))
+            .collect::<Result<_, _>>()?;
+        Ok(Self {
+            parameters: stored
+                .parameters
+                .iter()
+                .map(|(name, value)| (name.to_owned(), serde_json::Value::String(value.to_owned())))
+                .collect(),
+            name: stored.name,
+            title: stored.title,
+            disabled: Some(stored.disabled),
+            sort_order: Some(sort_order),
+            constraints: stored.constraints,
+            segments,
+            variants: stored.variants,
+        })
+    }
 }
 
 impl StrategyRequest {

@@ -104,6 +104,23 @@ impl VariantsPush {
         })
     }
 
+    /// A variants-batch command from typed values: `variants` for every one of `environments`,
+    /// checked as [`parse`](Self::parse) checks a body that sends them, and answered as such a
+    /// body is, so a page's save and the API's agree.
+    pub fn new(variants: &[Variant], environments: Vec<String>) -> Result<Self, AdminError> {
+        let list = serde_json::to_value(variants)
+            .map_err(|error| AdminError::Internal(format!("cannot write variants as JSON: {error}")))?;
+        let (raw, variants) = parse_list(list, "/variants")?;
+        if environments.is_empty() {
+            return Err(AdminError::invalid("/environments", "no environments provided"));
+        }
+        Ok(Self {
+            raw,
+            variants,
+            environments,
+        })
+    }
+
     /// The environments to write, as named (repeats included).
     pub fn environments(&self) -> &[String] {
         &self.environments

@@ -69,23 +69,26 @@ pub struct FeatureQuery {
     pub environment: Option<String>,
 }
 
-/// What the document was made for, as the answer repeats it and its `ETag` hashes it.
+/// What the document was made for, as the answer repeats it and its `ETag` hashes it; made by
+/// [`question`](crate::delivery::client::question) alone, so every protocol reads a query alike.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct ClientFeaturesQuery {
     /// The token's environment, else the query's, else `development`.
     pub environment: String,
-    /// The token's projects, else the query's project; absent for every project.
+    /// The token's projects, else the query's project, sorted and without repeats; absent for
+    /// every project.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<Vec<String>>,
-    /// The query's name prefix; absent when none was given.
+    /// The query's name prefix; absent when none, or an empty one, was given.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub name_prefix: Option<String>,
     /// The query's tags, as `[type, value]`: features with any of them; absent when none were
-    /// given.
+    /// given, and for the delta API, where tags do not filter.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tag: Option<Vec<[String; 2]>>,
-    /// False when the SDK asked for segments separately (`Unleash-Client-Spec` 4.2.0 or later).
+    /// False when the SDK asked for segments separately (`Unleash-Client-Spec` 4.2.0 or later),
+    /// and always for the delta API.
     pub inline_segment_constraints: bool,
 }
 

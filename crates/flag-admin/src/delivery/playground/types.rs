@@ -417,6 +417,281 @@ fn segment_out<'a>(segment: &SegmentResult<'a>) -> SegmentOut<'a> {
     }
 }
 
+/// An advanced playground request as typed values: what an interface builds from its own form,
+/// and [`body`](Self::body) turns into the body the operation reads, coerces and echoes.
+#[derive(Debug, Clone, Default)]
+pub struct PlaygroundQuery {
+    /// The environments to evaluate in, at least one.
+    pub environments: Vec<String>,
+    /// The projects to evaluate; every project when `None`.
+    pub projects: Option<Vec<String>>,
+    /// The context; a value with commas is tried one part at a time.
+    pub context: PlaygroundContext,
+}
+
+impl PlaygroundQuery {
+    /// The body of `POST /api/admin/playground/advanced` that asks the same, in the key order
+    /// the answer echoes it: `environments`, `projects` (`"*"` for every project), `context`.
+    pub fn body(&self) -> Value {
+        let mut body = Map::new();
+        body.insert("environments".into(), Value::from(self.environments.clone()));
+        body.insert(
+            "projects".into(),
+            match &self.projects {
+                Some(projects) => Value::from(projects.clone()),
+                None => Value::from("*"),
+            },
+        );
+        body.insert("context".into(), self.context.body());
+        Value::Object(body)
+    }
+}
+
+/// A playground context as typed values: its `appName`, the fields with a place of their own,
+/// and the custom properties, each in the order set.
+#[derive(Debug, Clone, Default)]
+pub struct PlaygroundContext {
+    app_name: String,
+    fields: Vec<(String, String)>,
+    properties: Vec<(String, String)>,
+}
+
+impl PlaygroundContext {
+    /// The fields with a place of their own in Unleash's context, besides `appName` and the
+    /// `environment` each evaluation sets.
+    pub const OWN_FIELDS: [&str; 4] = ["userId", "sessionId", "remoteAddress", "currentTime"];
+
+    /// A context for the application `app_name`, with no other field.
+    pub fn new(app_name: impl Into<String>) -> Self {
+        Self {
+            app_name: app_name.into(),
+            ..Self::default()
+        }
+    }
+
+    /// Sets the context field `name`: in its own place when it is one of
+    /// [`OWN_FIELDS`](Self::OWN_FIELDS), else as a custom property. Set again, the later value
+    /// wins.
+    pub fn set(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        let name = name.into();
+        if Self::OWN_FIELDS.contains(&name.as_str()) {
+            self.fields.push((name, value.into()));
+        } else {
+            self.properties.push((name, value.into()));
+        }
+    }
+
+    /// Sets the custom property `name`, whatever its name. Set again, the later value wins.
+    pub fn set_property(&mut self, name: impl Into<String>, value: impl Into<String>) {
+        self.properties.push((name.into(), value.into()));
+    }
+
+    /// The context as a body gives it: `appName`, the fields, then `properties` when there are
+    /// any.
+    fn body(&self) -> Value {
+        let mut context = Map::new();
+        context.insert("appName".into(), Value::from(self.app_name.clone()));
+        for (name, value) in &self.fields {
+            context.insert(name.clone(), Value::from(value.clone()));
+        }
+        if !self.properties.is_empty() {
+            let properties = self
+                .properties
+                .iter()
+                .map(|(name, value)| (name.clone(), Value::from(value.clone())))
+                .collect();
+            context.insert("properties".into(), Value::Object(properties));
+        }
+        Value::Object(context)
+    }
+}
+
+/// The advanced playground's answer read back whole, for an interface that shows it rather than
+/// passing it on: the parts it shows, typed. It is read from the very answer the API gives, so
+/// the two cannot disagree.
+pub mod shown {
+    use std::collections::BTreeMap;
+    use std::fmt;
+
+    use serde::Deserialize;
+    use serde::de::{Deserializer, IgnoredAny, MapAccess, Visitor};
+
+    /// The answer.
+    #[derive(Debug, Deserialize)]
+    pub struct Answer {
+        /// Each flag of the projects asked for.
+        pub features: Vec<Flag>,
+    }
+
+    /// One flag in every environment asked for.
+    #[derive(Debug, Deserialize)]
+    pub struct Flag {
+        /// Its name.
+        pub name: String,
+        /// Its entries by environment, in name order: one per context combination.
+        pub environments: BTreeMap<String, Vec<Entry>>,
+    }
+
+    /// One flag for one context combination in one environment, and why.
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Entry {
+        /// Whether it is on.
+        pub is_enabled: bool,
+        /// Whether it is switched on in the environment.
+        pub is_enabled_in_current_environment: bool,
+        /// Whether a parent flag's condition is not met.
+        pub has_unsatisfied_dependency: bool,
+        /// The variant given.
+        pub variant: Variant,
+        /// The combination evaluated: each field and its value, in the request's order.
+        #[serde(default, deserialize_with = "pairs")]
+        pub context: Vec<(String, String)>,
+        /// Each strategy's result.
+        pub strategies: Strategies,
+    }
+
+    /// The variant an entry gives.
+    #[derive(Debug, Deserialize)]
+    pub struct Variant {
+        /// Its name; `disabled` when none is given.
+        pub name: String,
+        /// Whether one is given.
+        pub enabled: bool,
+    }
+
+    /// The strategies of an entry.
+    #[derive(Debug, Deserialize)]
+    pub struct Strategies {
+        /// Each strategy, in evaluation order.
+        pub data: Vec<Strategy>,
+    }
+
+    /// One strategy with its result.
+    #[derive(Debug, Deserialize)]
+    pub struct Strategy {
+        /// Its type.
+        pub name: String,
+        /// Its display title.
+        #[serde(default)]
+        pub title: Option<String>,
+        /// Whether it is disabled, and so skipped.
+        pub disabled: bool,
+        /// Its result.
+        pub result: StrategyOutcome,
+        /// Its parameters, by name.
+        #[serde(default)]
+        pub parameters: BTreeMap<String, String>,
+        /// Its constraints with their results.
+        #[serde(default)]
+        pub constraints: Vec<Constraint>,
+        /// Its segments with their results.
+        #[serde(default)]
+        pub segments: Vec<Segment>,
+    }
+
+    /// A strategy's result.
+    #[derive(Debug, Deserialize)]
+    pub struct StrategyOutcome {
+        /// Whether it enables the flag; `None` when it could not be evaluated (`"unknown"`).
+        #[serde(deserialize_with = "known")]
+        pub enabled: Option<bool>,
+    }
+
+    /// A constraint with its result.
+    #[derive(Debug, Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub struct Constraint {
+        /// The context field it reads.
+        pub context_name: String,
+        /// Its operator.
+        pub operator: String,
+        /// Values of a list operator.
+        #[serde(default)]
+        pub values: Vec<String>,
+        /// Value of a single-value operator.
+        #[serde(default)]
+        pub value: Option<String>,
+        /// Whether the result is negated.
+        #[serde(default)]
+        pub inverted: Option<bool>,
+        /// Whether it holds.
+        pub result: bool,
+    }
+
+    /// A segment with its result.
+    #[derive(Debug, Deserialize)]
+    pub struct Segment {
+        /// Its name.
+        pub name: String,
+        /// Whether it holds.
+        pub result: bool,
+        /// Its constraints with their results.
+        #[serde(default)]
+        pub constraints: Vec<Constraint>,
+    }
+
+    /// `true` or `false`, else (`"unknown"`) `None`.
+    fn known<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Option<bool>, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Outcome {
+            Known(bool),
+            Unknown(IgnoredAny),
+        }
+        Ok(match Outcome::deserialize(deserializer)? {
+            Outcome::Known(known) => Some(known),
+            Outcome::Unknown(_) => None,
+        })
+    }
+
+    /// A JSON object of strings as its pairs, in its order.
+    fn pairs<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<(String, String)>, D::Error> {
+        struct Pairs;
+
+        impl<'de> Visitor<'de> for Pairs {
+            type Value = Vec<(String, String)>;
+
+            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+                formatter.write_str("an object of strings")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0));
+                while let Some(pair) = map.next_entry()? {
+                    pairs.push(pair);
+                }
+                Ok(pairs)
+            }
+        }
+
+        deserializer.deserialize_map(Pairs)
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        #[test]
+        fn an_entry_reads_back_with_its_context_in_order() -> Result<(), serde_json::Error> {
+            let entry: Entry = serde_json::from_str(
+                r#"{"isEnabled": false, "isEnabledInCurrentEnvironment": true,
+                    "hasUnsatisfiedDependency": false, "variant": {"name": "disabled", "enabled": false},
+                    "context": {"userId": "2", "appName": "web"},
+                    "strategies": {"result": "unknown", "data": [{"name": "default", "id": "s",
+                        "disabled": false, "result": {"enabled": "unknown", "evaluationStatus": "incomplete"},
+                        "parameters": {}, "constraints": [], "segments": [], "links": {"edit": "/"}}]}}"#,
+            )?;
+            assert_eq!(
+                entry.context,
+                [("userId".into(), "2".into()), ("appName".into(), "web".into())]
+            );
+            assert_eq!(entry.strategies.data[0].result.enabled, None);
+            Ok(())
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;

@@ -4,6 +4,7 @@
 use chrono::NaiveDateTime;
 use flag_store::models::UserRow;
 use flag_store::queries::signup_tokens::SignupToken;
+use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -17,6 +18,18 @@ pub struct SignupTokenUser {
     id: i32,
     name: Option<String>,
     username: Option<String>,
+}
+
+impl SignupTokenUser {
+    /// Their display name.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Their login name.
+    pub fn username(&self) -> Option<&str> {
+        self.username.as_deref()
+    }
 }
 
 impl From<UserRow> for SignupTokenUser {
@@ -56,6 +69,32 @@ impl SignupTokenResponse {
     pub fn secret(&self) -> &str {
         &self.secret
     }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The invite link.
+    pub fn url(&self) -> Option<&str> {
+        self.url.as_deref()
+    }
+
+    /// When it expires, in RFC 3339.
+    pub fn expires_at(&self) -> &str {
+        &self.expires_at
+    }
+
+    /// Whether it can be used now: switched on and not expired.
+    pub fn enabled(&self) -> bool {
+        self.enabled
+    }
+
+    /// The users who signed up with it.
+    pub fn users(&self) -> &[SignupTokenUser] {
+        &self.users
+    }
+
     /// The token as it stands at `now`: an expired token is never shown as enabled, so the
     /// answer depends on the time as well as on the row.
     pub fn new(token: SignupToken, now: NaiveDateTime) -> Self {
@@ -82,6 +121,11 @@ pub struct SignupTokensResponse {
 }
 
 impl SignupTokensResponse {
+    /// The tokens.
+    pub fn tokens(&self) -> &[SignupTokenResponse] {
+        &self.tokens
+    }
+
     /// The tokens as they stand at `now`.
     pub fn new(tokens: Vec<SignupToken>, now: NaiveDateTime) -> Self {
         Self {
@@ -104,6 +148,17 @@ pub struct CreateSignupTokenRequest {
     pub expires_at: Timestamp,
 }
 
+impl CreateSignupTokenRequest {
+    /// A link named `name` that expires at `expires_at`, read as a body's `expiresAt` is; when
+    /// it does not read, why, as a body is told.
+    pub fn new(name: String, expires_at: &str) -> Result<Self, String> {
+        Ok(Self {
+            name,
+            expires_at: timestamp(expires_at)?,
+        })
+    }
+}
+
 /// Body of `PUT /api/admin/invite-link/tokens/{token}`: at least one of the two.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -116,6 +171,31 @@ pub struct UpdateSignupTokenRequest {
     #[serde(default, deserialize_with = "crate::runtime::input::not_null")]
     #[schema(nullable = false, value_type = bool)]
     pub enabled: Option<bool>,
+}
+
+impl UpdateSignupTokenRequest {
+    /// A new expiry alone, read as a body's `expiresAt` is; when it does not read, why, as a
+    /// body is told.
+    pub fn expiring(expires_at: &str) -> Result<Self, String> {
+        Ok(Self {
+            expires_at: Some(timestamp(expires_at)?),
+            enabled: None,
+        })
+    }
+
+    /// Switching the link on or off, alone.
+    pub fn switching(enabled: bool) -> Self {
+        Self {
+            expires_at: None,
+            enabled: Some(enabled),
+        }
+    }
+}
+
+/// `text` read as a body's time is, with the same refusal.
+fn timestamp(text: &str) -> Result<Timestamp, String> {
+    Timestamp::deserialize(text.into_deserializer())
+        .map_err(|error: serde::de::value::Error| error.to_string())
 }
 
 /// Body of `POST /invite/{token}/signup` (Unleash's `createInvitedUserSchema`).

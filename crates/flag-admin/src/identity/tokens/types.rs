@@ -2,6 +2,7 @@
 
 use flag_store::StoreError;
 use flag_store::models::ApiTokenRow;
+use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -143,6 +144,25 @@ pub struct CreateToken {
     /// When it stops working.
     #[serde(default)]
     pub expires_at: Option<Timestamp>,
+}
+
+impl CreateToken {
+    /// A token named `token_name` of the type `token_type` (read as a body's `type` is), for
+    /// `environment` and every project (`*`); when the type does not read, why, as a body is
+    /// told.
+    pub fn new(token_name: String, token_type: &str, environment: String) -> Result<Self, String> {
+        let token_type = TokenType::deserialize(token_type.into_deserializer())
+            .map_err(|error: serde::de::value::Error| error.to_string())?;
+        Ok(Self {
+            token_name: Some(token_name),
+            username: None,
+            token_type,
+            environment: Some(environment),
+            projects: Some(vec!["*".to_owned()]),
+            project: None,
+            expires_at: None,
+        })
+    }
 }
 
 /// Body of `PUT /api/admin/api-tokens/{token}`.

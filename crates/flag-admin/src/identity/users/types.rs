@@ -1,6 +1,7 @@
 //! Bodies and answers of `/api/admin/user-admin`.
 
 use flag_store::models::{RoleRow, UserRow};
+use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
@@ -19,6 +20,18 @@ pub struct Role {
     #[serde(rename = "type")]
     #[schema(example = "root")]
     role_type: String,
+}
+
+impl Role {
+    /// Unleash's id of the role.
+    pub fn id(&self) -> i32 {
+        self.id
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
 }
 
 impl From<RootRole> for Role {
@@ -48,6 +61,18 @@ pub struct UsersResponse {
     users: Vec<UserOut>,
     /// Admin, Editor and Viewer, in id order.
     root_roles: Vec<Role>,
+}
+
+impl UsersResponse {
+    /// Every user.
+    pub fn users(&self) -> &[UserOut] {
+        &self.users
+    }
+
+    /// The root roles users can hold, in id order.
+    pub fn root_roles(&self) -> &[Role] {
+        &self.root_roles
+    }
 }
 
 impl TryFrom<Vec<UserRow>> for UsersResponse {
@@ -110,6 +135,20 @@ pub struct UpdateUserRequest {
     pub root_role: Option<RootRole>,
 }
 
+impl UpdateUserRequest {
+    /// A change of root role alone, to the role with the id `role`, read as a body's `rootRole`
+    /// number is; when it is no root role, why, as a body is told.
+    pub fn role_change(role: i64) -> Result<Self, String> {
+        let root_role = RootRole::deserialize(role.into_deserializer())
+            .map_err(|error: serde::de::value::Error| error.to_string())?;
+        Ok(Self {
+            email: None,
+            name: None,
+            root_role: Some(root_role),
+        })
+    }
+}
+
 /// The user as Unleash returns it (Unleash's `userSchema`), never with a password or its hash.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -169,6 +208,33 @@ pub fn image_url(email: Option<&str>, username: Option<&str>, id: i32) -> String
         hex::encode(Sha256::digest(key))
     )
 }
+impl UserOut {
+    /// Their id.
+    pub fn id(&self) -> i32 {
+        self.id
+    }
+
+    /// Their display name.
+    pub fn name(&self) -> Option<&str> {
+        self.name.as_deref()
+    }
+
+    /// Their login name.
+    pub fn username(&self) -> Option<&str> {
+        self.username.as_deref()
+    }
+
+    /// Their email.
+    pub fn email(&self) -> Option<&str> {
+        self.email.as_deref()
+    }
+
+    /// Their root role.
+    pub fn root_role(&self) -> RootRole {
+        self.root_role
+    }
+}
+
 impl TryFrom<UserRow> for UserOut {
     type Error = crate::runtime::error::AdminError;
 

@@ -1,0 +1,9 @@
+//! Who may do what: API tokens and what each one may call, users and their roles, invite links
+//! and signup, sessions, and single sign-on.
+
+mod invite;
+mod session;
+mod sso;
+mod token_scope;
+mod tokens;
+mod users;

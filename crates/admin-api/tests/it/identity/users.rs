@@ -1,0 +1,240 @@
+//! Users and their roles: administrators create, change and delete users, an editor writes flags
+//! and variants but administers nothing, a demoted session loses its writes at once; and the user
+//! operations' answers, pinned.
+
+use actix_web::body::MessageBody;
+use actix_web::dev::{Service, ServiceResponse};
+use actix_web::http::StatusCode;
+use actix_web::test;
+use serde_json::{Value, json};
+
+use crate::common::{ADMIN, TestApp, assert_error, get, post, put, seed_feature, send};
+
+pub(super) const PASSWORD: &str = "Corr3ct-Horse!";
+
+/// Creates a user with a password through the admin API and returns the answer.
+pub(super) async fn create_user<S, B>(service: &S, email: &str) -> Value
+where
+    S: Service<actix_http::Request, Response = ServiceResponse<B>, Error = actix_web::Error>,
+    B: MessageBody,
+{
+    let body = json!({"email": email, "name": "Ed", "rootRole": "Editor", "password": PASSWORD});
+    let (status, user) = send(service, post("/api/admin/user-admin", ADMIN, body)).await;
+    assert_eq!(status, StatusCode::CREATED, "{user}");
+    user
+}
+
+#[actix_web::test]
+async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(), Box<dyn std::error::Error>>
+{
+    let app = TestApp::new();
+    let password = "Ed1tor-Passw0rd!";
+    flag_store::queries::users::create(
+        &mut *app.store.connection()?,
+        &flag_store::models::NewUser {
+            name: Some("Ed".into()),
+            username: Some("ed".into()),
+            email: Some("ed@example.com".into()),
+            password_hash: Some(flag_admin::identity::password::hash(password).map_err(|e| e.to_string())?),
+            root_role: 2,
+            created_at: chrono::Utc::now().naive_utc(),
+        },
+        &flag_store::models::Actor::system(),
+    )?;
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let cookie = crate::common::login(&service, "ed", password).await;
+
+    let batch = test::TestRequest::put()
+        .uri("/api/admin/projects/default/features/f/variants-batch")
+        .cookie(cookie.clone())
+        .set_json(
+            json!({"variants": [{"name": "a", "weight": 1}], "environments": ["development", "production"]}),
+        );
+    let (status, body) = send(&service, batch).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let create = test::TestRequest::post()
+        .uri("/api/admin/projects/default/features")
+        .cookie(cookie.clone())
+        .set_json(json!({"name": "by-editor"}));
+    assert_eq!(send(&service, create).await.0, StatusCode::CREATED);
+    for request in [
+        test::TestRequest::get().uri("/api/admin/invite-link/tokens"),
+        test::TestRequest::post()
+            .uri("/api/admin/api-tokens")
+            .set_json(json!({"tokenName": "x", "type": "client"})),
+        test::TestRequest::post()
+            .uri("/api/admin/environments")
+            .set_json(json!({"name": "qa", "type": "test"})),
+    ] {
+        let (status, body) = send(&service, request.cookie(cookie.clone())).await;
+        assert_error(status, &body, 403, "NoAccessError");
+    }
+    Ok(())
+}
+
+#[actix_web::test]
+async fn administrators_manage_users_and_their_roles() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let password = "Edit0r-Passw0rd!";
+    let (status, user) = send(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": "Ed@Example.com", "name": "Ed", "rootRole": "Editor", "password": password}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{user}");
+    assert_eq!(
+        (user["email"].clone(), user["rootRole"].clone()),
+        (json!("ed@example.com"), json!(2))
+    );
+    let id = user["id"].as_i64().unwrap_or_default();
+
+    for (body, path) in [
+        (json!({"email": "ed@example.com", "rootRole": 3}), None),
+        (
+            json!({"email": "x@example.com", "rootRole": 7}),
+            Some("/rootRole"),
+        ),
+        (json!({"rootRole": 3}), Some("/email")),
+        (
+            json!({"email": "y@example.com", "rootRole": 3, "password": "weak"}),
+            Some("/password"),
+        ),
+    ] {
+        let (status, response) = send(&service, post("/api/admin/user-admin", ADMIN, body)).await;
+        match path {
+            None => assert_error(status, &response, 409, "NameExistsError"),
+            Some(path) => {
+                assert_error(status, &response, 400, "ValidationError");
+                assert_eq!(response["details"][0]["path"], json!(path));
+            }
+        }
+    }
+
+    let cookie = crate::common::login(&service, "ed@example.com", password).await;
+    let batch = || {
+        test::TestRequest::put()
+            .uri("/api/admin/projects/default/features/f/variants-batch")
+            .cookie(cookie.clone())
+            .set_json(json!({"variants": [], "environments": ["development"]}))
+    };
+    assert_eq!(send(&service, batch()).await.0, StatusCode::OK);
+    let (status, body) = send(
+        &service,
+        test::TestRequest::get()
+            .uri("/api/admin/user-admin")
+            .cookie(cookie.clone()),
+    )
+    .await;
+    assert_error(status, &body, 403, "NoAccessError");
+
+    // Demoted to Viewer, the same session can no longer write.
+    let (status, updated) = send(
+        &service,
+        crate::common::put(
+            &format!("/api/admin/user-admin/{id}"),
+            ADMIN,
+            json!({"rootRole": 3}),
+        ),
+    )
+    .await;
+    assert_eq!((status, updated["rootRole"].clone()), (StatusCode::OK, json!(3)));
+    let (status, body) = send(&service, batch()).await;
+    assert_error(status, &body, 403, "NoAccessError");
+
+    let (_, listed) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    assert_eq!(listed["users"].as_array().map(Vec::len), Some(1));
+    let delete = test::TestRequest::delete()
+        .uri(&format!("/api/admin/user-admin/{id}"))
+        .insert_header(("Authorization", ADMIN));
+    assert_eq!(send(&service, delete).await.0, StatusCode::OK);
+    let (status, body) = send(&service, batch()).await;
+    assert_error(status, &body, 401, "AuthenticationRequired");
+    let (status, body) = send(
+        &service,
+        crate::common::put("/api/admin/user-admin/999", ADMIN, json!({"rootRole": 2})),
+    )
+    .await;
+    assert_error(status, &body, 404, "NotFoundError");
+}
+
+// The user operations' answers, pinned.
+
+#[actix_web::test]
+async fn list_users_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    create_user(&service, "ed@example.com").await;
+    let (status, body) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {".users[].id" => "[id]", ".users[].createdAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn create_user_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let body = json!({"email": "Ed@Example.com", "username": "ed", "name": "Ed", "rootRole": 2, "password": PASSWORD, "sendEmail": false});
+    let (status, body) = send(&service, post("/api/admin/user-admin", ADMIN, body)).await;
+    assert_eq!(status, StatusCode::CREATED);
+    insta::assert_json_snapshot!(body, {".id" => "[id]", ".createdAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn create_user_error_with_a_project_role() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let body = json!({"email": "x@example.com", "rootRole": 4});
+    let (status, body) = send(&service, post("/api/admin/user-admin", ADMIN, body)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn update_user_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let user = create_user(&service, "ed@example.com").await;
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/user-admin/{}", user["id"]),
+            ADMIN,
+            json!({"name": "Edward", "rootRole": "viewer"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    insta::assert_json_snapshot!(body, {".id" => "[id]", ".createdAt" => "[time]"});
+}
+
+#[actix_web::test]
+async fn update_user_error_when_unknown() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, body) = send(
+        &service,
+        put("/api/admin/user-admin/999", ADMIN, json!({"rootRole": 2})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    insta::assert_json_snapshot!(body, {".id" => "[id]"});
+}
+
+#[actix_web::test]
+async fn delete_user_answer() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let user = create_user(&service, "ed@example.com").await;
+    let request = test::TestRequest::delete()
+        .uri(&format!("/api/admin/user-admin/{}", user["id"]))
+        .insert_header(("Authorization", ADMIN));
+    let (status, body) = send(&service, request).await;
+    insta::assert_json_snapshot!(json!({"status": status.as_u16(), "body": body}));
+}

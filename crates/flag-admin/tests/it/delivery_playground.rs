@@ -1,0 +1,379 @@
+//! The playgrounds and the compiled environments they evaluate with: `delivery::playground` and
+//! `delivery::engines`, on the backend under test.
+
+use std::sync::Arc;
+
+use flag_admin::delivery::engines;
+use flag_admin::delivery::playground::types::{PlaygroundContext, PlaygroundQuery};
+use flag_admin::delivery::playground::{self, Chunked};
+use flag_admin::identity::auth::Caller;
+use flag_admin::runtime::domain::RootRole;
+use flag_admin::{AdminError, Settings};
+use flag_store::queries::evaluation::ProjectScope;
+use serde_json::{Value, json};
+
+use crate::common::{self, Outcome, World};
+
+/// A whole answer, its parts joined, as JSON.
+fn read(mut answer: impl Chunked) -> Result<Value, Box<dyn std::error::Error>> {
+    let mut bytes = Vec::new();
+    while let Some(chunk) = answer.next_chunk() {
+        bytes.extend(chunk?);
+    }
+    assert!(answer.is_finished());
+    Ok(serde_json::from_slice(&bytes)?)
+}
+
+/// The deprecated playground's answer to `body`, as JSON.
+async fn played(world: &World, caller: &Caller, body: Value) -> Result<Value, Box<dyn std::error::Error>> {
+    read(playground::deprecated(&world.ctx, world.ctx.delivery(), caller, body).await?)
+}
+
+/// The advanced playground's answer to `body`, as JSON.
+async fn advanced(world: &World, caller: &Caller, body: Value) -> Result<Value, Box<dyn std::error::Error>> {
+    read(playground::advanced(&world.ctx, world.ctx.delivery(), caller, body).await?)
+}
+
+/// The path of a validation failure's first detail, or a description of what came instead.
+fn path<T: std::fmt::Debug>(result: Result<T, AdminError>) -> String {
+    match result {
+        Err(AdminError::Validation { details, .. }) => details
+            .first()
+            .and_then(|detail| detail.path.clone())
+            .unwrap_or_default(),
+        other => format!("not a validation failure: {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn the_playground_explains_each_flag_for_a_context() -> Outcome {
+    let world = World::new()?;
+    common::demo_flags(&world)?;
+    let caller = common::admin(playground::DEPRECATED);
+    let body = json!({"environment": "development", "context": {"appName": "web", "userId": 7, "properties": {"plan": "pro"}}});
+    let answer = played(&world, &caller, body).await?;
+    // The input is echoed after coercion.
+    assert_eq!(answer["input"]["context"]["userId"], "7");
+    let enabled: Vec<(&str, bool)> = answer["features"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|feature| {
+            (
+                feature["name"].as_str().unwrap_or_default(),
+                feature["isEnabled"] == true,
+            )
+        })
+        .collect();
+    assert_eq!(
+        enabled,
+        [("everyone", true), ("pro-only", true), ("switched-off", false)]
+    );
+    assert_eq!(answer["features"][1]["variant"]["name"], "gold");
+    assert_eq!(
+        answer["features"][1]["strategies"]["data"][0]["constraints"][0]["result"],
+        true
+    );
+    assert_eq!(answer["features"][2]["isEnabledInCurrentEnvironment"], false);
+
+    let free = json!({"environment": "development", "context": {"appName": "web", "plan": "free"}});
+    assert_eq!(
+        played(&world, &caller, free).await?["features"][1]["isEnabled"],
+        false
+    );
+    // Unknown projects match nothing, and an unknown environment has every flag off.
+    let none = json!({"environment": "development", "projects": ["nope"], "context": {"appName": "a"}});
+    assert_eq!(played(&world, &caller, none).await?["features"], json!([]));
+    let nowhere = json!({"environment": "nowhere", "context": {"appName": "a"}});
+    let nowhere = played(&world, &caller, nowhere).await?;
+    assert!(
+        nowhere["features"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|feature| feature["isEnabled"] == false)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_playground_request_that_breaks_a_rule_is_refused() -> Outcome {
+    let world = World::new()?;
+    let (ctx, delivery) = (&world.ctx, world.ctx.delivery());
+    let caller = common::admin(playground::DEPRECATED);
+    for (body, at) in [
+        (json!([]), "/"),
+        (json!({"context": {"appName": "a"}}), "/environment"),
+        (
+            json!({"environment": {"name": "development"}, "context": {"appName": "a"}}),
+            "/environment",
+        ),
+        (json!({"environment": "development"}), "/context"),
+        (
+            json!({"environment": "development", "context": {}}),
+            "/context/appName",
+        ),
+        (
+            json!({"environment": "development", "context": {"appName": "a", "userId": [1]}}),
+            "/context/userId",
+        ),
+        (
+            json!({"environment": "development", "context": {"appName": "a", "currentTime": "yesterday"}}),
+            "/context/currentTime",
+        ),
+        (
+            json!({"environment": "development", "context": {"appName": "a"}, "projects": 3}),
+            "/projects",
+        ),
+    ] {
+        let refused = playground::deprecated(ctx, delivery, &caller, body.clone()).await;
+        assert_eq!(path(refused), at, "{body}");
+    }
+    for (body, at) in [
+        (json!({"context": {"appName": "a"}}), "/environments"),
+        (
+            json!({"environments": [], "context": {"appName": "a"}}),
+            "/environments",
+        ),
+        (
+            json!({"environments": "development", "context": {"appName": "a"}}),
+            "/environments",
+        ),
+        (
+            json!({"environments": ["bad env"], "context": {"appName": "a"}}),
+            "/environments/0",
+        ),
+        (
+            json!({"environments": ["development"], "context": {"appName": "a", "currentTime": "2024-01-01T00:00:00Z,2024-01-02T00:00:00Z"}}),
+            "/context/currentTime",
+        ),
+    ] {
+        let refused = playground::advanced(ctx, delivery, &caller, body.clone()).await;
+        assert_eq!(path(refused), at, "{body}");
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_playground_reads_only_the_environments_a_caller_may() -> Outcome {
+    let world = World::new()?;
+    let (ctx, delivery) = (&world.ctx, world.ctx.delivery());
+    common::demo_flags(&world)?;
+    let production_only = common::token(playground::DEPRECATED, Some(&["production"]));
+    let body = |environment: &str| json!({"environment": environment, "context": {"appName": "a"}});
+    let refused = playground::deprecated(ctx, delivery, &production_only, body("development")).await;
+    assert!(
+        matches!(&refused, Err(AdminError::NoAccess(message)) if message.contains("\"PLAYGROUND\"") && message.contains("\"development\"")),
+        "{refused:?}"
+    );
+    played(&world, &production_only, body("production")).await?;
+    let both = json!({"environments": ["production", "development"], "context": {"appName": "a"}});
+    let advanced_only = common::token(playground::ADVANCED, Some(&["production"]));
+    let refused = playground::advanced(ctx, delivery, &advanced_only, both).await;
+    assert!(matches!(refused, Err(AdminError::NoAccess(_))), "{refused:?}");
+    // A Viewer may play in every environment.
+    let viewer = playground::DEPRECATED.admit(common::user(1, RootRole::Viewer))?;
+    played(&world, &viewer, body("development")).await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_advanced_playground_expands_every_combination_and_warns() -> Outcome {
+    let world = World::new()?;
+    common::demo_flags(&world)?;
+    let caller = common::admin(playground::ADVANCED);
+    let request = json!({
+        "environments": ["development", "production"],
+        "projects": "*",
+        "context": {"appName": "web", "userId": "1,2", "tenant": {"x": 1}, "properties": {"plan": "pro,free"}}
+    });
+    let answer = advanced(&world, &caller, request.clone()).await?;
+    assert_eq!(answer["input"], request);
+    assert_eq!(
+        answer["warnings"],
+        json!({"invalidContextProperties": ["tenant"]})
+    );
+    let pro_only = &answer["features"][1];
+    assert_eq!(
+        (&pro_only["name"], &pro_only["projectId"]),
+        (&json!("pro-only"), &json!("default"))
+    );
+    let development = pro_only["environments"]["development"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(development.len(), 4);
+    let decided: Vec<(Value, bool)> = development
+        .iter()
+        .map(|entry| (entry["context"].clone(), entry["isEnabled"] == true))
+        .collect();
+    assert_eq!(
+        decided,
+        [
+            (json!({"userId": "1", "plan": "pro", "appName": "web"}), true),
+            (json!({"userId": "1", "plan": "free", "appName": "web"}), false),
+            (json!({"userId": "2", "plan": "pro", "appName": "web"}), true),
+            (json!({"userId": "2", "plan": "free", "appName": "web"}), false),
+        ]
+    );
+    assert!(
+        pro_only["environments"]["production"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .all(|entry| entry["isEnabled"] == false && entry["environment"] == "production")
+    );
+    // A repeated environment adds its entries to its first key; nothing dropped, no warnings.
+    let repeated = json!({"environments": ["development", "development"], "context": {"appName": "web"}});
+    let answer = advanced(&world, &caller, repeated).await?;
+    assert!(answer.get("warnings").is_none(), "{answer}");
+    assert_eq!(
+        answer["features"][0]["environments"]["development"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_advanced_playground_refuses_answers_past_its_limits() -> Outcome {
+    let world = World::with(Settings {
+        combination_limit: 10,
+        context_bytes_limit: 200,
+        ..Settings::default()
+    })?;
+    common::demo_flags(&world)?;
+    let caller = common::admin(playground::ADVANCED);
+    let (ctx, delivery) = (&world.ctx, world.ctx.delivery());
+    // Two environments, three flags and two users are twelve combinations.
+    let many = json!({"environments": ["development", "production"], "context": {"appName": "web", "userId": "1,2"}});
+    let refused = playground::advanced(ctx, delivery, &caller, many).await;
+    assert!(
+        matches!(&refused, Err(AdminError::Validation { message, .. }) if message.contains("12 combinations exceeding 10 limit")),
+        "{refused:?}"
+    );
+    let long = json!({"environments": ["development"], "context": {"appName": "x".repeat(300)}});
+    let refused = playground::advanced(ctx, delivery, &caller, long).await;
+    assert!(
+        matches!(refused, Err(AdminError::Validation { .. })),
+        "{refused:?}"
+    );
+    advanced(
+        &world,
+        &caller,
+        json!({"environments": ["development"], "context": {"appName": "web"}}),
+    )
+    .await?;
+    Ok(())
+}
+
+#[tokio::test]
+async fn the_console_reads_the_advanced_answer_whole_and_typed_within_a_bound() -> Outcome {
+    let world = World::new()?;
+    common::demo_flags(&world)?;
+    let (ctx, delivery) = (&world.ctx, world.ctx.delivery());
+    let caller = common::admin(playground::ADVANCED);
+    let mut context = PlaygroundContext::new("web");
+    context.set("userId", "1,2");
+    context.set("plan", "pro");
+    let query = PlaygroundQuery {
+        environments: vec!["development".into()],
+        projects: None,
+        context,
+    };
+    assert_eq!(
+        query.body(),
+        json!({"environments": ["development"], "projects": "*", "context": {"appName": "web", "userId": "1,2", "properties": {"plan": "pro"}}})
+    );
+    let shown = playground::advanced_shown(ctx, delivery, &caller, &query, 1 << 20)
+        .await?
+        .ok_or("the answer fits")?;
+    let names: Vec<&str> = shown.features.iter().map(|flag| flag.name.as_str()).collect();
+    assert_eq!(names, ["everyone", "pro-only", "switched-off"]);
+    let pro = shown.features[1]
+        .environments
+        .get("development")
+        .ok_or("development is shown")?;
+    assert_eq!(pro.len(), 2);
+    assert!(
+        pro.iter()
+            .all(|entry| entry.is_enabled && entry.variant.name == "gold")
+    );
+    assert!(
+        pro[0].context.contains(&("userId".to_owned(), "1".to_owned())),
+        "{:?}",
+        pro[0].context
+    );
+    assert_eq!(pro[0].strategies.data[0].constraints[0].context_name, "plan");
+    // Past the bound, nothing is shown; the refusals are the advanced playground's.
+    assert!(
+        playground::advanced_shown(ctx, delivery, &caller, &query, 10)
+            .await?
+            .is_none()
+    );
+    let production_only = common::token(playground::ADVANCED, Some(&["production"]));
+    let refused = playground::advanced_shown(ctx, delivery, &production_only, &query, 1 << 20).await;
+    assert!(matches!(refused, Err(AdminError::NoAccess(_))), "{refused:?}");
+    let nowhere = PlaygroundQuery {
+        environments: Vec::new(),
+        ..query
+    };
+    let refused = playground::advanced_shown(ctx, delivery, &caller, &nowhere, 1 << 20).await;
+    assert_eq!(path(refused), "/environments");
+    Ok(())
+}
+
+#[tokio::test]
+async fn each_environment_is_compiled_once_per_revision() -> Outcome {
+    let world = World::new()?;
+    let (ctx, delivery) = (&world.ctx, world.ctx.delivery());
+    common::demo_flags(&world)?;
+    assert_eq!(delivery.compiled_environments(), 0);
+    let names = ["development", "nowhere", "development", "elsewhere"].map(str::to_owned);
+    let compiled = engines::compile(ctx, delivery, &ProjectScope::All, &names).await?;
+    assert_eq!(compiled.len(), 4);
+    // A repeated name shares one compilation; every unknown environment shares another.
+    assert!(Arc::ptr_eq(&compiled[0], &compiled[2]));
+    assert!(Arc::ptr_eq(&compiled[1], &compiled[3]));
+    assert_eq!(delivery.compiled_environments(), 2);
+    let development = &compiled[0];
+    assert_eq!((development.len(), development.is_empty()), (3, false));
+    let order: Vec<&str> = development
+        .features()
+        .map(|feature| feature.name.as_str())
+        .collect();
+    assert_eq!(order, ["everyone", "pro-only", "switched-off"]);
+    assert_eq!(
+        development.feature_at(1).map(|feature| feature.name.as_str()),
+        Some("pro-only")
+    );
+    assert!(development.feature_at(3).is_none());
+    assert!(
+        development
+            .engine
+            .is_enabled("everyone", &flag_eval::Context::default())
+    );
+    assert!(compiled[1].features().all(|feature| !feature.enabled));
+
+    // Until a write, the cache answers; after one, the environment is compiled again.
+    let again = engines::compile(ctx, delivery, &ProjectScope::All, &names[..1]).await?;
+    assert!(Arc::ptr_eq(&again[0], development));
+    common::import_flags(
+        &world,
+        "development",
+        json!({"features": [{"name": "later", "enabled": true}]}),
+    )?;
+    let after = engines::compile(ctx, delivery, &ProjectScope::All, &names[..1]).await?;
+    assert!(!Arc::ptr_eq(&after[0], development));
+    assert_eq!(after[0].len(), 4);
+    let shop = engines::compile(
+        ctx,
+        delivery,
+        &ProjectScope::Only(vec!["shop".into()]),
+        &names[..1],
+    )
+    .await?;
+    assert!(shop[0].is_empty());
+    Ok(())
+}
