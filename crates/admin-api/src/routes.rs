@@ -77,703 +77,718 @@ where
     }
 }
 
-/// Every operation, in the order the API description lists them, grouped by resource. Each
-/// access is the one its operation declares beside its function in `flag_admin`, which the
-/// console reads too; only the server's own health and metrics, which no operation of the
-/// application answers (`/ready` asks the runtime, a floor below the accesses), are declared
-/// public here.
-#[expect(
-    deprecated,
-    reason = "the deprecated playground is still served, as Unleash serves it"
-)]
-pub fn operations() -> Vec<Operation> {
-    vec![
-        // Operations.
-        operation(handlers::__path_health, handlers::health, Access::Public),
-        operation(handlers::__path_ready, handlers::ready, Access::Public),
-        operation(handlers::__path_prometheus, handlers::prometheus, Access::Public),
-        // Sessions and invitations.
-        operation(session::__path_login, session::login, identity::session::LOGIN),
-        operation(session::__path_logout, session::logout, identity::session::LOGOUT),
-        operation(
-            invite::__path_validate,
-            invite::validate,
-            identity::invite::VALIDATE,
-        ),
-        operation(invite::__path_sign_up, invite::sign_up, identity::invite::SIGN_UP),
-        // The playgrounds.
-        operation(
-            playground::__path_playground,
-            playground::playground,
-            delivery::playground::DEPRECATED,
-        ),
-        operation(
-            playground::__path_advanced,
-            playground::advanced,
-            delivery::playground::ADVANCED,
-        ),
-        // The signed-in caller.
-        operation(me::__path_get, me::get, identity::me::GET),
-        operation(me::__path_profile, me::profile, identity::me::PROFILE),
-        operation(
-            me::__path_close_splash,
-            me::close_splash,
-            identity::me::CLOSE_SPLASH,
-        ),
-        // Invite links.
-        operation(invite::__path_list, invite::list, identity::invite::LIST),
-        operation(invite::__path_create, invite::create, identity::invite::CREATE),
-        operation(invite::__path_get, invite::get, identity::invite::GET),
-        operation(invite::__path_update, invite::update, identity::invite::UPDATE),
-        // Single sign-on.
-        operation(sso::__path_get_oidc, sso::get_oidc, identity::oidc::SETTINGS),
-        operation(sso::__path_set_oidc, sso::set_oidc, identity::oidc::SAVE_SETTINGS),
-        operation(
-            sso::__path_get_password,
-            sso::get_password,
-            identity::oidc::PASSWORD_SETTINGS,
-        ),
-        operation(
-            sso::__path_set_password,
-            sso::set_password,
-            identity::oidc::SAVE_PASSWORD_SETTINGS,
-        ),
-        // Webhooks.
-        operation(addons::__path_list, addons::list, catalogue::addons::LIST),
-        operation(addons::__path_create, addons::create, catalogue::addons::CREATE),
-        operation(addons::__path_get, addons::get, catalogue::addons::GET),
-        operation(addons::__path_update, addons::update, catalogue::addons::UPDATE),
-        operation(addons::__path_delete, addons::delete, catalogue::addons::DELETE),
-        operation(
-            addons::__path_deliveries,
-            addons::deliveries,
-            catalogue::addons::DELIVERIES,
-        ),
-        // Environments.
-        operation(
-            environments::__path_list,
-            environments::list,
-            catalogue::environments::LIST,
-        ),
-        operation(
-            environments::__path_create,
-            environments::create,
-            catalogue::environments::CREATE,
-        ),
-        operation(
-            environments::__path_on,
-            environments::on,
-            catalogue::environments::SWITCH,
-        ),
-        operation(
-            environments::__path_off,
-            environments::off,
-            catalogue::environments::SWITCH,
-        ),
-        operation(
-            environments::__path_get,
-            environments::get,
-            catalogue::environments::GET,
-        ),
-        operation(
-            environments::__path_sort_order,
-            environments::sort_order,
-            catalogue::environments::SET_SORT_ORDER,
-        ),
-        operation(
-            environments::__path_of_project,
-            environments::of_project,
-            catalogue::environments::OF_PROJECT,
-        ),
-        // Projects.
-        operation(projects::__path_list, projects::list, catalogue::overview::LIST),
-        operation(
-            projects::__path_create,
-            projects::create,
-            catalogue::projects::CREATE,
-        ),
-        operation(projects::__path_get, projects::get, catalogue::projects::GET),
-        operation(
-            projects::__path_overview,
-            projects::overview,
-            catalogue::overview::OVERVIEW,
-        ),
-        operation(
-            projects::__path_status,
-            projects::status,
-            catalogue::overview::STATUS,
-        ),
-        operation(
-            projects::__path_flag_creators,
-            projects::flag_creators,
-            catalogue::overview::FLAG_CREATORS,
-        ),
-        operation(
-            projects::__path_dashboard,
-            projects::dashboard,
-            catalogue::overview::DASHBOARD,
-        ),
-        operation(
-            projects::__path_dashboard_project,
-            projects::dashboard_project,
-            catalogue::overview::DASHBOARD_PROJECT,
-        ),
-        operation(
-            projects::__path_enable_environment,
-            projects::enable_environment,
-            catalogue::projects::ENABLE_ENVIRONMENT,
-        ),
-        operation(
-            projects::__path_disable_environment,
-            projects::disable_environment,
-            catalogue::projects::DISABLE_ENVIRONMENT,
-        ),
-        // Context fields, strategy types and segments.
-        operation(
-            context::__path_list,
-            context::list,
-            catalogue::context_fields::LIST,
-        ),
-        operation(
-            context::__path_create,
-            context::create,
-            catalogue::context_fields::CREATE,
-        ),
-        operation(
-            strategy_types::__path_list,
-            strategy_types::list,
-            catalogue::strategy_types::LIST,
-        ),
-        operation(
-            strategy_types::__path_create,
-            strategy_types::create,
-            catalogue::strategy_types::CREATE,
-        ),
-        operation(segments::__path_list, segments::list, catalogue::segments::LIST),
-        operation(
-            segments::__path_create,
-            segments::create,
-            catalogue::segments::CREATE,
-        ),
-        operation(context::__path_get, context::get, catalogue::context_fields::GET),
-        operation(
-            context::__path_of_project,
-            context::of_project,
-            catalogue::context_fields::OF_PROJECT,
-        ),
-        operation(
-            context::__path_update,
-            context::update,
-            catalogue::context_fields::UPDATE,
-        ),
-        operation(
-            context::__path_delete,
-            context::delete,
-            catalogue::context_fields::DELETE,
-        ),
-        operation(
-            context::__path_validate,
-            context::validate,
-            catalogue::context_fields::VALIDATE_NAME,
-        ),
-        operation(
-            context::__path_add_legal_value,
-            context::add_legal_value,
-            catalogue::context_fields::ADD_LEGAL_VALUE,
-        ),
-        operation(
-            context::__path_remove_legal_value,
-            context::remove_legal_value,
-            catalogue::context_fields::REMOVE_LEGAL_VALUE,
-        ),
-        operation(
-            context::__path_strategies,
-            context::strategies,
-            catalogue::context_fields::STRATEGIES,
-        ),
-        operation(
-            context::__path_validate_constraint,
-            context::validate_constraint,
-            catalogue::context_fields::VALIDATE_CONSTRAINT,
-        ),
-        operation(
-            strategy_types::__path_get,
-            strategy_types::get,
-            catalogue::strategy_types::GET,
-        ),
-        operation(
-            strategy_types::__path_update,
-            strategy_types::update,
-            catalogue::strategy_types::UPDATE,
-        ),
-        operation(
-            strategy_types::__path_delete,
-            strategy_types::delete,
-            catalogue::strategy_types::DELETE,
-        ),
-        operation(
-            strategy_types::__path_deprecate,
-            strategy_types::deprecate,
-            catalogue::strategy_types::SET_DEPRECATED,
-        ),
-        operation(
-            strategy_types::__path_reactivate,
-            strategy_types::reactivate,
-            catalogue::strategy_types::SET_DEPRECATED,
-        ),
-        operation(segments::__path_get, segments::get, catalogue::segments::GET),
-        operation(
-            segments::__path_update,
-            segments::update,
-            catalogue::segments::UPDATE,
-        ),
-        operation(
-            segments::__path_delete,
-            segments::delete,
-            catalogue::segments::DELETE,
-        ),
-        operation(
-            segments::__path_strategies,
-            segments::strategies,
-            catalogue::segments::STRATEGIES,
-        ),
-        operation(
-            segments::__path_of_strategy,
-            segments::of_strategy,
-            catalogue::segments::OF_STRATEGY,
-        ),
-        operation(
-            segments::__path_validate,
-            segments::validate,
-            catalogue::segments::VALIDATE_NAME,
-        ),
-        // API tokens and users.
-        operation(tokens::__path_list, tokens::list, identity::tokens::LIST),
-        operation(tokens::__path_create, tokens::create, identity::tokens::CREATE),
-        operation(tokens::__path_delete, tokens::delete, identity::tokens::DELETE),
-        operation(tokens::__path_by_name, tokens::by_name, identity::tokens::BY_NAME),
-        operation(
-            tokens::__path_set_expiry,
-            tokens::set_expiry,
-            identity::tokens::SET_EXPIRY,
-        ),
-        operation(
-            tokens::__path_of_project,
-            tokens::of_project,
-            identity::tokens::OF_PROJECT,
-        ),
-        operation(
-            tokens::__path_create_for_project,
-            tokens::create_for_project,
-            identity::tokens::CREATE_FOR_PROJECT,
-        ),
-        operation(
-            tokens::__path_delete_for_project,
-            tokens::delete_for_project,
-            identity::tokens::DELETE_FOR_PROJECT,
-        ),
-        operation(users::__path_list, users::list, identity::users::LIST),
-        operation(users::__path_create, users::create, identity::users::CREATE),
-        operation(users::__path_update, users::update, identity::users::UPDATE),
-        operation(users::__path_delete, users::delete, identity::users::DELETE),
-        // Features.
-        operation(flags::__path_list, flags::list, catalogue::features::LIST),
-        operation(flags::__path_create, flags::create, catalogue::features::CREATE),
-        operation(flags::__path_get, flags::get, catalogue::features::GET),
-        operation(flags::__path_update, flags::update, catalogue::features::UPDATE),
-        operation(flags::__path_patch, flags::patch, catalogue::features::PATCH),
-        operation(flags::__path_clone, flags::clone, catalogue::features::CLONE),
-        operation(
-            flags::__path_validate_name,
-            flags::validate_name,
-            catalogue::features::VALIDATE_NAME,
-        ),
-        operation(flags::__path_types, flags::types, catalogue::features::TYPES),
-        operation(
-            flags::__path_set_lifetime,
-            flags::set_lifetime,
-            catalogue::features::SET_LIFETIME,
-        ),
-        operation(
-            flags::__path_environment,
-            flags::environment,
-            catalogue::features::ENVIRONMENT,
-        ),
-        operation(
-            flags::__path_bulk_on,
-            flags::bulk_on,
-            catalogue::features::SWITCH_MANY,
-        ),
-        operation(
-            flags::__path_bulk_off,
-            flags::bulk_off,
-            catalogue::features::SWITCH_MANY,
-        ),
-        operation(
-            archive::__path_stale,
-            archive::stale,
-            catalogue::archive::STALE_MANY,
-        ),
-        // The archive.
-        operation(
-            archive::__path_archive_one,
-            archive::archive_one,
-            catalogue::archive::ARCHIVE_ONE,
-        ),
-        operation(
-            archive::__path_archive_many,
-            archive::archive_many,
-            catalogue::archive::ARCHIVE_MANY,
-        ),
-        operation(
-            archive::__path_validate,
-            archive::validate,
-            catalogue::archive::VALIDATE,
-        ),
-        operation(
-            archive::__path_revive_one,
-            archive::revive_one,
-            catalogue::archive::REVIVE_ONE,
-        ),
-        operation(
-            archive::__path_revive_many,
-            archive::revive_many,
-            catalogue::archive::REVIVE_MANY,
-        ),
-        operation(
-            archive::__path_delete_one,
-            archive::delete_one,
-            catalogue::archive::DELETE_ONE,
-        ),
-        operation(
-            archive::__path_delete_many,
-            archive::delete_many,
-            catalogue::archive::DELETE_MANY,
-        ),
-        operation(
-            search::__path_features,
-            search::features,
-            catalogue::search::SEARCH,
-        ),
-        // Export and import.
-        operation(export::__path_export, export::export, catalogue::export::EXPORT),
-        operation(
-            export::__path_validate,
-            export::validate,
-            catalogue::export::VALIDATE,
-        ),
-        operation(export::__path_import, export::import, catalogue::export::IMPORT),
-        // Lifecycles.
-        operation(
-            lifecycle::__path_stages,
-            lifecycle::stages,
-            catalogue::lifecycle::STAGES,
-        ),
-        operation(
-            lifecycle::__path_complete,
-            lifecycle::complete,
-            catalogue::lifecycle::COMPLETE,
-        ),
-        operation(
-            lifecycle::__path_uncomplete,
-            lifecycle::uncomplete,
-            catalogue::lifecycle::UNCOMPLETE,
-        ),
-        operation(
-            lifecycle::__path_count,
-            lifecycle::count,
-            catalogue::lifecycle::COUNT,
-        ),
-        // The audit log.
-        operation(events::__path_list, events::list, catalogue::events::LIST),
-        operation(
-            events::__path_of_feature,
-            events::of_feature,
-            catalogue::events::OF_FEATURE,
-        ),
-        operation(events::__path_search, events::search, catalogue::events::SEARCH),
-        operation(
-            events::__path_creators,
-            events::creators,
-            catalogue::events::CREATORS,
-        ),
-        // Tags.
-        operation(tags::__path_list_types, tags::list_types, catalogue::tags::TYPES),
-        operation(
-            tags::__path_create_type,
-            tags::create_type,
-            catalogue::tags::CREATE_TYPE,
-        ),
-        operation(
-            tags::__path_validate_type,
-            tags::validate_type,
-            catalogue::tags::VALIDATE_TYPE,
-        ),
-        operation(tags::__path_get_type, tags::get_type, catalogue::tags::GET_TYPE),
-        operation(
-            tags::__path_update_type,
-            tags::update_type,
-            catalogue::tags::UPDATE_TYPE,
-        ),
-        operation(
-            tags::__path_delete_type,
-            tags::delete_type,
-            catalogue::tags::DELETE_TYPE,
-        ),
-        operation(tags::__path_list, tags::list, catalogue::tags::LIST),
-        operation(tags::__path_create, tags::create, catalogue::tags::CREATE),
-        operation(
-            tags::__path_list_of_type,
-            tags::list_of_type,
-            catalogue::tags::LIST,
-        ),
-        operation(tags::__path_get, tags::get, catalogue::tags::GET),
-        operation(tags::__path_delete, tags::delete, catalogue::tags::DELETE),
-        operation(
-            tags::__path_of_feature,
-            tags::of_feature,
-            catalogue::tags::OF_FEATURE,
-        ),
-        operation(
-            tags::__path_add_to_feature,
-            tags::add_to_feature,
-            catalogue::tags::ADD_TO_FEATURE,
-        ),
-        operation(
-            tags::__path_update_feature,
-            tags::update_feature,
-            catalogue::tags::UPDATE_FEATURE,
-        ),
-        operation(
-            tags::__path_remove_from_feature,
-            tags::remove_from_feature,
-            catalogue::tags::REMOVE_FROM_FEATURE,
-        ),
-        operation(
-            tags::__path_update_many,
-            tags::update_many,
-            catalogue::tags::UPDATE_MANY,
-        ),
-        operation(
-            dependencies::__path_add,
-            dependencies::add,
-            catalogue::dependencies::ADD,
-        ),
-        operation(
-            dependencies::__path_remove,
-            dependencies::remove,
-            catalogue::dependencies::REMOVE,
-        ),
-        operation(
-            flags::__path_parent_options,
-            flags::parent_options,
-            catalogue::features::PARENT_OPTIONS,
-        ),
-        operation(
-            flags::__path_parent_variants,
-            flags::parent_variants,
-            catalogue::features::PARENT_VARIANTS,
-        ),
-        operation(
-            flags::__path_has_dependencies,
-            flags::has_dependencies,
-            catalogue::features::HAS_DEPENDENCIES,
-        ),
-        operation(
-            variants::__path_variants_batch,
-            variants::variants_batch,
-            catalogue::variants::BATCH,
-        ),
-        operation(
-            variants::__path_environment_variants,
-            variants::environment_variants,
-            catalogue::variants::GET,
-        ),
-        operation(
-            variants::__path_overwrite_environment_variants,
-            variants::overwrite_environment_variants,
-            catalogue::variants::OVERWRITE,
-        ),
-        operation(
-            variants::__path_patch_environment_variants,
-            variants::patch_environment_variants,
-            catalogue::variants::PATCH,
-        ),
-        operation(flags::__path_on, flags::on, catalogue::features::SWITCH_WITH),
-        operation(flags::__path_off, flags::off, catalogue::features::SWITCH_WITH),
-        operation(
-            strategies::__path_list,
-            strategies::list,
-            catalogue::strategies::LIST,
-        ),
-        operation(
-            strategies::__path_add,
-            strategies::add,
-            catalogue::strategies::ADD,
-        ),
-        operation(
-            strategies::__path_get,
-            strategies::get,
-            catalogue::strategies::GET,
-        ),
-        operation(
-            strategies::__path_set_sort_order,
-            strategies::set_sort_order,
-            catalogue::strategies::SET_SORT_ORDER,
-        ),
-        operation(
-            strategies::__path_patch,
-            strategies::patch,
-            catalogue::strategies::PATCH,
-        ),
-        operation(
-            strategies::__path_update,
-            strategies::update,
-            catalogue::strategies::UPDATE,
-        ),
-        operation(
-            strategies::__path_delete,
-            strategies::delete,
-            catalogue::strategies::DELETE,
-        ),
-        // The client API and SDK usage.
-        operation(
-            client::__path_features,
-            client::features,
-            delivery::client::RENDER,
-        ),
-        operation(client::__path_feature, client::feature, delivery::client::FEATURE),
-        operation(client::__path_delta, client::delta, delivery::delta::DELTA),
-        operation(
-            client::__path_streaming,
-            client::streaming,
-            delivery::delta::FOLLOW,
-        ),
-        operation(
-            usage::__path_register,
-            usage::register,
-            delivery::reports::REGISTER,
-        ),
-        operation(usage::__path_metrics, usage::metrics, delivery::reports::METRICS),
-        operation(usage::__path_bulk, usage::bulk, delivery::reports::BULK),
-        operation(
-            edge::__path_instance_data,
-            edge::instance_data,
-            delivery::reports::EDGE_INSTANCE,
-        ),
-        operation(
-            edge::__path_validate,
-            edge::validate,
-            identity::auth::VALIDATE_TOKENS,
-        ),
-        // The frontend API and OFREP.
-        operation(
-            frontend::__path_get_features,
-            frontend::get_features,
-            delivery::frontend::EVALUATE,
-        ),
-        operation(
-            frontend::__path_post_features,
-            frontend::post_features,
-            delivery::frontend::EVALUATE,
-        ),
-        operation(
-            frontend::__path_ui_config,
-            frontend::ui_config,
-            delivery::frontend::UI_CONFIG,
-        ),
-        operation(
-            ofrep::__path_evaluate_flag,
-            ofrep::evaluate_flag,
-            delivery::ofrep::EVALUATE_FLAG,
-        ),
-        operation(
-            ofrep::__path_evaluate_flags,
-            ofrep::evaluate_flags,
-            delivery::ofrep::EVALUATE_FLAGS,
-        ),
-        operation(
-            frontend::__path_set_cors,
-            frontend::set_cors,
-            delivery::frontend::SET_CORS,
-        ),
-        operation(
-            usage::__path_frontend_register,
-            usage::frontend_register,
-            delivery::reports::FRONTEND_REGISTER,
-        ),
-        operation(
-            usage::__path_frontend_metrics,
-            usage::frontend_metrics,
-            delivery::reports::FRONTEND_METRICS,
-        ),
-        operation(
-            frontend::__path_client_features,
-            frontend::client_features,
-            delivery::frontend::NOT_SERVED,
-        ),
-        operation(
-            frontend::__path_health,
-            frontend::health,
-            delivery::frontend::NOT_SERVED,
-        ),
-        operation(
-            frontend::__path_prometheus,
-            frontend::prometheus,
-            delivery::frontend::NOT_SERVED,
-        ),
-        // What SDKs reported.
-        operation(
-            applications::__path_list,
-            applications::list,
-            delivery::applications::LIST,
-        ),
-        operation(
-            applications::__path_get,
-            applications::get,
-            delivery::applications::GET,
-        ),
-        operation(
-            applications::__path_overview,
-            applications::overview,
-            delivery::applications::OVERVIEW,
-        ),
-        operation(
-            applications::__path_instances,
-            applications::instances,
-            delivery::applications::INSTANCES,
-        ),
-        operation(
-            applications::__path_feature_usage,
-            applications::feature_usage,
-            delivery::applications::FEATURE_USAGE,
-        ),
-        operation(
-            applications::__path_raw_usage,
-            applications::raw_usage,
-            delivery::applications::RAW_USAGE,
-        ),
-        operation(
-            applications::__path_outdated_sdks,
-            applications::outdated_sdks,
-            delivery::applications::OUTDATED_SDKS,
-        ),
-        operation(
-            applications::__path_outdated_project_sdks,
-            applications::outdated_project_sdks,
-            delivery::applications::OUTDATED_SDKS,
-        ),
-        operation(
-            applications::__path_of_project,
-            applications::of_project,
-            delivery::applications::OF_PROJECT,
-        ),
-        operation(
-            applications::__path_unknown_flags,
-            applications::unknown_flags,
-            delivery::applications::UNKNOWN_FLAGS,
-        ),
-    ]
+/// Declares the operations from one list of `operation(description, handler, access)`:
+/// [`operations`], which the router and the document read, and [`Described`], which collects
+/// the schemas the same handlers' descriptions name (utoipa gathers them only through an
+/// `OpenApi` derive). So an operation is declared once, and no interface can miss it.
+macro_rules! declare {
+    ($(operation($described:path, $handler:path, $access:expr $(,)?)),* $(,)?) => {
+        /// Every operation, in the order the API description lists them, grouped by resource. Each
+        /// access is the one its operation declares beside its function in `flag_admin`, which the
+        /// console reads too; only the server's own health and metrics, which no operation of the
+        /// application answers (`/ready` asks the runtime, a floor below the accesses), are declared
+        /// public here.
+        #[expect(
+            deprecated,
+            reason = "the deprecated playground is still served, as Unleash serves it"
+        )]
+        pub fn operations() -> Vec<Operation> {
+            vec![$(operation($described, $handler, $access)),*]
+        }
+
+        /// The schemas the operations' descriptions name; only its components are read.
+        #[derive(Debug, utoipa::OpenApi)]
+        #[openapi(paths($($handler),*))]
+        pub struct Described;
+    };
+}
+
+declare! {
+    // Operations.
+    operation(handlers::__path_health, handlers::health, Access::Public),
+    operation(handlers::__path_ready, handlers::ready, Access::Public),
+    operation(handlers::__path_prometheus, handlers::prometheus, Access::Public),
+    // Sessions and invitations.
+    operation(session::__path_login, session::login, identity::session::LOGIN),
+    operation(session::__path_logout, session::logout, identity::session::LOGOUT),
+    operation(
+        invite::__path_validate,
+        invite::validate,
+        identity::invite::VALIDATE,
+    ),
+    operation(invite::__path_sign_up, invite::sign_up, identity::invite::SIGN_UP),
+    // The playgrounds.
+    operation(
+        playground::__path_playground,
+        playground::playground,
+        delivery::playground::DEPRECATED,
+    ),
+    operation(
+        playground::__path_advanced,
+        playground::advanced,
+        delivery::playground::ADVANCED,
+    ),
+    // The signed-in caller.
+    operation(me::__path_get, me::get, identity::me::GET),
+    operation(me::__path_profile, me::profile, identity::me::PROFILE),
+    operation(
+        me::__path_close_splash,
+        me::close_splash,
+        identity::me::CLOSE_SPLASH,
+    ),
+    // Invite links.
+    operation(invite::__path_list, invite::list, identity::invite::LIST),
+    operation(invite::__path_create, invite::create, identity::invite::CREATE),
+    operation(invite::__path_get, invite::get, identity::invite::GET),
+    operation(invite::__path_update, invite::update, identity::invite::UPDATE),
+    // Single sign-on.
+    operation(sso::__path_get_oidc, sso::get_oidc, identity::oidc::SETTINGS),
+    operation(sso::__path_set_oidc, sso::set_oidc, identity::oidc::SAVE_SETTINGS),
+    operation(
+        sso::__path_get_password,
+        sso::get_password,
+        identity::oidc::PASSWORD_SETTINGS,
+    ),
+    operation(
+        sso::__path_set_password,
+        sso::set_password,
+        identity::oidc::SAVE_PASSWORD_SETTINGS,
+    ),
+    // Webhooks.
+    operation(addons::__path_list, addons::list, catalogue::addons::LIST),
+    operation(addons::__path_create, addons::create, catalogue::addons::CREATE),
+    operation(addons::__path_get, addons::get, catalogue::addons::GET),
+    operation(addons::__path_update, addons::update, catalogue::addons::UPDATE),
+    operation(addons::__path_delete, addons::delete, catalogue::addons::DELETE),
+    operation(
+        addons::__path_deliveries,
+        addons::deliveries,
+        catalogue::addons::DELIVERIES,
+    ),
+    // Environments.
+    operation(
+        environments::__path_list,
+        environments::list,
+        catalogue::environments::LIST,
+    ),
+    operation(
+        environments::__path_create,
+        environments::create,
+        catalogue::environments::CREATE,
+    ),
+    operation(
+        environments::__path_on,
+        environments::on,
+        catalogue::environments::SWITCH,
+    ),
+    operation(
+        environments::__path_off,
+        environments::off,
+        catalogue::environments::SWITCH,
+    ),
+    operation(
+        environments::__path_get,
+        environments::get,
+        catalogue::environments::GET,
+    ),
+    operation(
+        environments::__path_sort_order,
+        environments::sort_order,
+        catalogue::environments::SET_SORT_ORDER,
+    ),
+    operation(
+        environments::__path_of_project,
+        environments::of_project,
+        catalogue::environments::OF_PROJECT,
+    ),
+    // Projects.
+    operation(projects::__path_list, projects::list, catalogue::overview::LIST),
+    operation(
+        projects::__path_create,
+        projects::create,
+        catalogue::projects::CREATE,
+    ),
+    operation(projects::__path_get, projects::get, catalogue::projects::GET),
+    operation(
+        projects::__path_overview,
+        projects::overview,
+        catalogue::overview::OVERVIEW,
+    ),
+    operation(
+        projects::__path_status,
+        projects::status,
+        catalogue::overview::STATUS,
+    ),
+    operation(
+        projects::__path_flag_creators,
+        projects::flag_creators,
+        catalogue::overview::FLAG_CREATORS,
+    ),
+    operation(
+        projects::__path_dashboard,
+        projects::dashboard,
+        catalogue::overview::DASHBOARD,
+    ),
+    operation(
+        projects::__path_dashboard_project,
+        projects::dashboard_project,
+        catalogue::overview::DASHBOARD_PROJECT,
+    ),
+    operation(
+        projects::__path_enable_environment,
+        projects::enable_environment,
+        catalogue::projects::ENABLE_ENVIRONMENT,
+    ),
+    operation(
+        projects::__path_disable_environment,
+        projects::disable_environment,
+        catalogue::projects::DISABLE_ENVIRONMENT,
+    ),
+    // Context fields, strategy types and segments.
+    operation(
+        context::__path_list,
+        context::list,
+        catalogue::context_fields::LIST,
+    ),
+    operation(
+        context::__path_create,
+        context::create,
+        catalogue::context_fields::CREATE,
+    ),
+    operation(
+        strategy_types::__path_list,
+        strategy_types::list,
+        catalogue::strategy_types::LIST,
+    ),
+    operation(
+        strategy_types::__path_create,
+        strategy_types::create,
+        catalogue::strategy_types::CREATE,
+    ),
+    operation(segments::__path_list, segments::list, catalogue::segments::LIST),
+    operation(
+        segments::__path_create,
+        segments::create,
+        catalogue::segments::CREATE,
+    ),
+    operation(context::__path_get, context::get, catalogue::context_fields::GET),
+    operation(
+        context::__path_of_project,
+        context::of_project,
+        catalogue::context_fields::OF_PROJECT,
+    ),
+    operation(
+        context::__path_update,
+        context::update,
+        catalogue::context_fields::UPDATE,
+    ),
+    operation(
+        context::__path_delete,
+        context::delete,
+        catalogue::context_fields::DELETE,
+    ),
+    operation(
+        context::__path_validate,
+        context::validate,
+        catalogue::context_fields::VALIDATE_NAME,
+    ),
+    operation(
+        context::__path_add_legal_value,
+        context::add_legal_value,
+        catalogue::context_fields::ADD_LEGAL_VALUE,
+    ),
+    operation(
+        context::__path_remove_legal_value,
+        context::remove_legal_value,
+        catalogue::context_fields::REMOVE_LEGAL_VALUE,
+    ),
+    operation(
+        context::__path_strategies,
+        context::strategies,
+        catalogue::context_fields::STRATEGIES,
+    ),
+    operation(
+        context::__path_validate_constraint,
+        context::validate_constraint,
+        catalogue::context_fields::VALIDATE_CONSTRAINT,
+    ),
+    operation(
+        strategy_types::__path_get,
+        strategy_types::get,
+        catalogue::strategy_types::GET,
+    ),
+    operation(
+        strategy_types::__path_update,
+        strategy_types::update,
+        catalogue::strategy_types::UPDATE,
+    ),
+    operation(
+        strategy_types::__path_delete,
+        strategy_types::delete,
+        catalogue::strategy_types::DELETE,
+    ),
+    operation(
+        strategy_types::__path_deprecate,
+        strategy_types::deprecate,
+        catalogue::strategy_types::SET_DEPRECATED,
+    ),
+    operation(
+        strategy_types::__path_reactivate,
+        strategy_types::reactivate,
+        catalogue::strategy_types::SET_DEPRECATED,
+    ),
+    operation(segments::__path_get, segments::get, catalogue::segments::GET),
+    operation(
+        segments::__path_update,
+        segments::update,
+        catalogue::segments::UPDATE,
+    ),
+    operation(
+        segments::__path_delete,
+        segments::delete,
+        catalogue::segments::DELETE,
+    ),
+    operation(
+        segments::__path_strategies,
+        segments::strategies,
+        catalogue::segments::STRATEGIES,
+    ),
+    operation(
+        segments::__path_of_strategy,
+        segments::of_strategy,
+        catalogue::segments::OF_STRATEGY,
+    ),
+    operation(
+        segments::__path_validate,
+        segments::validate,
+        catalogue::segments::VALIDATE_NAME,
+    ),
+    // API tokens and users.
+    operation(tokens::__path_list, tokens::list, identity::tokens::LIST),
+    operation(tokens::__path_create, tokens::create, identity::tokens::CREATE),
+    operation(tokens::__path_delete, tokens::delete, identity::tokens::DELETE),
+    operation(tokens::__path_by_name, tokens::by_name, identity::tokens::BY_NAME),
+    operation(
+        tokens::__path_set_expiry,
+        tokens::set_expiry,
+        identity::tokens::SET_EXPIRY,
+    ),
+    operation(
+        tokens::__path_of_project,
+        tokens::of_project,
+        identity::tokens::OF_PROJECT,
+    ),
+    operation(
+        tokens::__path_create_for_project,
+        tokens::create_for_project,
+        identity::tokens::CREATE_FOR_PROJECT,
+    ),
+    operation(
+        tokens::__path_delete_for_project,
+        tokens::delete_for_project,
+        identity::tokens::DELETE_FOR_PROJECT,
+    ),
+    operation(users::__path_list, users::list, identity::users::LIST),
+    operation(users::__path_create, users::create, identity::users::CREATE),
+    operation(users::__path_update, users::update, identity::users::UPDATE),
+    operation(users::__path_delete, users::delete, identity::users::DELETE),
+    // Features.
+    operation(flags::__path_list, flags::list, catalogue::features::LIST),
+    operation(flags::__path_create, flags::create, catalogue::features::CREATE),
+    operation(flags::__path_get, flags::get, catalogue::features::GET),
+    operation(flags::__path_update, flags::update, catalogue::features::UPDATE),
+    operation(flags::__path_patch, flags::patch, catalogue::features::PATCH),
+    operation(flags::__path_clone, flags::clone, catalogue::features::CLONE),
+    operation(
+        flags::__path_validate_name,
+        flags::validate_name,
+        catalogue::features::VALIDATE_NAME,
+    ),
+    operation(flags::__path_types, flags::types, catalogue::features::TYPES),
+    operation(
+        flags::__path_set_lifetime,
+        flags::set_lifetime,
+        catalogue::features::SET_LIFETIME,
+    ),
+    operation(
+        flags::__path_environment,
+        flags::environment,
+        catalogue::features::ENVIRONMENT,
+    ),
+    operation(
+        flags::__path_bulk_on,
+        flags::bulk_on,
+        catalogue::features::SWITCH_MANY,
+    ),
+    operation(
+        flags::__path_bulk_off,
+        flags::bulk_off,
+        catalogue::features::SWITCH_MANY,
+    ),
+    operation(
+        archive::__path_stale,
+        archive::stale,
+        catalogue::archive::STALE_MANY,
+    ),
+    // The archive.
+    operation(
+        archive::__path_archive_one,
+        archive::archive_one,
+        catalogue::archive::ARCHIVE_ONE,
+    ),
+    operation(
+        archive::__path_archive_many,
+        archive::archive_many,
+        catalogue::archive::ARCHIVE_MANY,
+    ),
+    operation(
+        archive::__path_validate,
+        archive::validate,
+        catalogue::archive::VALIDATE,
+    ),
+    operation(
+        archive::__path_revive_one,
+        archive::revive_one,
+        catalogue::archive::REVIVE_ONE,
+    ),
+    operation(
+        archive::__path_revive_many,
+        archive::revive_many,
+        catalogue::archive::REVIVE_MANY,
+    ),
+    operation(
+        archive::__path_delete_one,
+        archive::delete_one,
+        catalogue::archive::DELETE_ONE,
+    ),
+    operation(
+        archive::__path_delete_many,
+        archive::delete_many,
+        catalogue::archive::DELETE_MANY,
+    ),
+    operation(
+        search::__path_features,
+        search::features,
+        catalogue::search::SEARCH,
+    ),
+    // Export and import.
+    operation(export::__path_export, export::export, catalogue::export::EXPORT),
+    operation(
+        export::__path_validate,
+        export::validate,
+        catalogue::export::VALIDATE,
+    ),
+    operation(export::__path_import, export::import, catalogue::export::IMPORT),
+    // Lifecycles.
+    operation(
+        lifecycle::__path_stages,
+        lifecycle::stages,
+        catalogue::lifecycle::STAGES,
+    ),
+    operation(
+        lifecycle::__path_complete,
+        lifecycle::complete,
+        catalogue::lifecycle::COMPLETE,
+    ),
+    operation(
+        lifecycle::__path_uncomplete,
+        lifecycle::uncomplete,
+        catalogue::lifecycle::UNCOMPLETE,
+    ),
+    operation(
+        lifecycle::__path_count,
+        lifecycle::count,
+        catalogue::lifecycle::COUNT,
+    ),
+    // The audit log.
+    operation(events::__path_list, events::list, catalogue::events::LIST),
+    operation(
+        events::__path_of_feature,
+        events::of_feature,
+        catalogue::events::OF_FEATURE,
+    ),
+    operation(events::__path_search, events::search, catalogue::events::SEARCH),
+    operation(
+        events::__path_creators,
+        events::creators,
+        catalogue::events::CREATORS,
+    ),
+    // Tags.
+    operation(tags::__path_list_types, tags::list_types, catalogue::tags::TYPES),
+    operation(
+        tags::__path_create_type,
+        tags::create_type,
+        catalogue::tags::CREATE_TYPE,
+    ),
+    operation(
+        tags::__path_validate_type,
+        tags::validate_type,
+        catalogue::tags::VALIDATE_TYPE,
+    ),
+    operation(tags::__path_get_type, tags::get_type, catalogue::tags::GET_TYPE),
+    operation(
+        tags::__path_update_type,
+        tags::update_type,
+        catalogue::tags::UPDATE_TYPE,
+    ),
+    operation(
+        tags::__path_delete_type,
+        tags::delete_type,
+        catalogue::tags::DELETE_TYPE,
+    ),
+    operation(tags::__path_list, tags::list, catalogue::tags::LIST),
+    operation(tags::__path_create, tags::create, catalogue::tags::CREATE),
+    operation(
+        tags::__path_list_of_type,
+        tags::list_of_type,
+        catalogue::tags::LIST,
+    ),
+    operation(tags::__path_get, tags::get, catalogue::tags::GET),
+    operation(tags::__path_delete, tags::delete, catalogue::tags::DELETE),
+    operation(
+        tags::__path_of_feature,
+        tags::of_feature,
+        catalogue::tags::OF_FEATURE,
+    ),
+    operation(
+        tags::__path_add_to_feature,
+        tags::add_to_feature,
+        catalogue::tags::ADD_TO_FEATURE,
+    ),
+    operation(
+        tags::__path_update_feature,
+        tags::update_feature,
+        catalogue::tags::UPDATE_FEATURE,
+    ),
+    operation(
+        tags::__path_remove_from_feature,
+        tags::remove_from_feature,
+        catalogue::tags::REMOVE_FROM_FEATURE,
+    ),
+    operation(
+        tags::__path_update_many,
+        tags::update_many,
+        catalogue::tags::UPDATE_MANY,
+    ),
+    operation(
+        dependencies::__path_add,
+        dependencies::add,
+        catalogue::dependencies::ADD,
+    ),
+    operation(
+        dependencies::__path_remove,
+        dependencies::remove,
+        catalogue::dependencies::REMOVE,
+    ),
+    operation(
+        flags::__path_parent_options,
+        flags::parent_options,
+        catalogue::features::PARENT_OPTIONS,
+    ),
+    operation(
+        flags::__path_parent_variants,
+        flags::parent_variants,
+        catalogue::features::PARENT_VARIANTS,
+    ),
+    operation(
+        flags::__path_has_dependencies,
+        flags::has_dependencies,
+        catalogue::features::HAS_DEPENDENCIES,
+    ),
+    operation(
+        variants::__path_variants_batch,
+        variants::variants_batch,
+        catalogue::variants::BATCH,
+    ),
+    operation(
+        variants::__path_environment_variants,
+        variants::environment_variants,
+        catalogue::variants::GET,
+    ),
+    operation(
+        variants::__path_overwrite_environment_variants,
+        variants::overwrite_environment_variants,
+        catalogue::variants::OVERWRITE,
+    ),
+    operation(
+        variants::__path_patch_environment_variants,
+        variants::patch_environment_variants,
+        catalogue::variants::PATCH,
+    ),
+    operation(flags::__path_on, flags::on, catalogue::features::SWITCH_WITH),
+    operation(flags::__path_off, flags::off, catalogue::features::SWITCH_WITH),
+    operation(
+        strategies::__path_list,
+        strategies::list,
+        catalogue::strategies::LIST,
+    ),
+    operation(
+        strategies::__path_add,
+        strategies::add,
+        catalogue::strategies::ADD,
+    ),
+    operation(
+        strategies::__path_get,
+        strategies::get,
+        catalogue::strategies::GET,
+    ),
+    operation(
+        strategies::__path_set_sort_order,
+        strategies::set_sort_order,
+        catalogue::strategies::SET_SORT_ORDER,
+    ),
+    operation(
+        strategies::__path_patch,
+        strategies::patch,
+        catalogue::strategies::PATCH,
+    ),
+    operation(
+        strategies::__path_update,
+        strategies::update,
+        catalogue::strategies::UPDATE,
+    ),
+    operation(
+        strategies::__path_delete,
+        strategies::delete,
+        catalogue::strategies::DELETE,
+    ),
+    // The client API and SDK usage.
+    operation(
+        client::__path_features,
+        client::features,
+        delivery::client::RENDER,
+    ),
+    operation(client::__path_feature, client::feature, delivery::client::FEATURE),
+    operation(client::__path_delta, client::delta, delivery::delta::DELTA),
+    operation(
+        client::__path_streaming,
+        client::streaming,
+        delivery::delta::FOLLOW,
+    ),
+    operation(
+        usage::__path_register,
+        usage::register,
+        delivery::reports::REGISTER,
+    ),
+    operation(usage::__path_metrics, usage::metrics, delivery::reports::METRICS),
+    operation(usage::__path_bulk, usage::bulk, delivery::reports::BULK),
+    operation(
+        edge::__path_instance_data,
+        edge::instance_data,
+        delivery::reports::EDGE_INSTANCE,
+    ),
+    operation(
+        edge::__path_validate,
+        edge::validate,
+        identity::auth::VALIDATE_TOKENS,
+    ),
+    // The frontend API and OFREP.
+    operation(
+        frontend::__path_get_features,
+        frontend::get_features,
+        delivery::frontend::EVALUATE,
+    ),
+    operation(
+        frontend::__path_post_features,
+        frontend::post_features,
+        delivery::frontend::EVALUATE,
+    ),
+    operation(
+        frontend::__path_ui_config,
+        frontend::ui_config,
+        delivery::frontend::UI_CONFIG,
+    ),
+    operation(
+        ofrep::__path_evaluate_flag,
+        ofrep::evaluate_flag,
+        delivery::ofrep::EVALUATE_FLAG,
+    ),
+    operation(
+        ofrep::__path_evaluate_flags,
+        ofrep::evaluate_flags,
+        delivery::ofrep::EVALUATE_FLAGS,
+    ),
+    operation(
+        frontend::__path_set_cors,
+        frontend::set_cors,
+        delivery::frontend::SET_CORS,
+    ),
+    operation(
+        usage::__path_frontend_register,
+        usage::frontend_register,
+        delivery::reports::FRONTEND_REGISTER,
+    ),
+    operation(
+        usage::__path_frontend_metrics,
+        usage::frontend_metrics,
+        delivery::reports::FRONTEND_METRICS,
+    ),
+    operation(
+        frontend::__path_client_features,
+        frontend::client_features,
+        delivery::frontend::NOT_SERVED,
+    ),
+    operation(
+        frontend::__path_health,
+        frontend::health,
+        delivery::frontend::NOT_SERVED,
+    ),
+    operation(
+        frontend::__path_prometheus,
+        frontend::prometheus,
+        delivery::frontend::NOT_SERVED,
+    ),
+    // What SDKs reported.
+    operation(
+        applications::__path_list,
+        applications::list,
+        delivery::applications::LIST,
+    ),
+    operation(
+        applications::__path_get,
+        applications::get,
+        delivery::applications::GET,
+    ),
+    operation(
+        applications::__path_overview,
+        applications::overview,
+        delivery::applications::OVERVIEW,
+    ),
+    operation(
+        applications::__path_instances,
+        applications::instances,
+        delivery::applications::INSTANCES,
+    ),
+    operation(
+        applications::__path_feature_usage,
+        applications::feature_usage,
+        delivery::applications::FEATURE_USAGE,
+    ),
+    operation(
+        applications::__path_raw_usage,
+        applications::raw_usage,
+        delivery::applications::RAW_USAGE,
+    ),
+    operation(
+        applications::__path_outdated_sdks,
+        applications::outdated_sdks,
+        delivery::applications::OUTDATED_SDKS,
+    ),
+    operation(
+        applications::__path_outdated_project_sdks,
+        applications::outdated_project_sdks,
+        delivery::applications::OUTDATED_SDKS,
+    ),
+    operation(
+        applications::__path_of_project,
+        applications::of_project,
+        delivery::applications::OF_PROJECT,
+    ),
+    operation(
+        applications::__path_unknown_flags,
+        applications::unknown_flags,
+        delivery::applications::UNKNOWN_FLAGS,
+    ),
 }
 
 /// A trailing slash names the same resource, as in Unleash's (non-strict) router: the slash is

@@ -2,19 +2,20 @@
 //! (`admin-api copy-database --from flags.db --to postgres://...`).
 //!
 //! Every table is copied row for row, ids included, so API token verifiers, login sessions,
-//! signup links and the audit log keep working and keep their history. The copy runs in one
-//! transaction on the target and is checked table by table against the source's row counts
-//! before it commits; a target that already holds data is refused.
+//! signup links and the audit log keep working and keep their history. Rows are copied as
+//! stored: typed columns (a token's type, a user's root role) are not read on the way. The copy
+//! runs in one transaction on the target and is checked table by table against the source's row
+//! counts before it commits; a target that already holds data is refused.
 
 use diesel::prelude::*;
 
 use crate::connection::{DbConnection, insert_rows};
 use crate::error::StoreError;
 use crate::models::{
-    AddonRow, ApiTokenRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow,
-    EnvironmentRow, EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, IntegrationEventRow,
-    LifecycleRow, OidcLoginRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow, SignupTokenRow,
-    StrategyRow, StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow, UserRow,
+    AddonRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow, EnvironmentRow,
+    EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, IntegrationEventRow, LifecycleRow,
+    OidcLoginRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow, SignupTokenRow, StoredApiToken,
+    StoredUser, StrategyRow, StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow,
 };
 use crate::schema::{
     addons, api_tokens, client_applications, client_instances, client_usage, context_fields, environments,
@@ -161,7 +162,7 @@ macro_rules! for_each_table {
             LifecycleRow,
             (feature_lifecycles::feature_name, feature_lifecycles::stage)
         );
-        $apply!(users, UserRow, users::id);
+        $apply!(users, StoredUser, users::id);
         $apply!(
             user_splashes,
             SplashRow,
@@ -180,7 +181,7 @@ macro_rules! for_each_table {
                 public_signup_token_users::user_id
             )
         );
-        $apply!(api_tokens, ApiTokenRow, api_tokens::id);
+        $apply!(api_tokens, StoredApiToken, api_tokens::id);
         $apply!(login_sessions, SessionRow, login_sessions::token_hash);
         $apply!(oidc_logins, OidcLoginRow, oidc_logins::cookie_hash);
         $apply!(events, EventRow, events::id);

@@ -54,7 +54,8 @@ pub enum StoreError {
         /// What uses it, for the user.
         message: String,
     },
-    /// A stored JSON column of one row could not be read back into its type.
+    /// A stored column of one row could not be read back into its type: JSON that does not
+    /// decode, or a token type or role that is none.
     #[error("stored {column} of {entity} {key} is not valid: {source}")]
     Corrupt {
         /// What the row is (`context field`, `segment`, ...).
@@ -63,8 +64,8 @@ pub enum StoreError {
         key: String,
         /// The column.
         column: &'static str,
-        /// The JSON error.
-        source: serde_json::Error,
+        /// Why it does not read: the JSON error, or what the value is not.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
     /// A value could not be written as JSON for a column.
     #[error("cannot write {column} as json: {source}")]
@@ -95,6 +96,12 @@ pub enum StoreError {
 impl From<DieselError> for StoreError {
     fn from(error: DieselError) -> Self {
         match error {
+            // A row whose typed column did not read as it was loaded (`ApiTokenRow`, `UserRow`)
+            // already says which row and column.
+            DieselError::DeserializationError(error) => match error.downcast::<Self>() {
+                Ok(corrupt) => *corrupt,
+                Err(other) => Self::Query(DieselError::DeserializationError(other)),
+            },
             DieselError::DatabaseError(DatabaseErrorKind::UniqueViolation, info) => {
                 let (entity, key) = unique_target(info.as_ref());
                 Self::Conflict {
@@ -414,9 +421,9 @@ mod tests {
         let token = NewApiToken {
             token_name: "sdk".into(),
             secret_hash: "00".repeat(32),
-            token_type: "client".into(),
+            token_type: crate::models::TokenType::Client,
             environment: "development".into(),
-            projects: r#"["*"]"#.into(),
+            projects: crate::models::TokenProjects::all(),
             expires_at: None,
             created_at: now(),
         };

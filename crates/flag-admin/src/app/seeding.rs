@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use flag_store::models::{Actor, NewApiToken};
+use flag_store::models::{Actor, NewApiToken, TokenProjects};
 use flag_store::{Store, StoreError, queries};
 
 use crate::runtime::domain::TokenType;
@@ -31,7 +31,7 @@ pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[String]) -> R
         }
         queries::api_tokens::create_unless_stored(
             &mut conn,
-            &new_token(token, token_type, now)?,
+            &new_token(token, token_type, now),
             &Actor::system(),
         )?;
     }
@@ -39,11 +39,7 @@ pub fn seed_tokens(store: &Store, token_type: TokenType, tokens: &[String]) -> R
 }
 
 /// The row for a configured secret `<project>:<environment>.<random part>`.
-fn new_token(
-    token: &str,
-    token_type: TokenType,
-    now: chrono::NaiveDateTime,
-) -> Result<NewApiToken, StoreError> {
+fn new_token(token: &str, token_type: TokenType, now: chrono::NaiveDateTime) -> NewApiToken {
     let (project, environment) = token
         .split_once('.')
         .and_then(|(scope, _)| scope.split_once(':'))
@@ -51,9 +47,9 @@ fn new_token(
     NewApiToken::new(
         "admin".into(),
         secrets::verifier(token),
-        token_type.as_str(),
+        token_type,
         environment.into(),
-        &[project.to_owned()],
+        TokenProjects::from(vec![project.to_owned()]),
         None,
         now,
     )
@@ -66,7 +62,7 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> Result<Option<std:
     let mut conn = store.connection()?;
     if queries::api_tokens::list(&mut conn)?
         .iter()
-        .any(|token| token.token_type == TokenType::Admin.as_str())
+        .any(|token| token.token_type == TokenType::Admin)
     {
         return Ok(None);
     }
@@ -74,7 +70,7 @@ pub fn ensure_admin_token(store: &Store, directory: &Path) -> Result<Option<std:
         "*:*.{}",
         secrets::random_hex(28).map_err(|error| AdminError::Internal(error.to_string()))?
     );
-    let row = new_token(&token, TokenType::Admin, crate::now())?;
+    let row = new_token(&token, TokenType::Admin, crate::now());
     // Written before the token is stored, so a stored token is never one nobody can read.
     std::fs::create_dir_all(directory)?;
     let path = directory.join("admin-token");
@@ -155,7 +151,7 @@ pub fn ensure_admin_user(
         username: Some(username.to_owned()),
         email: None,
         password_hash: Some(password_hash),
-        root_role: crate::runtime::domain::RootRole::Admin.id(),
+        root_role: crate::runtime::domain::RootRole::Admin,
         created_at: crate::now(),
     };
     if !generated {

@@ -154,12 +154,12 @@ pub const CREATE: Access = Access::Admin;
 pub async fn create(ctx: &Runtime, caller: &Caller, request: AddonIn) -> Result<AddonOut, AdminError> {
     let config = parse(request)?;
     check_url(ctx, &config).await?;
-    let actor = caller.actor();
     let now = crate::now();
-    let addon = db::run(&ctx.store, move |conn| {
-        queries::addons::create(conn, &config, &actor, now)
-    })
-    .await?;
+    let addon = caller
+        .write(ctx, move |conn, actor| {
+            queries::addons::create(conn, &config, actor, now)
+        })
+        .await?;
     Ok(AddonOut::of(addon).created())
 }
 
@@ -189,12 +189,12 @@ pub async fn update(
             }
         })
         .collect();
-    let actor = caller.actor();
     let now = crate::now();
-    let addon = db::run(&ctx.store, move |conn| {
-        queries::addons::update(conn, id, &config, &actor, now)
-    })
-    .await?;
+    let addon = caller
+        .write(ctx, move |conn, actor| {
+            queries::addons::update(conn, id, &config, actor, now)
+        })
+        .await?;
     Ok(AddonOut::of(addon).stored())
 }
 
@@ -203,12 +203,12 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a webhook.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::addons::delete(conn, id, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::addons::delete(conn, id, actor, now)
+        })
+        .await
 }
 
 /// Who may read a webhook's deliveries.

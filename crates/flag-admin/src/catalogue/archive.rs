@@ -17,13 +17,13 @@ pub async fn archive_one(
     project: String,
     name: String,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::features::get(conn, &project, &name)?;
-        queries::archive::archive(conn, &project, &[name], &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::features::get(conn, &project, &name)?;
+            queries::archive::archive(conn, &project, &[name], actor, now)
+        })
+        .await
 }
 
 /// Who may archive several flags.
@@ -36,12 +36,12 @@ pub async fn archive_many(
     project: String,
     request: BatchFeatures,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::archive::archive(conn, &project, &request.features, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::archive::archive(conn, &project, &request.features, actor, now)
+        })
+        .await
 }
 
 /// Who may ask what archiving flags would leave behind.
@@ -64,12 +64,12 @@ pub const REVIVE_ONE: Access = Access::Write(Permission::UpdateFeature);
 
 /// Revives one flag: it comes back switched off everywhere.
 pub async fn revive_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::archive::revive_named(conn, &name, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::archive::revive_named(conn, &name, actor, now)
+        })
+        .await
 }
 
 /// Who may revive several archived flags.
@@ -82,12 +82,12 @@ pub async fn revive_many(
     project: String,
     request: BatchFeatures,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::archive::revive(conn, &project, &request.features, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::archive::revive(conn, &project, &request.features, actor, now)
+        })
+        .await
 }
 
 /// Who may delete an archived flag for good.
@@ -95,12 +95,12 @@ pub const DELETE_ONE: Access = Access::Write(Permission::DeleteFeature);
 
 /// Deletes one archived flag for good; a live or unknown flag is left alone.
 pub async fn delete_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::archive::delete(conn, None, &[name], &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::archive::delete(conn, None, &[name], actor, now)
+        })
+        .await
 }
 
 /// Who may delete several archived flags for good.
@@ -113,12 +113,12 @@ pub async fn delete_many(
     project: String,
     request: BatchFeatures,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::archive::delete(conn, Some(&project), &request.features, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::archive::delete(conn, Some(&project), &request.features, actor, now)
+        })
+        .await
 }
 
 /// Who may mark flags stale, or not.
@@ -131,10 +131,10 @@ pub async fn stale_many(
     project: String,
     request: BatchStale,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::archive::set_stale(conn, &project, &request.features, request.stale, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::archive::set_stale(conn, &project, &request.features, request.stale, actor, now)
+        })
+        .await
 }

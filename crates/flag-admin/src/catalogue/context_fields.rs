@@ -88,21 +88,21 @@ pub async fn update(
     request: UpdateContextField,
 ) -> Result<(), AdminError> {
     check_legal_values(&request.legal_values)?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        let before = queries::context_fields::get(conn, &name)?;
-        let row = ContextFieldRow::new(
-            name,
-            request.description.or(before.description),
-            request.stickiness,
-            request.sort_order.unwrap_or(before.sort_order),
-            &request.legal_values,
-            before.created_at,
-        )?;
-        queries::context_fields::update(conn, &row, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            let before = queries::context_fields::get(conn, &name)?;
+            let row = ContextFieldRow::new(
+                name,
+                request.description.or(before.description),
+                request.stickiness,
+                request.sort_order.unwrap_or(before.sort_order),
+                &request.legal_values,
+                before.created_at,
+            )?;
+            queries::context_fields::update(conn, &row, actor, now)
+        })
+        .await?;
     Ok(())
 }
 
@@ -152,23 +152,23 @@ async fn change_legal_values(
     name: String,
     change: impl FnOnce(&mut Vec<LegalValue>) + Send + 'static,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        let before = queries::context_fields::get(conn, &name)?;
-        let mut values = before.legal_values()?;
-        change(&mut values);
-        let row = ContextFieldRow::new(
-            name,
-            before.description,
-            before.stickiness,
-            before.sort_order,
-            &values,
-            before.created_at,
-        )?;
-        queries::context_fields::update(conn, &row, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            let before = queries::context_fields::get(conn, &name)?;
+            let mut values = before.legal_values()?;
+            change(&mut values);
+            let row = ContextFieldRow::new(
+                name,
+                before.description,
+                before.stickiness,
+                before.sort_order,
+                &values,
+                before.created_at,
+            )?;
+            queries::context_fields::update(conn, &row, actor, now)
+        })
+        .await?;
     Ok(())
 }
 
@@ -177,12 +177,12 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a field that no strategy of a live flag constrains on.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::context_fields::delete(conn, &name, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::context_fields::delete(conn, &name, actor, now)
+        })
+        .await
 }
 
 /// Who may check a new context field's name.

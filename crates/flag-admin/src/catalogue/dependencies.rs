@@ -7,7 +7,7 @@ use flag_store::queries;
 use crate::catalogue::dependencies::types::AddDependency;
 use crate::identity::auth::{Access, Caller};
 use crate::runtime::domain::Permission;
-use crate::{AdminError, runtime::Runtime, runtime::db};
+use crate::{AdminError, runtime::Runtime};
 
 /// Who may make a flag depend on a parent.
 pub const ADD: Access = Access::Write(Permission::UpdateFeatureDependency);
@@ -20,21 +20,21 @@ pub async fn add(
     child: String,
     request: AddDependency,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::dependencies::set(
-            conn,
-            &project,
-            &child,
-            &request.feature,
-            request.enabled.unwrap_or(true),
-            &request.variants,
-            &actor,
-            now,
-        )
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::dependencies::set(
+                conn,
+                &project,
+                &child,
+                &request.feature,
+                request.enabled.unwrap_or(true),
+                &request.variants,
+                actor,
+                now,
+            )
+        })
+        .await
 }
 
 /// Who may remove a flag's dependencies.
@@ -47,10 +47,10 @@ pub async fn remove(
     project: String,
     child: String,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::dependencies::remove(conn, &project, &child, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::dependencies::remove(conn, &project, &child, actor, now)
+        })
+        .await
 }

@@ -35,7 +35,6 @@ pub async fn create(
     caller: &Caller,
     request: CreateEnvironment,
 ) -> Result<EnvironmentDetailOut, AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
     let row = EnvironmentRow {
         name: request.name.into_string(),
@@ -44,11 +43,12 @@ pub async fn create(
         enabled: request.enabled.unwrap_or(true),
         created_at: now,
     };
-    let row = db::run(&ctx.store, move |conn| match request.sort_order {
-        Some(_) => queries::environments::create(conn, &row, &actor),
-        None => queries::environments::create_last(conn, row, &actor),
-    })
-    .await?;
+    let row = caller
+        .write(ctx, move |conn, actor| match request.sort_order {
+            Some(_) => queries::environments::create(conn, &row, actor),
+            None => queries::environments::create_last(conn, row, actor),
+        })
+        .await?;
     Ok(EnvironmentDetailOut::from(row))
 }
 
@@ -57,12 +57,12 @@ pub const SWITCH: Access = Access::Admin;
 
 /// Switches the environment `name` on or off.
 pub async fn switch(ctx: &Runtime, caller: &Caller, name: String, enabled: bool) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::environments::set_enabled(conn, &name, enabled, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::environments::set_enabled(conn, &name, enabled, actor, now)
+        })
+        .await
 }
 
 /// Who may read an environment.
@@ -102,11 +102,7 @@ pub async fn of_project(ctx: &Runtime, project: String) -> Result<ProjectEnviron
             queries::environments::enabled_flags_of_project(conn, &project)?,
             queries::api_tokens::list(conn)?
                 .into_iter()
-                .filter(|token| {
-                    token
-                        .projects()
-                        .is_ok_and(|projects| projects.iter().any(|name| name == "*" || *name == project))
-                })
+                .filter(|token| token.projects.reach(&project))
                 .map(|token| token.environment)
                 .collect::<Vec<_>>(),
         ))

@@ -69,17 +69,17 @@ pub async fn import(ctx: &Runtime, caller: &Caller, request: ImportRequest) -> R
         return Err(AdminError::bad_request(ADMIN_TOKEN_IMPORT));
     }
     caller.require_in(&request.environment)?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::export::import(
-            conn,
-            &request.project,
-            &request.environment,
-            &request.data,
-            &actor,
-            now,
-        )
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::export::import(
+                conn,
+                &request.project,
+                &request.environment,
+                &request.data,
+                actor,
+                now,
+            )
+        })
+        .await
 }

@@ -322,12 +322,12 @@ async fn write_metadata(
     metadata: FeatureMetadata,
     stale_events: bool,
 ) -> Result<FeatureOut, AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::features::update_metadata(conn, &project, &name, &metadata, stale_events, &actor, now)
-    })
-    .await?;
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::features::update_metadata(conn, &project, &name, &metadata, stale_events, actor, now)
+        })
+        .await?;
     Ok(FeatureOut::from(row))
 }
 
@@ -385,18 +385,18 @@ pub async fn set_lifetime(
         ),
     };
     let id = id.to_lowercase();
-    let actor = caller.actor();
     let now = crate::now();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::feature_types::set_lifetime(conn, &id, days, &actor, now).map_err(|error| match error {
-            flag_store::StoreError::NotFound { .. } => flag_store::StoreError::NotFound {
-                entity: "feature type",
-                key: id.clone(),
-            },
-            other => other,
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::feature_types::set_lifetime(conn, &id, days, actor, now).map_err(|error| match error {
+                flag_store::StoreError::NotFound { .. } => flag_store::StoreError::NotFound {
+                    entity: "feature type",
+                    key: id.clone(),
+                },
+                other => other,
+            })
         })
-    })
-    .await?;
+        .await?;
     Ok(FeatureTypeOut::from(row))
 }
 
@@ -452,12 +452,12 @@ pub async fn switch_with(
 ) -> Result<(), AdminError> {
     let how = query.switch(enabled);
     caller.require_in(&environment)?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::features::switch(conn, &project, &feature, &environment, how, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::features::switch(conn, &project, &feature, &environment, how, actor, now)
+        })
+        .await
 }
 
 /// Who may switch several flags on or off in an environment.
@@ -474,12 +474,12 @@ pub async fn switch_many(
 ) -> Result<(), AdminError> {
     let how = query.switch(enabled);
     caller.require_in(&environment)?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::features::switch_many(conn, &project, &request.features, &environment, how, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::features::switch_many(conn, &project, &request.features, &environment, how, actor, now)
+        })
+        .await
 }
 
 /// Who may list the flags a flag may depend on.
@@ -533,19 +533,19 @@ pub async fn clone(
     (project, source): (String, String),
     request: CloneFeature,
 ) -> Result<FeatureOut, AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::features::clone(
-            conn,
-            &project,
-            &source,
-            request.name.as_str(),
-            request.replace_group_id,
-            &actor,
-            now,
-        )
-    })
-    .await?;
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::features::clone(
+                conn,
+                &project,
+                &source,
+                request.name.as_str(),
+                request.replace_group_id,
+                actor,
+                now,
+            )
+        })
+        .await?;
     Ok(FeatureOut::from(row))
 }

@@ -37,20 +37,20 @@ pub async fn complete(
     (project, feature): (String, String),
     request: CompleteFeature,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::lifecycle::mark_completed(
-            conn,
-            &project,
-            &feature,
-            request.status.as_str(),
-            request.status_value.as_deref(),
-            &actor,
-            now,
-        )
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::lifecycle::mark_completed(
+                conn,
+                &project,
+                &feature,
+                request.status.as_str(),
+                request.status_value.as_deref(),
+                actor,
+                now,
+            )
+        })
+        .await
 }
 
 /// Who may take a flag's lifecycle back from completed.
@@ -62,12 +62,12 @@ pub async fn uncomplete(
     caller: &Caller,
     (project, feature): (String, String),
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::lifecycle::mark_uncompleted(conn, &project, &feature, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::lifecycle::mark_uncompleted(conn, &project, &feature, actor, now)
+        })
+        .await
 }
 
 /// Who may count the flags in each lifecycle stage.

@@ -248,7 +248,7 @@ pub async fn status(ctx: &Runtime, project: String) -> Result<ProjectStatusOut, 
             queries::events::times_of_project(conn, &id, year_ago)?,
             queries::api_tokens::list(conn)?
                 .into_iter()
-                .filter(|token| token.projects().is_ok_and(|projects| projects.contains(&id)))
+                .filter(|token| token.projects.as_slice().contains(&id))
                 .count(),
             queries::segments::list(conn)?
                 .into_iter()
@@ -398,7 +398,7 @@ pub async fn dashboard(ctx: &Runtime, caller: &Caller) -> Result<DashboardOut, A
         project_owners: Vec::new(),
         admins: users
             .into_iter()
-            .filter(|user| user.root_role == RootRole::Admin.id())
+            .filter(|user| user.root_role == RootRole::Admin)
             .map(|user| AdminOut {
                 image_url: crate::identity::users::types::image_url(
                     user.email.as_deref(),

@@ -49,13 +49,13 @@ pub async fn create(
     let environments: Option<Vec<String>> = request
         .environments
         .map(|names| names.into_iter().map(ResourceName::into_string).collect());
-    let actor = caller.actor();
-    let (row, environments) = db::run(&ctx.store, move |conn| {
-        let row = queries::projects::create(conn, &row, environments.as_deref(), &actor)?;
-        let environments = queries::projects::environments_of(conn, &row.id)?;
-        Ok((row, environments))
-    })
-    .await?;
+    let (row, environments) = caller
+        .write(ctx, move |conn, actor| {
+            let row = queries::projects::create(conn, &row, environments.as_deref(), actor)?;
+            let environments = queries::projects::environments_of(conn, &row.id)?;
+            Ok((row, environments))
+        })
+        .await?;
     Ok(CreatedProjectOut::new(row, environments))
 }
 
@@ -112,25 +112,25 @@ pub async fn enable_environment(
         ));
     }
     let environment = request.environment.into_string();
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        // Unleash looks for the project first (404), then answers an unknown environment with
-        // 400 `BadDataError` and one the project has already with 409 `NameExistsError`.
-        match queries::projects::enable_environment(conn, &project, &environment, &actor, now) {
-            Err(StoreError::NotFound {
-                entity: "environment",
-                ..
-            }) => Ok(Err(AdminError::BadData(format!(
-                "Environment {environment} does not exist"
-            )))),
-            Err(StoreError::Conflict { .. }) => Ok(Err(AdminError::NameExists(format!(
-                "{project} already has the environment {environment} enabled"
-            )))),
-            other => other.map(Ok),
-        }
-    })
-    .await?
+    caller
+        .write(ctx, move |conn, actor| {
+            // Unleash looks for the project first (404), then answers an unknown environment with
+            // 400 `BadDataError` and one the project has already with 409 `NameExistsError`.
+            match queries::projects::enable_environment(conn, &project, &environment, actor, now) {
+                Err(StoreError::NotFound {
+                    entity: "environment",
+                    ..
+                }) => Ok(Err(AdminError::BadData(format!(
+                    "Environment {environment} does not exist"
+                )))),
+                Err(StoreError::Conflict { .. }) => Ok(Err(AdminError::NameExists(format!(
+                    "{project} already has the environment {environment} enabled"
+                )))),
+                other => other.map(Ok),
+            }
+        })
+        .await?
 }
 
 /// Who may remove an environment from a project.
@@ -143,10 +143,10 @@ pub async fn disable_environment(
     project: String,
     environment: String,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::projects::disable_environment(conn, &project, &environment, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::projects::disable_environment(conn, &project, &environment, actor, now)
+        })
+        .await
 }

@@ -73,12 +73,12 @@ pub async fn update(
     request: CreateSegment,
 ) -> Result<(), AdminError> {
     let changes = new_segment(caller, request)?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::segments::update(conn, id, &changes, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::segments::update(conn, id, &changes, actor, now)
+        })
+        .await?;
     Ok(())
 }
 
@@ -87,12 +87,12 @@ pub const DELETE: Access = Access::Write(Permission::DeleteSegment);
 
 /// Deletes a segment that no strategy of a live flag uses.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::segments::delete(conn, id, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::segments::delete(conn, id, actor, now)
+        })
+        .await
 }
 
 /// Who may list the strategies that use a segment.

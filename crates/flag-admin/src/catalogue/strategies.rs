@@ -50,15 +50,15 @@ async fn save(
 ) -> Result<flag_eval::Strategy, AdminError> {
     caller.require_in(&environment)?;
     let input = request.into_input(&feature)?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| match &id {
-        None => queries::strategies::add(conn, &project, &feature, &environment, &input, &actor, now),
-        Some(id) => {
-            queries::strategies::update(conn, &project, &feature, &environment, id, &input, &actor, now)
-        }
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| match &id {
+            None => queries::strategies::add(conn, &project, &feature, &environment, &input, actor, now),
+            Some(id) => {
+                queries::strategies::update(conn, &project, &feature, &environment, id, &input, actor, now)
+            }
+        })
+        .await
 }
 
 /// Who may delete a flag's strategy in an environment.
@@ -72,12 +72,12 @@ pub async fn delete(
     id: String,
 ) -> Result<(), AdminError> {
     caller.require_in(&environment)?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::strategies::delete(conn, &project, &feature, &environment, &id, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::strategies::delete(conn, &project, &feature, &environment, &id, actor, now)
+        })
+        .await
 }
 
 /// Who may list a flag's strategies in an environment.
@@ -151,12 +151,12 @@ pub async fn set_sort_order(
         .into_iter()
         .map(|order| (order.id, order.sort_order))
         .collect();
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::strategies::set_sort_order(conn, &project, &feature, &environment, &orders, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::strategies::set_sort_order(conn, &project, &feature, &environment, &orders, actor, now)
+        })
+        .await
 }
 
 /// Who may change a flag's strategy in an environment with a JSON Patch.

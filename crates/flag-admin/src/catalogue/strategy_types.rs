@@ -79,12 +79,12 @@ pub async fn update(
         &request.parameters,
         crate::now(),
     )?;
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::strategies::update_type(conn, &row, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::strategies::update_type(conn, &row, actor, now)
+        })
+        .await?;
     Ok(())
 }
 
@@ -93,12 +93,12 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a custom strategy type that no strategy uses; built-in ones cannot go.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::strategies::delete_type(conn, &name, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::strategies::delete_type(conn, &name, actor, now)
+        })
+        .await
 }
 
 /// Who may deprecate or reactivate a strategy type.
@@ -111,10 +111,10 @@ pub async fn set_deprecated(
     name: String,
     deprecated: bool,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::strategies::set_deprecated(conn, &name, deprecated, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::strategies::set_deprecated(conn, &name, deprecated, actor, now)
+        })
+        .await
 }

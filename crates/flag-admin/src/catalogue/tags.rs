@@ -66,11 +66,11 @@ pub async fn create_type(
     };
     let data = serde_json::to_value(&request)
         .map_err(|error| AdminError::Internal(format!("cannot write a tag type as JSON: {error}")))?;
-    let actor = caller.actor();
-    db::run(&ctx.store, move |conn| {
-        queries::tags::create_type(conn, &row, &data, &actor)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::tags::create_type(conn, &row, &data, actor)
+        })
+        .await?;
     Ok(request)
 }
 
@@ -108,12 +108,12 @@ pub async fn update_type(
         icon: request.icon,
         color: request.color.map(crate::runtime::domain::Color::into_string),
     };
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::tags::update_type(conn, &name, &changes, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::tags::update_type(conn, &name, &changes, actor, now)
+        })
+        .await?;
     Ok(())
 }
 
@@ -122,12 +122,12 @@ pub const DELETE_TYPE: Access = Access::Write(Permission::DeleteTagType);
 
 /// Deletes a tag type, with its tags.
 pub async fn delete_type(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::tags::delete_type(conn, &name, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::tags::delete_type(conn, &name, actor, now)
+        })
+        .await
 }
 
 /// Who may list the tags.
@@ -172,12 +172,12 @@ pub const CREATE: Access = Access::Write(Permission::UpdateFeature);
 pub async fn create(ctx: &Runtime, caller: &Caller, request: TagIn) -> Result<TagWithVersion, AdminError> {
     let tag = request.tag();
     let stored = tag.clone();
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::tags::create(conn, &stored, true, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::tags::create(conn, &stored, true, actor, now)
+        })
+        .await?;
     Ok(TagWithVersion {
         version: 1,
         tag: TagOut::from(tag),
@@ -195,12 +195,12 @@ pub async fn delete(
     value: String,
 ) -> Result<(), AdminError> {
     let tag = TagRef { value, tag_type };
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::tags::delete(conn, &tag, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::tags::delete(conn, &tag, actor, now)
+        })
+        .await
 }
 
 /// Who may list a flag's tags.
@@ -287,12 +287,12 @@ async fn change(
     added: Vec<TagRef>,
     removed: Vec<TagRef>,
 ) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::tags::change(conn, &feature, &added, &removed, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::tags::change(conn, &feature, &added, &removed, actor, now)
+        })
+        .await
 }
 
 /// Who may add and remove the tags of several flags.
@@ -307,10 +307,10 @@ pub async fn update_many(
 ) -> Result<(), AdminError> {
     let added: Vec<TagRef> = request.tags.added_tags.iter().map(TagIn::tag).collect();
     let removed: Vec<TagRef> = request.tags.removed_tags.iter().map(TagIn::tag).collect();
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::tags::change_many(conn, &project, &request.features, &added, &removed, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::tags::change_many(conn, &project, &request.features, &added, &removed, actor, now)
+        })
+        .await
 }

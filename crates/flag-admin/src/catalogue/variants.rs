@@ -38,21 +38,21 @@ async fn change(
     change: impl FnOnce(&CurrentVariants) -> Result<Vec<Variant>, AdminError> + Send + 'static,
 ) -> Result<FeatureVariantsResponse, AdminError> {
     caller.require_in(&environment)?;
-    let actor = caller.actor();
     let now = crate::now();
-    let written = db::run(&ctx.store, move |conn| {
-        queries::variants::change_in_environment(
-            conn,
-            (&project, &feature, &environment),
-            &actor,
-            now,
-            |current| {
-                require_legacy_variants(&feature, &current)?;
-                change(&current)
-            },
-        )
-    })
-    .await??;
+    let written = caller
+        .write(ctx, move |conn, actor| {
+            queries::variants::change_in_environment(
+                conn,
+                (&project, &feature, &environment),
+                actor,
+                now,
+                |current| {
+                    require_legacy_variants(&feature, &current)?;
+                    change(&current)
+                },
+            )
+        })
+        .await??;
     Ok(FeatureVariantsResponse::from(written))
 }
 
@@ -118,14 +118,22 @@ pub async fn batch_push(
         caller.require_in(environment)?;
     }
     push.normalise()?;
-    let actor = caller.actor();
     let now = crate::now();
     let environments = push.environments().to_vec();
     let stored = push.variants().to_vec();
-    db::run(&ctx.store, move |conn| {
-        queries::variants::set_variants_batch(conn, &project, &feature, &environments, &stored, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::variants::set_variants_batch(
+                conn,
+                &project,
+                &feature,
+                &environments,
+                &stored,
+                actor,
+                now,
+            )
+        })
+        .await?;
     Ok(push.into_answer())
 }
 

@@ -17,7 +17,7 @@ use crate::delivery::frontend::types::{
 };
 use crate::identity::Identity;
 use crate::identity::auth::{Access, Caller, FRONTEND_ORIGINS, FrontendAccess};
-use crate::{AdminError, runtime::Runtime, runtime::db};
+use crate::{AdminError, runtime::Runtime};
 use crate::{
     delivery::playground::types::MAX_CONTEXT_FIELDS, delivery::playground::types::MAX_CONTEXT_VALUE_BYTES,
     runtime::input::pointer_segment,
@@ -239,11 +239,11 @@ pub async fn set_cors(ctx: &Runtime, caller: &Caller, request: SetCors) -> Resul
         ));
     }
     let origins = request.frontend_api_origins;
-    let actor = caller.actor();
-    db::run(&ctx.store, move |conn| {
-        queries::settings::put(conn, FRONTEND_ORIGINS, &origins, &actor, crate::now())
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::settings::put(conn, FRONTEND_ORIGINS, &origins, actor, crate::now())
+        })
+        .await
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use flag_store::models::Actor;
+use flag_store::models::{Actor, ApiTokenRow, UnreadableToken};
 use flag_store::{DbConnection, StoreError, queries};
 
 use crate::identity::Identity;
@@ -289,31 +289,37 @@ pub enum Credential {
     Unknown,
 }
 
-/// One stored API token, as requests are checked against it.
+/// One stored API token, as requests are checked against it: its row, or, when its stored type
+/// or projects do not read, its verifier, its expiry and why. A token whose row is corrupt is
+/// refused with an internal error when used, and the other tokens keep working.
 #[derive(Debug)]
-struct TokenGrant {
-    id: i32,
-    name: String,
-    secret_hash: String,
-    /// The stored type and projects, or why they do not read: a token whose row is corrupt is
-    /// refused with an internal error when used, and the other tokens keep working.
-    kind: Result<TokenType, String>,
-    environment: String,
-    projects: Result<Vec<String>, String>,
-    expires_at: Option<chrono::NaiveDateTime>,
-}
+struct TokenGrant(Result<ApiTokenRow, UnreadableToken>);
 
 impl TokenGrant {
-    fn corrupt(&self, what: &str) -> AdminError {
-        AdminError::Internal(format!("api token {} has an unreadable {what}", self.id))
+    fn secret_hash(&self) -> &str {
+        match &self.0 {
+            Ok(row) => &row.secret_hash,
+            Err(unreadable) => &unreadable.secret_hash,
+        }
     }
 
-    fn kind(&self) -> Result<TokenType, AdminError> {
-        self.kind.clone().map_err(|_| self.corrupt("type"))
+    fn expires_at(&self) -> Option<chrono::NaiveDateTime> {
+        match &self.0 {
+            Ok(row) => row.expires_at,
+            Err(unreadable) => unreadable.expires_at,
+        }
     }
 
-    fn projects(&self) -> Result<&[String], AdminError> {
-        self.projects.as_deref().map_err(|_| self.corrupt("project list"))
+    /// Whether it works at `now`: it has no expiry, or one after `now`.
+    fn unexpired(&self, now: chrono::NaiveDateTime) -> bool {
+        self.expires_at().is_none_or(|at| at > now)
+    }
+
+    /// The row, or the internal error that names the token and its unreadable column.
+    fn row(&self) -> Result<&ApiTokenRow, AdminError> {
+        self.0
+            .as_ref()
+            .map_err(|unreadable| AdminError::Internal(unreadable.error.to_string()))
     }
 }
 
@@ -345,7 +351,7 @@ async fn token_map(ctx: &Runtime, identity: &Identity) -> Result<Arc<TokenMap>, 
         .tokens
         .get_or_build(&(), revision, |_| async move {
             crate::runtime::db::run(&store, |conn| {
-                let tokens = queries::api_tokens::list(conn)?;
+                let tokens = queries::api_tokens::list_each(conn)?;
                 // An unreadable setting is an error, never a fallback to every origin.
                 let origins = match queries::settings::get::<Vec<String>>(conn, FRONTEND_ORIGINS) {
                     Ok(origins) => Ok(origins.map_or_else(default_origins, Arc::from)),
@@ -358,17 +364,9 @@ async fn token_map(ctx: &Runtime, identity: &Identity) -> Result<Arc<TokenMap>, 
             .map(|(tokens, origins)| {
                 let by_hash = tokens
                     .into_iter()
-                    .map(|row| {
-                        let grant = TokenGrant {
-                            id: row.id,
-                            kind: TokenType::parse(&row.token_type).ok_or_else(|| row.token_type.clone()),
-                            projects: row.projects().map_err(|error| error.to_string()),
-                            name: row.token_name,
-                            environment: row.environment,
-                            expires_at: row.expires_at,
-                            secret_hash: row.secret_hash,
-                        };
-                        (grant.secret_hash.clone(), grant)
+                    .map(|token| {
+                        let grant = TokenGrant(token);
+                        (grant.secret_hash().to_owned(), grant)
                     })
                     .collect();
                 Arc::new(TokenMap { by_hash, origins })
@@ -388,7 +386,7 @@ pub async fn still_valid(
     Ok(map
         .by_hash
         .get(&*access.token)
-        .is_some_and(|grant| grant.expires_at.is_none_or(|at| at > now)))
+        .is_some_and(|grant| grant.unexpired(now)))
 }
 
 /// The origins the frontend API answers (`*` for all), as of the store's current revision.
@@ -407,6 +405,7 @@ pub struct ValidToken {
     pub token: String,
     /// `client`, `backend`, `frontend` or `admin`.
     #[serde(rename = "type")]
+    #[schema(value_type = crate::runtime::domain::TokenTypeSchema)]
     pub token_type: TokenType,
     /// Its environment; `*` for every environment.
     pub environment: String,
@@ -432,19 +431,19 @@ pub async fn validate_tokens(
             let grant = map
                 .by_hash
                 .get(&secrets::verifier(&token))
-                .filter(|grant| grant.expires_at.is_none_or(|at| at > now))?;
+                .filter(|grant| grant.unexpired(now))?;
             // A token whose row does not read is left out, as an invalid one is, and logged.
-            let (kind, projects) = match (grant.kind(), grant.projects()) {
-                (Ok(kind), Ok(projects)) => (kind, projects.to_vec()),
-                (Err(error), _) | (_, Err(error)) => {
+            let row = match grant.row() {
+                Ok(row) => row,
+                Err(error) => {
                     tracing::error!(%error, "left out of Edge's token validation");
                     return None;
                 }
             };
             Some(ValidToken {
-                token_type: kind,
-                environment: grant.environment.clone(),
-                projects,
+                token_type: row.token_type,
+                environment: row.environment.clone(),
+                projects: row.projects.as_slice().to_vec(),
                 token,
             })
         })
@@ -459,34 +458,34 @@ pub async fn resolve_token(
 ) -> Result<Credential, AdminError> {
     let now = crate::now();
     let map = token_map(ctx, identity).await?;
-    let Some(grant) = map.by_hash.get(&secrets::verifier(token)).filter(|grant| {
-        secrets::matches(token, &grant.secret_hash) && grant.expires_at.is_none_or(|at| at > now)
-    }) else {
+    let Some(grant) = map
+        .by_hash
+        .get(&secrets::verifier(token))
+        .filter(|grant| secrets::matches(token, grant.secret_hash()) && grant.unexpired(now))
+    else {
         return Ok(Credential::Unknown);
     };
-    let environment = (grant.environment != "*").then(|| grant.environment.clone());
-    let projects = || -> Result<Option<Vec<String>>, AdminError> {
-        let projects = grant.projects()?;
-        Ok((!projects.iter().any(|project| project == "*")).then(|| {
-            let mut projects = projects.to_vec();
-            projects.sort_unstable();
-            projects.dedup();
-            projects
-        }))
-    };
-    Ok(match grant.kind()? {
+    let row = grant.row()?;
+    let environment = (row.environment != "*").then(|| row.environment.clone());
+    let projects = (!row.projects.include_all()).then(|| {
+        let mut projects = row.projects.as_slice().to_vec();
+        projects.sort_unstable();
+        projects.dedup();
+        projects
+    });
+    Ok(match row.token_type {
         TokenType::Admin => Credential::Admin(Principal::AdminToken {
-            name: grant.name.clone(),
+            name: row.token_name.clone(),
             environments: environment.map(|environment| vec![environment]),
         }),
         TokenType::Client | TokenType::Backend => Credential::Client(ClientAccess {
             environment,
-            projects: projects()?,
-            token: grant.secret_hash.as_str().into(),
+            projects,
+            token: row.secret_hash.as_str().into(),
         }),
         TokenType::Frontend => Credential::Frontend(FrontendAccess {
             environment: environment.unwrap_or_else(|| DEFAULT_ENVIRONMENT.into()),
-            projects: projects()?,
+            projects,
         }),
     })
 }
@@ -502,14 +501,13 @@ pub async fn resolve_session(ctx: &Runtime, session: &str) -> Result<Credential,
     let Some(user) = user else {
         return Ok(Credential::Unknown);
     };
-    let role = RootRole::stored(user.id, user.root_role)?;
     Ok(Credential::Admin(Principal::User {
         id: user.id,
         label: user
             .email
             .or(user.username)
             .unwrap_or_else(|| format!("user {}", user.id)),
-        role,
+        role: user.root_role,
     }))
 }
 

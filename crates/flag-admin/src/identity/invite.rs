@@ -87,19 +87,19 @@ pub async fn update(
     if request.expires_at.is_none() && request.enabled.is_none() {
         return Err(AdminError::invalid("/", "give expiresAt, enabled or both"));
     }
-    let actor = caller.actor();
     let now = crate::now();
-    let token = db::run(&ctx.store, move |conn| {
-        queries::signup_tokens::update(
-            conn,
-            &secret,
-            request.expires_at.map(|time| time.0.naive_utc()),
-            request.enabled,
-            &actor,
-            now,
-        )
-    })
-    .await?;
+    let token = caller
+        .write(ctx, move |conn, actor| {
+            queries::signup_tokens::update(
+                conn,
+                &secret,
+                request.expires_at.map(|time| time.0.naive_utc()),
+                request.enabled,
+                actor,
+                now,
+            )
+        })
+        .await?;
     Ok(SignupTokenResponse::new(token, now))
 }
 
@@ -153,7 +153,7 @@ pub async fn sign_up(
         username: request.username.map(|username| username.trim().to_owned()),
         email: Some(request.email.trim().to_owned()),
         password_hash: Some(hash),
-        root_role: RootRole::Viewer.id(),
+        root_role: RootRole::Viewer,
         created_at: now,
     };
     let user = db::run(&ctx.store, move |conn| {
@@ -166,5 +166,5 @@ pub async fn sign_up(
         }
         other => other,
     })?;
-    UserOut::try_from(user)
+    Ok(UserOut::from(user))
 }

@@ -87,13 +87,13 @@ pub async fn get(ctx: &Runtime, caller: &Caller) -> Result<MeOut, AdminError> {
                 username: Some(name.clone()),
                 email: None,
                 password_hash: None,
-                root_role: RootRole::Admin.id(),
+                root_role: RootRole::Admin,
                 login_attempts: 0,
                 created_at: chrono::DateTime::UNIX_EPOCH.naive_utc(),
                 seen_at: None,
             };
             Ok(MeOut {
-                user: UserOut::try_from(token)?,
+                user: UserOut::from(token),
                 permissions: permissions(RootRole::Admin),
                 feedback: Vec::new(),
                 splash: BTreeMap::new(),
@@ -109,7 +109,7 @@ pub async fn get(ctx: &Runtime, caller: &Caller) -> Result<MeOut, AdminError> {
             })
             .await?;
             Ok(MeOut {
-                user: UserOut::try_from(user)?,
+                user: UserOut::from(user),
                 permissions: permissions(role),
                 feedback: Vec::new(),
                 splash: splashes.into_iter().collect(),

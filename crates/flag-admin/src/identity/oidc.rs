@@ -492,13 +492,13 @@ pub async fn save_settings(
             "password login is off; switch it on before switching single sign-on off".into(),
         ));
     }
-    let actor = caller.actor();
     let now = crate::now();
     let saved = settings.clone();
-    db::run(&ctx.store, move |conn| {
-        stored::put_hidden(conn, SETTING, &saved, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            stored::put_hidden(conn, SETTING, &saved, actor, now)
+        })
+        .await?;
     // The provider may have changed: discover it again at the next login.
     identity.oidc.forget().await;
     self::settings(ctx).await
@@ -531,12 +531,12 @@ pub async fn save_password_settings(
             "single sign-on is off; switch it on before switching password login off".into(),
         ));
     }
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        stored::put(conn, PASSWORD_SETTING, &settings, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            stored::put(conn, PASSWORD_SETTING, &settings, actor, now)
+        })
+        .await?;
     Ok(settings)
 }
 
@@ -841,9 +841,9 @@ async fn sign_in_user(
     let actor = Actor::system();
     let user = match existing {
         Some(user) => match role {
-            Some(role) if role.id() != user.root_role => {
+            Some(role) if role != user.root_role => {
                 let changes = UserChanges {
-                    root_role: Some(role.id()),
+                    root_role: Some(role),
                     ..UserChanges::default()
                 };
                 let id = user.id;
@@ -871,7 +871,7 @@ async fn sign_in_user(
                 username: None,
                 email: Some(email.to_owned()),
                 password_hash: None,
-                root_role: role.unwrap_or(config.default_role).id(),
+                root_role: role.unwrap_or(config.default_role),
                 created_at: now,
             };
             db::run(&ctx.store, move |conn| {
@@ -1065,14 +1065,14 @@ mod tests {
         let created = sign_in_user(&ctx, &on, "New@Example.com", Some("New".into()), None).await?;
         assert_eq!(
             (created.email.as_deref(), created.root_role),
-            (Some("new@example.com"), 2)
+            (Some("new@example.com"), RootRole::Editor)
         );
         // The same person in another letter case, now in a group that maps to Admin.
         let again = sign_in_user(&ctx, &off, "NEW@example.COM", None, Some(RootRole::Admin)).await?;
-        assert_eq!((again.id, again.root_role), (created.id, 1));
+        assert_eq!((again.id, again.root_role), (created.id, RootRole::Admin));
         // No groups claim: the role stays.
         let kept = sign_in_user(&ctx, &off, "new@example.com", None, None).await?;
-        assert_eq!((kept.id, kept.root_role), (created.id, 1));
+        assert_eq!((kept.id, kept.root_role), (created.id, RootRole::Admin));
         Ok(())
     }
 

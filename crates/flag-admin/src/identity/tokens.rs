@@ -3,7 +3,7 @@
 
 pub mod types;
 
-use flag_store::models::NewApiToken;
+use flag_store::models::{NewApiToken, TokenProjects};
 use flag_store::{StoreError, queries};
 
 use crate::identity::auth::{Access, Caller, DEFAULT_ENVIRONMENT};
@@ -19,10 +19,7 @@ pub const LIST: Access = Access::AdminRead;
 /// Every token, without its secret.
 pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
     let rows = db::run(&ctx.store, queries::api_tokens::list).await?;
-    let tokens = rows
-        .into_iter()
-        .map(TokenOut::try_from)
-        .collect::<Result<_, _>>()?;
+    let tokens = rows.into_iter().map(TokenOut::from).collect();
     Ok(TokensOut { tokens })
 }
 
@@ -85,41 +82,41 @@ pub async fn create(
     let token = NewApiToken::new(
         token_name,
         secrets::verifier(&secret),
-        request.token_type.as_str(),
+        request.token_type,
         environment.clone(),
-        &projects,
+        TokenProjects::from(projects.clone()),
         request.expires_at.map(|at| at.0.naive_utc()),
         crate::now(),
-    )?;
-    let actor = caller.actor();
+    );
     let scope = (environment, projects.clone());
     // The store answers a refused request as `Ok(Err(..))`: the lookups worked, the request did not.
-    let created = db::run(&ctx.store, move |conn| {
-        let (environment, projects) = scope;
-        // What is not there is a mistake in the request, not a missing resource: Unleash answers
-        // 400, naming the first environment or project it did not find.
-        if !exists(queries::environments::get(conn, &environment))? {
-            return Ok(Err(AdminError::invalid(
-                "/environment",
-                format!("Environment={environment} does not exist"),
-            )));
-        }
-        for project in projects.iter().filter(|project| *project != "*") {
-            if !exists(queries::projects::get(conn, project))? {
+    let created = caller
+        .write(ctx, move |conn, actor| {
+            let (environment, projects) = scope;
+            // What is not there is a mistake in the request, not a missing resource: Unleash answers
+            // 400, naming the first environment or project it did not find.
+            if !exists(queries::environments::get(conn, &environment))? {
                 return Ok(Err(AdminError::invalid(
-                    "/projects",
-                    format!("Project={project} does not exist"),
+                    "/environment",
+                    format!("Environment={environment} does not exist"),
                 )));
             }
-        }
-        queries::api_tokens::create(conn, &token, &actor).map(Ok)
-    })
-    .await;
+            for project in projects.iter().filter(|project| *project != "*") {
+                if !exists(queries::projects::get(conn, project))? {
+                    return Ok(Err(AdminError::invalid(
+                        "/projects",
+                        format!("Project={project} does not exist"),
+                    )));
+                }
+            }
+            queries::api_tokens::create(conn, &token, actor).map(Ok)
+        })
+        .await;
     let row = created??;
     Ok(CreatedTokenOut {
         secret,
         token_name: row.token_name,
-        token_type: row.token_type,
+        token_type: row.token_type.as_str().to_owned(),
         project: project_field(&projects),
         projects,
         environment: row.environment,
@@ -137,15 +134,15 @@ pub const DELETE: Access = Access::Admin;
 /// error, as in Unleash.
 pub async fn delete(ctx: &Runtime, caller: &Caller, secret: &str) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        match queries::api_tokens::find_by_hash(conn, &hash)? {
-            Some(token) => queries::api_tokens::delete(conn, token.id, &actor, now),
-            None => Ok(()),
-        }
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            match queries::api_tokens::find_by_hash(conn, &hash)? {
+                Some(token) => queries::api_tokens::delete(conn, token.id, actor, now),
+                None => Ok(()),
+            }
+        })
+        .await
 }
 
 /// Who may delete an API token by its id.
@@ -154,18 +151,18 @@ pub const DELETE_BY_ID: Access = Access::Admin;
 /// Deletes the token with `id`, as the token list numbers them: for the console, which shows
 /// tokens without their secrets.
 pub async fn delete_by_id(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        if !queries::api_tokens::list(conn)?
-            .iter()
-            .any(|token| token.id == id)
-        {
-            return Err(flag_store::StoreError::not_found("api token", id.to_string()));
-        }
-        queries::api_tokens::delete(conn, id, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            if !queries::api_tokens::list(conn)?
+                .iter()
+                .any(|token| token.id == id)
+            {
+                return Err(flag_store::StoreError::not_found("api token", id.to_string()));
+            }
+            queries::api_tokens::delete(conn, id, actor, now)
+        })
+        .await
 }
 
 /// Who may find API tokens by name.
@@ -191,12 +188,12 @@ pub async fn set_expiry(
 ) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
     let expires_at = flag_store::time::stored(request.expires_at.0.naive_utc());
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::api_tokens::set_expiry(conn, &hash, expires_at, &actor, now)
-    })
-    .await?;
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::api_tokens::set_expiry(conn, &hash, expires_at, actor, now)
+        })
+        .await?;
     Ok(())
 }
 
@@ -252,7 +249,7 @@ pub async fn delete_for_project(
             .ok_or_else(|| flag_store::StoreError::not_found("api token", "(secret)"))
     })
     .await?;
-    if row.projects()? != [project] {
+    if row.projects.as_slice() != [project] {
         return Err(AdminError::bad_request(
             "the token is not limited to this project alone",
         ));

@@ -17,7 +17,7 @@ pub const LIST: Access = Access::AdminRead;
 /// Every user, and the root roles.
 pub async fn list(ctx: &Runtime) -> Result<UsersResponse, AdminError> {
     let users = db::run(&ctx.store, queries::users::list).await?;
-    UsersResponse::try_from(users)
+    Ok(UsersResponse::from(users))
 }
 
 /// A password's Argon2id hash, made on the CPU pool.
@@ -67,13 +67,13 @@ pub async fn create(
         username,
         email,
         password_hash,
-        root_role: request.root_role.id(),
+        root_role: request.root_role,
         created_at: crate::now(),
     };
     let row = caller
         .write(ctx, move |conn, actor| queries::users::create(conn, &user, actor))
         .await?;
-    UserOut::try_from(row)
+    Ok(UserOut::from(row))
 }
 
 /// Who may change a user.
@@ -94,15 +94,15 @@ pub async fn update(
     let changes = UserChanges {
         name: request.name.map(|name| name.trim().to_owned()),
         email: request.email.map(|email| email.trim().to_owned()),
-        root_role: request.root_role.map(crate::runtime::domain::RootRole::id),
+        root_role: request.root_role,
     };
-    let actor = caller.actor();
     let now = crate::now();
-    let row = db::run(&ctx.store, move |conn| {
-        queries::users::update(conn, id, &changes, &actor, now)
-    })
-    .await?;
-    UserOut::try_from(row)
+    let row = caller
+        .write(ctx, move |conn, actor| {
+            queries::users::update(conn, id, &changes, actor, now)
+        })
+        .await?;
+    Ok(UserOut::from(row))
 }
 
 /// Who may delete a user.
@@ -110,10 +110,10 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a user.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let actor = caller.actor();
     let now = crate::now();
-    db::run(&ctx.store, move |conn| {
-        queries::users::delete(conn, id, &actor, now)
-    })
-    .await
+    caller
+        .write(ctx, move |conn, actor| {
+            queries::users::delete(conn, id, actor, now)
+        })
+        .await
 }

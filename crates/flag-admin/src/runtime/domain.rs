@@ -3,11 +3,12 @@
 //! A handler that holds a [`ResourceName`], a [`RootRole`] or a [`Timestamp`] never checks it
 //! again, and each type's OpenAPI schema states the same rule its parser enforces.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use chrono::{DateTime, Utc};
-use serde::de::{self, Deserializer, Visitor};
-use serde::{Deserialize, Serialize, Serializer};
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
 use utoipa::openapi::RefOr;
 use utoipa::openapi::schema::{ObjectBuilder, OneOfBuilder, Schema, SchemaType, Type};
 use utoipa::{PartialSchema, ToSchema};
@@ -185,139 +186,17 @@ checked_text!(
     }
 );
 
-/// A root or project role, with Unleash's ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum RootRole {
-    /// Everything (1).
-    Admin,
-    /// Writes features, strategies and variants (2).
-    Editor,
-    /// Reads and uses the playground (3).
-    Viewer,
-    /// A project's owner (4); a project role.
-    Owner,
-    /// A project's member (5); a project role.
-    Member,
-}
+/// A user's root role and an API token's type are columns the store reads typed, so their
+/// types live in flag-store; they are named here as they always were.
+pub use flag_store::models::{RootRole, TokenType};
 
-impl RootRole {
-    /// Unleash's id of the role.
-    pub fn id(self) -> i32 {
-        match self {
-            Self::Admin => 1,
-            Self::Editor => 2,
-            Self::Viewer => 3,
-            Self::Owner => 4,
-            Self::Member => 5,
-        }
-    }
+/// The OpenAPI schema of [`RootRole`]. The type lives in flag-store, which does not depend on
+/// utoipa, so a field of that type names this one with `#[schema(value_type = RootRoleSchema)]`;
+/// the document calls it `RootRole`.
+#[derive(Debug)]
+pub struct RootRoleSchema;
 
-    /// The role with Unleash's id `id`.
-    pub fn from_id(id: i32) -> Option<Self> {
-        match id {
-            1 => Some(Self::Admin),
-            2 => Some(Self::Editor),
-            3 => Some(Self::Viewer),
-            4 => Some(Self::Owner),
-            5 => Some(Self::Member),
-            _ => None,
-        }
-    }
-
-    /// The role's name, as Unleash spells it.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Admin => "Admin",
-            Self::Editor => "Editor",
-            Self::Viewer => "Viewer",
-            Self::Owner => "Owner",
-            Self::Member => "Member",
-        }
-    }
-
-    /// What it allows, as Unleash describes it.
-    pub fn description(self) -> &'static str {
-        match self {
-            Self::Admin => {
-                "Users with the root admin role have superuser access to Unleash and can perform any operation within the Unleash platform."
-            }
-            Self::Editor => {
-                "Users with the root editor role have access to most features in Unleash, but can not manage users and roles in the root scope."
-            }
-            Self::Viewer => "Users with the root viewer role can only read root resources in Unleash.",
-            Self::Owner => "Users with the project owner role have full control over the project.",
-            Self::Member => {
-                "Users with the project member permission allows the user to perform CRUD operations on feature flags within a project."
-            }
-        }
-    }
-
-    /// The root role stored for user `user` as `id`. A stored id that is not a root role is an
-    /// error, never a default role.
-    pub fn stored(user: i32, id: i32) -> Result<Self, crate::runtime::error::AdminError> {
-        Self::from_id(id).filter(|role| role.is_root()).ok_or_else(|| {
-            crate::runtime::error::AdminError::Internal(format!("user {user} has the unknown root role {id}"))
-        })
-    }
-
-    /// Whether users can hold it as their root role (Admin, Editor, Viewer).
-    pub fn is_root(self) -> bool {
-        matches!(self, Self::Admin | Self::Editor | Self::Viewer)
-    }
-
-    /// The root roles, in id order.
-    pub const ROOT: [Self; 3] = [Self::Admin, Self::Editor, Self::Viewer];
-}
-
-/// A root role as Unleash accepts it: its id as a number or a numeric string, or its name in any
-/// letter case. Anything else, and project roles, are refused.
-impl<'de> Deserialize<'de> for RootRole {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct RoleVisitor;
-
-        impl Visitor<'_> for RoleVisitor {
-            type Value = RootRole;
-
-            fn expecting(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-                formatter.write_str("1 (Admin), 2 (Editor) or 3 (Viewer), or the role's name")
-            }
-
-            fn visit_i64<E: de::Error>(self, id: i64) -> Result<RootRole, E> {
-                i32::try_from(id)
-                    .ok()
-                    .and_then(RootRole::from_id)
-                    .filter(|role| role.is_root())
-                    .ok_or_else(|| E::invalid_value(de::Unexpected::Signed(id), &self))
-            }
-
-            fn visit_u64<E: de::Error>(self, id: u64) -> Result<RootRole, E> {
-                i64::try_from(id)
-                    .map_err(|_| E::invalid_value(de::Unexpected::Unsigned(id), &self))
-                    .and_then(|id| self.visit_i64(id))
-            }
-
-            fn visit_str<E: de::Error>(self, text: &str) -> Result<RootRole, E> {
-                if let Ok(id) = text.trim().parse::<i64>() {
-                    return self.visit_i64(id);
-                }
-                RootRole::ROOT
-                    .into_iter()
-                    .find(|role| role.name().eq_ignore_ascii_case(text.trim()))
-                    .ok_or_else(|| E::invalid_value(de::Unexpected::Str(text), &self))
-            }
-        }
-
-        deserializer.deserialize_any(RoleVisitor)
-    }
-}
-
-impl Serialize for RootRole {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_i32(self.id())
-    }
-}
-
-impl PartialSchema for RootRole {
+impl PartialSchema for RootRoleSchema {
     fn schema() -> RefOr<Schema> {
         OneOfBuilder::new()
             .item(
@@ -334,50 +213,31 @@ impl PartialSchema for RootRole {
     }
 }
 
-impl ToSchema for RootRole {}
-
-/// What an API token may be used for.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, ToSchema)]
-#[serde(rename_all = "lowercase")]
-pub enum TokenType {
-    /// The admin API.
-    Admin,
-    /// The client API, for server-side SDKs.
-    Client,
-    /// The client API, as Unleash 5 and later name it.
-    Backend,
-    /// The frontend API.
-    Frontend,
-}
-
-impl TokenType {
-    /// As stored and shown.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Self::Admin => "admin",
-            Self::Client => "client",
-            Self::Backend => "backend",
-            Self::Frontend => "frontend",
-        }
-    }
-
-    /// The type stored as `text`.
-    pub fn parse(text: &str) -> Option<Self> {
-        [Self::Admin, Self::Client, Self::Backend, Self::Frontend]
-            .into_iter()
-            .find(|kind| kind.as_str().eq_ignore_ascii_case(text))
+impl ToSchema for RootRoleSchema {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("RootRole")
     }
 }
 
-/// Token types are read in any letter case, as Unleash reads them.
-impl<'de> Deserialize<'de> for TokenType {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        Self::parse(&text).ok_or_else(|| {
-            de::Error::custom(format!(
-                "unknown token type {text:?}; expected client, backend, frontend or admin"
-            ))
-        })
+/// The OpenAPI schema of [`TokenType`]: its names, lower-case. The type lives in flag-store, which
+/// does not depend on utoipa, so a field of that type names this one with
+/// `#[schema(value_type = TokenTypeSchema)]`; the document calls it `TokenType`.
+#[derive(Debug)]
+pub struct TokenTypeSchema;
+
+impl PartialSchema for TokenTypeSchema {
+    fn schema() -> RefOr<Schema> {
+        ObjectBuilder::new()
+            .schema_type(Type::String)
+            .description(Some("What an API token may be used for."))
+            .enum_values(Some(TokenType::ALL.map(TokenType::as_str)))
+            .into()
+    }
+}
+
+impl ToSchema for TokenTypeSchema {
+    fn name() -> Cow<'static, str> {
+        Cow::Borrowed("TokenType")
     }
 }
 
@@ -598,41 +458,23 @@ mod tests {
     }
 
     #[test]
-    fn root_roles_read_like_unleash() -> Result<(), serde_json::Error> {
-        for (value, role) in [
-            (json!(1), RootRole::Admin),
-            (json!("2"), RootRole::Editor),
-            (json!("viewer"), RootRole::Viewer),
-            (json!("Admin"), RootRole::Admin),
-        ] {
-            assert_eq!(serde_json::from_value::<RootRole>(value)?, role);
-        }
-        for bad in [
-            json!(4),
-            json!(0),
-            json!("Owner"),
-            json!("boss"),
-            json!(true),
-            json!(2.5),
-        ] {
-            assert!(serde_json::from_value::<RootRole>(bad.clone()).is_err(), "{bad}");
-        }
-        assert_eq!(serde_json::to_value(RootRole::Editor)?, json!(2));
-        Ok(())
-    }
-
-    #[test]
-    fn token_and_feature_types_parse_once() -> Result<(), serde_json::Error> {
-        assert_eq!(
-            serde_json::from_value::<TokenType>(json!("CLIENT"))?,
-            TokenType::Client
-        );
-        assert!(serde_json::from_value::<TokenType>(json!("root")).is_err());
+    fn feature_types_parse_once() -> Result<(), serde_json::Error> {
         assert_eq!(
             serde_json::from_value::<FeatureType>(json!("kill-switch"))?,
             FeatureType::KillSwitch
         );
         assert!(serde_json::from_value::<FeatureType>(json!("Release")).is_err());
+        Ok(())
+    }
+
+    #[test]
+    fn stand_in_schemas_describe_the_store_types_under_their_names() -> Result<(), serde_json::Error> {
+        assert_eq!(RootRoleSchema::name(), "RootRole");
+        assert_eq!(TokenTypeSchema::name(), "TokenType");
+        assert_eq!(
+            serde_json::to_value(TokenTypeSchema::schema())?["enum"],
+            json!(["admin", "client", "backend", "frontend"])
+        );
         Ok(())
     }
 

@@ -6,7 +6,8 @@ use flag_admin::catalogue::features::types::{FeatureQuery, SwitchQuery};
 use flag_admin::catalogue::strategies;
 use flag_admin::delivery::usage::FlagCount;
 use flag_admin::identity::auth::{Access, Caller};
-use flag_admin::runtime::domain::RootRole;
+use flag_admin::runtime::domain::{RootRole, TokenType};
+use flag_store::models::TokenProjects;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -135,7 +136,7 @@ pub async fn create_user(world: &World, name: &str, email: &str, role: RootRole)
         username: None,
         email: Some(email.into()),
         password_hash: None,
-        root_role: role.id(),
+        root_role: role,
         created_at: flag_admin::now(),
     };
     let row = flag_store::queries::users::create(
@@ -153,12 +154,12 @@ pub fn store_token(world: &World, token_type: &str, environment: &str, projects:
     let token = flag_store::models::NewApiToken::new(
         format!("{token_type}-{environment}"),
         format!("verifier-{token_type}-{environment}-{}", projects.join("-")),
-        token_type,
+        TokenType::parse(token_type).ok_or_else(|| format!("unknown token type {token_type}"))?,
         environment.into(),
-        &projects,
+        TokenProjects::from(projects),
         None,
         flag_admin::now(),
-    )?;
+    );
     flag_store::queries::api_tokens::create(
         &mut *world.store().connection()?,
         &token,

@@ -105,7 +105,7 @@ async fn a_login_resolves_an_email_before_a_username() -> Outcome {
         username: Some("owner@example.com".into()),
         email: None,
         password_hash: Some(flag_admin::identity::password::hash("Squ4tter-Passw0rd!")?),
-        root_role: RootRole::Viewer.id(),
+        root_role: RootRole::Viewer,
         created_at: flag_admin::now(),
     };
     flag_store::queries::users::create(&mut *world.store().connection()?, &squatter, &Actor::system())?;

@@ -19,6 +19,7 @@ mod catalogue_tags;
 mod catalogue_variants;
 mod catalogue_webhooks;
 mod common;
+mod coverage;
 mod delivery_applications;
 mod delivery_client;
 mod delivery_delta;

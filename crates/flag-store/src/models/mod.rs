@@ -5,6 +5,11 @@
 //! or fails with [`StoreError::Corrupt`](crate::StoreError::Corrupt) naming the row and column,
 //! so no caller parses JSON text and nothing falls back to a silent default.
 //!
+//! A few columns are typed in the row itself, read once as the row is loaded and written by
+//! Diesel's `ToSql`: an API token's [`TokenType`] and [`TokenProjects`], a user's [`RootRole`].
+//! Their rows load through a `Stored*` twin that holds the text or number as stored, so a value
+//! that does not read fails the load with the same `Corrupt` error naming the row and column.
+//!
 //! The types live in one module per resource and are re-exported here, so each is named
 //! `flag_store::models::X` whatever module holds it.
 
@@ -31,8 +36,10 @@ pub use projects::{EnvironmentRow, ProjectRow};
 pub use segments::{NewSegment, SegmentRow};
 pub use settings::SettingRow;
 pub use strategies::{StrategyParameter, StrategyRow, StrategyTypeRow};
-pub use tokens::{ApiTokenRow, NewApiToken, SignupTokenRow};
-pub use users::{NewUser, OidcLoginRow, RoleRow, SessionRow, UserChanges, UserRow};
+pub(crate) use tokens::StoredApiToken;
+pub use tokens::{ApiTokenRow, NewApiToken, SignupTokenRow, TokenProjects, TokenType, UnreadableToken};
+pub(crate) use users::StoredUser;
+pub use users::{NewUser, OidcLoginRow, RoleRow, RootRole, SessionRow, UserChanges, UserRow};
 
 #[cfg(test)]
 mod tests {
@@ -159,9 +166,9 @@ mod tests {
             &NewApiToken {
                 token_name: "sdk".into(),
                 secret_hash: "00".repeat(32),
-                token_type: "client".into(),
+                token_type: TokenType::Client,
                 environment: "development".into(),
-                projects: r#"["default"]"#.into(),
+                projects: TokenProjects::from(vec!["default".to_owned()]),
                 expires_at: None,
                 created_at: now(),
             },
@@ -202,16 +209,21 @@ mod tests {
             "parameters",
         );
 
+        // Typed columns fail the load of their row, wherever it is loaded.
         overwrite(conn, "api_tokens", "projects", "TRUE", GARBAGE)?;
         let token_key = token.id.to_string();
         assert_corrupt(
-            api_tokens::find_by_hash(conn, &token.secret_hash)?
-                .map(|row| row.projects())
-                .transpose(),
+            api_tokens::find_by_hash(conn, &token.secret_hash),
             "api token",
             &token_key,
             "projects",
         );
+        assert_corrupt(api_tokens::list(conn), "api token", &token_key, "projects");
+        overwrite(conn, "api_tokens", "projects", "TRUE", r#"["default"]"#)?;
+        overwrite(conn, "api_tokens", "token_type", "TRUE", "root")?;
+        assert_corrupt(api_tokens::list(conn), "api token", &token_key, "token_type");
+        overwrite(conn, "api_tokens", "token_type", "TRUE", "client")?;
+        assert_eq!(api_tokens::list(conn)?, [token]);
 
         // The columns the evaluation reads: each is checked through its accessor and through
         // every query that decodes it, then put back so the next one is the only fault.

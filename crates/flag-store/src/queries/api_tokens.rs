@@ -6,7 +6,7 @@ use diesel::prelude::*;
 use crate::connection::{DbConnection, MultiBackend};
 
 use crate::error::StoreError;
-use crate::models::{Actor, ApiTokenRow, EventType, NewApiToken, NewEvent};
+use crate::models::{Actor, ApiTokenRow, EventType, NewApiToken, NewEvent, StoredApiToken, UnreadableToken};
 use crate::queries::{events, to_json};
 use crate::schema::api_tokens;
 
@@ -21,7 +21,7 @@ pub fn create(
             .values(token)
             .returning(<ApiTokenRow as Selectable<MultiBackend>>::construct_selection())
             .get_result(conn)?;
-        let shown = event_json(&row, row.expires_at)?;
+        let shown = event_json(&row, row.expires_at);
         events::record(
             conn,
             &NewEvent {
@@ -60,7 +60,7 @@ pub fn create_if_none_of_type(
 ) -> Result<bool, StoreError> {
     crate::queries::write(conn, |conn| {
         let existing: i64 = api_tokens::table
-            .filter(api_tokens::token_type.eq(&token.token_type))
+            .filter(api_tokens::token_type.eq(token.token_type))
             .count()
             .get_result(conn)?;
         if existing > 0 {
@@ -79,12 +79,24 @@ pub fn find_by_hash(conn: &mut DbConnection, secret_hash: &str) -> Result<Option
         .optional()?)
 }
 
-/// All tokens, by id.
+/// All tokens, by id. A token whose stored type or projects do not read fails the whole list
+/// with [`StoreError::Corrupt`] naming it.
 pub fn list(conn: &mut DbConnection) -> Result<Vec<ApiTokenRow>, StoreError> {
     Ok(api_tokens::table
         .order(api_tokens::id.asc())
         .select(ApiTokenRow::as_select())
         .load(conn)?)
+}
+
+/// All tokens, by id, each read on its own: a token whose stored type or projects do not read
+/// is an [`UnreadableToken`], which still gives its verifier and expiry, and the others read.
+/// For checking credentials, where one corrupt row must not stop every other token working.
+pub fn list_each(conn: &mut DbConnection) -> Result<Vec<Result<ApiTokenRow, UnreadableToken>>, StoreError> {
+    let stored: Vec<StoredApiToken> = api_tokens::table
+        .order(api_tokens::id.asc())
+        .select(StoredApiToken::as_select())
+        .load(conn)?;
+    Ok(stored.into_iter().map(StoredApiToken::read).collect())
 }
 
 /// Deletes a token.
@@ -101,7 +113,7 @@ pub fn delete(
             .first(conn)
             .map_err(StoreError::or_not_found("api token", id.to_string()))?;
         diesel::delete(api_tokens::table.find(id)).execute(conn)?;
-        let shown = event_json(&before, before.expires_at)?;
+        let shown = event_json(&before, before.expires_at);
         events::record(
             conn,
             &NewEvent {
@@ -130,13 +142,13 @@ pub fn set_expiry(
         diesel::update(api_tokens::table.find(before.id))
             .set(api_tokens::expires_at.eq(Some(expires_at)))
             .execute(conn)?;
-        let shown = event_json(&before, Some(expires_at))?;
+        let shown = event_json(&before, Some(expires_at));
         events::record(
             conn,
             &NewEvent {
                 environment: Some(before.environment.clone()),
                 project: shown["project"].as_str().map(str::to_owned),
-                pre_data: Some(to_json("pre_data", &event_json(&before, before.expires_at)?)?),
+                pre_data: Some(to_json("pre_data", &event_json(&before, before.expires_at))?),
                 ..NewEvent::new(EventType::ApiTokenUpdated, actor, now).with_data(&shown)?
             },
         )?;
@@ -152,20 +164,16 @@ pub fn project_field(projects: &[String]) -> String {
 
 /// A token as Unleash records it in an event: everything but its secret, which is not kept
 /// here, with `expires_at` as its expiry; `project` is its projects joined by commas.
-fn event_json(
-    row: &ApiTokenRow,
-    expires_at: Option<chrono::NaiveDateTime>,
-) -> Result<serde_json::Value, StoreError> {
-    let projects = row.projects()?;
-    Ok(serde_json::json!({
+fn event_json(row: &ApiTokenRow, expires_at: Option<chrono::NaiveDateTime>) -> serde_json::Value {
+    serde_json::json!({
         "tokenName": row.token_name,
         "type": row.token_type,
-        "project": project_field(&projects),
-        "projects": projects,
+        "project": project_field(row.projects.as_slice()),
+        "projects": row.projects,
         "environment": row.environment,
         "expiresAt": expires_at.map(crate::time::iso),
         "createdAt": crate::time::iso(row.created_at),
         "alias": null,
         "seenAt": row.seen_at.map(crate::time::iso),
-    }))
+    })
 }

@@ -66,7 +66,7 @@ pub(crate) fn from_json<T: DeserializeOwned>(
         entity,
         key: key.to_string(),
         column,
-        source,
+        source: source.into(),
     })
 }
 

@@ -20,7 +20,7 @@ pub fn get<T: DeserializeOwned>(conn: &mut DbConnection, name: &str) -> Result<O
                 entity: "setting",
                 key: name.to_owned(),
                 column: "content",
-                source,
+                source: source.into(),
             })
         })
         .transpose()

@@ -7,7 +7,7 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{Actor, EventType, NewEvent, NewUser, RoleRow, SignupTokenRow, UserRow};
+use crate::models::{Actor, EventType, NewEvent, NewUser, RoleRow, RootRole, SignupTokenRow, UserRow};
 use crate::queries::{events, to_json, users};
 use crate::schema::{public_signup_token_users, public_signup_tokens, roles};
 
@@ -192,11 +192,17 @@ pub fn sign_up(
     user.email = user.email.map(|email| flag_eval::fold_case(&email));
     crate::queries::write(conn, |conn| {
         validate(conn, secret, now)?;
-        let role_id: i32 = public_signup_tokens::table
+        let (name, role_id): (String, i32) = public_signup_tokens::table
             .find(secret)
-            .select(public_signup_tokens::role_id)
+            .select((public_signup_tokens::name, public_signup_tokens::role_id))
             .first(conn)?;
-        user.root_role = role_id;
+        // Named by its name, not its secret, which logs must not show.
+        user.root_role = RootRole::read_root(role_id).map_err(|source| StoreError::Corrupt {
+            entity: "signup token",
+            key: name,
+            column: "role_id",
+            source,
+        })?;
         let mut actor = Actor {
             name: user
                 .email

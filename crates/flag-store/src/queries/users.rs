@@ -45,7 +45,7 @@ pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> 
         .returning(<UserRow as Selectable<MultiBackend>>::construct_selection())
         .get_result(conn)
         .map_err(StoreError::on_missing_reference(|| {
-            StoreError::not_found("role", user.root_role.to_string())
+            StoreError::not_found("role", user.root_role.id().to_string())
         }))?;
     events::record(
         conn,
@@ -135,7 +135,7 @@ pub fn update(
     changes.email = changes.email.map(|email| flag_eval::fold_case(&email));
     crate::queries::write(conn, |conn| {
         if let Some(root_role) = changes.root_role {
-            let role = role(conn, root_role)?;
+            let role = role(conn, root_role.id())?;
             if role.role_type != "root" {
                 return Err(StoreError::Rejected {
                     message: format!("role {} is not a root role", role.name),

@@ -7,7 +7,7 @@ use std::thread;
 
 use flag_eval::Variant;
 use flag_store::models::EventType;
-use flag_store::models::{NewUser, SignupTokenRow};
+use flag_store::models::{NewUser, RootRole, SignupTokenRow};
 use flag_store::queries::variants::set_variants_batch;
 use flag_store::{StoreError, queries};
 
@@ -162,7 +162,7 @@ fn racing_signups_with_one_email_create_exactly_one_user() -> Result<(), Box<dyn
                     username: None,
                     email: Some(email),
                     password_hash: Some("$argon2id$v=19$m=19456,t=2,p=1$c2FsdA$aGFzaA".into()),
-                    root_role: 1,
+                    root_role: RootRole::Admin,
                     created_at: common::now(),
                 };
                 // Check out after the barrier: a thread that failed before it would strand the rest.
@@ -196,7 +196,7 @@ fn racing_signups_with_one_email_create_exactly_one_user() -> Result<(), Box<dyn
     assert_eq!(users.len(), 1);
     assert_eq!(users[0].email.as_deref(), Some("racer@example.com"));
     // The role comes from the token, whatever the caller asked for.
-    assert_eq!(users[0].root_role, VIEWER);
+    assert_eq!(users[0].root_role, RootRole::Viewer);
     let token = queries::signup_tokens::get(&mut conn, "0123456789abcdef0123456789abcdef")?;
     assert_eq!(token.users.len(), 1);
     Ok(())
@@ -211,7 +211,7 @@ fn duplicate_usernames_conflict_too() -> Result<(), Box<dyn std::error::Error>> 
         username: Some("sam".into()),
         email: Some(email.into()),
         password_hash: None,
-        root_role: 3,
+        root_role: RootRole::Viewer,
         created_at: common::now(),
     };
     queries::users::create(

@@ -80,12 +80,13 @@ impl TestApp {
         let token = flag_store::models::NewApiToken::new(
             format!("{token_type}-{environment}"),
             flag_admin::runtime::secrets::verifier(secret),
-            token_type,
+            flag_store::models::TokenType::parse(token_type)
+                .unwrap_or_else(|| panic!("unknown token type {token_type}")),
             environment.into(),
-            &projects,
+            flag_store::models::TokenProjects::from(projects),
             None,
             chrono::Utc::now().naive_utc(),
-        )?;
+        );
         flag_store::queries::api_tokens::create(
             &mut *self.store.connection()?,
             &token,

@@ -53,9 +53,9 @@ async fn client_tokens_are_refused_on_the_admin_api() -> Result<(), Box<dyn std:
         &NewApiToken {
             token_name: "sdk".into(),
             secret_hash: flag_admin::runtime::secrets::verifier(client),
-            token_type: "client".into(),
+            token_type: flag_store::models::TokenType::Client,
             environment: "development".into(),
-            projects: "[\"default\"]".into(),
+            projects: flag_store::models::TokenProjects::from(vec!["default".to_owned()]),
             expires_at: None,
             created_at: chrono::Utc::now().naive_utc(),
         },

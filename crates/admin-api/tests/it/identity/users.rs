@@ -36,7 +36,7 @@ async fn editors_write_features_and_variants_but_do_not_administer() -> Result<(
             username: Some("ed".into()),
             email: Some("ed@example.com".into()),
             password_hash: Some(flag_admin::identity::password::hash(password).map_err(|e| e.to_string())?),
-            root_role: 2,
+            root_role: flag_store::models::RootRole::Editor,
             created_at: chrono::Utc::now().naive_utc(),
         },
         &flag_store::models::Actor::system(),

@@ -202,7 +202,7 @@ async fn issue_7_login_resolves_an_email_before_a_username() {
         username: Some("owner@example.com".into()),
         email: None,
         password_hash: None,
-        root_role: 3,
+        root_role: flag_store::models::RootRole::Viewer,
         created_at: chrono::Utc::now().naive_utc(),
     };
     let mut conn = app.store.connection().unwrap_or_else(|error| panic!("{error}"));

@@ -1,12 +1,11 @@
 //! API tokens: `/api/admin/api-tokens`.
 
-use flag_store::StoreError;
 use flag_store::models::ApiTokenRow;
 use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
-use crate::runtime::domain::{Timestamp, TokenType};
+use crate::runtime::domain::{Timestamp, TokenType, TokenTypeSchema};
 use crate::runtime::input::iso;
 
 /// How a token's secret names its projects: the one project, or `[]` for several.
@@ -55,22 +54,20 @@ pub struct TokenOut {
     pub secure: bool,
 }
 
-impl TryFrom<ApiTokenRow> for TokenOut {
-    type Error = StoreError;
-
-    fn try_from(row: ApiTokenRow) -> Result<Self, StoreError> {
-        let projects = row.projects()?;
+impl From<ApiTokenRow> for TokenOut {
+    fn from(row: ApiTokenRow) -> Self {
+        let projects = row.projects.into_vec();
         // Unleash's token store reads a backend token back as a client token ("backend token
         // type needs to be supported in Edge before being able to return them in the API").
-        let token_type = match row.token_type.as_str() {
-            "backend" => "client".to_owned(),
-            _ => row.token_type,
+        let token_type = match row.token_type {
+            TokenType::Backend => TokenType::Client,
+            other => other,
         };
-        Ok(Self {
+        Self {
             id: row.id,
             secret: format!("{}:{}.***", project_part(&projects), row.environment),
             token_name: row.token_name,
-            token_type,
+            token_type: token_type.as_str().to_owned(),
             project: project_field(&projects),
             projects,
             environment: row.environment,
@@ -79,7 +76,7 @@ impl TryFrom<ApiTokenRow> for TokenOut {
             alias: None,
             seen_at: row.seen_at.map(iso),
             secure: false,
-        })
+        }
     }
 }
 
@@ -131,6 +128,7 @@ pub struct CreateToken {
     pub username: Option<String>,
     /// `client`, `backend` or `frontend`, in any letter case; admin tokens are not made here.
     #[serde(rename = "type")]
+    #[schema(value_type = TokenTypeSchema)]
     pub token_type: TokenType,
     /// The environment it is limited to; `development` when absent.
     #[serde(default)]

@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use crate::runtime::domain::RootRole;
+use crate::runtime::domain::{RootRole, RootRoleSchema};
 use crate::runtime::input::iso;
 
 /// A role as Unleash lists it: `{id, name, type}`.
@@ -75,17 +75,12 @@ impl UsersResponse {
     }
 }
 
-impl TryFrom<Vec<UserRow>> for UsersResponse {
-    type Error = crate::runtime::error::AdminError;
-
-    fn try_from(users: Vec<UserRow>) -> Result<Self, Self::Error> {
-        Ok(Self {
-            users: users
-                .into_iter()
-                .map(UserOut::try_from)
-                .collect::<Result<_, _>>()?,
+impl From<Vec<UserRow>> for UsersResponse {
+    fn from(users: Vec<UserRow>) -> Self {
+        Self {
+            users: users.into_iter().map(UserOut::from).collect(),
             root_roles: RootRole::ROOT.into_iter().map(Role::from).collect(),
-        })
+        }
     }
 }
 
@@ -107,6 +102,7 @@ pub struct CreateUserRequest {
     #[schema(max_length = 255)]
     pub name: Option<String>,
     /// The user's root role.
+    #[schema(value_type = RootRoleSchema)]
     pub root_role: RootRole,
     /// When given, it must follow Unleash's password rules.
     #[serde(default)]
@@ -132,6 +128,7 @@ pub struct UpdateUserRequest {
     pub name: Option<String>,
     /// The new root role.
     #[serde(default)]
+    #[schema(value_type = Option<RootRoleSchema>)]
     pub root_role: Option<RootRole>,
 }
 
@@ -184,7 +181,8 @@ pub struct UserOut {
     /// Always null: not asked at signup.
     product_updates_email_consent: Option<bool>,
     /// 1 (Admin), 2 (Editor) or 3 (Viewer), written as its id.
-    root_role: crate::runtime::domain::RootRole,
+    #[schema(value_type = RootRoleSchema)]
+    root_role: RootRole,
 }
 
 /// The Gravatar address Unleash makes for a user: the SHA-256 of their email, else username,
@@ -235,13 +233,11 @@ impl UserOut {
     }
 }
 
-impl TryFrom<UserRow> for UserOut {
-    type Error = crate::runtime::error::AdminError;
-
-    /// A stored root role that is not one is an error, never a default role.
-    fn try_from(user: UserRow) -> Result<Self, Self::Error> {
-        let root_role = crate::runtime::domain::RootRole::stored(user.id, user.root_role)?;
-        Ok(Self {
+impl From<UserRow> for UserOut {
+    /// The store has read the root role: a stored one that is none fails the read, never reads
+    /// as a default role.
+    fn from(user: UserRow) -> Self {
+        Self {
             image_url: image_url(user.email.as_deref(), user.username.as_deref(), user.id),
             id: user.id,
             name: user.name,
@@ -255,7 +251,7 @@ impl TryFrom<UserRow> for UserOut {
             seat_type: None,
             company_role: None,
             product_updates_email_consent: None,
-            root_role,
-        })
+            root_role: user.root_role,
+        }
     }
 }
