@@ -104,6 +104,18 @@ pub enum Tagged<T> {
     },
 }
 
+/// A strong entity tag over `body`: a quoted digest of it, so the tag changes exactly when the
+/// answer does and every replica gives the same answer the same tag.
+pub fn strong_etag(body: &[u8]) -> String {
+    use sha2::Digest as _;
+    format!("\"{}\"", hex::encode(&sha2::Sha256::digest(body)[..12]))
+}
+
+/// A weak entity tag over `body` (`W/"…"`): the same digest, for answers a proxy may re-encode.
+pub fn weak_etag(body: &[u8]) -> String {
+    format!("W/{}", strong_etag(body))
+}
+
 impl<T> Tagged<T> {
     /// Whether the request's `If-None-Match` names `etag`, so that 304 is the answer.
     pub fn is_current(request: &HttpRequest, etag: &str) -> bool {

@@ -10,10 +10,11 @@ use flag_admin::delivery::frontend::types::{FrontendFeatures, FrontendRequest, S
 use crate::auth::{Admitted, FrontendToken};
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{Body, JsonBytes, client_address};
-use crate::respond::{NoContent, Tagged};
+use crate::respond::{NoContent, Tagged, weak_etag};
 use crate::state::AppState;
 
-fn answer(request: &HttpRequest, etag: String, body: Vec<u8>, conditional: bool) -> HttpResponse {
+fn answer(request: &HttpRequest, body: Vec<u8>, conditional: bool) -> HttpResponse {
+    let etag = weak_etag(&body);
     if conditional && Tagged::<()>::is_current(request, &etag) {
         // A 304 stands for the 200 it replaces, so it carries the same caching rule.
         return HttpResponse::NotModified()
@@ -55,8 +56,8 @@ pub async fn get_features(
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, ApiError> {
     let context = frontend::context_from(query.into_inner(), client_address(&request))?;
-    let (etag, body) = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
-    Ok(answer(&request, etag, body, true))
+    let body = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
+    Ok(answer(&request, body, true))
 }
 
 /// The flags enabled for the context in the body (`{"context": {...}}`); always 200.
@@ -88,8 +89,8 @@ pub async fn post_features(
     };
     let pairs = frontend::json_pairs(request_body.context)?;
     let context = frontend::context_from(pairs, client_address(&request))?;
-    let (etag, body) = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
-    Ok(answer(&request, etag, body, false))
+    let body = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
+    Ok(answer(&request, body, false))
 }
 
 /// What the UI needs to know about the server, with the frontend API's origins.

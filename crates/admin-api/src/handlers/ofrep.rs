@@ -10,7 +10,7 @@ use flag_admin::delivery::ofrep::{self, Failure};
 use crate::auth::FrontendToken;
 use crate::error::ApiError;
 use crate::extract::{JsonBytes, client_address};
-use crate::respond::Tagged;
+use crate::respond::{Tagged, strong_etag};
 use crate::state::AppState;
 
 /// The answer to a failure: OFREP's shape and status, or the error envelope for a fault.
@@ -81,7 +81,7 @@ pub async fn evaluate_flags(
     request: HttpRequest,
     JsonBytes(body): JsonBytes,
 ) -> Result<HttpResponse, ApiError> {
-    let (etag, body) = match ofrep::evaluate_flags(
+    let body = match ofrep::evaluate_flags(
         &state.app,
         state.app.delivery(),
         &access,
@@ -93,6 +93,7 @@ pub async fn evaluate_flags(
         Ok(answer) => answer,
         Err(failure) => return refuse(failure),
     };
+    let etag = strong_etag(&body);
     if Tagged::<()>::is_current(&request, &etag) {
         return Ok(HttpResponse::NotModified()
             .insert_header((header::ETAG, etag))

@@ -8,7 +8,6 @@ use std::net::IpAddr;
 
 use flag_eval::Context;
 use flag_store::queries::{self, evaluation::ProjectScope};
-use sha2::{Digest as _, Sha256};
 
 use crate::delivery::Delivery;
 use crate::delivery::frontend::types::{
@@ -120,13 +119,13 @@ pub const EVALUATE: Access = Access::Frontend;
 pub const NOT_SERVED: Access = Access::Frontend;
 
 /// Evaluates every flag of the token's environment and projects for `context`: the enabled
-/// ones as JSON, with a weak `ETag` over it.
+/// ones as JSON.
 pub async fn evaluate(
     ctx: &Runtime,
     delivery: &Delivery,
     access: &FrontendAccess,
     context: &Context,
-) -> Result<(String, Vec<u8>), AdminError> {
+) -> Result<Vec<u8>, AdminError> {
     let scope = access
         .projects
         .clone()
@@ -157,8 +156,7 @@ pub async fn evaluate(
         .collect();
     let body = serde_json::to_vec(&FrontendFeatures { toggles })
         .map_err(|error| AdminError::Internal(format!("cannot serialise frontend features: {error}")))?;
-    let etag = format!("W/\"{}\"", hex::encode(&Sha256::digest(&body)[..12]));
-    Ok((etag, body))
+    Ok(body)
 }
 
 /// Who may read the web UI's configuration.

@@ -9,7 +9,6 @@ use std::sync::Arc;
 
 use flag_eval::{Context, Feature, ResolvedVariant};
 use flag_store::queries::evaluation::ProjectScope;
-use sha2::{Digest as _, Sha256};
 
 use crate::delivery::Delivery;
 use crate::delivery::engines::Compiled;
@@ -195,14 +194,14 @@ pub async fn evaluate_flag(
 pub const EVALUATE_FLAGS: Access = Access::Frontend;
 
 /// Evaluates every flag of the token's environment and projects for the context in `body`: the
-/// answer as JSON, with an `ETag` over it.
+/// answer as JSON.
 pub async fn evaluate_flags(
     ctx: &Runtime,
     delivery: &Delivery,
     access: &FrontendAccess,
     body: &[u8],
     caller_address: IpAddr,
-) -> Result<(String, Vec<u8>), Failure> {
+) -> Result<Vec<u8>, Failure> {
     let context = context_of(body, None, caller_address)?;
     let compiled = compiled(ctx, delivery, access).await?;
     let flags = compiled
@@ -211,6 +210,5 @@ pub async fn evaluate_flags(
         .collect();
     let body = serde_json::to_vec(&OfrepBulkEvaluation { flags })
         .map_err(|error| AdminError::Internal(format!("cannot serialise evaluations: {error}")))?;
-    let etag = format!("\"{}\"", hex::encode(&Sha256::digest(&body)[..12]));
-    Ok((etag, body))
+    Ok(body)
 }

@@ -213,6 +213,11 @@ async fn every_flag_is_evaluated_in_bulk_with_an_etag() {
         .and_then(|value| value.to_str().ok())
         .unwrap_or_default()
         .to_owned();
+    // A strong tag: OFREP's bulk answer is compared byte for byte.
+    assert!(
+        etag.starts_with('"') && etag.ends_with('"') && etag.len() > 2,
+        "{etag}"
+    );
     let body: Value = actix_test::read_body_json(response).await;
     let values: Vec<(Value, Value)> = body["flags"]
         .as_array()
