@@ -143,6 +143,13 @@ fn first_start_writes_a_private_token_and_sigterm_stops_cleanly() -> Result<(), 
         "the password file's path is logged"
     );
     assert!(!logs.contains(&password), "the password itself is never logged");
+    // Once it listens, the log tells a person where to go.
+    assert!(
+        logs.contains(&format!(
+            "open http://127.0.0.1:{port}/ and sign in as admin; the password is in "
+        )),
+        "{logs}"
+    );
     assert!(logs.contains("shutting down"), "{logs}");
     Ok(())
 }
