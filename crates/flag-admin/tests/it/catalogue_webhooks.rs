@@ -689,3 +689,11 @@ async fn the_chosen_events_are_delivered_after_the_writes_commit() -> Outcome {
     assert!(hook.received.recv_timeout(Duration::from_millis(700)).is_err());
     Ok(())
 }
+
+#[test]
+fn the_app_starts_its_webhooks_and_they_stop() -> Outcome {
+    let world = World::new()?;
+    let webhooks = world.ctx.start_webhooks()?;
+    webhooks.stop(Duration::from_secs(1));
+    Ok(())
+}

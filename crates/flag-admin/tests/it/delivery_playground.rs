@@ -286,6 +286,18 @@ async fn the_console_reads_the_advanced_answer_whole_and_typed_within_a_bound() 
         query.body(),
         json!({"environments": ["development"], "projects": "*", "context": {"appName": "web", "userId": "1,2", "properties": {"plan": "pro"}}})
     );
+    // A property named like a field of its own stays a property when set as one.
+    let mut named = PlaygroundContext::new("web");
+    named.set_property("userId", "7");
+    assert_eq!(
+        PlaygroundQuery {
+            environments: vec!["development".into()],
+            projects: Some(vec!["default".into()]),
+            context: named,
+        }
+        .body(),
+        json!({"environments": ["development"], "projects": ["default"], "context": {"appName": "web", "properties": {"userId": "7"}}})
+    );
     let shown = playground::advanced_shown(ctx, delivery, &caller, &query, 1 << 20)
         .await?
         .ok_or("the answer fits")?;

@@ -176,19 +176,15 @@ async fn invite_links_are_listed_capped_at_a_month_and_changed_only_as_asked() -
         invalid(invite::update(ctx, &caller, secret.clone(), nothing).await),
         "give expiresAt, enabled or both"
     );
-    let switch = || UpdateSignupTokenRequest {
-        expires_at: None,
-        enabled: Some(false),
-    };
+    let switch = || UpdateSignupTokenRequest::switching(false);
     let missing = invite::update(ctx, &caller, "nope".into(), switch()).await;
     assert!(matches!(missing, Err(AdminError::NotFound(_))), "{missing:?}");
     let missing = invite::get(ctx, "nope".into()).await;
     assert!(matches!(missing, Err(AdminError::NotFound(_))), "{missing:?}");
-    // A later expiry is not capped when changed.
-    let later = UpdateSignupTokenRequest {
-        expires_at: Some(Timestamp(Utc::now() + TimeDelta::days(90))),
-        enabled: None,
-    };
+    // A later expiry is not capped when changed. The console's command reads a time as a body's
+    // `expiresAt` is read.
+    assert!(UpdateSignupTokenRequest::expiring("next tuesday").is_err());
+    let later = UpdateSignupTokenRequest::expiring(&(Utc::now() + TimeDelta::days(90)).to_rfc3339())?;
     let changed = common::json(&invite::update(ctx, &caller, secret, later).await?)?;
     let expires = chrono::DateTime::parse_from_rfc3339(changed["expiresAt"].as_str().unwrap_or_default())?;
     assert!(expires > Utc::now() + TimeDelta::days(60), "{changed}");

@@ -97,6 +97,10 @@ async fn administrators_create_update_and_delete_users() -> Outcome {
         (&updated["name"], &updated["rootRole"], &updated["email"]),
         (&json!("Edward"), &json!(3), &json!("ed@example.com"))
     );
+    // The console's role change reads a role id as a body's `rootRole` is read.
+    let editor = common::json(&users::update(ctx, &caller, id, UpdateUserRequest::role_change(2)?).await?)?;
+    assert_eq!(editor["rootRole"], json!(2));
+    assert!(UpdateUserRequest::role_change(9).is_err());
     let unknown = UpdateUserRequest {
         email: None,
         name: None,
