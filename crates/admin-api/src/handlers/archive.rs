@@ -11,7 +11,7 @@ use crate::respond::{Accepted, Done};
 use crate::state::AppState;
 
 /// Archives a flag: SDKs, the frontend API and the playground no longer see it, and its name
-/// stays taken. A flag other flags depend on cannot be archived.
+/// stays taken. A flag other flags depend on cannot be archived (403, `InvalidOperationError`).
 #[utoipa::path(
     delete,
     path = "/api/admin/projects/{projectId}/features/{featureName}",
@@ -36,7 +36,8 @@ pub async fn archive_one(
     Ok(Accepted)
 }
 
-/// Archives several flags of a project; unknown and archived ones are skipped.
+/// Archives several flags of a project; unknown and archived ones are skipped. A flag of another
+/// project, or one that flags outside the list depend on, is refused (403, `InvalidOperationError`).
 #[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/archive",
@@ -103,7 +104,8 @@ pub async fn revive_one(
     Ok(Done)
 }
 
-/// Revives several archived flags of a project.
+/// Revives several archived flags of a project; a flag of another project is refused (403,
+/// `InvalidOperationError`).
 #[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/revive",
@@ -128,7 +130,7 @@ pub async fn revive_many(
 }
 
 /// Deletes an archived flag for good; its name is free again. A live or unknown flag is left
-/// alone.
+/// alone; a flag other flags depend on is refused (403, `InvalidOperationError`).
 #[utoipa::path(
     delete,
     path = "/api/admin/archive/{featureName}",
@@ -148,7 +150,9 @@ pub async fn delete_one(
     Ok(Done)
 }
 
-/// Deletes several archived flags of a project for good; live and unknown ones are skipped.
+/// Deletes several archived flags of a project for good; live and unknown ones are skipped. A flag
+/// of another project, or one that flags outside the list depend on, is refused (403,
+/// `InvalidOperationError`).
 #[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/delete",
@@ -171,7 +175,8 @@ pub async fn delete_many(
     Ok(Done)
 }
 
-/// Marks several flags of a project stale, or not; unknown ones are skipped.
+/// Marks several flags of a project stale, or not; unknown ones are skipped, and a flag of another
+/// project is refused (403, `InvalidOperationError`).
 #[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/stale",

@@ -11,6 +11,9 @@ use crate::respond::Done;
 use crate::state::AppState;
 
 /// Makes a feature depend on a parent (one parent per feature).
+///
+/// A dependency Unleash refuses is refused the same way (403, `InvalidOperationError`): on
+/// itself, on a missing or archived parent, on another project's feature, or forming a chain.
 #[utoipa::path(
     post,
     path = "/api/admin/projects/{projectId}/features/{featureName}/dependencies",

@@ -179,7 +179,8 @@ pub async fn update(
 
 /// Changes a flag with a JSON Patch over `{name, description, type, project, stale, createdAt,
 /// impressionData, archivedAt?, archived}`. The name, project and times cannot change; variants
-/// have operations of their own.
+/// have operations of their own, and a patch that touches them is refused (403,
+/// `InvalidOperationError`).
 #[utoipa::path(
     patch,
     path = "/api/admin/projects/{projectId}/features/{featureName}",

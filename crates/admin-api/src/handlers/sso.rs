@@ -34,7 +34,9 @@ pub async fn get_oidc(
 ///
 /// They are checked before they are stored: an enabled provider needs `discoverUrl` (https, or
 /// http on loopback), `clientId` and `secret`. `*****` as the secret keeps the stored one. The
-/// next login discovers the provider again.
+/// next login discovers the provider again. While the `OIDC_*` environment variables set them,
+/// they cannot be changed here, and single sign-on cannot be switched off while password login
+/// is off (403, `InvalidOperationError`).
 #[utoipa::path(
     post,
     path = "/api/admin/auth/oidc/settings",
@@ -75,7 +77,8 @@ pub async fn get_password(
 
 /// Switch logging in with a password off or on.
 ///
-/// It can be switched off only while single sign-on is on, so that someone can always sign in.
+/// It can be switched off only while single sign-on is on, so that someone can always sign in
+/// (403, `InvalidOperationError`, otherwise).
 /// API tokens keep working either way.
 #[utoipa::path(
     post,
