@@ -154,9 +154,8 @@ pub const CREATE: Access = Access::Admin;
 pub async fn create(ctx: &Runtime, caller: &Caller, request: AddonIn) -> Result<AddonOut, AdminError> {
     let config = parse(request)?;
     check_url(ctx, &config).await?;
-    let now = crate::now();
     let addon = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::addons::create(conn, &config, actor, now)
         })
         .await?;
@@ -189,9 +188,8 @@ pub async fn update(
             }
         })
         .collect();
-    let now = crate::now();
     let addon = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::addons::update(conn, id, &config, actor, now)
         })
         .await?;
@@ -203,9 +201,8 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a webhook.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::addons::delete(conn, id, actor, now)
         })
         .await

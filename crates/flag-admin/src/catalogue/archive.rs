@@ -17,9 +17,8 @@ pub async fn archive_one(
     project: String,
     name: String,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::features::get(conn, &project, &name)?;
             queries::archive::archive(conn, &project, &[name], actor, now)
         })
@@ -36,9 +35,8 @@ pub async fn archive_many(
     project: String,
     request: BatchFeatures,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::archive::archive(conn, &project, &request.features, actor, now)
         })
         .await
@@ -64,9 +62,8 @@ pub const REVIVE_ONE: Access = Access::Write(Permission::UpdateFeature);
 
 /// Revives one flag: it comes back switched off everywhere.
 pub async fn revive_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::archive::revive_named(conn, &name, actor, now)
         })
         .await
@@ -82,9 +79,8 @@ pub async fn revive_many(
     project: String,
     request: BatchFeatures,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::archive::revive(conn, &project, &request.features, actor, now)
         })
         .await
@@ -95,9 +91,8 @@ pub const DELETE_ONE: Access = Access::Write(Permission::DeleteFeature);
 
 /// Deletes one archived flag for good; a live or unknown flag is left alone.
 pub async fn delete_one(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::archive::delete(conn, None, &[name], actor, now)
         })
         .await
@@ -113,9 +108,8 @@ pub async fn delete_many(
     project: String,
     request: BatchFeatures,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::archive::delete(conn, Some(&project), &request.features, actor, now)
         })
         .await
@@ -131,9 +125,8 @@ pub async fn stale_many(
     project: String,
     request: BatchStale,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::archive::set_stale(conn, &project, &request.features, request.stale, actor, now)
         })
         .await

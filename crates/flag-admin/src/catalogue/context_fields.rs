@@ -56,7 +56,7 @@ pub async fn create(
         crate::now(),
     )?;
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             queries::context_fields::create(conn, &row, actor)
         })
         .await?;
@@ -88,9 +88,8 @@ pub async fn update(
     request: UpdateContextField,
 ) -> Result<(), AdminError> {
     check_legal_values(&request.legal_values)?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             let before = queries::context_fields::get(conn, &name)?;
             let row = ContextFieldRow::new(
                 name,
@@ -152,9 +151,8 @@ async fn change_legal_values(
     name: String,
     change: impl FnOnce(&mut Vec<LegalValue>) + Send + 'static,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             let before = queries::context_fields::get(conn, &name)?;
             let mut values = before.legal_values()?;
             change(&mut values);
@@ -177,9 +175,8 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a field that no strategy of a live flag constrains on.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::context_fields::delete(conn, &name, actor, now)
         })
         .await

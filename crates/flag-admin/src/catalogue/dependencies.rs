@@ -20,9 +20,8 @@ pub async fn add(
     child: String,
     request: AddDependency,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::dependencies::set(
                 conn,
                 &project,
@@ -47,9 +46,8 @@ pub async fn remove(
     project: String,
     child: String,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::dependencies::remove(conn, &project, &child, actor, now)
         })
         .await

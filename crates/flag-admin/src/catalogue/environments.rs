@@ -44,7 +44,7 @@ pub async fn create(
         created_at: now,
     };
     let row = caller
-        .write(ctx, move |conn, actor| match request.sort_order {
+        .write(ctx, move |conn, actor, _| match request.sort_order {
             Some(_) => queries::environments::create(conn, &row, actor),
             None => queries::environments::create_last(conn, row, actor),
         })
@@ -57,9 +57,8 @@ pub const SWITCH: Access = Access::Admin;
 
 /// Switches the environment `name` on or off.
 pub async fn switch(ctx: &Runtime, caller: &Caller, name: String, enabled: bool) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::environments::set_enabled(conn, &name, enabled, actor, now)
         })
         .await

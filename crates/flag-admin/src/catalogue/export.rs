@@ -69,9 +69,8 @@ pub async fn import(ctx: &Runtime, caller: &Caller, request: ImportRequest) -> R
         return Err(AdminError::bad_request(ADMIN_TOKEN_IMPORT));
     }
     caller.require_in(&request.environment)?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::export::import(
                 conn,
                 &request.project,

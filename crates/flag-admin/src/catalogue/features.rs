@@ -40,7 +40,7 @@ pub async fn create(
         created_by_user_id: Some(caller.actor().user_id),
     };
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             queries::features::create(conn, &row, actor)
         })
         .await?;
@@ -322,9 +322,8 @@ async fn write_metadata(
     metadata: FeatureMetadata,
     stale_events: bool,
 ) -> Result<FeatureOut, AdminError> {
-    let now = crate::now();
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::features::update_metadata(conn, &project, &name, &metadata, stale_events, actor, now)
         })
         .await?;
@@ -385,9 +384,8 @@ pub async fn set_lifetime(
         ),
     };
     let id = id.to_lowercase();
-    let now = crate::now();
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::feature_types::set_lifetime(conn, &id, days, actor, now).map_err(|error| match error {
                 flag_store::StoreError::NotFound { .. } => flag_store::StoreError::NotFound {
                     entity: "feature type",
@@ -452,9 +450,8 @@ pub async fn switch_with(
 ) -> Result<(), AdminError> {
     let how = query.switch(enabled);
     caller.require_in(&environment)?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::features::switch(conn, &project, &feature, &environment, how, actor, now)
         })
         .await
@@ -474,9 +471,8 @@ pub async fn switch_many(
 ) -> Result<(), AdminError> {
     let how = query.switch(enabled);
     caller.require_in(&environment)?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::features::switch_many(conn, &project, &request.features, &environment, how, actor, now)
         })
         .await
@@ -533,9 +529,8 @@ pub async fn clone(
     (project, source): (String, String),
     request: CloneFeature,
 ) -> Result<FeatureOut, AdminError> {
-    let now = crate::now();
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::features::clone(
                 conn,
                 &project,

@@ -37,9 +37,8 @@ pub async fn complete(
     (project, feature): (String, String),
     request: CompleteFeature,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::lifecycle::mark_completed(
                 conn,
                 &project,
@@ -62,9 +61,8 @@ pub async fn uncomplete(
     caller: &Caller,
     (project, feature): (String, String),
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::lifecycle::mark_uncompleted(conn, &project, &feature, actor, now)
         })
         .await

@@ -50,7 +50,7 @@ pub async fn create(
         .environments
         .map(|names| names.into_iter().map(ResourceName::into_string).collect());
     let (row, environments) = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             let row = queries::projects::create(conn, &row, environments.as_deref(), actor)?;
             let environments = queries::projects::environments_of(conn, &row.id)?;
             Ok((row, environments))
@@ -112,9 +112,8 @@ pub async fn enable_environment(
         ));
     }
     let environment = request.environment.into_string();
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             // Unleash looks for the project first (404), then answers an unknown environment with
             // 400 `BadDataError` and one the project has already with 409 `NameExistsError`.
             match queries::projects::enable_environment(conn, &project, &environment, actor, now) {
@@ -143,9 +142,8 @@ pub async fn disable_environment(
     project: String,
     environment: String,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::projects::disable_environment(conn, &project, &environment, actor, now)
         })
         .await

@@ -38,7 +38,7 @@ pub async fn create(
     let constraints = request.constraints.clone();
     let segment = new_segment(caller, request)?;
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             queries::segments::create(conn, &segment, actor)
         })
         .await?;
@@ -73,9 +73,8 @@ pub async fn update(
     request: CreateSegment,
 ) -> Result<(), AdminError> {
     let changes = new_segment(caller, request)?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::segments::update(conn, id, &changes, actor, now)
         })
         .await?;
@@ -87,9 +86,8 @@ pub const DELETE: Access = Access::Write(Permission::DeleteSegment);
 
 /// Deletes a segment that no strategy of a live flag uses.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::segments::delete(conn, id, actor, now)
         })
         .await

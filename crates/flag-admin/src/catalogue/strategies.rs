@@ -50,9 +50,8 @@ async fn save(
 ) -> Result<flag_eval::Strategy, AdminError> {
     caller.require_in(&environment)?;
     let input = request.into_input(&feature)?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| match &id {
+        .write(ctx, move |conn, actor, now| match &id {
             None => queries::strategies::add(conn, &project, &feature, &environment, &input, actor, now),
             Some(id) => {
                 queries::strategies::update(conn, &project, &feature, &environment, id, &input, actor, now)
@@ -72,9 +71,8 @@ pub async fn delete(
     id: String,
 ) -> Result<(), AdminError> {
     caller.require_in(&environment)?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::strategies::delete(conn, &project, &feature, &environment, &id, actor, now)
         })
         .await
@@ -151,9 +149,8 @@ pub async fn set_sort_order(
         .into_iter()
         .map(|order| (order.id, order.sort_order))
         .collect();
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::strategies::set_sort_order(conn, &project, &feature, &environment, &orders, actor, now)
         })
         .await

@@ -45,7 +45,7 @@ pub async fn create(
         crate::now(),
     )?;
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             queries::strategies::register_type(conn, &row, actor)
         })
         .await?;
@@ -79,9 +79,8 @@ pub async fn update(
         &request.parameters,
         crate::now(),
     )?;
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::strategies::update_type(conn, &row, actor, now)
         })
         .await?;
@@ -93,9 +92,8 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a custom strategy type that no strategy uses; built-in ones cannot go.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::strategies::delete_type(conn, &name, actor, now)
         })
         .await
@@ -111,9 +109,8 @@ pub async fn set_deprecated(
     name: String,
     deprecated: bool,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::strategies::set_deprecated(conn, &name, deprecated, actor, now)
         })
         .await

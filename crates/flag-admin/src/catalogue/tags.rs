@@ -67,7 +67,7 @@ pub async fn create_type(
     let data = serde_json::to_value(&request)
         .map_err(|error| AdminError::Internal(format!("cannot write a tag type as JSON: {error}")))?;
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             queries::tags::create_type(conn, &row, &data, actor)
         })
         .await?;
@@ -108,9 +108,8 @@ pub async fn update_type(
         icon: request.icon,
         color: request.color.map(crate::runtime::domain::Color::into_string),
     };
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::tags::update_type(conn, &name, &changes, actor, now)
         })
         .await?;
@@ -122,9 +121,8 @@ pub const DELETE_TYPE: Access = Access::Write(Permission::DeleteTagType);
 
 /// Deletes a tag type, with its tags.
 pub async fn delete_type(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::tags::delete_type(conn, &name, actor, now)
         })
         .await
@@ -172,9 +170,8 @@ pub const CREATE: Access = Access::Write(Permission::UpdateFeature);
 pub async fn create(ctx: &Runtime, caller: &Caller, request: TagIn) -> Result<TagWithVersion, AdminError> {
     let tag = request.tag();
     let stored = tag.clone();
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::tags::create(conn, &stored, true, actor, now)
         })
         .await?;
@@ -195,9 +192,8 @@ pub async fn delete(
     value: String,
 ) -> Result<(), AdminError> {
     let tag = TagRef { value, tag_type };
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::tags::delete(conn, &tag, actor, now)
         })
         .await
@@ -287,9 +283,8 @@ async fn change(
     added: Vec<TagRef>,
     removed: Vec<TagRef>,
 ) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::tags::change(conn, &feature, &added, &removed, actor, now)
         })
         .await
@@ -307,9 +302,8 @@ pub async fn update_many(
 ) -> Result<(), AdminError> {
     let added: Vec<TagRef> = request.tags.added_tags.iter().map(TagIn::tag).collect();
     let removed: Vec<TagRef> = request.tags.removed_tags.iter().map(TagIn::tag).collect();
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::tags::change_many(conn, &project, &request.features, &added, &removed, actor, now)
         })
         .await

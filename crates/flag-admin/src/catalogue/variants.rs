@@ -38,9 +38,8 @@ async fn change(
     change: impl FnOnce(&CurrentVariants) -> Result<Vec<Variant>, AdminError> + Send + 'static,
 ) -> Result<FeatureVariantsResponse, AdminError> {
     caller.require_in(&environment)?;
-    let now = crate::now();
     let written = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::variants::change_in_environment(
                 conn,
                 (&project, &feature, &environment),
@@ -118,11 +117,10 @@ pub async fn batch_push(
         caller.require_in(environment)?;
     }
     push.normalise()?;
-    let now = crate::now();
     let environments = push.environments().to_vec();
     let stored = push.variants().to_vec();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::variants::set_variants_batch(
                 conn,
                 &project,

@@ -238,8 +238,8 @@ pub async fn set_cors(ctx: &Runtime, caller: &Caller, request: SetCors) -> Resul
     }
     let origins = request.frontend_api_origins;
     caller
-        .write(ctx, move |conn, actor| {
-            queries::settings::put(conn, FRONTEND_ORIGINS, &origins, actor, crate::now())
+        .write(ctx, move |conn, actor, now| {
+            queries::settings::put(conn, FRONTEND_ORIGINS, &origins, actor, now)
         })
         .await
 }

@@ -12,6 +12,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use chrono::NaiveDateTime;
 use flag_store::models::{Actor, ApiTokenRow, UnreadableToken};
 use flag_store::{DbConnection, StoreError, queries};
 
@@ -214,15 +215,17 @@ impl Caller {
         self.principal.actor()
     }
 
-    /// Runs `write` on a pooled connection on behalf of this caller, whose name goes into the
-    /// write's audit event: the shape every write of an operation shares.
+    /// Runs `write` on a pooled connection on behalf of this caller, with the actor its audit
+    /// event names and the time it is made at (the clock read once, when the write is asked
+    /// for): the shape every write of an operation shares.
     pub async fn write<T, F>(&self, runtime: &Runtime, write: F) -> Result<T, AdminError>
     where
         T: Send + 'static,
-        F: FnOnce(&mut DbConnection, &Actor) -> Result<T, StoreError> + Send + 'static,
+        F: FnOnce(&mut DbConnection, &Actor, NaiveDateTime) -> Result<T, StoreError> + Send + 'static,
     {
         let actor = self.actor();
-        db::run(&runtime.store, move |conn| write(conn, &actor)).await
+        let now = crate::now();
+        db::run(&runtime.store, move |conn| write(conn, &actor, now)).await
     }
 
     /// Whether the caller may see state specific to `environment`.

@@ -67,7 +67,7 @@ pub async fn create(
         created_by: Some(caller.actor().name),
     };
     let token = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             queries::signup_tokens::create(conn, &row, actor)
         })
         .await?;
@@ -87,17 +87,17 @@ pub async fn update(
     if request.expires_at.is_none() && request.enabled.is_none() {
         return Err(AdminError::invalid("/", "give expiresAt, enabled or both"));
     }
-    let now = crate::now();
-    let token = caller
-        .write(ctx, move |conn, actor| {
-            queries::signup_tokens::update(
+    let (token, now) = caller
+        .write(ctx, move |conn, actor, now| {
+            let token = queries::signup_tokens::update(
                 conn,
                 &secret,
                 request.expires_at.map(|time| time.0.naive_utc()),
                 request.enabled,
                 actor,
                 now,
-            )
+            )?;
+            Ok((token, now))
         })
         .await?;
     Ok(SignupTokenResponse::new(token, now))

@@ -492,10 +492,9 @@ pub async fn save_settings(
             "password login is off; switch it on before switching single sign-on off".into(),
         ));
     }
-    let now = crate::now();
     let saved = settings.clone();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             stored::put_hidden(conn, SETTING, &saved, actor, now)
         })
         .await?;
@@ -531,9 +530,8 @@ pub async fn save_password_settings(
             "single sign-on is off; switch it on before switching password login off".into(),
         ));
     }
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             stored::put(conn, PASSWORD_SETTING, &settings, actor, now)
         })
         .await?;

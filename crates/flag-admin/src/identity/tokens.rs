@@ -91,7 +91,7 @@ pub async fn create(
     let scope = (environment, projects.clone());
     // The store answers a refused request as `Ok(Err(..))`: the lookups worked, the request did not.
     let created = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, _| {
             let (environment, projects) = scope;
             // What is not there is a mistake in the request, not a missing resource: Unleash answers
             // 400, naming the first environment or project it did not find.
@@ -134,14 +134,14 @@ pub const DELETE: Access = Access::Admin;
 /// error, as in Unleash.
 pub async fn delete(ctx: &Runtime, caller: &Caller, secret: &str) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
-            match queries::api_tokens::find_by_hash(conn, &hash)? {
+        .write(
+            ctx,
+            move |conn, actor, now| match queries::api_tokens::find_by_hash(conn, &hash)? {
                 Some(token) => queries::api_tokens::delete(conn, token.id, actor, now),
                 None => Ok(()),
-            }
-        })
+            },
+        )
         .await
 }
 
@@ -151,9 +151,8 @@ pub const DELETE_BY_ID: Access = Access::Admin;
 /// Deletes the token with `id`, as the token list numbers them: for the console, which shows
 /// tokens without their secrets.
 pub async fn delete_by_id(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             if !queries::api_tokens::list(conn)?
                 .iter()
                 .any(|token| token.id == id)
@@ -188,9 +187,8 @@ pub async fn set_expiry(
 ) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
     let expires_at = flag_store::time::stored(request.expires_at.0.naive_utc());
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::api_tokens::set_expiry(conn, &hash, expires_at, actor, now)
         })
         .await?;

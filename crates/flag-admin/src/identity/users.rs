@@ -71,7 +71,9 @@ pub async fn create(
         created_at: crate::now(),
     };
     let row = caller
-        .write(ctx, move |conn, actor| queries::users::create(conn, &user, actor))
+        .write(ctx, move |conn, actor, _| {
+            queries::users::create(conn, &user, actor)
+        })
         .await?;
     Ok(UserOut::from(row))
 }
@@ -96,9 +98,8 @@ pub async fn update(
         email: request.email.map(|email| email.trim().to_owned()),
         root_role: request.root_role,
     };
-    let now = crate::now();
     let row = caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::users::update(conn, id, &changes, actor, now)
         })
         .await?;
@@ -110,9 +111,8 @@ pub const DELETE: Access = Access::Admin;
 
 /// Deletes a user.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
-    let now = crate::now();
     caller
-        .write(ctx, move |conn, actor| {
+        .write(ctx, move |conn, actor, now| {
             queries::users::delete(conn, id, actor, now)
         })
         .await

@@ -258,8 +258,8 @@ async fn a_write_on_behalf_of_a_caller_is_recorded_under_its_name() -> Outcome {
         ("user-7", 7)
     );
     let revision = caller
-        .write(&world.ctx, |conn, actor| {
-            flag_store::queries::settings::put(conn, "test-setting", &json!(1), actor, flag_admin::now())?;
+        .write(&world.ctx, |conn, actor, now| {
+            flag_store::queries::settings::put(conn, "test-setting", &json!(1), actor, now)?;
             flag_store::queries::events::latest_id(conn)
         })
         .await?;
