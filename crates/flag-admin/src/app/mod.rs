@@ -35,11 +35,6 @@ impl Ctx {
         })
     }
 
-    /// The runtime.
-    pub fn runtime(&self) -> &Runtime {
-        &self.runtime
-    }
-
     /// The identity wing's state.
     pub fn identity(&self) -> &Identity {
         &self.identity
