@@ -10,4 +10,5 @@ mod concurrency;
 mod crash;
 mod evaluation;
 mod migrations;
+mod mirror;
 mod storage_caps;
