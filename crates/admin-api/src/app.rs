@@ -21,6 +21,7 @@ pub fn build_app(
     >,
 > {
     let limit = state.app.settings().body_limit;
+    let edge = state.edge.is_some();
     App::new()
         .wrap(actix_web::middleware::Compress::default())
         .wrap(actix_web::middleware::from_fn(cors::cors))
@@ -32,12 +33,39 @@ pub fn build_app(
         .app_data(web::PayloadConfig::new(limit))
         .app_data(web::PathConfig::default().error_handler(extract::path_error))
         .app_data(web::QueryConfig::default().error_handler(extract::query_error))
-        .configure(routes::configure)
-        .configure(console::configure)
-        .route("/docs/openapi.json", web::get().to(openapi::serve))
-        .service(
-            utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
-                .config(utoipa_swagger_ui::Config::from("/docs/openapi.json")),
-        )
+        .configure(|config| {
+            if edge {
+                // An edge serves SDKs and its backstage; the admin API, the console and the
+                // API document are the upstream's.
+                routes::configure_edge(config);
+                config
+                    .route(
+                        "/internal-backstage/health",
+                        web::get().to(handlers::backstage::health),
+                    )
+                    .route(
+                        "/internal-backstage/ready",
+                        web::get().to(handlers::backstage::ready),
+                    )
+                    .route(
+                        "/internal-backstage/tokens",
+                        web::get().to(handlers::backstage::tokens),
+                    )
+                    .route(
+                        "/internal-backstage/features",
+                        web::get().to(handlers::backstage::features),
+                    )
+                    .route("/internal-backstage/metrics", web::get().to(handlers::prometheus));
+            } else {
+                routes::configure(config);
+                console::configure(config);
+                config
+                    .route("/docs/openapi.json", web::get().to(openapi::serve))
+                    .service(
+                        utoipa_swagger_ui::SwaggerUi::new("/docs/{_:.*}")
+                            .config(utoipa_swagger_ui::Config::from("/docs/openapi.json")),
+                    );
+            }
+        })
         .default_service(web::to(handlers::not_found))
 }

@@ -102,6 +102,18 @@ async fn resolve(state: &AppState, request: &HttpRequest) -> Result<Credential, 
 
 type Extracted<T> = Pin<Box<dyn Future<Output = Result<T, ApiError>>>>;
 
+/// What an SDK's token grants: on an edge, a token the store does not hold yet is validated
+/// upstream on its first use and then resolved again.
+async fn resolve_sdk_token(state: &AppState, token: &str) -> Result<Credential, ApiError> {
+    let credential = auth::resolve_token(&state.app, state.app.identity(), token).await?;
+    if let (Credential::Unknown, Some(edge)) = (&credential, &state.edge)
+        && edge.admit(token).await?
+    {
+        return Ok(auth::resolve_token(&state.app, state.app.identity(), token).await?);
+    }
+    Ok(credential)
+}
+
 /// An administrator admitted to the operation by the access it declares.
 impl FromRequest for Admitted {
     type Error = ApiError;
@@ -141,7 +153,7 @@ impl FromRequest for ClientToken {
             let Some(token) = bearer(&request) else {
                 return Err(AdminError::AuthenticationRequired.into());
             };
-            match auth::resolve_token(&state.app, state.app.identity(), &token).await? {
+            match resolve_sdk_token(state, &token).await? {
                 Credential::Client(access) => Ok(Self(access)),
                 Credential::Admin(_) | Credential::Frontend(_) => Err(wrong_token_type().into()),
                 Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
@@ -176,7 +188,7 @@ impl FromRequest for FrontendToken {
             let Some(token) = bearer(&request).or_else(api_key) else {
                 return Err(AdminError::AuthenticationRequired.into());
             };
-            match auth::resolve_token(&state.app, state.app.identity(), &token).await? {
+            match resolve_sdk_token(state, &token).await? {
                 Credential::Frontend(access) => Ok(Self(access)),
                 Credential::Admin(_) | Credential::Client(_) => Err(wrong_token_type().into()),
                 Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),

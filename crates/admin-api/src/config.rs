@@ -42,11 +42,20 @@ pub enum LogFormat {
     about = "Halyard: feature flags with Unleash's API"
 )]
 pub struct Config {
-    /// Address to listen on.
-    #[arg(long, env = "HTTP_HOST", default_value = "127.0.0.1", global = true)]
+    /// Address to listen on (`-i`/`--interface`, as Unleash Edge names it); `edge` and
+    /// `offline` listen on `0.0.0.0` by default, as Edge does.
+    #[arg(
+        long,
+        short = 'i',
+        alias = "interface",
+        env = "HTTP_HOST",
+        default_value = "127.0.0.1",
+        global = true
+    )]
     pub host: String,
-    /// Port to listen on (`PORT` is read too).
-    #[arg(long, env = "HTTP_PORT", default_value_t = 4242, global = true)]
+    /// Port to listen on (`PORT` is read too); `edge` and `offline` listen on 3063 by default,
+    /// as Edge does.
+    #[arg(long, short = 'p', env = "HTTP_PORT", default_value_t = 4242, global = true)]
     pub port: u16,
     /// The database: `postgres://...` or `postgresql://...` for PostgreSQL (`sslmode` and the
     /// other libpq parameters in the query), a file path or `sqlite://<path>` for SQLite. When
@@ -297,6 +306,11 @@ pub enum Command {
         #[arg(long)]
         to: Secret,
     },
+    /// Serve SDKs from an upstream (Unleash 5 to 8, or Halyard, or another edge) instead of a
+    /// database: Unleash Edge's `edge` mode, with its options.
+    Edge(EdgeArgs),
+    /// Serve SDKs from a file of flags, with no upstream: Unleash Edge's `offline` mode.
+    Offline(OfflineArgs),
     /// Load a client-features document (what `GET /api/client/features` returns) into a project
     /// and environment.
     Import {
@@ -309,6 +323,107 @@ pub enum Command {
         #[arg(long, default_value = "development")]
         environment: String,
     },
+}
+
+/// `halyard edge`: Unleash Edge's `edge` options, with its names and variables.
+#[derive(Debug, Clone, clap::Args)]
+pub struct EdgeArgs {
+    /// The upstream's base URL (Unleash, Halyard or another edge), without `/api`.
+    #[arg(short = 'u', long, env = "UPSTREAM_URL")]
+    pub upstream_url: String,
+    /// SDK tokens to validate and follow at start, comma-separated.
+    #[arg(
+        short = 't',
+        long,
+        env = "TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub tokens: Vec<Secret>,
+    /// Frontend tokens trusted without validation, comma-separated, as `<token>@<environment>`.
+    #[arg(
+        long,
+        env = "PRETRUSTED_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub pretrusted_tokens: Vec<Secret>,
+    /// Where to keep the last flags and tokens, to start from when the upstream is away.
+    #[arg(short = 'b', long, env = "BACKUP_FOLDER")]
+    pub backup_folder: Option<PathBuf>,
+    /// How often to send SDK usage upstream, in seconds.
+    #[arg(short = 'm', long, env = "METRICS_INTERVAL_SECONDS", default_value_t = 60)]
+    pub metrics_interval_seconds: u64,
+    /// How often to poll an upstream that has no stream, in seconds.
+    #[arg(
+        short = 'f',
+        long,
+        env = "FEATURES_REFRESH_INTERVAL_SECONDS",
+        default_value_t = 15
+    )]
+    pub features_refresh_interval_seconds: u64,
+    /// How often to validate every token again, in seconds.
+    #[arg(long, env = "TOKEN_REVALIDATION_INTERVAL_SECONDS", default_value_t = 3600)]
+    pub token_revalidation_interval_seconds: u64,
+    /// Headers sent with every upstream request, `Name: value`, comma-separated or repeated.
+    #[arg(short = 'H', long, env = "CUSTOM_CLIENT_HEADERS", value_delimiter = ',')]
+    pub custom_client_headers: Vec<String>,
+    /// The edge's application name upstream.
+    #[arg(short = 'a', long, env = "APP_NAME", default_value = "halyard-edge")]
+    pub app_name: String,
+    /// Accepted for Edge's command lines: the edge always follows an upstream's stream when it
+    /// has one, and polls when it has none.
+    #[arg(long, env = "STREAMING", hide = true)]
+    pub streaming: bool,
+    /// Accepted for Edge's command lines: the edge serves the delta API whatever the upstream.
+    #[arg(long, env = "DELTA", hide = true)]
+    pub delta: bool,
+}
+
+impl EdgeArgs {
+    /// The headers `--custom-client-headers` names, each `Name: value`; one without a colon is
+    /// refused.
+    pub fn headers(&self) -> anyhow::Result<Vec<(String, String)>> {
+        self.custom_client_headers
+            .iter()
+            .filter(|header| !header.trim().is_empty())
+            .map(|header| {
+                let (name, value) = header.split_once(':').ok_or_else(|| {
+                    anyhow::anyhow!("--custom-client-headers: {header:?} is not `Name: value`")
+                })?;
+                Ok((name.trim().to_owned(), value.trim().to_owned()))
+            })
+            .collect()
+    }
+}
+
+/// `halyard offline`: Unleash Edge's `offline` options.
+#[derive(Debug, Clone, clap::Args)]
+pub struct OfflineArgs {
+    /// The flags: a client-features document.
+    #[arg(short = 'b', long, env = "BOOTSTRAP_FILE")]
+    pub bootstrap_file: PathBuf,
+    /// Client tokens to accept, comma-separated.
+    #[arg(
+        short = 'c',
+        long,
+        env = "CLIENT_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub client_tokens: Vec<Secret>,
+    /// Frontend tokens to accept, comma-separated.
+    #[arg(
+        short = 'f',
+        long,
+        env = "FRONTEND_TOKENS",
+        value_delimiter = ',',
+        hide_env_values = true
+    )]
+    pub frontend_tokens: Vec<Secret>,
+    /// Read the file again every so many seconds; 0 never does.
+    #[arg(short = 'r', long, env = "RELOAD_INTERVAL", default_value_t = 0)]
+    pub reload_interval: u64,
 }
 
 impl Config {
@@ -330,7 +445,20 @@ impl Config {
 
     /// Parses the command line and environment; `PORT` applies when `HTTP_PORT` is not set.
     pub fn load() -> Self {
-        let mut config = Self::parse();
+        use clap::{CommandFactory as _, FromArgMatches as _, parser::ValueSource};
+        let matches = Self::command().get_matches();
+        let mut config = Self::from_arg_matches(&matches).unwrap_or_else(|error| error.exit());
+        // Where the edge listens unless told: Unleash Edge's port and interface.
+        if matches!(config.command, Some(Command::Edge(_) | Command::Offline(_))) {
+            if matches.value_source("port") == Some(ValueSource::DefaultValue)
+                && std::env::var_os("PORT").is_none()
+            {
+                config.port = 3063;
+            }
+            if matches.value_source("host") == Some(ValueSource::DefaultValue) {
+                config.host = std::env::var("INTERFACE").unwrap_or_else(|_| "0.0.0.0".into());
+            }
+        }
         if std::env::var_os("HTTP_PORT").is_none()
             && let Some(port) = std::env::var("PORT").ok().and_then(|port| port.parse().ok())
         {

@@ -1,10 +1,13 @@
 //! The `admin-api` binary: configuration, logging, the store, and the HTTP server.
 
 use actix_web::web;
-use admin_api::config::{Command, Config, LogFormat};
+use std::sync::Arc;
+
+use admin_api::config::{Command, Config, EdgeArgs, LogFormat, OfflineArgs};
 use admin_api::{AppState, server};
 use anyhow::Context as _;
 use flag_admin::Ctx;
+use flag_admin::app::edge::{Edge, EdgeSettings, Offline};
 use flag_admin::app::seeding::{
     AdminUser, ensure_admin_token, ensure_admin_user, import, import_file, seed_tokens,
 };
@@ -25,6 +28,11 @@ async fn main() -> anyhow::Result<()> {
     let database = store_config.database.describe();
     if let Some(Command::CopyDatabase { from, to }) = &config.command {
         return copy_database(&config, from, &to.0);
+    }
+    match &config.command {
+        Some(Command::Edge(args)) => return run_edge(&config, args).await,
+        Some(Command::Offline(args)) => return run_offline(&config, args).await,
+        _ => {}
     }
     let store = Store::open(&store_config).with_context(|| format!("opening the database at {database}"))?;
     tracing::info!(database = %database, backend = store.backend().as_str(), "database ready at {database}");
@@ -90,9 +98,22 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(file = %file.display(), "flags file {}: {done:?}", file.display());
     }
 
+    let settings = settings(&config);
+    if let Some(oidc) = &settings.oidc {
+        flag_admin::identity::oidc::check(oidc)
+            .map_err(|error| anyhow::anyhow!("the OIDC_* settings: {error}"))?;
+    }
+    let app = Ctx::new(store, settings).context("starting the CPU pool")?;
+    let state = web::Data::new(AppState::new(app));
+    tracing::info!("{}", welcome(&config, password_file.as_deref()));
+    serve(&config, state).await
+}
+
+/// The settings, with the SDK stream limit lowered to what the open-file limit allows: each
+/// stream holds a descriptor, and past the process's limit connections would fail at accept
+/// instead of getting a clear 503.
+fn settings(config: &Config) -> flag_admin::Settings {
     let mut settings = config.settings();
-    // Each SDK stream holds a descriptor: past the process's limit, connections would fail at
-    // accept instead of getting a clear 503.
     if let Some(open_files) = flag_admin::runtime::system::raise_open_files() {
         let allowed = flag_admin::runtime::system::streams_allowed(open_files);
         if settings.streams > allowed {
@@ -104,14 +125,12 @@ async fn main() -> anyhow::Result<()> {
             settings.streams = allowed;
         }
     }
-    if let Some(oidc) = &settings.oidc {
-        flag_admin::identity::oidc::check(oidc)
-            .map_err(|error| anyhow::anyhow!("the OIDC_* settings: {error}"))?;
-    }
-    let app = Ctx::new(store, settings).context("starting the CPU pool")?;
-    let state = web::Data::new(AppState::new(app));
+    settings
+}
+
+/// Listens and serves until SIGTERM or SIGINT.
+async fn serve(config: &Config, state: web::Data<AppState>) -> anyhow::Result<()> {
     tracing::info!(host = %config.host, port = config.port, "listening on {}:{}", config.host, config.port);
-    tracing::info!("{}", welcome(&config, password_file.as_deref()));
     let server = server::start(state.clone(), (config.host.as_str(), config.port))
         .context("binding the HTTP listener")?;
     server::run(server, state)
@@ -119,6 +138,109 @@ async fn main() -> anyhow::Result<()> {
         .context("running the HTTP server")?;
     tracing::info!("stopped");
     Ok(())
+}
+
+/// A store of the edge's own, in a private temporary directory removed when the process ends.
+fn edge_store() -> anyhow::Result<(tempfile::TempDir, Store)> {
+    let directory = tempfile::Builder::new()
+        .prefix("halyard-edge-")
+        .tempdir()
+        .context("making the edge's temporary directory")?;
+    let store = Store::open(&StoreConfig::new(directory.path().join("edge.db")))
+        .context("opening the edge's store")?;
+    Ok((directory, store))
+}
+
+/// `halyard edge`: serves SDKs from the upstream's flags.
+async fn run_edge(config: &Config, args: &EdgeArgs) -> anyhow::Result<()> {
+    let (_directory, store) = edge_store()?;
+    let seconds = |value: u64| std::time::Duration::from_secs(value.max(1));
+    let edge = Arc::new(
+        Edge::new(
+            EdgeSettings {
+                upstream: args.upstream_url.clone(),
+                tokens: args.tokens.iter().map(|token| token.0.clone()).collect(),
+                pretrusted: args
+                    .pretrusted_tokens
+                    .iter()
+                    .map(|token| token.0.clone())
+                    .collect(),
+                backup_folder: args.backup_folder.clone(),
+                refresh_interval: seconds(args.features_refresh_interval_seconds),
+                metrics_interval: seconds(args.metrics_interval_seconds),
+                revalidation_interval: seconds(args.token_revalidation_interval_seconds),
+                headers: args.headers()?,
+                app_name: args.app_name.clone(),
+                instance_id: format!("{}-{}", args.app_name, uuid::Uuid::new_v4()),
+            },
+            store.clone(),
+        )
+        .context("preparing the backup folder")?,
+    );
+    let app = Ctx::new(store, settings(config)).context("starting the CPU pool")?;
+    edge.start().await.context("validating the start tokens")?;
+    tracing::info!(upstream = %edge.settings().upstream, "an edge in front of {}", edge.settings().upstream);
+    let state = web::Data::new(AppState::edge(app, edge));
+    serve(config, state).await
+}
+
+/// `halyard offline`: serves SDKs the flags of a file.
+async fn run_offline(config: &Config, args: &OfflineArgs) -> anyhow::Result<()> {
+    let (_directory, store) = edge_store()?;
+    let secrets =
+        |tokens: &[admin_api::config::Secret]| tokens.iter().map(|token| token.0.clone()).collect::<Vec<_>>();
+    if args.client_tokens.is_empty() && args.frontend_tokens.is_empty() {
+        anyhow::bail!("offline mode needs --client-tokens or --frontend-tokens");
+    }
+    let offline = Arc::new(
+        Offline::start(
+            store.clone(),
+            args.bootstrap_file.clone(),
+            &secrets(&args.client_tokens),
+            &secrets(&args.frontend_tokens),
+        )
+        .with_context(|| format!("loading {}", args.bootstrap_file.display()))?,
+    );
+    if args.reload_interval > 0 {
+        let every = std::time::Duration::from_secs(args.reload_interval);
+        let reloading = Arc::clone(&offline);
+        actix_web::rt::spawn(async move {
+            let mut interval = actix_web::rt::time::interval(every);
+            interval.tick().await;
+            loop {
+                interval.tick().await;
+                let offline = Arc::clone(&reloading);
+                match actix_web::rt::task::spawn_blocking(move || offline.reload()).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(error)) => {
+                        tracing::warn!(%error, "reloading the bootstrap file failed; the flags stand");
+                    }
+                    Err(error) => tracing::warn!(%error, "reloading the bootstrap file stopped"),
+                }
+            }
+        });
+    }
+    let app = Ctx::new(store, settings(config)).context("starting the CPU pool")?;
+    let edge = Arc::new(
+        Edge::new(
+            EdgeSettings {
+                upstream: String::new(),
+                tokens: Vec::new(),
+                pretrusted: Vec::new(),
+                backup_folder: None,
+                refresh_interval: std::time::Duration::from_secs(15),
+                metrics_interval: std::time::Duration::from_secs(3600),
+                revalidation_interval: std::time::Duration::from_secs(3600),
+                headers: Vec::new(),
+                app_name: "halyard-offline".into(),
+                instance_id: "halyard-offline".into(),
+            },
+            app.store().clone(),
+        )
+        .context("preparing the offline mode")?,
+    );
+    let state = web::Data::new(AppState::edge(app, edge));
+    serve(config, state).await
 }
 
 /// `copy-database`: opens both databases (migrating each to this version), copies, and reports.

@@ -824,12 +824,35 @@ pub async fn trim_trailing_slash(
 /// operations declare and answers its other methods with 405 (404 under the frontend API, as
 /// Unleash's router answers them).
 pub fn configure(config: &mut web::ServiceConfig) {
+    configure_only(config, |_| true);
+}
+
+/// The public paths an edge serves besides the SDKs' API: its health and readiness, its
+/// metrics, and what another edge asks of it.
+const EDGE_PUBLIC: [&str; 4] = [
+    "/health",
+    "/ready",
+    "/internal-backstage/prometheus",
+    "/edge/validate",
+];
+
+/// Registers what an edge serves: the operations SDKs call (client and frontend tokens) and
+/// [`EDGE_PUBLIC`]; the admin API and the console are the upstream's.
+pub fn configure_edge(config: &mut web::ServiceConfig) {
+    configure_only(config, |operation| {
+        matches!(operation.access, Access::Client | Access::Frontend)
+            || EDGE_PUBLIC.contains(&operation.path.as_str())
+    });
+}
+
+fn configure_only(config: &mut web::ServiceConfig, served: impl Fn(&Operation) -> bool) {
     let mut paths: Vec<(String, Vec<Operation>)> = Vec::new();
     // The router tries resources in the order they are registered, so the paths SDKs poll
     // thousands of times a second come first.
     // A static segment is tried before a parameter in the same place, so that
     // `/api/admin/tag-types/validate` is not taken for the tag type `validate`.
     let mut declared = operations();
+    declared.retain(|operation| served(operation));
     declared.sort_by_key(|operation| {
         (
             !matches!(operation.access, Access::Client | Access::Frontend),

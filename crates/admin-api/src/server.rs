@@ -9,9 +9,11 @@
 //! [`EnvelopeIo`] between each TCP stream and the dispatcher that swaps those bodiless answers for
 //! envelopes as they are written.
 
+use flag_admin::app::edge::Edge;
 use std::io::{self, Write as _};
 use std::net::{SocketAddr, TcpListener, ToSocketAddrs};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 use std::time::Duration;
 
@@ -89,8 +91,22 @@ pub fn start(state: web::Data<AppState>, address: impl ToSocketAddrs) -> io::Res
 pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
     let handle = server.handle();
     actix_web::rt::spawn(stop_on_signal(handle, state.clone()));
-    let flusher = actix_web::rt::spawn(flush_periodically(state.clone()));
     let follower = actix_web::rt::spawn(follow_changes(state.clone()));
+    if let Some(edge) = state.edge.clone() {
+        // An edge writes nothing of its own: its SDKs' usage goes upstream, and its tokens are
+        // validated there again at an interval.
+        let forwarder = actix_web::rt::spawn(forward_periodically(state.clone(), Arc::clone(&edge)));
+        let revalidator = actix_web::rt::spawn(revalidate_periodically(Arc::clone(&edge)));
+        let stopped = server.await;
+        forwarder.abort();
+        revalidator.abort();
+        follower.abort();
+        if let Err(error) = edge.forward_usage(state.app.delivery().usage()).await {
+            tracing::error!(%error, "sending SDK usage upstream at shutdown failed");
+        }
+        return stopped;
+    }
+    let flusher = actix_web::rt::spawn(flush_periodically(state.clone()));
     let webhooks = state.app.start_webhooks()?;
     let stopped = server.await;
     flusher.abort();
@@ -102,6 +118,34 @@ pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
         tracing::error!(%error, "writing SDK usage at shutdown failed");
     }
     stopped
+}
+
+/// Sends SDK usage upstream every metrics interval, and at once whenever the aggregate passes
+/// half of a bound.
+async fn forward_periodically(state: web::Data<AppState>, edge: Arc<Edge>) {
+    let mut interval = actix_web::rt::time::interval(edge.settings().metrics_interval);
+    interval.tick().await;
+    loop {
+        {
+            let tick = std::pin::pin!(interval.tick());
+            let half_full = std::pin::pin!(state.app.delivery().usage().half_full());
+            futures_util::future::select(tick, half_full).await;
+        }
+        // A failure is logged and counted by the edge; what was not sent is kept.
+        let _ = edge.forward_usage(state.app.delivery().usage()).await;
+    }
+}
+
+/// Validates every token upstream again at the revalidation interval.
+async fn revalidate_periodically(edge: Arc<Edge>) {
+    let mut interval = actix_web::rt::time::interval(edge.settings().revalidation_interval);
+    interval.tick().await;
+    loop {
+        interval.tick().await;
+        if let Err(error) = edge.revalidate().await {
+            tracing::warn!(%error, "revalidating tokens upstream failed; every token is kept until the next attempt");
+        }
+    }
 }
 
 /// Writes SDK usage every [`Usage::FLUSH_INTERVAL`], and at once whenever the aggregate passes

@@ -20,6 +20,8 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Turns true when shutdown begins: every SDK stream then ends.
     pub stopping: tokio::sync::watch::Sender<bool>,
+    /// Set when the process is an edge: where its flags, tokens and usage come from and go.
+    pub edge: Option<std::sync::Arc<flag_admin::app::edge::Edge>>,
 }
 
 impl AppState {
@@ -31,6 +33,15 @@ impl AppState {
             shutting_down: AtomicBool::new(false),
             metrics: Metrics::default(),
             stopping: tokio::sync::watch::Sender::new(false),
+            edge: None,
+        }
+    }
+
+    /// The HTTP interface of an edge over `app`: only the SDKs' API and the backstage.
+    pub fn edge(app: Ctx, edge: std::sync::Arc<flag_admin::app::edge::Edge>) -> Self {
+        Self {
+            edge: Some(edge),
+            ..Self::new(app)
         }
     }
 }

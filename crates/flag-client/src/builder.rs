@@ -37,6 +37,8 @@ pub struct Builder {
     metrics_interval: Option<Duration>,
     backup: Option<PathBuf>,
     bootstrap: Option<ClientFeatures>,
+    headers: Vec<(String, String)>,
+    document_listener: Option<crate::state::DocumentListener>,
     listener: Option<crate::state::Listener>,
 }
 
@@ -64,6 +66,8 @@ impl Builder {
             metrics_interval: Some(Duration::from_secs(60)),
             backup: None,
             bootstrap: None,
+            headers: Vec::new(),
+            document_listener: None,
             listener: None,
         }
     }
@@ -117,6 +121,21 @@ impl Builder {
         self
     }
 
+    /// Sends `name: value` with every request to the server, besides the client's own headers
+    /// (a proxy's or gateway's credentials, say).
+    pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+        self.headers.push((name.into(), value.into()));
+        self
+    }
+
+    /// Called with the whole document each time the flags change (from the server, the backup
+    /// or the bootstrap document), on the thread where it happens: for a program that keeps or
+    /// forwards the flags themselves, such as an edge in front of the server.
+    pub fn on_document(mut self, listener: impl Fn(&ClientFeatures, Source) + Send + Sync + 'static) -> Self {
+        self.document_listener = Some(Box::new(listener));
+        self
+    }
+
     /// Called with every [`Event`], on the thread where it happens: keep it quick.
     pub fn on_event(mut self, listener: impl Fn(&Event) + Send + Sync + 'static) -> Self {
         self.listener = Some(Box::new(listener));
@@ -160,11 +179,14 @@ impl Builder {
             refresh_interval: self.refresh_interval,
             metrics_interval: self.metrics_interval,
             backup,
+            headers: self.headers,
         };
-        let shared = Arc::new(Shared::new(config, self.listener));
+        let shared = Arc::new(Shared::new(config, self.listener, self.document_listener));
         if let Some(document) = self.bootstrap {
+            shared.document_changed(&document, Source::Bootstrap);
             shared.publish(document, Source::Bootstrap);
         } else if let Some(document) = shared.read_backup() {
+            shared.document_changed(&document, Source::Backup);
             shared.publish(document, Source::Backup);
         }
         let threads = Threads::start(&shared)?;

@@ -71,7 +71,10 @@ fn agent(read_timeout: Duration) -> ureq::Agent {
         .into()
 }
 
-fn with_headers<B>(request: ureq::RequestBuilder<B>, config: &Config) -> ureq::RequestBuilder<B> {
+fn with_headers<B>(mut request: ureq::RequestBuilder<B>, config: &Config) -> ureq::RequestBuilder<B> {
+    for (name, value) in &config.headers {
+        request = request.header(name, value);
+    }
     request
         .header("Authorization", &config.token)
         .header("Unleash-Client-Spec", CLIENT_SPEC)
@@ -206,6 +209,7 @@ fn hydrate(shared: &Shared, sync: &mut Sync, document: ClientFeatures) {
     let (engine, _warnings) = Engine::compile_with(&document, crate::state::compile_options());
     sync.engine = engine;
     shared.write_backup(&document);
+    shared.document_changed(&document, Source::Server);
     sync.document = Some(document);
     shared.succeeded(true);
     shared.install(sync.engine.clone(), Source::Server);
@@ -257,6 +261,7 @@ fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
         }
     }
     shared.write_backup(document);
+    shared.document_changed(document, Source::Server);
     shared.succeeded(true);
     shared.install(sync.engine.clone(), Source::Server);
 }
@@ -472,8 +477,9 @@ mod tests {
             refresh_interval: Duration::from_secs(1),
             metrics_interval: None,
             backup: directory.join("backup.json"),
+            headers: Vec::new(),
         };
-        let shared = Shared::new(config, None);
+        let shared = Shared::new(config, None, None);
         let held: ClientFeatures = serde_json::from_str(
             r#"{"version":2,"features":[{"name":"kept","enabled":true,"strategies":[{"name":"default"}]}]}"#,
         )?;

@@ -46,6 +46,9 @@ pub(crate) fn compile_options() -> flag_eval::CompileOptions {
 /// The program's listener for [`Event`]s.
 pub(crate) type Listener = Box<dyn Fn(&Event) + Send + Sync>;
 
+/// The program's listener for whole documents.
+pub(crate) type DocumentListener = Box<dyn Fn(&ClientFeatures, Source) + Send + Sync>;
+
 /// The builder's settings, fixed for the client's life.
 #[derive(Debug)]
 pub(crate) struct Config {
@@ -60,6 +63,8 @@ pub(crate) struct Config {
     pub refresh_interval: Duration,
     pub metrics_interval: Option<Duration>,
     pub backup: PathBuf,
+    /// Sent with every request besides the client's own.
+    pub headers: Vec<(String, String)>,
 }
 
 /// The flags as of one state: the compiled engine, and what counting and impressions need.
@@ -125,6 +130,7 @@ pub(crate) struct Shared {
     pub ready: ReadyState,
     pub metrics: Metrics,
     listener: Option<Listener>,
+    document_listener: Option<DocumentListener>,
     updated: AtomicU64,
     unchanged: AtomicU64,
     failed: AtomicU64,
@@ -135,7 +141,11 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(config: Config, listener: Option<Listener>) -> Self {
+    pub fn new(
+        config: Config,
+        listener: Option<Listener>,
+        document_listener: Option<DocumentListener>,
+    ) -> Self {
         let metrics = Metrics::new(config.metrics_interval.is_some());
         let empty = Snapshot::new(Engine::default(), None);
         Self {
@@ -144,6 +154,7 @@ impl Shared {
             ready: ReadyState::default(),
             metrics,
             listener,
+            document_listener,
             updated: AtomicU64::new(0),
             unchanged: AtomicU64::new(0),
             failed: AtomicU64::new(0),
@@ -157,6 +168,13 @@ impl Shared {
     pub fn emit(&self, event: &Event) {
         if let Some(listener) = &self.listener {
             listener(event);
+        }
+    }
+
+    /// Hands `document` to the program's document listener, when it gave one.
+    pub fn document_changed(&self, document: &ClientFeatures, source: Source) {
+        if let Some(listener) = &self.document_listener {
+            listener(document, source);
         }
     }
 

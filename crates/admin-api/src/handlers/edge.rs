@@ -30,6 +30,11 @@ pub async fn validate(
     state: web::Data<AppState>,
     Body(request): Body<ValidateRequest>,
 ) -> Result<web::Json<ValidTokens>, ApiError> {
+    // An edge asked by another edge first learns of the tokens it does not hold from its own
+    // upstream.
+    if let Some(edge) = &state.edge {
+        edge.admit_all(&request.tokens).await?;
+    }
     Ok(web::Json(ValidTokens {
         tokens: flag_admin::identity::auth::validate_tokens(&state.app, state.app.identity(), request.tokens)
             .await?,

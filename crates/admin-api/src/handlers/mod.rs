@@ -3,6 +3,7 @@
 pub mod addons;
 pub mod applications;
 pub mod archive;
+pub mod backstage;
 pub mod client;
 pub mod context;
 pub mod dependencies;

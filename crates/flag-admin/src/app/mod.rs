@@ -1,6 +1,7 @@
 //! The application assembled from its wings: [`Ctx`] holds the runtime and each wing's state,
 //! and the first start's seeding.
 
+pub mod edge;
 pub mod seeding;
 
 use std::ops::Deref;

@@ -475,6 +475,53 @@ impl Usage {
         failure.map_or(Ok(recorded), Err)
     }
 
+    /// Hands what is pending to `send`, in parts of at most `size` rows, instead of writing it:
+    /// how an edge passes its SDKs' usage to its upstream. One forward or flush runs at a time.
+    /// A part `send` fails, and every part after it, is merged back into the aggregate for the
+    /// next forward, within the aggregate's bounds (what no longer fits is dropped and counted),
+    /// so an upstream that is away for a while loses nothing until the bounds are reached, and
+    /// memory never grows past them. Returns the rows sent.
+    pub async fn forward<F, Fut>(&self, size: usize, mut send: F) -> Result<usize, AdminError>
+    where
+        F: FnMut(Batch) -> Fut,
+        Fut: Future<Output = Result<(), AdminError>>,
+    {
+        let _flushing = self.flushing.lock().await;
+        let pending = std::mem::take(&mut *self.lock());
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        let attempts = pending.attempts;
+        let mut sent = 0;
+        let mut failure = None;
+        let mut unsent = Vec::new();
+        for part in parts(pending, size) {
+            if failure.is_some() {
+                unsent.push(part);
+                continue;
+            }
+            let rows = part.len();
+            match send(part.clone()).await {
+                Ok(()) => sent += rows,
+                Err(error) => {
+                    failure = Some(error);
+                    unsent.push(part);
+                }
+            }
+        }
+        if failure.is_some() {
+            self.merge_back(unsent, attempts.saturating_add(1));
+        }
+        let dropped = self.dropped();
+        if self.logged.swap(dropped, Ordering::Relaxed) != dropped {
+            tracing::warn!(
+                dropped,
+                "SDK reports dropped since the start, over the in-memory bounds or unsendable"
+            );
+        }
+        failure.map_or(Ok(sent), Err)
+    }
+
     /// Adds what one flush evicted to the totals, and logs it.
     fn count_evicted(&self, evicted: Evicted) {
         if evicted.total() == 0 {

@@ -165,7 +165,11 @@ pub fn client_features(
 }
 
 /// Registers `name` as a custom strategy type when no type has that name.
-pub(crate) fn register_type(conn: &mut DbConnection, name: &str, now: NaiveDateTime) -> Result<(), StoreError> {
+pub(crate) fn register_type(
+    conn: &mut DbConnection,
+    name: &str,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
     let known: i64 = strategy_types::table
         .filter(strategy_types::name.eq(name))
         .count()

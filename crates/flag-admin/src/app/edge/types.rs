@@ -1,0 +1,199 @@
+//! What the edge reads from its upstream and shows an operator.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, NaiveDateTime, Utc};
+use flag_store::queries::client_metrics::Batch;
+use serde::{Deserialize, Serialize};
+
+/// A token as the upstream's `POST /edge/validate` describes it (Unleash's `EdgeToken`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UpstreamToken {
+    /// The secret.
+    pub token: String,
+    /// `client`, `backend` or `frontend`.
+    #[serde(rename = "type")]
+    pub token_type: String,
+    /// Its environment; `*` or none for every environment.
+    #[serde(default)]
+    pub environment: Option<String>,
+    /// Its projects; `["*"]` for all.
+    #[serde(default)]
+    pub projects: Vec<String>,
+}
+
+/// A token the edge serves, as `/internal-backstage/tokens` shows it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BackstageToken {
+    /// The token with its secret part masked.
+    pub token: String,
+    /// `client`, `backend` or `frontend`.
+    #[serde(rename = "type")]
+    pub token_type: String,
+    /// Its environment.
+    pub environment: Option<String>,
+    /// Its projects.
+    pub projects: Vec<String>,
+    /// `Validated`.
+    pub status: String,
+    /// When the upstream last confirmed it.
+    pub validated_at: DateTime<Utc>,
+}
+
+/// One followed scope, as `/internal-backstage/ready` and the log describe it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ScopeStatus {
+    /// The environment.
+    pub environment: String,
+    /// The projects; none for all.
+    pub projects: Option<Vec<String>>,
+    /// Where the flags served come from: `upstream`, `backup` or none yet.
+    pub source: Option<String>,
+    /// Since when.
+    pub since: Option<DateTime<Utc>>,
+    /// The last failure reaching the upstream, if any.
+    pub last_failure: Option<String>,
+    /// When it happened.
+    pub last_failure_at: Option<DateTime<Utc>>,
+    /// The last document that could not be kept, if the last write failed.
+    pub write_failure: Option<String>,
+}
+
+/// What the edge serves, from where, and since when.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EdgeStatus {
+    /// The upstream's URL.
+    pub upstream: String,
+    /// When the edge started.
+    pub started: DateTime<Utc>,
+    /// Whether every followed scope has flags to serve.
+    pub ready: bool,
+    /// The followed scopes.
+    pub scopes: Vec<ScopeStatus>,
+    /// How many tokens it serves.
+    pub tokens: usize,
+    /// Usage rows sent upstream since the start.
+    pub usage_rows_forwarded: u64,
+    /// Usage sends that failed since the start (their rows are kept and sent again).
+    pub usage_send_failures: u64,
+}
+
+/// `token` with its secret part masked, as Edge shows tokens: the scope before the `.` and the
+/// first characters after it.
+pub fn masked(token: &str) -> String {
+    match token.split_once('.') {
+        Some((scope, secret)) => {
+            let shown: String = secret.chars().take(6).collect();
+            format!("{scope}.{shown}****")
+        }
+        None => {
+            let shown: String = token.chars().take(6).collect();
+            format!("{shown}****")
+        }
+    }
+}
+
+/// How the log and the readiness answer name a source of flags.
+pub fn source_name(source: flag_client::Source) -> &'static str {
+    match source {
+        flag_client::Source::Server => "upstream",
+        flag_client::Source::Backup => "backup",
+        flag_client::Source::Bootstrap => "bootstrap",
+    }
+}
+
+/// An application in Unleash's bulk report (`bulkRegistrationSchema`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BulkApplicationOut {
+    app_name: String,
+    instance_id: String,
+    environment: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    sdk_version: Option<String>,
+    sdk_type: String,
+    strategies: Vec<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    started: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    interval: Option<i64>,
+}
+
+/// A flag's counts in Unleash's bulk report (`clientMetricsEnvSchema`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+struct BulkMetricOut {
+    feature_name: String,
+    app_name: String,
+    environment: String,
+    timestamp: String,
+    yes: i64,
+    no: i64,
+    variants: BTreeMap<String, i64>,
+}
+
+/// Unleash's bulk report (`bulkMetricsSchema`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct BulkReportOut {
+    applications: Vec<BulkApplicationOut>,
+    metrics: Vec<BulkMetricOut>,
+}
+
+fn iso(time: NaiveDateTime) -> String {
+    time.and_utc()
+        .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+/// `batch` as bulk reports, one per environment. An application alone (no instance names it)
+/// travels with the instances that do; the upstream learns of applications from them.
+pub fn bulk_reports(batch: Batch) -> Vec<(String, BulkReportOut)> {
+    let strategies: BTreeMap<String, Vec<String>> = batch
+        .applications
+        .into_iter()
+        .map(|application| (application.app_name, application.strategies))
+        .collect();
+    let mut reports: BTreeMap<String, BulkReportOut> = BTreeMap::new();
+    for instance in batch.instances {
+        let report = reports.entry(instance.environment.clone()).or_default();
+        report.applications.push(BulkApplicationOut {
+            strategies: strategies.get(&instance.app_name).cloned().unwrap_or_default(),
+            app_name: instance.app_name,
+            instance_id: instance.instance_id,
+            environment: instance.environment,
+            sdk_version: instance.sdk_version,
+            sdk_type: instance.sdk_type,
+            started: instance.started.map(iso),
+            interval: instance.interval_ms,
+        });
+    }
+    for count in batch.usage {
+        let report = reports.entry(count.environment.clone()).or_default();
+        report.metrics.push(BulkMetricOut {
+            feature_name: count.feature_name,
+            app_name: count.app_name,
+            environment: count.environment,
+            timestamp: iso(count.hour),
+            yes: count.yes,
+            no: count.no,
+            variants: count.variants,
+        });
+    }
+    reports.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_masked_token_keeps_its_scope_and_hides_its_secret() {
+        assert_eq!(
+            masked("default:production.abcdef123456"),
+            "default:production.abcdef****"
+        );
+        assert_eq!(masked("opaque-secret-value"), "opaque****");
+    }
+}
