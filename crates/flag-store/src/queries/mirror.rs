@@ -376,12 +376,12 @@ fn write_segments(
         let Ok(id) = i32::try_from(segment.id) else {
             continue;
         };
-        // Names are unique in the store and the client API may leave them out: the id makes
-        // each one unique.
+        // The upstream's name (unique there as here), or one made of the id when the client API
+        // leaves names out.
         let name = if segment.name.is_empty() {
             format!("segment-{id}")
         } else {
-            format!("{}#{id}", segment.name)
+            segment.name.clone()
         };
         let constraints = to_json("constraints", &segment.constraints)?;
         match stored.get(&id) {

@@ -5,6 +5,7 @@
 mod client;
 pub(crate) mod client_cache;
 mod edge;
+mod edge_mode;
 pub(crate) mod frontend;
 mod ofrep;
 mod playground;
