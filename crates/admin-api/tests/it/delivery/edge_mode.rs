@@ -502,15 +502,12 @@ fn arrived(upstream: &Upstream, app: &str, flag: &str) -> Outcome {
             &format!("/api/admin/client-metrics/features/{flag}/raw"),
             None,
         )?;
-        let counted: i64 = raw["data"]
-            .as_array()
-            .map(|rows| {
-                rows.iter()
-                    .filter(|row| row["appName"] == app)
-                    .filter_map(|row| row["yes"].as_i64())
-                    .sum()
-            })
-            .unwrap_or(0);
+        let counted: i64 = raw["data"].as_array().map_or(0, |rows| {
+            rows.iter()
+                .filter(|row| row["appName"] == app)
+                .filter_map(|row| row["yes"].as_i64())
+                .sum()
+        });
         Ok(counted == 3)
     })?;
     let application = upstream.admin("GET", &format!("/api/admin/metrics/applications/{app}"), None)?;
