@@ -1,20 +1,23 @@
 // The official Node SDK (`unleash-client`) following changes: in streaming mode
-// (HALYARD_MODE=streaming) or polling the delta API (HALYARD_MODE=delta, every
-// HALYARD_INTERVAL ms). It evaluates HALYARD_FLAGS for a few users, then switches HALYARD_FLAG
-// HALYARD_WRITES times through the admin API (token HALYARD_ADMIN) and measures, for each write,
+// (HALYARD_MODE=streaming), polling the delta API (HALYARD_MODE=delta) or the whole document
+// (HALYARD_MODE=polling), every HALYARD_INTERVAL ms. It evaluates HALYARD_FLAGS for a few users,
+// then switches HALYARD_FLAG HALYARD_WRITES times through the admin API (token HALYARD_ADMIN, at
+// HALYARD_ADMIN_URL when the SDK reads an edge, else at HALYARD_URL) and measures, for each write,
 // the milliseconds from the write's answer until the SDK answers the new state. It prints one
 // JSON line: every warn and error event, what it evaluated, and the delays.
 import { initialize, InMemStorageProvider } from 'unleash-client';
 
 const {
   HALYARD_URL, HALYARD_TOKEN, HALYARD_ADMIN, HALYARD_MODE, HALYARD_INTERVAL, HALYARD_FLAGS, HALYARD_FLAG,
-  HALYARD_WRITES,
+  HALYARD_WRITES, HALYARD_ADMIN_URL,
 } = process.env;
 const flags = HALYARD_FLAGS.split(',');
 const events = [];
-const experimentalMode = HALYARD_MODE === 'streaming'
-  ? { type: 'streaming' }
-  : { type: 'polling', format: 'delta' };
+const experimentalMode = {
+  streaming: { type: 'streaming' },
+  delta: { type: 'polling', format: 'delta' },
+  polling: { type: 'polling', format: 'full' },
+}[HALYARD_MODE];
 const unleash = initialize({
   url: `${HALYARD_URL}/api/`,
   appName: `node-${HALYARD_MODE}-test`,
@@ -44,7 +47,7 @@ let state = unleash.isEnabled(HALYARD_FLAG);
 for (let write = 0; write < Number(HALYARD_WRITES); write += 1) {
   state = !state;
   const path = `/api/admin/projects/default/features/${HALYARD_FLAG}/environments/development/${state ? 'on' : 'off'}`;
-  const response = await fetch(`${HALYARD_URL}${path}`, { method: 'POST', headers: { Authorization: HALYARD_ADMIN } });
+  const response = await fetch(`${HALYARD_ADMIN_URL ?? HALYARD_URL}${path}`, { method: 'POST', headers: { Authorization: HALYARD_ADMIN } });
   if (!response.ok) {
     throw new Error(`POST ${path}: ${response.status} ${await response.text()}`);
   }

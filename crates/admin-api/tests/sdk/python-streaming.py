@@ -1,6 +1,7 @@
 # The official Python SDK (UnleashClient) in streaming mode against the server at HALYARD_URL,
 # with the backend token HALYARD_TOKEN. It evaluates HALYARD_FLAGS for a few users, then switches
-# HALYARD_FLAG HALYARD_WRITES times through the admin API (token HALYARD_ADMIN) and measures, for
+# HALYARD_FLAG HALYARD_WRITES times through the admin API (token HALYARD_ADMIN, at
+# HALYARD_ADMIN_URL when the SDK reads an edge, else at HALYARD_URL) and measures, for
 # each write, the milliseconds from the write's answer until the SDK answers the new state. It
 # prints one JSON line: every warning or error the SDK logged, what it evaluated, and the delays.
 import json
@@ -67,7 +68,7 @@ for write in range(int(env["HALYARD_WRITES"])):
     state = not state
     path = f"/api/admin/projects/default/features/{flag}/environments/development/{'on' if state else 'off'}"
     request = urllib.request.Request(
-        f"{env['HALYARD_URL']}{path}", method="POST", headers={"Authorization": env["HALYARD_ADMIN"]}
+        f"{env.get('HALYARD_ADMIN_URL', env['HALYARD_URL'])}{path}", method="POST", headers={"Authorization": env["HALYARD_ADMIN"]}
     )
     with urllib.request.urlopen(request) as response:
         response.read()

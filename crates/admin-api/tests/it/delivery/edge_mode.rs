@@ -209,8 +209,8 @@ impl Upstream {
 }
 
 /// A `halyard edge` process and its port.
-struct Edge {
-    port: u16,
+pub(crate) struct Edge {
+    pub(crate) port: u16,
     _running: Running,
     _directory: tempfile::TempDir,
 }
@@ -218,7 +218,11 @@ struct Edge {
 impl Edge {
     /// Starts an edge in front of `upstream` with `args` after `edge`; with `ready`, waits until
     /// its readiness answers 200, else until it listens.
-    fn start(upstream: &str, args: &[&str], ready: bool) -> Result<Self, Box<dyn std::error::Error>> {
+    pub(crate) fn start(
+        upstream: &str,
+        args: &[&str],
+        ready: bool,
+    ) -> Result<Self, Box<dyn std::error::Error>> {
         let directory = tempfile::tempdir()?;
         let port = free_port()?;
         Self::start_on(port, upstream, args, ready, directory)
@@ -288,7 +292,7 @@ impl Edge {
         })
     }
 
-    fn base(&self) -> String {
+    pub(crate) fn base(&self) -> String {
         format!("http://127.0.0.1:{}", self.port)
     }
 }

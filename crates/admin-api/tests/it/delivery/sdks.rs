@@ -422,8 +422,31 @@ fn node_sdk_following(mode: &str, interval: u64) -> Result<Vec<u64>, Box<dyn std
 
 /// Runs the `sdk` (`node` or `python`) following changes; see [`node_sdk_following`].
 fn sdk_following(sdk: &str, mode: &str, interval: u64) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
+    sdk_following_at(sdk, mode, interval, false)
+}
+
+/// As [`sdk_following`], the SDK reading a `halyard edge` in front of the server when
+/// `through_edge`, the writes going to the server.
+fn sdk_following_at(
+    sdk: &str,
+    mode: &str,
+    interval: u64,
+    through_edge: bool,
+) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
     let server = Server::start()?;
     server.demo_flags()?;
+    let edge = if through_edge {
+        Some(super::edge_mode::Edge::start(
+            &server.base,
+            &["-t", BACKEND],
+            true,
+        )?)
+    } else {
+        None
+    };
+    let sdk_url = edge
+        .as_ref()
+        .map_or_else(|| server.base.clone(), super::edge_mode::Edge::base);
     let run = if sdk == "node" { run_node } else { run_python };
     let script = if sdk == "node" {
         "node-follow.mjs"
@@ -433,7 +456,8 @@ fn sdk_following(sdk: &str, mode: &str, interval: u64) -> Result<Vec<u64>, Box<d
     let result = run(
         script,
         &[
-            ("HALYARD_URL", server.base.clone()),
+            ("HALYARD_URL", sdk_url),
+            ("HALYARD_ADMIN_URL", server.base.clone()),
             ("HALYARD_TOKEN", BACKEND.to_owned()),
             ("HALYARD_ADMIN", ADMIN.to_owned()),
             ("HALYARD_MODE", mode.to_owned()),
@@ -473,7 +497,8 @@ fn sdk_following(sdk: &str, mode: &str, interval: u64) -> Result<Vec<u64>, Box<d
         .map(|delays| delays.iter().filter_map(Value::as_u64).collect())
         .unwrap_or_default();
     assert_eq!(delays.len(), 20, "{result}");
-    eprintln!("{sdk} sdk, {mode}: ms from each write until the SDK answered it: {delays:?}");
+    let through = if through_edge { " through an edge" } else { "" };
+    eprintln!("{sdk} sdk, {mode}{through}: ms from each write until the SDK answered it: {delays:?}");
     Ok(delays)
 }
 
@@ -562,5 +587,80 @@ fn the_node_sdk_streaming_follows_a_server_restart() -> Result<(), Box<dyn std::
         .unwrap_or_default();
     assert!(errors.is_empty(), "no error event: {result}");
     drop(running);
+    Ok(())
+}
+
+#[test]
+fn the_node_sdk_streaming_from_an_edge_sees_every_write_within_a_second()
+-> Result<(), Box<dyn std::error::Error>> {
+    let delays = sdk_following_at("node", "streaming", 15_000, true)?;
+    assert!(delays.iter().all(|delay| *delay < 1000), "{delays:?}");
+    Ok(())
+}
+
+#[test]
+fn the_node_sdk_polling_an_edges_delta_api_sees_every_write_within_an_interval()
+-> Result<(), Box<dyn std::error::Error>> {
+    let delays = sdk_following_at("node", "delta", 1000, true)?;
+    // An interval, and the edge's own second at most to hear of the write.
+    assert!(delays.iter().all(|delay| *delay < 2500), "{delays:?}");
+    Ok(())
+}
+
+#[test]
+fn the_node_sdk_polling_an_edge_sees_every_write_within_an_interval() -> Result<(), Box<dyn std::error::Error>>
+{
+    let delays = sdk_following_at("node", "polling", 1000, true)?;
+    assert!(delays.iter().all(|delay| *delay < 2500), "{delays:?}");
+    Ok(())
+}
+
+#[test]
+fn the_python_sdk_streaming_from_an_edge_sees_every_write_within_a_second()
+-> Result<(), Box<dyn std::error::Error>> {
+    let delays = sdk_following_at("python", "streaming", 15_000, true)?;
+    assert!(delays.iter().all(|delay| *delay < 1000), "{delays:?}");
+    Ok(())
+}
+
+#[test]
+fn the_browser_sdk_through_an_edge_gets_what_the_playground_says() -> Result<(), Box<dyn std::error::Error>> {
+    let server = Server::start()?;
+    server.demo_flags()?;
+    let edge = super::edge_mode::Edge::start(&server.base, &["-t", BACKEND], true)?;
+    let context = json!({"userId": "7", "properties": {"plan": "pro"}});
+    let result = run_node(
+        "proxy-client.mjs",
+        &[
+            ("HALYARD_URL", edge.base()),
+            ("HALYARD_TOKEN", FRONTEND.to_owned()),
+            ("HALYARD_FLAGS", FLAGS.join(",")),
+            ("HALYARD_CONTEXT", context.to_string()),
+        ],
+    )?;
+    assert_eq!(result["errors"], json!([]), "{result}");
+    let mut played_context = context.clone();
+    played_context["appName"] = json!("proxy-client-test");
+    for flag in FLAGS {
+        let (enabled, variant) = server.played(flag, &played_context)?;
+        let evaluated = &result["evaluated"][flag];
+        assert_eq!(
+            (evaluated["enabled"].as_bool(), evaluated["variant"].as_str()),
+            (Some(enabled), Some(variant.as_str())),
+            "{flag}: {result}"
+        );
+    }
+    // Its metrics reach the server through the edge (which sends every second in the tests).
+    let started = std::time::Instant::now();
+    loop {
+        let usage = server.expect("GET", "/api/admin/client-metrics/features/everyone", None, 200)?;
+        if usage["seenApplications"] == json!(["proxy-client-test"]) {
+            break;
+        }
+        if started.elapsed() > Duration::from_secs(15) {
+            return Err(format!("the browser SDK's usage did not arrive through the edge: {usage}").into());
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
     Ok(())
 }
