@@ -53,6 +53,15 @@ pub struct Config {
         global = true
     )]
     pub host: String,
+    /// `edge` and `offline`: a path every route is served under (`/flags` serves
+    /// `/flags/api/client/features`), as Unleash Edge's `--base-path`.
+    #[arg(long, env = "BASE_PATH", global = true)]
+    pub base_path: Option<String>,
+    /// `edge` and `offline`: the origins browsers may call the frontend API and OFREP from,
+    /// comma-separated (`*` for any), as Unleash Edge's `--cors-origin`; the server reads them
+    /// from its settings instead (`PUT /api/admin/ui-config/cors`).
+    #[arg(long, env = "CORS_ORIGIN", value_delimiter = ',', global = true)]
+    pub cors_origin: Vec<String>,
     /// Port to listen on (`PORT` is read too); `edge` and `offline` listen on 3063 by default,
     /// as Edge does.
     #[arg(long, short = 'p', env = "HTTP_PORT", default_value_t = 4242, global = true)]

@@ -7,7 +7,7 @@ use admin_api::config::{Command, Config, EdgeArgs, LogFormat, OfflineArgs};
 use admin_api::{AppState, server};
 use anyhow::Context as _;
 use flag_admin::Ctx;
-use flag_admin::app::edge::{Edge, EdgeSettings, Offline};
+use flag_admin::app::edge::{Edge, EdgeSettings, Offline, allow_origins};
 use flag_admin::app::seeding::{
     AdminUser, ensure_admin_token, ensure_admin_user, import, import_file, seed_tokens,
 };
@@ -177,10 +177,11 @@ async fn run_edge(config: &Config, args: &EdgeArgs) -> anyhow::Result<()> {
         )
         .context("preparing the backup folder")?,
     );
+    allow_origins(&store, &config.cors_origin).context("keeping the CORS origins")?;
     let app = Ctx::new(store, settings(config)).context("starting the CPU pool")?;
     edge.start().await.context("validating the start tokens")?;
     tracing::info!(upstream = %edge.settings().upstream, "an edge in front of {}", edge.settings().upstream);
-    let state = web::Data::new(AppState::edge(app, edge));
+    let state = web::Data::new(AppState::edge(app, edge, config.base_path.as_deref()));
     serve(config, state).await
 }
 
@@ -220,6 +221,7 @@ async fn run_offline(config: &Config, args: &OfflineArgs) -> anyhow::Result<()> 
             }
         });
     }
+    allow_origins(&store, &config.cors_origin).context("keeping the CORS origins")?;
     let app = Ctx::new(store, settings(config)).context("starting the CPU pool")?;
     let edge = Arc::new(
         Edge::new(
@@ -239,7 +241,7 @@ async fn run_offline(config: &Config, args: &OfflineArgs) -> anyhow::Result<()> 
         )
         .context("preparing the offline mode")?,
     );
-    let state = web::Data::new(AppState::edge(app, edge));
+    let state = web::Data::new(AppState::edge(app, edge, config.base_path.as_deref()));
     serve(config, state).await
 }
 

@@ -21,6 +21,7 @@ use crate::handlers::{
     flags, frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments, session, sso,
     strategies, strategy_types, tags, tokens, usage, users, variants,
 };
+use crate::state::AppState;
 
 /// One operation: how it is documented, who may call it, and its handler.
 pub struct Operation {
@@ -793,13 +794,26 @@ declare! {
 
 /// A trailing slash names the same resource, as in Unleash's (non-strict) router: the slash is
 /// trimmed before routing, so every route keeps one static pattern, which the router matches
-/// without a regular expression. The API page keeps its own (`/docs/`).
+/// without a regular expression. The API page keeps its own (`/docs/`). Under an edge's base
+/// path, the base is taken off first, and a path outside it matches no route.
 pub async fn trim_trailing_slash(
     mut request: ServiceRequest,
     next: Next<impl MessageBody>,
 ) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
-    let path = request.path();
-    if path.len() > 1 && path.ends_with('/') && !path.starts_with("/docs") {
+    let base = request
+        .app_data::<web::Data<AppState>>()
+        .and_then(|state| state.base_path.clone());
+    let mut path = request.path().to_owned();
+    // Under a base path, only its paths are served, without it.
+    if let Some(base) = base {
+        path = match path.strip_prefix(base.as_str()) {
+            Some("") => "/".to_owned(),
+            Some(rest) if rest.starts_with('/') => rest.to_owned(),
+            _ => OUTSIDE_BASE_PATH.to_owned(),
+        };
+    }
+    let path = path.as_str();
+    if path != request.path() || (path.len() > 1 && path.ends_with('/') && !path.starts_with("/docs")) {
         let trimmed = match path.trim_end_matches('/') {
             "" => "/",
             trimmed => trimmed,
@@ -819,6 +833,9 @@ pub async fn trim_trailing_slash(
     }
     next.call(request).await
 }
+
+/// Where a request outside the base path goes: no route, so the 404 envelope.
+const OUTSIDE_BASE_PATH: &str = "/-/outside-the-base-path";
 
 /// Registers every operation on `config`: one resource per path, which holds the accesses its
 /// operations declare and answers its other methods with 405 (404 under the frontend API, as

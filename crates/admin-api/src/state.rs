@@ -22,6 +22,8 @@ pub struct AppState {
     pub stopping: tokio::sync::watch::Sender<bool>,
     /// Set when the process is an edge: where its flags, tokens and usage come from and go.
     pub edge: Option<std::sync::Arc<flag_admin::app::edge::Edge>>,
+    /// The path every route is served under (an edge's `--base-path`), without a trailing slash.
+    pub base_path: Option<String>,
 }
 
 impl AppState {
@@ -34,13 +36,22 @@ impl AppState {
             metrics: Metrics::default(),
             stopping: tokio::sync::watch::Sender::new(false),
             edge: None,
+            base_path: None,
         }
     }
 
     /// The HTTP interface of an edge over `app`: only the SDKs' API and the backstage.
-    pub fn edge(app: Ctx, edge: std::sync::Arc<flag_admin::app::edge::Edge>) -> Self {
+    pub fn edge(
+        app: Ctx,
+        edge: std::sync::Arc<flag_admin::app::edge::Edge>,
+        base_path: Option<&str>,
+    ) -> Self {
+        let base_path = base_path
+            .map(|path| format!("/{}", path.trim_matches('/')))
+            .filter(|path| path != "/");
         Self {
             edge: Some(edge),
+            base_path,
             ..Self::new(app)
         }
     }

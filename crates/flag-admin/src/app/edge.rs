@@ -453,6 +453,10 @@ impl Edge {
     /// many requests carry it meanwhile, writes it into the store when valid, and waits (up to
     /// [`Edge::FIRST_DOCUMENT_WAIT`]) for its scope's first document. Whether it is valid.
     pub async fn admit(self: &Arc<Self>, token: &str) -> Result<bool, AdminError> {
+        // Offline, there is no one to ask: the tokens given are all there are.
+        if self.settings.upstream.is_empty() {
+            return Ok(false);
+        }
         if lock(&self.known).contains_key(token) {
             return Ok(true);
         }
@@ -503,6 +507,9 @@ impl Edge {
     /// Admits every token of `tokens` the store does not hold and the upstream knows, asking
     /// the upstream once for all of them: what another edge's `POST /edge/validate` needs.
     pub async fn admit_all(self: &Arc<Self>, tokens: &[String]) -> Result<(), AdminError> {
+        if self.settings.upstream.is_empty() {
+            return Ok(());
+        }
         let unknown: Vec<String> = {
             let known = lock(&self.known);
             let refused = lock(&self.refused);
@@ -947,4 +954,25 @@ impl Offline {
         *previous = Some(document);
         Ok(())
     }
+}
+
+/// Lets browsers of `origins` call the frontend API and OFREP (`*` for any): an edge's
+/// `--cors-origin`, kept where the server keeps its own setting.
+pub fn allow_origins(store: &Store, origins: &[String]) -> Result<(), AdminError> {
+    let origins: Vec<String> = origins
+        .iter()
+        .map(|origin| origin.trim().to_owned())
+        .filter(|origin| !origin.is_empty())
+        .collect();
+    if origins.is_empty() {
+        return Ok(());
+    }
+    queries::settings::put(
+        &mut *store.connection()?,
+        crate::identity::auth::FRONTEND_ORIGINS,
+        &origins,
+        &Actor::system(),
+        crate::now(),
+    )?;
+    Ok(())
 }

@@ -270,11 +270,19 @@ impl Edge {
             .stderr(Stdio::null())
             .spawn()?;
         let started = Instant::now();
-        let path = if ready {
+        let base = args
+            .iter()
+            .position(|arg| *arg == "--base-path")
+            .and_then(|at| args.get(at + 1))
+            .copied()
+            .unwrap_or("");
+        let probe = if ready {
             "/internal-backstage/ready"
         } else {
             "/internal-backstage/health"
         };
+        let path = format!("{base}{probe}");
+        let path = path.as_str();
         while get_status(port, path).is_none_or(|status| !status.contains("200")) {
             if let Some(status) = child.try_wait()? {
                 return Err(format!("the edge exited: {status}").into());
@@ -719,5 +727,133 @@ fn an_edge_command_line_is_refused_with_a_clear_message() -> Outcome {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("is not `Name: value`"), "{stderr}");
+    Ok(())
+}
+
+/// The head of the answer to `request`, lower-cased.
+fn head(port: u16, request: &[u8]) -> Result<String, Box<dyn std::error::Error>> {
+    use std::io::{Read as _, Write as _};
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port))?;
+    stream.set_read_timeout(Some(Duration::from_secs(5)))?;
+    stream.write_all(request)?;
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    Ok(answer.split("\r\n\r\n").next().unwrap_or_default().to_lowercase())
+}
+
+#[test]
+fn an_edge_under_a_base_path_serves_only_there_and_lets_the_configured_origins_in() -> Outcome {
+    let upstream = Upstream::start()?;
+    upstream.flags()?;
+    let edge = Edge::start(
+        &upstream.base(),
+        &[
+            "-t",
+            BACKEND,
+            "--base-path",
+            "/flags",
+            "--cors-origin",
+            "https://app.example",
+        ],
+        true,
+    )?;
+    let under = document(&format!("{}/flags", edge.base()), BACKEND)?;
+    assert_eq!(under, document(&upstream.base(), BACKEND)?);
+    let (status, body) = call(
+        "GET",
+        &format!("{}/api/client/features", edge.base()),
+        BACKEND,
+        None,
+    )?;
+    assert_eq!(status, 404, "outside the base path: {body}");
+    assert_eq!(body["name"], "NotFoundError");
+    let (status, _) = call(
+        "GET",
+        &format!("{}/flagsx/api/client/features", edge.base()),
+        BACKEND,
+        None,
+    )?;
+    assert_eq!(status, 404);
+    let preflight = head(
+        edge.port,
+        b"OPTIONS /flags/api/frontend HTTP/1.1\r\nHost: localhost\r\nOrigin: https://app.example\r\n\
+          Access-Control-Request-Method: GET\r\nAccess-Control-Request-Headers: authorization\r\nConnection: close\r\n\r\n",
+    )?;
+    assert!(
+        preflight.contains("access-control-allow-origin: https://app.example"),
+        "{preflight}"
+    );
+    let other = head(
+        edge.port,
+        b"OPTIONS /flags/api/frontend HTTP/1.1\r\nHost: localhost\r\nOrigin: https://elsewhere.example\r\n\
+          Access-Control-Request-Method: GET\r\nConnection: close\r\n\r\n",
+    )?;
+    assert!(!other.contains("access-control-allow-origin"), "{other}");
+    Ok(())
+}
+
+#[test]
+fn offline_serves_a_file_of_flags_to_the_tokens_it_is_given() -> Outcome {
+    let directory = tempfile::tempdir()?;
+    let file = directory.path().join("flags.json");
+    std::fs::write(
+        &file,
+        serde_json::to_vec(&json!({"version": 2, "segments": [], "features": [
+            {"name": "offline-on", "project": "default", "enabled": true,
+             "strategies": [{"name": "default", "parameters": {}, "constraints": []}], "variants": []},
+            {"name": "offline-off", "project": "default", "enabled": false, "strategies": [], "variants": []}]}))?,
+    )?;
+    let port = free_port()?;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_halyard"))
+        .current_dir(directory.path())
+        .args([
+            "offline",
+            "--port",
+            &port.to_string(),
+            "-i",
+            "127.0.0.1",
+            "--bootstrap-file",
+        ])
+        .arg(&file)
+        .args(["--client-tokens", BACKEND, "--frontend-tokens", FRONTEND])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()?;
+    let started = Instant::now();
+    while get_status(port, "/internal-backstage/ready").is_none_or(|status| !status.contains("200")) {
+        if child.try_wait()?.is_some() || started.elapsed() > Duration::from_secs(30) {
+            let _ = child.kill();
+            return Err("offline mode did not become ready".into());
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _running = Running(child);
+    let base = format!("http://127.0.0.1:{port}");
+    let served = document(&base, BACKEND)?;
+    let names: Vec<&str> = served["features"]
+        .as_array()
+        .map(|features| {
+            features
+                .iter()
+                .filter_map(|feature| feature["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(names, ["offline-off", "offline-on"]);
+    let frontend = expect(
+        "GET",
+        &format!("{base}/api/frontend?userId=1"),
+        FRONTEND,
+        None,
+        200,
+    )?;
+    assert_eq!(frontend["toggles"][0]["name"], "offline-on", "{frontend}");
+    let (status, _) = call(
+        "GET",
+        &format!("{base}/api/client/features"),
+        "*:development.other",
+        None,
+    )?;
+    assert_eq!(status, 401);
     Ok(())
 }
