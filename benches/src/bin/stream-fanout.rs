@@ -16,6 +16,11 @@ type Error = Box<dyn std::error::Error + Send + Sync>;
 
 struct Options {
     address: String,
+    /// Where the writes go: the server, or the upstream of the edge the streams read.
+    admin_address: Option<String>,
+    /// Loopback source addresses the streams are spread over (127.0.0.1 up), each giving
+    /// its own range of source ports, for more streams than one address has ports.
+    sources: u8,
     token: String,
     admin: String,
     flag: String,
@@ -27,6 +32,8 @@ struct Options {
 fn options() -> Result<Options, Error> {
     let mut options = Options {
         address: "127.0.0.1:4242".into(),
+        admin_address: None,
+        sources: 1,
         token: String::new(),
         admin: String::new(),
         flag: String::new(),
@@ -39,6 +46,8 @@ fn options() -> Result<Options, Error> {
         let value = args.next().ok_or_else(|| format!("{name} needs a value"))?;
         match name.as_str() {
             "--address" => options.address = value,
+            "--admin-address" => options.admin_address = Some(value),
+            "--sources" => options.sources = value.parse::<u8>()?.max(1),
             "--token" => options.token = value,
             "--admin" => options.admin = value,
             "--flag" => options.flag = value,
@@ -49,7 +58,7 @@ fn options() -> Result<Options, Error> {
         }
     }
     if options.token.is_empty() || options.admin.is_empty() || options.flag.is_empty() {
-        return Err("usage: stream-fanout --address HOST:PORT --token T --admin A --flag F [--streams N] [--writes N] [--interval-ms MS]".into());
+        return Err("usage: stream-fanout --address HOST:PORT --token T --admin A --flag F [--streams N] [--writes N] [--interval-ms MS] [--admin-address HOST:PORT] [--sources N]".into());
     }
     Ok(options)
 }
@@ -131,19 +140,21 @@ impl Decoder {
 
 /// One stream: connects, reads the opening, reports it, then records every update until `stop`.
 async fn follow(
+    index: usize,
     options: Arc<Options>,
     opening: Arc<Semaphore>,
     connected: Arc<AtomicUsize>,
     mut stop: watch::Receiver<bool>,
 ) -> Received {
     let mut received = Received::default();
-    if let Err(error) = follow_inner(&options, &opening, &connected, &mut stop, &mut received).await {
+    if let Err(error) = follow_inner(index, &options, &opening, &connected, &mut stop, &mut received).await {
         received.failure = Some(error.to_string());
     }
     received
 }
 
 async fn follow_inner(
+    index: usize,
     options: &Options,
     opening: &Semaphore,
     connected: &AtomicUsize,
@@ -151,7 +162,14 @@ async fn follow_inner(
     received: &mut Received,
 ) -> Result<(), Error> {
     let permit = opening.acquire().await?;
-    let mut stream = TcpStream::connect(&options.address).await?;
+    let source = u8::try_from(index % usize::from(options.sources)).unwrap_or(0);
+    let socket = tokio::net::TcpSocket::new_v4()?;
+    socket.bind(std::net::SocketAddr::from(([127, 0, 0, 1 + source], 0)))?;
+    let address = tokio::net::lookup_host(&options.address)
+        .await?
+        .next()
+        .ok_or("the address names no host")?;
+    let mut stream = socket.connect(address).await?;
     let request = format!(
         "GET /api/client/streaming HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nAccept: text/event-stream\r\nUnleash-Client-Spec: 5.2.0\r\n\r\n",
         options.address, options.token
@@ -239,15 +257,16 @@ async fn follow_open(
 
 /// Switches the flag through the admin API; returns when the server has answered.
 async fn switch(options: &Options, on: bool) -> Result<(), Error> {
-    let mut stream = TcpStream::connect(&options.address).await?;
+    let address = options.admin_address.as_deref().unwrap_or(&options.address);
+    let mut stream = TcpStream::connect(address).await?;
     let path = format!(
         "/api/admin/projects/default/features/{}/environments/development/{}",
         options.flag,
         if on { "on" } else { "off" }
     );
     let request = format!(
-        "POST {path} HTTP/1.1\r\nHost: {}\r\nAuthorization: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
-        options.address, options.admin
+        "POST {path} HTTP/1.1\r\nHost: {address}\r\nAuthorization: {}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n",
+        options.admin
     );
     stream.write_all(request.as_bytes()).await?;
     let mut answer = Vec::new();
@@ -277,8 +296,9 @@ async fn main() -> Result<(), Error> {
     let (stop_sender, stop) = watch::channel(false);
     let began = Instant::now();
     let tasks: Vec<_> = (0..options.streams)
-        .map(|_| {
+        .map(|index| {
             tokio::spawn(follow(
+                index,
                 Arc::clone(&options),
                 Arc::clone(&opening),
                 Arc::clone(&connected),

@@ -39,6 +39,7 @@ pub struct Builder {
     bootstrap: Option<ClientFeatures>,
     headers: Vec<(String, String)>,
     document_listener: Option<crate::state::DocumentListener>,
+    evaluates: bool,
     listener: Option<crate::state::Listener>,
 }
 
@@ -68,6 +69,7 @@ impl Builder {
             bootstrap: None,
             headers: Vec::new(),
             document_listener: None,
+            evaluates: true,
             listener: None,
         }
     }
@@ -136,6 +138,15 @@ impl Builder {
         self
     }
 
+    /// Compiles nothing: the client only follows the server and hands each document to
+    /// [`Builder::on_document`], and its evaluations answer as for unknown flags. For a program
+    /// that serves the flags itself, which would otherwise hold two compiled copies it never
+    /// reads.
+    pub fn documents_only(mut self) -> Self {
+        self.evaluates = false;
+        self
+    }
+
     /// Called with every [`Event`], on the thread where it happens: keep it quick.
     pub fn on_event(mut self, listener: impl Fn(&Event) + Send + Sync + 'static) -> Self {
         self.listener = Some(Box::new(listener));
@@ -180,6 +191,7 @@ impl Builder {
             metrics_interval: self.metrics_interval,
             backup,
             headers: self.headers,
+            evaluates: self.evaluates,
         };
         let shared = Arc::new(Shared::new(config, self.listener, self.document_listener));
         if let Some(document) = self.bootstrap {

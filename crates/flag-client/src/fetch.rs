@@ -206,10 +206,16 @@ pub(crate) fn run(shared: Arc<Shared>) {
 
 /// Replaces the state with `document`.
 fn hydrate(shared: &Shared, sync: &mut Sync, document: ClientFeatures) {
-    let (engine, _warnings) = Engine::compile_with(&document, crate::state::compile_options());
-    sync.engine = engine;
     shared.write_backup(&document);
     shared.document_changed(&document, Source::Server);
+    if !shared.config.evaluates {
+        sync.document = Some(document);
+        shared.succeeded(true);
+        shared.announce(Source::Server);
+        return;
+    }
+    let (engine, _warnings) = Engine::compile_with(&document, crate::state::compile_options());
+    sync.engine = engine;
     sync.document = Some(document);
     shared.succeeded(true);
     shared.install(sync.engine.clone(), Source::Server);
@@ -222,7 +228,9 @@ fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
         shared.succeeded(false);
         return;
     }
-    sync.engine.apply_delta(delta);
+    if shared.config.evaluates {
+        sync.engine.apply_delta(delta);
+    }
     let document = sync.document.get_or_insert_with(|| ClientFeatures {
         version: 2,
         features: Vec::new(),
@@ -263,7 +271,11 @@ fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
     shared.write_backup(document);
     shared.document_changed(document, Source::Server);
     shared.succeeded(true);
-    shared.install(sync.engine.clone(), Source::Server);
+    if shared.config.evaluates {
+        shared.install(sync.engine.clone(), Source::Server);
+    } else {
+        shared.announce(Source::Server);
+    }
 }
 
 /// Reads an answer that is either form of state: a delta document (`events`) or a whole one
@@ -478,6 +490,7 @@ mod tests {
             metrics_interval: None,
             backup: directory.join("backup.json"),
             headers: Vec::new(),
+            evaluates: true,
         };
         let shared = Shared::new(config, None, None);
         let held: ClientFeatures = serde_json::from_str(

@@ -65,6 +65,9 @@ pub(crate) struct Config {
     pub backup: PathBuf,
     /// Sent with every request besides the client's own.
     pub headers: Vec<(String, String)>,
+    /// Whether the flags are compiled to answer evaluations; a client that only hands its
+    /// documents on (`Builder::documents_only`) compiles nothing.
+    pub evaluates: bool,
 }
 
 /// The flags as of one state: the compiled engine, and what counting and impressions need.
@@ -180,8 +183,23 @@ impl Shared {
 
     /// Answers from `document` from now on.
     pub fn publish(&self, document: ClientFeatures, source: Source) {
+        if !self.config.evaluates {
+            self.announce(source);
+            return;
+        }
         let (engine, _warnings) = Engine::compile_owned(document, compile_options());
         self.install(engine, source);
+    }
+
+    /// Says the flags changed (or are there for the first time) without compiling them: a
+    /// client that only hands its documents on.
+    pub fn announce(&self, source: Source) {
+        if self.ready.is_ready() {
+            self.emit(&Event::Updated(source));
+        } else {
+            self.emit(&Event::Ready(source));
+            self.ready.set_ready();
+        }
     }
 
     /// Answers from `engine` from now on, and says so. Called by one thread at a time: the

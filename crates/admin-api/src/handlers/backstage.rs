@@ -7,6 +7,7 @@ use actix_web::{HttpResponse, web};
 use flag_admin::app::edge::types::EdgeStatus;
 use serde::Serialize;
 
+use crate::error::ApiError;
 use crate::state::AppState;
 
 /// `{"status": "OK"}` and the like, as Edge writes its statuses.
@@ -69,10 +70,10 @@ pub async fn tokens(state: web::Data<AppState>) -> HttpResponse {
 
 /// `GET /internal-backstage/features`: the flags the edge holds, by environment (and projects,
 /// after a `/`, for a scope of some projects).
-pub async fn features(state: web::Data<AppState>) -> HttpResponse {
+pub async fn features(state: web::Data<AppState>) -> Result<HttpResponse, ApiError> {
     let mut documents = serde_json::Map::new();
     if let Some(edge) = &state.edge {
-        for (scope, document) in edge.documents() {
+        for (scope, document) in edge.documents().await? {
             let key = match &scope.projects {
                 None => scope.environment.clone(),
                 Some(projects) => format!("{}/{}", scope.environment, projects.join(",")),
@@ -83,5 +84,5 @@ pub async fn features(state: web::Data<AppState>) -> HttpResponse {
             );
         }
     }
-    HttpResponse::Ok().json(documents)
+    Ok(HttpResponse::Ok().json(documents))
 }

@@ -88,8 +88,8 @@ struct FollowerState {
     scope: mirror::Scope,
     /// The token the scope is fetched with.
     token: String,
-    /// The document last written, which the next one is compared with.
-    previous: Mutex<Option<ClientFeatures>>,
+    /// The fingerprints of the document last written, which the next one is compared with.
+    previous: Mutex<mirror::Fingerprints>,
     /// Where the flags served came from, and since when.
     served: tokio::sync::watch::Sender<Option<(flag_client::Source, DateTime<Utc>)>>,
     /// The last upstream failure, with when it happened.
@@ -404,7 +404,7 @@ impl Edge {
         let state = Arc::new(FollowerState {
             scope: scope.clone(),
             token: token.to_owned(),
-            previous: Mutex::new(None),
+            previous: Mutex::default(),
             served: tokio::sync::watch::Sender::new(None),
             failure: Mutex::new(None),
             write_failure: Mutex::new(None),
@@ -418,6 +418,7 @@ impl Edge {
             .environment(scope.environment.clone())
             .refresh_interval(self.settings.refresh_interval)
             .metrics_interval(None)
+            .documents_only()
             .backup_path(self.backups.join(backup_name(&scope)))
             .on_document(move |document, source| writer.write(&store, document, source))
             .on_event(move |event| {
@@ -780,17 +781,23 @@ impl Edge {
         tokens
     }
 
-    /// The documents the edge holds, by scope, for an operator.
-    pub fn documents(&self) -> Vec<(mirror::Scope, Option<ClientFeatures>)> {
-        lock(&self.followers)
-            .values()
-            .map(|follower| {
-                (
-                    follower.state.scope.clone(),
-                    lock(&follower.state.previous).clone(),
-                )
-            })
-            .collect()
+    /// The documents the edge serves, by scope, read from its store, for an operator.
+    pub async fn documents(&self) -> Result<Vec<(mirror::Scope, ClientFeatures)>, AdminError> {
+        let scopes: Vec<mirror::Scope> = lock(&self.followers).keys().cloned().collect();
+        crate::runtime::db::run(&self.store, move |conn| {
+            scopes
+                .into_iter()
+                .map(|scope| {
+                    let projects = scope.projects.clone().map_or(
+                        queries::evaluation::ProjectScope::All,
+                        queries::evaluation::ProjectScope::Only,
+                    );
+                    let document = queries::evaluation::client_features(conn, &projects, &scope.environment)?;
+                    Ok((scope, document))
+                })
+                .collect()
+        })
+        .await
     }
 }
 
@@ -803,15 +810,17 @@ impl FollowerState {
                 &mut conn,
                 &self.scope,
                 document,
-                previous.as_ref(),
+                &previous,
                 &Actor::system(),
                 crate::now(),
             )
             .map_err(AdminError::from)
         });
+        // The rows of a large document lie between what the store's caches keep.
+        crate::runtime::memory::release_free_pages();
         match written {
-            Ok(done) => {
-                *previous = Some(document.clone());
+            Ok((done, fingerprints)) => {
+                *previous = fingerprints;
                 *lock(&self.write_failure) = None;
                 if done.changed() {
                     tracing::info!(
@@ -867,7 +876,7 @@ pub struct Offline {
     store: Store,
     file: PathBuf,
     environments: Vec<String>,
-    previous: Mutex<Option<ClientFeatures>>,
+    previous: Mutex<mirror::Fingerprints>,
 }
 
 impl Offline {
@@ -918,7 +927,7 @@ impl Offline {
             store,
             file,
             environments,
-            previous: Mutex::new(None),
+            previous: Mutex::default(),
         };
         offline.reload()?;
         Ok(offline)
@@ -938,20 +947,21 @@ impl Offline {
         })?;
         let mut previous = lock(&self.previous);
         let mut conn = self.store.connection()?;
+        let mut written = mirror::Fingerprints::default();
         for environment in &self.environments {
-            mirror::apply(
+            (_, written) = mirror::apply(
                 &mut conn,
                 &mirror::Scope {
                     environment: environment.clone(),
                     projects: None,
                 },
                 &document,
-                previous.as_ref(),
+                &previous,
                 &Actor::system(),
                 crate::now(),
             )?;
         }
-        *previous = Some(document);
+        *previous = written;
         Ok(())
     }
 }

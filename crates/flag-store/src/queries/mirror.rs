@@ -43,6 +43,35 @@ impl Scope {
     }
 }
 
+/// A fingerprint of each flag of the document last written for a scope, so the next write
+/// compares without keeping the document.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Fingerprints(HashMap<String, u64>);
+
+impl Fingerprints {
+    /// The fingerprint of `feature`: a hash of its JSON, stable within the process.
+    fn of(feature: &Feature) -> u64 {
+        use std::hash::{BuildHasher as _, Hasher as _};
+        let mut hasher = FINGERPRINT.build_hasher();
+        hasher.write(&serde_json::to_vec(feature).unwrap_or_default());
+        hasher.finish()
+    }
+
+    /// How many flags it holds.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether it holds none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// One hashing key for the process's fingerprints.
+static FINGERPRINT: std::sync::LazyLock<std::collections::hash_map::RandomState> =
+    std::sync::LazyLock::new(std::collections::hash_map::RandomState::new);
+
 /// What writing a document changed.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Mirrored {
@@ -63,29 +92,27 @@ impl Mirrored {
 
 /// Makes what the store holds for `scope` what `document` holds, in one transaction.
 ///
-/// `previous` is the document last written for the same scope: a flag equal to its entry there
-/// and still live in the store is not written again, so a change upstream costs the rows of
-/// the flags it changed. Flags of the scope's projects that the document lacks are archived
+/// `previous` fingerprints the document last written for the same scope: a flag equal to its
+/// entry there and still live in the store is not written again, so a change upstream costs
+/// the rows of the flags it changed. Returns what changed and the fingerprints of `document`. Flags of the scope's projects that the document lacks are archived
 /// (they were archived or deleted upstream); segments no strategy names and the document lacks
 /// are deleted. Nothing is recorded when nothing changed.
 pub fn apply(
     conn: &mut DbConnection,
     scope: &Scope,
     document: &ClientFeatures,
-    previous: Option<&ClientFeatures>,
+    previous: &Fingerprints,
     actor: &Actor,
     now: NaiveDateTime,
-) -> Result<Mirrored, StoreError> {
-    let before: HashMap<&str, &Feature> = previous
-        .map(|previous| {
-            previous
-                .features
-                .iter()
-                .map(|feature| (feature.name.as_str(), feature))
-                .collect()
-        })
-        .unwrap_or_default();
-    crate::queries::write(conn, |conn| {
+) -> Result<(Mirrored, Fingerprints), StoreError> {
+    let fingerprints = Fingerprints(
+        document
+            .features
+            .iter()
+            .map(|feature| (feature.name.clone(), Fingerprints::of(feature)))
+            .collect(),
+    );
+    let done = crate::queries::write(conn, |conn| {
         let mut done = Mirrored::default();
         ensure_environment(conn, &scope.environment, now)?;
         done.segments += write_segments(conn, document, now)?;
@@ -98,8 +125,11 @@ pub fn apply(
         let mut projects_ready: HashSet<String> = HashSet::new();
         let mut written: Vec<&Feature> = Vec::new();
         for feature in &document.features {
-            let unchanged =
-                before.get(feature.name.as_str()) == Some(&feature) && live.contains_key(&feature.name);
+            let unchanged = previous
+                .0
+                .get(&feature.name)
+                .is_some_and(|held| Some(held) == fingerprints.0.get(&feature.name))
+                && live.contains_key(&feature.name);
             if unchanged {
                 continue;
             }
@@ -153,7 +183,8 @@ pub fn apply(
             )?;
         }
         Ok(done)
-    })
+    })?;
+    Ok((done, fingerprints))
 }
 
 fn ensure_environment(conn: &mut DbConnection, name: &str, now: NaiveDateTime) -> Result<(), StoreError> {

@@ -6,6 +6,7 @@ use flag_eval::{ClientFeatures, Dependency, Feature, Segment};
 use flag_store::models::Actor;
 use flag_store::queries::evaluation::{ProjectScope, client_features};
 use flag_store::queries::{events, mirror};
+use mirror::Fingerprints;
 
 use crate::common;
 
@@ -93,16 +94,17 @@ fn a_written_document_reads_back_as_the_upstream_wrote_it() -> Outcome {
     let db = common::TestDb::new()?;
     let mut conn = db.store.connection()?;
     let document = upstream()?;
-    let done = mirror::apply(
+    let (done, fingerprints) = mirror::apply(
         &mut conn,
         &scope("edge-env", None),
         &document,
-        None,
+        &Fingerprints::default(),
         &Actor::system(),
         common::now(),
     )?;
     assert_eq!(done.written, 4);
     assert_eq!(done.segments, 1);
+    assert_eq!(fingerprints.len(), 4);
     let read = client_features(&mut conn, &ProjectScope::All, "edge-env")?;
     assert_eq!(sdk_view(&read), sdk_view(&document));
     // The dependency on a parent the document lacks stays, as the upstream's SDKs see it.
@@ -137,21 +139,21 @@ fn a_change_writes_only_what_changed_and_the_same_document_nothing() -> Outcome 
     let mut conn = db.store.connection()?;
     let everything = scope("production", None);
     let first = upstream()?;
-    mirror::apply(
+    let (_, of_first) = mirror::apply(
         &mut conn,
         &everything,
         &first,
-        None,
+        &Fingerprints::default(),
         &Actor::system(),
         common::now(),
     )?;
     let revision = events::latest_id(&mut conn)?;
 
-    let same = mirror::apply(
+    let (same, _) = mirror::apply(
         &mut conn,
         &everything,
         &first,
-        Some(&first),
+        &of_first,
         &Actor::system(),
         common::now(),
     )?;
@@ -176,11 +178,11 @@ fn a_change_writes_only_what_changed_and_the_same_document_nothing() -> Outcome 
         name: "beta".into(),
         constraints: Vec::new(),
     }];
-    let changed = mirror::apply(
+    let (changed, of_second) = mirror::apply(
         &mut conn,
         &everything,
         &second,
-        Some(&first),
+        &of_first,
         &Actor::system(),
         common::now(),
     )?;
@@ -189,11 +191,11 @@ fn a_change_writes_only_what_changed_and_the_same_document_nothing() -> Outcome 
     let read = client_features(&mut conn, &ProjectScope::All, "production")?;
     assert_eq!(sdk_view(&read), sdk_view(&second));
 
-    let back = mirror::apply(
+    let (back, _) = mirror::apply(
         &mut conn,
         &everything,
         &first,
-        Some(&second),
+        &of_second,
         &Actor::system(),
         common::now(),
     )?;
@@ -215,7 +217,7 @@ fn a_project_scope_removes_only_its_own_projects_flags() -> Outcome {
         &mut conn,
         &scope("production", None),
         &document,
-        None,
+        &Fingerprints::default(),
         &Actor::system(),
         common::now(),
     )?;
@@ -224,11 +226,11 @@ fn a_project_scope_removes_only_its_own_projects_flags() -> Outcome {
     apps_only
         .features
         .retain(|feature| feature.project.as_deref() == Some("apps"));
-    let done = mirror::apply(
+    let (done, of_apps) = mirror::apply(
         &mut conn,
         &scope("production", Some(&["apps"])),
         &apps_only,
-        None,
+        &Fingerprints::default(),
         &Actor::system(),
         common::now(),
     )?;
@@ -240,20 +242,20 @@ fn a_project_scope_removes_only_its_own_projects_flags() -> Outcome {
     // brings it back live: the store, not the scope's memory, says what is live.
     let mut without_mobile = document.clone();
     without_mobile.features.retain(|feature| feature.name != "mobile");
-    let removed = mirror::apply(
+    let (removed, _) = mirror::apply(
         &mut conn,
         &scope("development", None),
         &without_mobile,
-        None,
+        &Fingerprints::default(),
         &Actor::system(),
         common::now(),
     )?;
     assert_eq!(removed.removed, 1);
-    let again = mirror::apply(
+    let (again, _) = mirror::apply(
         &mut conn,
         &scope("production", Some(&["apps"])),
         &apps_only,
-        Some(&apps_only),
+        &of_apps,
         &Actor::system(),
         common::now(),
     )?;
