@@ -40,6 +40,7 @@ pub struct Builder {
     headers: Vec<(String, String)>,
     document_listener: Option<crate::state::DocumentListener>,
     evaluates: bool,
+    body_limit: u64,
     listener: Option<crate::state::Listener>,
 }
 
@@ -70,6 +71,7 @@ impl Builder {
             headers: Vec::new(),
             document_listener: None,
             evaluates: true,
+            body_limit: crate::fetch::BODY_LIMIT,
             listener: None,
         }
     }
@@ -147,6 +149,13 @@ impl Builder {
         self
     }
 
+    /// Refuses answers (and stream events) of more than `bytes` (256 MiB by default, 64 MiB at
+    /// most for one stream event), so a server answering without end costs at most that.
+    pub fn body_limit(mut self, bytes: u64) -> Self {
+        self.body_limit = bytes.max(1);
+        self
+    }
+
     /// Called with every [`Event`], on the thread where it happens: keep it quick.
     pub fn on_event(mut self, listener: impl Fn(&Event) + Send + Sync + 'static) -> Self {
         self.listener = Some(Box::new(listener));
@@ -192,6 +201,7 @@ impl Builder {
             backup,
             headers: self.headers,
             evaluates: self.evaluates,
+            body_limit: self.body_limit,
         };
         let shared = Arc::new(Shared::new(config, self.listener, self.document_listener));
         if let Some(document) = self.bootstrap {

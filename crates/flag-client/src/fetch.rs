@@ -19,8 +19,8 @@ pub(crate) const SDK_VERSION: &str = concat!("flag-client:", env!("CARGO_PKG_VER
 /// The client specification it follows: segments apart from strategies, and the delta API.
 const CLIENT_SPEC: &str = "5.2.0";
 
-/// Most bytes of one answer.
-const BODY_LIMIT: u64 = 256 << 20;
+/// Most bytes of one answer, unless the builder sets another bound.
+pub(crate) const BODY_LIMIT: u64 = 256 << 20;
 
 /// How long a stream may be silent: the server sends a heartbeat every 15 seconds.
 const STREAM_READ_TIMEOUT: Duration = Duration::from_secs(60);
@@ -51,6 +51,9 @@ struct Sync {
     engine: Engine,
     /// The same state as a document, for the backup.
     document: Option<ClientFeatures>,
+    /// The document as JSON, held instead of `document` between changes by a client that only
+    /// hands its documents on: a fraction of the memory of the parsed document.
+    packed: Option<Vec<u8>>,
     /// The `ETag` of the last full document.
     etag: Option<String>,
     /// The `ETag` of the last delta answer.
@@ -209,7 +212,9 @@ fn hydrate(shared: &Shared, sync: &mut Sync, document: ClientFeatures) {
     shared.write_backup(&document);
     shared.document_changed(&document, Source::Server);
     if !shared.config.evaluates {
-        sync.document = Some(document);
+        sync.packed = serde_json::to_vec(&document).ok();
+        sync.document = None;
+        drop(document);
         shared.succeeded(true);
         shared.announce(Source::Server);
         return;
@@ -230,6 +235,11 @@ fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
     }
     if shared.config.evaluates {
         sync.engine.apply_delta(delta);
+    } else if sync.document.is_none() {
+        sync.document = sync
+            .packed
+            .take()
+            .and_then(|packed| serde_json::from_slice(&packed).ok());
     }
     let document = sync.document.get_or_insert_with(|| ClientFeatures {
         version: 2,
@@ -274,6 +284,10 @@ fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
     if shared.config.evaluates {
         shared.install(sync.engine.clone(), Source::Server);
     } else {
+        sync.packed = sync
+            .document
+            .take()
+            .and_then(|document| serde_json::to_vec(&document).ok());
         shared.announce(Source::Server);
     }
 }
@@ -332,7 +346,7 @@ fn poll(
             let body = response
                 .body_mut()
                 .with_config()
-                .limit(BODY_LIMIT)
+                .limit(shared.config.body_limit)
                 .read_to_vec()
                 .map_err(transport)?;
             Ok(Some((etag, body)))
@@ -389,7 +403,10 @@ fn stream(shared: &Shared, agent: &ureq::Agent, sync: &mut Sync) -> Result<(), S
         status => return Err(Step::Failed(refused("/client/streaming", status))),
     }
     let body = response.into_body().into_with_config().limit(u64::MAX).reader();
-    let mut events = sse::Reader::new(BufReader::with_capacity(64 * 1024, body));
+    let mut events = sse::Reader::with_limit(
+        BufReader::with_capacity(64 * 1024, body),
+        shared.config.body_limit.min(sse::LINE_LIMIT),
+    );
     let mut received = false;
     loop {
         if shared.stopped() {
@@ -491,6 +508,7 @@ mod tests {
             backup: directory.join("backup.json"),
             headers: Vec::new(),
             evaluates: true,
+            body_limit: BODY_LIMIT,
         };
         let shared = Shared::new(config, None, None);
         let held: ClientFeatures = serde_json::from_str(

@@ -2,8 +2,9 @@
 
 use std::io::{self, BufRead, Read};
 
-/// Most bytes one line may hold: a hydration of 10,000 flags is about 5 MB on one line.
-const LINE_LIMIT: u64 = 64 << 20;
+/// Most bytes one event may hold by default: a hydration of 10,000 flags is about 5 MB on one
+/// line.
+pub(crate) const LINE_LIMIT: u64 = 64 << 20;
 
 /// What the stream gave next.
 #[derive(Debug, PartialEq, Eq)]
@@ -21,11 +22,18 @@ pub(crate) enum Item {
 /// Reads `reader` as server-sent events.
 pub(crate) struct Reader<R> {
     reader: R,
+    limit: u64,
 }
 
 impl<R: BufRead> Reader<R> {
+    #[cfg(test)]
     pub fn new(reader: R) -> Self {
-        Self { reader }
+        Self::with_limit(reader, LINE_LIMIT)
+    }
+
+    /// A reader refusing events of more than `limit` bytes.
+    pub fn with_limit(reader: R, limit: u64) -> Self {
+        Self { reader, limit }
     }
 
     /// The next event or comment; `None` at the end of the stream.
@@ -36,7 +44,7 @@ impl<R: BufRead> Reader<R> {
         let mut line = String::new();
         loop {
             line.clear();
-            let read = Read::take(&mut self.reader, LINE_LIMIT).read_line(&mut line)?;
+            let read = Read::take(&mut self.reader, self.limit).read_line(&mut line)?;
             if read == 0 {
                 return Ok(None);
             }
@@ -65,7 +73,7 @@ impl<R: BufRead> Reader<R> {
                 "id" => id = Some(value.to_owned()),
                 "data" => match &mut data {
                     Some(data) => {
-                        if data.len() as u64 + value.len() as u64 > LINE_LIMIT {
+                        if data.len() as u64 + value.len() as u64 > self.limit {
                             return Err(io::Error::new(io::ErrorKind::InvalidData, "an event over 64 MiB"));
                         }
                         data.push('\n');

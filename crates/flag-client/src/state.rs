@@ -68,6 +68,8 @@ pub(crate) struct Config {
     /// Whether the flags are compiled to answer evaluations; a client that only hands its
     /// documents on (`Builder::documents_only`) compiles nothing.
     pub evaluates: bool,
+    /// Most bytes of one answer or stream event.
+    pub body_limit: u64,
 }
 
 /// The flags as of one state: the compiled engine, and what counting and impressions need.

@@ -149,6 +149,9 @@ impl Edge {
     const REFUSED_KEPT: usize = 10_000;
     /// How long a first request waits for its scope's first document.
     pub const FIRST_DOCUMENT_WAIT: Duration = Duration::from_secs(5);
+    /// Most bytes of one upstream document or stream event: about 120,000 flags of the
+    /// benchmark's kind (10,000 are 5 MB).
+    pub const UPSTREAM_BODY_LIMIT: u64 = 64 << 20;
     /// Most usage rows per upstream request.
     pub const ROWS_PER_SEND: usize = 1_000;
     /// The file the validated tokens are kept in, in the backup folder.
@@ -419,6 +422,7 @@ impl Edge {
             .refresh_interval(self.settings.refresh_interval)
             .metrics_interval(None)
             .documents_only()
+            .body_limit(Self::UPSTREAM_BODY_LIMIT)
             .backup_path(self.backups.join(backup_name(&scope)))
             .on_document(move |document, source| writer.write(&store, document, source))
             .on_event(move |event| {

@@ -857,3 +857,165 @@ fn offline_serves_a_file_of_flags_to_the_tokens_it_is_given() -> Outcome {
     assert_eq!(status, 401);
     Ok(())
 }
+
+/// An upstream that answers as the test says: the client document well, then garbage, a 5xx, a
+/// document without end, or nothing at all.
+struct HostileUpstream {
+    port: u16,
+    mode: std::sync::Arc<std::sync::atomic::AtomicU8>,
+}
+
+impl HostileUpstream {
+    const GOOD: u8 = 0;
+    const GARBAGE: u8 = 1;
+    const FAILING: u8 = 2;
+    const ENDLESS: u8 = 3;
+    const HANGING: u8 = 4;
+
+    fn start() -> Result<Self, Box<dyn std::error::Error>> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")?;
+        let port = listener.local_addr()?.port();
+        let mode = std::sync::Arc::new(std::sync::atomic::AtomicU8::new(Self::GOOD));
+        let shared = std::sync::Arc::clone(&mode);
+        std::thread::spawn(move || {
+            for connection in listener.incoming().flatten() {
+                let mode = std::sync::Arc::clone(&shared);
+                std::thread::spawn(move || {
+                    let _ = Self::answer(connection, &mode);
+                });
+            }
+        });
+        Ok(Self { port, mode })
+    }
+
+    fn set(&self, mode: u8) {
+        self.mode.store(mode, std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn answer(
+        mut connection: std::net::TcpStream,
+        mode: &std::sync::atomic::AtomicU8,
+    ) -> std::io::Result<()> {
+        use std::io::{BufRead as _, Read as _, Write as _};
+        let mut reader = std::io::BufReader::new(connection.try_clone()?);
+        let mut request_line = String::new();
+        reader.read_line(&mut request_line)?;
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            reader.read_line(&mut line)?;
+            if line.trim().is_empty() {
+                break;
+            }
+            if let Some(value) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = value.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        reader.read_exact(&mut body)?;
+        let reply = |connection: &mut std::net::TcpStream, status: &str, body: &str| {
+            write!(
+                connection,
+                "HTTP/1.1 {status}\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            )
+        };
+        if request_line.starts_with("POST /edge/validate") {
+            let tokens = json!({"tokens": [{"token": BACKEND, "type": "client", "environment": "development", "projects": ["*"]}]});
+            return reply(&mut connection, "200 OK", &tokens.to_string());
+        }
+        if request_line.starts_with("POST ") {
+            return reply(&mut connection, "202 Accepted", "");
+        }
+        if !request_line.starts_with("GET /api/client/features") {
+            return reply(&mut connection, "404 Not Found", "{}");
+        }
+        match mode.load(std::sync::atomic::Ordering::SeqCst) {
+            Self::GOOD => {
+                let document = json!({"version": 2, "segments": [], "features": [
+                    {"name": "steady", "project": "default", "enabled": true,
+                     "strategies": [{"name": "default", "parameters": {}, "constraints": []}], "variants": []}]});
+                reply(&mut connection, "200 OK", &document.to_string())
+            }
+            Self::GARBAGE => reply(
+                &mut connection,
+                "200 OK",
+                "{\"features\": [{\"name\": 12}, not json",
+            ),
+            Self::FAILING => reply(&mut connection, "503 Service Unavailable", "{}"),
+            Self::ENDLESS => {
+                // A document that never ends: a list of features, one after another.
+                write!(
+                    connection,
+                    "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n{{\"version\":2,\"features\":["
+                )?;
+                let feature = b"{\"name\":\"endless\",\"enabled\":true,\"strategies\":[]},";
+                let chunk: Vec<u8> = feature
+                    .iter()
+                    .copied()
+                    .cycle()
+                    .take(feature.len() * 4096)
+                    .collect();
+                loop {
+                    connection.write_all(&chunk)?;
+                }
+            }
+            _ => {
+                std::thread::sleep(Duration::from_secs(120));
+                Ok(())
+            }
+        }
+    }
+}
+
+#[test]
+fn a_hostile_upstream_never_empties_the_edge_nor_grows_it_past_its_bound() -> Outcome {
+    let upstream = HostileUpstream::start()?;
+    let edge = Edge::start(
+        &format!("http://127.0.0.1:{}", upstream.port),
+        &["-t", BACKEND],
+        true,
+    )?;
+    let held = document(&edge.base(), BACKEND)?;
+    assert_eq!(held["features"][0]["name"], "steady", "{held}");
+    for (mode, name) in [
+        (HostileUpstream::GARBAGE, "garbage"),
+        (HostileUpstream::FAILING, "a 503 storm"),
+        (HostileUpstream::ENDLESS, "a document without end"),
+        (HostileUpstream::HANGING, "a hang"),
+    ] {
+        upstream.set(mode);
+        // Several refresh intervals, each asked of the edge's SDKs all along.
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(4) {
+            let (status, answer) = call(
+                "GET",
+                &format!("{}/api/client/features", edge.base()),
+                BACKEND,
+                None,
+            )?;
+            assert_eq!(status, 200, "{name}: {answer}");
+            let mut answer = answer;
+            answer.as_object_mut().map(|object| object.remove("meta"));
+            assert_eq!(answer, held, "{name}: the last good flags stand");
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        let ready = expect(
+            "GET",
+            &format!("{}/internal-backstage/ready", edge.base()),
+            "",
+            None,
+            200,
+        )?;
+        if mode != HostileUpstream::HANGING {
+            assert!(
+                ready["scopes"][0]["lastFailure"].is_string(),
+                "{name}: the failure is reported: {ready}"
+            );
+        }
+    }
+    // The document without end was refused at the edge's bound (64 MiB), not held whole.
+    let peak = crate::common::process::peak_memory_kib(edge._running.0.id())?;
+    assert!(peak < 200 * 1024, "peak memory {} MiB", peak / 1024);
+    Ok(())
+}
