@@ -707,6 +707,38 @@ mod tests {
         assert_eq!(ten, Some((2, 4, [("blue".into(), 3), ("red".into(), 1)].into())));
     }
 
+    #[tokio::test]
+    async fn a_forward_that_fails_keeps_everything_for_the_next_and_one_that_succeeds_takes_it()
+    -> Result<(), AdminError> {
+        let usage = Usage::default();
+        usage.instance(
+            report("web", "i-1", Some("unleash-node-sdk:6.12.1"), &["default"]),
+            at(10),
+        )?;
+        usage.count("web", "development", None, at(10), [count("f", &[("blue", 1)])]);
+        let refused = usage.forward(1, |_| async { Err(AdminError::Unavailable) }).await;
+        assert!(matches!(refused, Err(AdminError::Unavailable)));
+        assert_eq!(usage.dropped(), 0, "nothing is lost while the bounds hold");
+        let mut sent = Vec::new();
+        let rows = usage
+            .forward(1, |batch| {
+                sent.push(batch);
+                async { Ok(()) }
+            })
+            .await?;
+        assert_eq!(rows, 3, "the application, the instance and the count");
+        assert_eq!(sent.len(), 3, "in parts of the size asked for");
+        let usage_rows: Vec<&UsageCount> = sent.iter().flat_map(|batch| &batch.usage).collect();
+        assert_eq!(usage_rows.len(), 1);
+        assert_eq!((usage_rows[0].yes, usage_rows[0].no), (1, 2));
+        assert_eq!(
+            usage.forward(1, |_| async { Ok(()) }).await?,
+            0,
+            "nothing is sent twice"
+        );
+        Ok(())
+    }
+
     #[test]
     fn the_aggregate_is_bounded_in_entries_and_in_bytes() {
         let usage = Usage::default();

@@ -189,6 +189,64 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_batch_becomes_one_bulk_report_per_environment() -> Result<(), serde_json::Error> {
+        use flag_store::models::ClientInstanceRow;
+        use flag_store::queries::client_metrics::{SeenApplication, UsageCount};
+        use serde::de::Error as _;
+        let hour = chrono::NaiveDate::from_ymd_opt(2026, 11, 29)
+            .and_then(|day| day.and_hms_opt(10, 0, 0))
+            .unwrap_or_default();
+        let mut instance = ClientInstanceRow::new(
+            "web".into(),
+            "i-1".into(),
+            "production".into(),
+            None,
+            "backend",
+            hour,
+        )
+        .map_err(serde_json::Error::custom)?;
+        instance.sdk_version = Some("unleash-node-sdk:6.12.1".into());
+        instance.interval_ms = Some(15_000);
+        let count = |environment: &str| UsageCount {
+            feature_name: "checkout".into(),
+            app_name: "web".into(),
+            environment: environment.into(),
+            hour,
+            projects: None,
+            yes: 3,
+            no: 1,
+            variants: [("blue".to_owned(), 2)].into(),
+            reported_at: hour,
+        };
+        let reports = bulk_reports(Batch {
+            applications: vec![SeenApplication {
+                app_name: "web".into(),
+                strategies: vec!["default".into()],
+                seen_at: hour,
+            }],
+            instances: vec![instance],
+            usage: vec![count("production"), count("development")],
+        });
+        let environments: Vec<&str> = reports
+            .iter()
+            .map(|(environment, _)| environment.as_str())
+            .collect();
+        assert_eq!(environments, ["development", "production"]);
+        let production = serde_json::to_value(&reports[1].1)?;
+        assert_eq!(
+            production,
+            serde_json::json!({
+                "applications": [{"appName": "web", "instanceId": "i-1", "environment": "production",
+                                  "sdkVersion": "unleash-node-sdk:6.12.1", "sdkType": "backend",
+                                  "strategies": ["default"], "interval": 15000}],
+                "metrics": [{"featureName": "checkout", "appName": "web", "environment": "production",
+                             "timestamp": "2026-11-29T10:00:00.000Z", "yes": 3, "no": 1, "variants": {"blue": 2}}]
+            })
+        );
+        Ok(())
+    }
+
+    #[test]
     fn a_masked_token_keeps_its_scope_and_hides_its_secret() {
         assert_eq!(
             masked("default:production.abcdef123456"),
