@@ -587,9 +587,20 @@ impl Edge {
         }
         let edge = Arc::clone(self);
         let question = asked.clone();
-        let valid = tokio::task::spawn_blocking(move || edge.validate_upstream(&question))
-            .await
-            .map_err(|error| AdminError::Internal(format!("token validation stopped: {error}")))??;
+        let valid = tokio::task::spawn_blocking(move || {
+            let valid = edge.validate_upstream(&question)?;
+            // Unleash's `/edge/validate` can keep answering for a token deleted since it first
+            // looked it up (its cache there is never read again); its SDK APIs stop accepting it
+            // within a minute. So each token it still lists is also asked of the API it is for.
+            Ok::<_, AdminError>(
+                valid
+                    .into_iter()
+                    .filter(|token| edge.still_accepted(token))
+                    .collect::<Vec<_>>(),
+            )
+        })
+        .await
+        .map_err(|error| AdminError::Internal(format!("token validation stopped: {error}")))??;
         let valid_names: HashSet<&str> = valid.iter().map(|token| token.token.as_str()).collect();
         let gone: Vec<String> = tokens
             .iter()
@@ -622,6 +633,22 @@ impl Edge {
             self.retire_scopes();
         }
         Ok(gone.len())
+    }
+
+    /// Whether the upstream's own SDK API still accepts `token` (blocking): a request for no flag
+    /// of the client API, or the frontend API's answer. Only a refusal (401 or 403) says no; an
+    /// upstream that cannot answer revokes nothing.
+    fn still_accepted(&self, token: &UpstreamToken) -> bool {
+        let path = match token.token_type.as_str() {
+            "client" | "backend" => "/api/client/features?namePrefix=%00halyard-edge-probe",
+            "frontend" => "/api/frontend",
+            _ => return true,
+        };
+        let response = self
+            .request(self.agent.get(format!("{}{path}", self.settings.upstream)))
+            .header("Authorization", &token.token)
+            .call();
+        !matches!(response.map(|response| response.status().as_u16()), Ok(401 | 403))
     }
 
     fn is_pretrusted(&self, token: &str) -> bool {

@@ -116,10 +116,10 @@ struct BulkApplicationOut {
     sdk_version: Option<String>,
     sdk_type: String,
     strategies: Vec<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    started: Option<String>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    interval: Option<i64>,
+    /// Unleash refuses a backend registration without `started` and `interval`: an instance
+    /// that only reported counts is said to have started when it was first heard from.
+    started: String,
+    interval: i64,
 }
 
 /// A flag's counts in Unleash's bulk report (`clientMetricsEnvSchema`).
@@ -165,8 +165,8 @@ pub fn bulk_reports(batch: Batch) -> Vec<(String, BulkReportOut)> {
             environment: instance.environment,
             sdk_version: instance.sdk_version,
             sdk_type: instance.sdk_type,
-            started: instance.started.map(iso),
-            interval: instance.interval_ms,
+            started: iso(instance.started.unwrap_or(instance.created_at)),
+            interval: instance.interval_ms.unwrap_or(0),
         });
     }
     for count in batch.usage {
@@ -238,7 +238,8 @@ mod tests {
             serde_json::json!({
                 "applications": [{"appName": "web", "instanceId": "i-1", "environment": "production",
                                   "sdkVersion": "unleash-node-sdk:6.12.1", "sdkType": "backend",
-                                  "strategies": ["default"], "interval": 15000}],
+                                  "strategies": ["default"], "started": "2026-11-29T10:00:00.000Z",
+                                  "interval": 15000}],
                 "metrics": [{"featureName": "checkout", "appName": "web", "environment": "production",
                              "timestamp": "2026-11-29T10:00:00.000Z", "yes": 3, "no": 1, "variants": {"blue": 2}}]
             })
