@@ -238,10 +238,13 @@ impl Edge {
             .read_json()
             .map_err(|error| unavailable(format!("POST /edge/validate answered no token list: {error}")))?;
         let asked: HashSet<&str> = tokens.iter().map(String::as_str).collect();
+        // Unleash's `/edge/validate` can keep answering for a token deleted after it first looked
+        // it up (that cache of its is never read again), while its SDK APIs stop accepting the
+        // token within a minute: so each token it lists is also asked of the API it is for.
         Ok(answer
             .tokens
             .into_iter()
-            .filter(|token| asked.contains(token.token.as_str()))
+            .filter(|token| asked.contains(token.token.as_str()) && self.still_accepted(token))
             .collect())
     }
 
