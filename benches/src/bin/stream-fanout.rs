@@ -291,6 +291,11 @@ async fn main() -> Result<(), Error> {
     let options = Arc::new(options()?);
     // A known state first, so that every measured write changes what SDKs see.
     switch(&options, false).await?;
+    if options.admin_address.is_some() {
+        // The streams read an edge, which follows the write a moment later: they open after it,
+        // so that every event they get is one of the measured writes.
+        tokio::time::sleep(Duration::from_secs(2)).await;
+    }
     let opening = Arc::new(Semaphore::new(256));
     let connected = Arc::new(AtomicUsize::new(0));
     let (stop_sender, stop) = watch::channel(false);
