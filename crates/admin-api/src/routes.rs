@@ -854,7 +854,7 @@ const EDGE_PUBLIC: [&str; 4] = [
 ];
 
 /// Registers what an edge serves: the operations SDKs call (client and frontend tokens) and
-/// [`EDGE_PUBLIC`]; the admin API and the console are the upstream's.
+/// `EDGE_PUBLIC`; the admin API and the console are the upstream's.
 pub fn configure_edge(config: &mut web::ServiceConfig) {
     configure_only(config, |operation| {
         matches!(operation.access, Access::Client | Access::Frontend)

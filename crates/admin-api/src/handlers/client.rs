@@ -54,7 +54,10 @@ pub async fn features(
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<Cached, ApiError> {
     let query = ClientQuery::from_pairs(query.into_inner());
-    let question = client::question(&access, query, Protocol::Features(client_spec(&request)?))?;
+    let mut question = client::question(&access, query, Protocol::Features(client_spec(&request)?))?;
+    if state.edge.is_some() {
+        question = flag_admin::app::edge::answerable(question);
+    }
     let revision = state.app.revision().await?;
     let answer = state
         .answers

@@ -1020,3 +1020,13 @@ pub fn allow_origins(store: &Store, origins: &[String]) -> Result<(), AdminError
     )?;
     Ok(())
 }
+
+/// What an edge answers for `question`: the upstream's documents carry no tags, so an edge
+/// cannot filter by them and answers the flags of every tag, as Unleash Edge does (an SDK that
+/// asks for tags gets more flags than it asked for, never fewer).
+pub fn answerable(
+    mut question: crate::delivery::client::types::ClientFeaturesQuery,
+) -> crate::delivery::client::types::ClientFeaturesQuery {
+    question.tag = None;
+    question
+}

@@ -361,6 +361,15 @@ fn an_edge_answers_as_its_upstream_and_follows_its_writes_within_a_second() -> O
         };
         assert_eq!(at(&edge.base())?, at(&upstream.base())?, "{query}");
     }
+    // The upstream's documents carry no tags: asked for one, the edge answers every flag.
+    let tagged = expect(
+        "GET",
+        &format!("{}/api/client/features?tag=simple:web", edge.base()),
+        BACKEND,
+        None,
+        200,
+    )?;
+    assert_eq!(tagged["features"].as_array().map(Vec::len), Some(7), "{tagged}");
     // The delta API's hydration holds the same flags and segments.
     let hydration = |base: &str| -> Result<Value, Box<dyn std::error::Error>> {
         let mut answer = expect("GET", &format!("{base}/api/client/delta"), BACKEND, None, 200)?;
