@@ -30,10 +30,17 @@ pub fn start_server(scratch: &Scratch) -> Result<(Child, u16), Box<dyn std::erro
     start_server_with(scratch, &["--log-format", "json"], &[])
 }
 
-/// The binary as the tests run it: on the scratch database, in the scratch directory (where it
-/// writes local files such as the generated admin token), with no `DATABASE_*` or `INIT_*`
-/// variables of the caller's.
-pub fn server_command(scratch: &Scratch) -> Command {
+/// An HTTP client for the real binary: statuses are answers, not errors; 30 s at most.
+pub fn agent() -> ureq::Agent {
+    ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(30)))
+        .build()
+        .into()
+}
+
+/// The binary, with no `DATABASE_*` or `INIT_*` variables of the caller's.
+pub fn binary_command() -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_halyard"));
     for (name, _) in std::env::vars_os() {
         if name
@@ -43,6 +50,14 @@ pub fn server_command(scratch: &Scratch) -> Command {
             command.env_remove(name);
         }
     }
+    command
+}
+
+/// The binary as the tests run it: on the scratch database, in the scratch directory (where it
+/// writes local files such as the generated admin token), with no `DATABASE_*` or `INIT_*`
+/// variables of the caller's.
+pub fn server_command(scratch: &Scratch) -> Command {
+    let mut command = binary_command();
     command
         .current_dir(scratch.directory())
         .envs(scratch.server_environment());

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 use flag_store::scratch::Scratch;
 use serde_json::{Value, json};
 
-use crate::common::process::{Running, free_port, get_status, start_server_on};
+use crate::common::process::{Running, agent, free_port, get_status, start_server_on};
 use crate::common::sse::{Item, Sse};
 
 type Outcome = Result<(), Box<dyn std::error::Error>>;
@@ -18,14 +18,6 @@ type Outcome = Result<(), Box<dyn std::error::Error>>;
 const ADMIN: &str = "*:*.edge-test-admin-secret";
 const BACKEND: &str = "*:development.edge-test-backend-secret";
 const FRONTEND: &str = "*:development.edge-test-frontend-secret";
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into()
-}
 
 /// `method` `url` with `token`, and `body` as JSON; the status and the JSON answer.
 fn call(
@@ -235,15 +227,7 @@ impl Edge {
         ready: bool,
         directory: tempfile::TempDir,
     ) -> Result<Self, Box<dyn std::error::Error>> {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_halyard"));
-        for (name, _) in std::env::vars_os() {
-            if name
-                .to_str()
-                .is_some_and(|name| name.starts_with("DATABASE_") || name.starts_with("INIT_"))
-            {
-                command.env_remove(name);
-            }
-        }
+        let mut command = crate::common::process::binary_command();
         let port_text = port.to_string();
         // Edge's own order: the listener's options before the subcommand.
         let mut child = command
@@ -312,6 +296,19 @@ fn document(base: &str, token: &str) -> Result<Value, Box<dyn std::error::Error>
         object.remove("meta");
     }
     Ok(document)
+}
+
+/// The names of a client document's flags, in its order.
+fn flag_names(document: &Value) -> Vec<&str> {
+    document["features"]
+        .as_array()
+        .map(|features| {
+            features
+                .iter()
+                .filter_map(|feature| feature["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// Polls `check` every 10 ms for up to `within`; the time it took.
@@ -448,16 +445,11 @@ fn tokens_are_validated_on_first_use_and_refused_once_deleted_upstream() -> Outc
     let late = made["secret"].as_str().ok_or("no secret")?.to_owned();
     let at_edge = document(&edge.base(), &late)?;
     assert_eq!(at_edge, document(&upstream.base(), &late)?);
-    let names: Vec<&str> = at_edge["features"]
-        .as_array()
-        .map(|features| {
-            features
-                .iter()
-                .filter_map(|feature| feature["name"].as_str())
-                .collect()
-        })
-        .unwrap_or_default();
-    assert_eq!(names, ["mobile"], "a project token sees its project");
+    assert_eq!(
+        flag_names(&at_edge),
+        ["mobile"],
+        "a project token sees its project"
+    );
     // A token the upstream does not know is refused, as the upstream refuses it.
     let (status, body) = call(
         "GET",
@@ -839,16 +831,7 @@ fn offline_serves_a_file_of_flags_to_the_tokens_it_is_given() -> Outcome {
     let _running = Running(child);
     let base = format!("http://127.0.0.1:{port}");
     let served = document(&base, BACKEND)?;
-    let names: Vec<&str> = served["features"]
-        .as_array()
-        .map(|features| {
-            features
-                .iter()
-                .filter_map(|feature| feature["name"].as_str())
-                .collect()
-        })
-        .unwrap_or_default();
-    assert_eq!(names, ["offline-off", "offline-on"]);
+    assert_eq!(flag_names(&served), ["offline-off", "offline-on"]);
     let frontend = expect(
         "GET",
         &format!("{base}/api/frontend?userId=1"),

@@ -14,7 +14,7 @@ use flag_store::scratch::Scratch;
 use flag_store::{Backend, queries};
 use serde_json::{Value, json};
 
-use crate::common::process::{Running, start_server_with};
+use crate::common::process::{Running, agent, start_server_with};
 
 const ADMIN: &str = "*:*.replica-admin-secret";
 const BACKEND: &str = "*:development.replica-backend-secret";
@@ -73,14 +73,6 @@ fn start_replicas(scratch: &Scratch, count: usize) -> Result<Vec<Replica>, Box<d
         });
     }
     Ok(replicas)
-}
-
-fn agent() -> ureq::Agent {
-    ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .timeout_global(Some(Duration::from_secs(30)))
-        .build()
-        .into()
 }
 
 /// Sends `body` (or nothing) with `method` and the admin token; returns the status and JSON body.
