@@ -320,6 +320,20 @@ pub enum Command {
     Edge(EdgeArgs),
     /// Serve SDKs from a file of flags, with no upstream: Unleash Edge's `offline` mode.
     Offline(OfflineArgs),
+    /// Exit 0 when the edge at `--edge-url` answers its health check, else 1 (Unleash Edge's
+    /// `health`, for container health checks).
+    Health {
+        /// The edge's base URL.
+        #[arg(short = 'e', long, env = "EDGE_URL", default_value = "http://localhost:3063")]
+        edge_url: String,
+    },
+    /// Exit 0 when the edge at `--edge-url` is ready (flags for every scope it follows), else 1
+    /// (Unleash Edge's `ready`).
+    Ready {
+        /// The edge's base URL.
+        #[arg(short = 'e', long, env = "EDGE_URL", default_value = "http://localhost:3063")]
+        edge_url: String,
+    },
     /// Load a client-features document (what `GET /api/client/features` returns) into a project
     /// and environment.
     Import {

@@ -30,6 +30,8 @@ async fn main() -> anyhow::Result<()> {
         return copy_database(&config, from, &to.0);
     }
     match &config.command {
+        Some(Command::Health { edge_url }) => return probe(edge_url, false),
+        Some(Command::Ready { edge_url }) => return probe(edge_url, true),
         Some(Command::Edge(args)) => return run_edge(&config, args).await,
         Some(Command::Offline(args)) => return run_offline(&config, args).await,
         _ => {}
@@ -149,6 +151,11 @@ fn edge_store() -> anyhow::Result<(tempfile::TempDir, Store)> {
     let store = Store::open(&StoreConfig::new(directory.path().join("edge.db")))
         .context("opening the edge's store")?;
     Ok((directory, store))
+}
+
+/// `halyard health` and `halyard ready`: exit 0 when the edge answers, else 1 with the reason.
+fn probe(edge_url: &str, ready: bool) -> anyhow::Result<()> {
+    flag_admin::app::edge::probe(edge_url, ready).map_err(|reason| anyhow::anyhow!(reason))
 }
 
 /// `halyard edge`: serves SDKs from the upstream's flags.

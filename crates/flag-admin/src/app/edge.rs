@@ -1030,3 +1030,33 @@ pub fn answerable(
     question.tag = None;
     question
 }
+
+/// What `halyard health` and `halyard ready` ask of an edge at `edge_url`, as Unleash Edge's
+/// subcommands of the same names do for container health checks: `/internal-backstage/health`
+/// answering 200, or `/internal-backstage/ready` answering 200 with `"status": "READY"`.
+pub fn probe(edge_url: &str, ready: bool) -> Result<(), String> {
+    let path = if ready { "ready" } else { "health" };
+    let url = format!("{}/internal-backstage/{path}", edge_url.trim_end_matches('/'));
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .timeout_global(Some(Duration::from_secs(10)))
+        .build()
+        .into();
+    let mut response = agent
+        .get(&url)
+        .call()
+        .map_err(|error| format!("{url}: {error}"))?;
+    let status = response.status().as_u16();
+    let body: serde_json::Value = response
+        .body_mut()
+        .with_config()
+        .limit(1 << 20)
+        .read_json()
+        .unwrap_or(serde_json::Value::Null);
+    let expected = if ready { "READY" } else { "OK" };
+    if status == 200 && body["status"] == expected {
+        Ok(())
+    } else {
+        Err(format!("{url} answered {status} {body}"))
+    }
+}

@@ -710,6 +710,21 @@ fn the_backstage_shows_tokens_masked_and_the_flags_held() -> Outcome {
         None,
     )?;
     assert_eq!(metrics.0, 200);
+    // Edge's `health` and `ready` subcommands, for container health checks.
+    for probe in ["health", "ready"] {
+        let status = crate::common::process::binary_command()
+            .args([probe, "--edge-url", &edge.base()])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        assert!(status.success(), "{probe}: {status}");
+        let refused = crate::common::process::binary_command()
+            .args([probe, "-e", &format!("http://127.0.0.1:{}", free_port()?)])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()?;
+        assert!(!refused.success(), "{probe} of nothing: {refused}");
+    }
     Ok(())
 }
 
