@@ -123,6 +123,14 @@ pub fn apply(
             .into_iter()
             .collect();
         let mut projects_ready: HashSet<String> = HashSet::new();
+        let mut known = Known {
+            segments: segments::table
+                .select(segments::id)
+                .load::<i32>(conn)?
+                .into_iter()
+                .collect(),
+            strategy_types: HashSet::new(),
+        };
         let mut written: Vec<&Feature> = Vec::new();
         for feature in &document.features {
             let unchanged = previous
@@ -137,7 +145,7 @@ pub fn apply(
             if projects_ready.insert(project.clone()) {
                 ensure_project(conn, &project, &scope.environment, now)?;
             }
-            write_feature(conn, &project, &scope.environment, feature, now)?;
+            write_feature(conn, &project, &scope.environment, feature, &mut known, now)?;
             written.push(feature);
         }
         // Dependencies once every flag of the document is in: a parent may come after its child.
@@ -245,11 +253,20 @@ fn ensure_project(
 }
 
 /// Writes `feature` live in `project`, with its state and strategies in `environment`.
+/// What one write has read or made already, so each flag it writes does not ask again.
+struct Known {
+    /// The segments the store holds (the document's are written first).
+    segments: HashSet<i32>,
+    /// The strategy types registered during this write.
+    strategy_types: HashSet<String>,
+}
+
 fn write_feature(
     conn: &mut DbConnection,
     project: &str,
     environment: &str,
     feature: &Feature,
+    known: &mut Known,
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     let row = FeatureRow {
@@ -298,13 +315,10 @@ fn write_feature(
             .filter(feature_strategies::environment_name.eq(environment)),
     )
     .execute(conn)?;
-    let known_segments: HashSet<i32> = segments::table
-        .select(segments::id)
-        .load::<i32>(conn)?
-        .into_iter()
-        .collect();
     for (index, strategy) in feature.strategies.iter().enumerate() {
-        crate::queries::import::register_type(conn, &strategy.name, now)?;
+        if known.strategy_types.insert(strategy.name.clone()) {
+            crate::queries::import::register_type(conn, &strategy.name, now)?;
+        }
         // Kept in the document's order, which is the order SDKs evaluate in; the id is the
         // edge's own, unique whatever the upstream's ids are.
         let id = format!("{environment}/{}/{index}", feature.name);
@@ -328,7 +342,7 @@ fn write_feature(
             .segments
             .iter()
             .filter_map(|segment| i32::try_from(*segment).ok())
-            .filter(|segment| known_segments.contains(segment))
+            .filter(|segment| known.segments.contains(segment))
             .collect();
         linked.sort_unstable();
         linked.dedup();
