@@ -295,17 +295,75 @@ fn apply(shared: &Shared, sync: &mut Sync, delta: &Delta) {
 /// Reads an answer that is either form of state: a delta document (`events`) or a whole one
 /// (`features`). Anything else, even JSON that would read as an empty document, is refused, so
 /// an error page never empties the flags or the backup.
+///
+/// The form is told by a first pass that keeps nothing, and the answer is then read once into
+/// its own type: a large document is never held as a generic JSON tree besides.
 fn read_state(body: &[u8]) -> Result<State, Step> {
     let decode = |error: serde_json::Error| Step::Failed(Error::Decode(error.to_string()));
-    let value: serde_json::Value = serde_json::from_slice(body).map_err(decode)?;
-    if value.get("events").is_some_and(serde_json::Value::is_array) {
-        serde_json::from_value(value).map(State::Delta).map_err(decode)
-    } else if value.get("features").is_some_and(serde_json::Value::is_array) {
-        serde_json::from_value(value).map(State::Full).map_err(decode)
+    let form: Form = serde_json::from_slice(body).map_err(decode)?;
+    if form.events.0 {
+        serde_json::from_slice(body).map(State::Delta).map_err(decode)
+    } else if form.features.0 {
+        serde_json::from_slice(body).map(State::Full).map_err(decode)
     } else {
         Err(Step::Failed(Error::Decode(
             "neither a list of features nor a list of events".into(),
         )))
+    }
+}
+
+/// Which lists an answer's object holds, read without keeping any of it.
+#[derive(serde::Deserialize)]
+struct Form {
+    #[serde(default)]
+    events: IsList,
+    #[serde(default)]
+    features: IsList,
+}
+
+/// Whether a JSON value is a list; the value itself is skipped.
+#[derive(Default)]
+struct IsList(bool);
+
+impl<'de> serde::Deserialize<'de> for IsList {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Visitor;
+        impl<'de> serde::de::Visitor<'de> for Visitor {
+            type Value = IsList;
+            fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                formatter.write_str("any JSON value")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut items: A) -> Result<IsList, A::Error> {
+                while items.next_element::<serde::de::IgnoredAny>()?.is_some() {}
+                Ok(IsList(true))
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut entries: A) -> Result<IsList, A::Error> {
+                while entries
+                    .next_entry::<serde::de::IgnoredAny, serde::de::IgnoredAny>()?
+                    .is_some()
+                {}
+                Ok(IsList(false))
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<IsList, E> {
+                Ok(IsList(false))
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<IsList, E> {
+                Ok(IsList(false))
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<IsList, E> {
+                Ok(IsList(false))
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<IsList, E> {
+                Ok(IsList(false))
+            }
+            fn visit_str<E>(self, _: &str) -> Result<IsList, E> {
+                Ok(IsList(false))
+            }
+            fn visit_unit<E>(self) -> Result<IsList, E> {
+                Ok(IsList(false))
+            }
+        }
+        deserializer.deserialize_any(Visitor)
     }
 }
 
@@ -457,6 +515,9 @@ mod tests {
             b"[]",
             b"<html></html>",
             b"{\"features\":{}}",
+            b"{\"features\":null,\"events\":\"none\"}",
+            b"{\"features\":[{\"nameless\":true}]}",
+            b"\"features\"",
         ] {
             assert!(
                 read_state(refused).is_err(),
@@ -469,6 +530,11 @@ mod tests {
             Ok(State::Full(_))
         ));
         assert!(matches!(read_state(b"{\"events\":[]}"), Ok(State::Delta(_))));
+        // A list decides the form, whatever the other field holds.
+        assert!(matches!(
+            read_state(b"{\"events\":{\"a\":[1]},\"features\":[],\"extra\":[[1.5,true,null]]}"),
+            Ok(State::Full(_))
+        ));
     }
 
     /// A server that answers every request with `200` and `body`, as an error page might.

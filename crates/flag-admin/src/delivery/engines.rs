@@ -90,6 +90,10 @@ enum Found {
 /// The compiled environments for `environments` (in that order; a repeated name shares one
 /// compilation), from the cache when the store has not changed since. The documents of the
 /// others are read in one trip to the blocking pool and compiled on the CPU pool.
+///
+/// One compilation runs at a time: a request that misses the cache waits for the one under way
+/// and then looks again, so a burst of requests after a write (or on a cold start) compiles each
+/// environment once, and holds one copy of its rows and engine, not one per request.
 pub async fn compile(
     ctx: &Runtime,
     delivery: &Delivery,
@@ -108,6 +112,7 @@ pub async fn compile(
     {
         return Ok(compiled);
     }
+    let _compiling = delivery.compiling.lock().await;
     let watch = Arc::clone(&ctx.revision);
     let (revision, order, found) = crate::runtime::db::run(&ctx.store, move |conn| {
         let revision = watch.read(conn)?;

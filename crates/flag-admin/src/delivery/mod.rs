@@ -24,6 +24,9 @@ use crate::runtime::settings::Settings;
 pub struct Delivery {
     /// Compiled environments for the playground, the frontend API and OFREP.
     pub(crate) engines: Arc<engines::EngineCache>,
+    /// Held while environments are read and compiled, so that requests missing the cache at
+    /// once wait for one compilation instead of each making its own.
+    pub(crate) compiling: tokio::sync::Mutex<()>,
     /// The questions SDKs follow through the delta API and streams, with their changes.
     pub(crate) feeds: delta::Feeds,
     /// What SDKs registered and reported, waiting to be written.
@@ -35,6 +38,7 @@ impl Delivery {
     pub fn new(settings: &Settings) -> Self {
         Self {
             engines: Arc::new(engines::EngineCache::new(engines::CAPACITY)),
+            compiling: tokio::sync::Mutex::new(()),
             feeds: delta::Feeds::new(settings.streams, settings.streams_per_token),
             usage: usage::Usage::default(),
         }

@@ -5,11 +5,13 @@
 use std::net::{IpAddr, Ipv4Addr};
 
 use flag_admin::AdminError;
+use flag_admin::delivery::engines;
 use flag_admin::delivery::frontend::{self, types::SetCors};
 use flag_admin::delivery::ofrep::types::{OfrepErrorCode, OfrepReason};
 use flag_admin::delivery::ofrep::{self, Failure};
 use flag_admin::delivery::playground::types::{MAX_CONTEXT_FIELDS, MAX_CONTEXT_VALUE_BYTES};
 use flag_admin::identity::auth::{self, FrontendAccess};
+use flag_store::queries::evaluation::ProjectScope;
 use serde_json::{Value, json};
 
 use crate::common::{self, Outcome, World};
@@ -187,6 +189,28 @@ async fn browsers_get_the_enabled_flags_for_their_context() -> Outcome {
         projects: None,
     };
     assert!(names(&toggles(&world, &nowhere, &[]).await?.0).is_empty());
+    Ok(())
+}
+
+/// A burst of requests on a cold cache (a start, or the first read after a write) compiles the
+/// environment once: every request evaluates with that one compilation, so memory holds one copy
+/// of the environment's rows and engine, not one per request in flight.
+#[tokio::test]
+async fn a_burst_of_requests_compiles_an_environment_once() -> Outcome {
+    let world = World::new()?;
+    common::demo_flags(&world)?;
+    let development = ["development".to_owned()];
+    let compile = || engines::compile(&world.ctx, world.ctx.delivery(), &ProjectScope::All, &development);
+    let (first, second, third, fourth) = tokio::join!(compile(), compile(), compile(), compile());
+    let burst = [first?, second?, third?, fourth?];
+    assert!(!burst[0][0].is_empty());
+    for compiled in &burst {
+        assert!(
+            std::sync::Arc::ptr_eq(&compiled[0], &burst[0][0]),
+            "every request of the burst evaluates with one compilation"
+        );
+    }
+    assert_eq!(world.ctx.delivery().compiled_environments(), 1);
     Ok(())
 }
 
