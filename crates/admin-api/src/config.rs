@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use flag_admin::app::edge::types::PretrustedToken;
 use flag_store::{ConnectionString, Database, Postgres, StoreConfig};
 
 /// A secret from the command line or the environment; `Debug` never shows it.
@@ -406,15 +407,36 @@ pub struct EdgeArgs {
 impl EdgeArgs {
     /// The headers `--custom-client-headers` names, each `Name: value`; one without a colon is
     /// refused.
+    ///
+    /// A header may carry a secret, so the message names the entry by its place, not its text.
     pub fn headers(&self) -> anyhow::Result<Vec<(String, String)>> {
         self.custom_client_headers
             .iter()
             .filter(|header| !header.trim().is_empty())
-            .map(|header| {
+            .enumerate()
+            .map(|(index, header)| {
                 let (name, value) = header.split_once(':').ok_or_else(|| {
-                    anyhow::anyhow!("--custom-client-headers: {header:?} is not `Name: value`")
+                    anyhow::anyhow!(
+                        "--custom-client-headers: entry {} is not `Name: value`",
+                        index + 1
+                    )
                 })?;
                 Ok((name.trim().to_owned(), value.trim().to_owned()))
+            })
+            .collect()
+    }
+
+    /// The frontend tokens `--pretrusted-tokens` trusts, each `<token>@<environment>`; one
+    /// otherwise written is refused, named by its place, never by its secret.
+    pub fn pretrusted(&self) -> anyhow::Result<Vec<PretrustedToken>> {
+        self.pretrusted_tokens
+            .iter()
+            .filter(|entry| !entry.0.is_empty())
+            .enumerate()
+            .map(|(index, entry)| {
+                entry.0.parse().map_err(|error: String| {
+                    anyhow::anyhow!("--pretrusted-tokens: entry {}: {error}", index + 1)
+                })
             })
             .collect()
     }

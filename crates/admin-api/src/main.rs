@@ -167,11 +167,7 @@ async fn run_edge(config: &Config, args: &EdgeArgs) -> anyhow::Result<()> {
             EdgeSettings {
                 upstream: args.upstream_url.clone(),
                 tokens: args.tokens.iter().map(|token| token.0.clone()).collect(),
-                pretrusted: args
-                    .pretrusted_tokens
-                    .iter()
-                    .map(|token| token.0.clone())
-                    .collect(),
+                pretrusted: args.pretrusted()?,
                 backup_folder: args.backup_folder.clone(),
                 refresh_interval: seconds(args.features_refresh_interval_seconds),
                 metrics_interval: seconds(args.metrics_interval_seconds),

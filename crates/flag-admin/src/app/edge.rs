@@ -30,7 +30,7 @@ use flag_store::models::{Actor, NewApiToken, TokenProjects, TokenType};
 use flag_store::queries::{self, client_metrics::Batch, mirror};
 use sha2::{Digest as _, Sha256};
 
-use self::types::{BackstageToken, EdgeStatus, ScopeStatus, UpstreamToken};
+use self::types::{BackstageToken, EdgeStatus, PretrustedToken, ScopeStatus, UpstreamToken};
 use crate::delivery::usage::Usage;
 use crate::runtime::error::AdminError;
 use crate::runtime::secrets;
@@ -43,9 +43,8 @@ pub struct EdgeSettings {
     pub upstream: String,
     /// Tokens to validate and follow at start.
     pub tokens: Vec<String>,
-    /// Tokens trusted without validation, as `<token>@<environment>` (frontend tokens of the
-    /// environment and every project).
-    pub pretrusted: Vec<String>,
+    /// Frontend tokens trusted without validation, each for its environment and every project.
+    pub pretrusted: Vec<PretrustedToken>,
     /// Where each scope's last document and the validated tokens are kept, to start from when
     /// the upstream is away; none keeps them in a temporary directory for the process's life.
     pub backup_folder: Option<PathBuf>,
@@ -257,14 +256,11 @@ impl Edge {
             .settings
             .pretrusted
             .iter()
-            .filter_map(|entry| {
-                let (token, environment) = entry.rsplit_once('@')?;
-                Some(UpstreamToken {
-                    token: token.to_owned(),
-                    token_type: "frontend".into(),
-                    environment: Some(environment.to_owned()),
-                    projects: vec!["*".into()],
-                })
+            .map(|trusted| UpstreamToken {
+                token: trusted.token.clone(),
+                token_type: "frontend".into(),
+                environment: Some(trusted.environment.clone()),
+                projects: vec!["*".into()],
             })
             .collect();
         for token in pretrusted {
@@ -655,11 +651,10 @@ impl Edge {
     }
 
     fn is_pretrusted(&self, token: &str) -> bool {
-        self.settings.pretrusted.iter().any(|entry| {
-            entry
-                .rsplit_once('@')
-                .is_some_and(|(trusted, _)| trusted == token)
-        })
+        self.settings
+            .pretrusted
+            .iter()
+            .any(|trusted| trusted.token == token)
     }
 
     /// Stops followers whose token is gone: another token of the same scope takes over, or the

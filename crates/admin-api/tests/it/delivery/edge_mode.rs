@@ -737,12 +737,78 @@ fn an_edge_command_line_is_refused_with_a_clear_message() -> Outcome {
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("--upstream-url"), "{stderr}");
+    // A header or a pretrusted token may hold a secret: the message names the entry's place.
     let output = Command::new(env!("CARGO_BIN_EXE_halyard"))
-        .args(["edge", "-u", "http://127.0.0.1:9", "-H", "no colon here"])
+        .args([
+            "edge",
+            "-u",
+            "http://127.0.0.1:9",
+            "-H",
+            "X-Ok: 1,Authorization secret-header-value",
+        ])
         .output()?;
     assert!(!output.status.success());
     let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("is not `Name: value`"), "{stderr}");
+    assert!(stderr.contains("entry 2 is not `Name: value`"), "{stderr}");
+    assert!(!stderr.contains("secret-header-value"), "{stderr}");
+    for entry in ["secret-frontend-value", "secret-frontend-value@", "@development"] {
+        let output = Command::new(env!("CARGO_BIN_EXE_halyard"))
+            .args(["edge", "-u", "http://127.0.0.1:9", "--pretrusted-tokens"])
+            .arg(format!("ok@development,{entry}"))
+            .output()?;
+        assert!(!output.status.success(), "{entry}");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(
+            stderr.contains(
+                "--pretrusted-tokens: entry 2: a pretrusted token is written `<token>@<environment>`"
+            ),
+            "{entry}: {stderr}"
+        );
+        assert!(!stderr.contains("secret-frontend-value"), "{stderr}");
+    }
+    Ok(())
+}
+
+/// A pretrusted frontend token is served for its environment without the upstream knowing it,
+/// stays through revalidation, and is only a frontend token.
+#[test]
+fn a_pretrusted_frontend_token_is_served_without_asking_the_upstream() -> Outcome {
+    const TRUSTED: &str = "edge-test-trusted-frontend-secret";
+    let upstream = Upstream::start()?;
+    upstream.flags()?;
+    let edge = Edge::start(
+        &upstream.base(),
+        &[
+            "-t",
+            BACKEND,
+            "--pretrusted-tokens",
+            &format!("{TRUSTED}@development"),
+            "--token-revalidation-interval-seconds",
+            "1",
+        ],
+        true,
+    )?;
+    let (status, _) = call("GET", &format!("{}/api/frontend", upstream.base()), TRUSTED, None)?;
+    assert_eq!(status, 401, "the upstream does not know the token");
+    let path = "/api/frontend?userId=7";
+    let expected = expect("GET", &format!("{}{path}", upstream.base()), FRONTEND, None, 200)?;
+    assert_eq!(
+        expect("GET", &format!("{}{path}", edge.base()), TRUSTED, None, 200)?,
+        expected
+    );
+    // Two revalidations later it is still served, and it is no client token.
+    std::thread::sleep(Duration::from_millis(2500));
+    assert_eq!(
+        expect("GET", &format!("{}{path}", edge.base()), TRUSTED, None, 200)?,
+        expected
+    );
+    let (status, body) = call(
+        "GET",
+        &format!("{}/api/client/features", edge.base()),
+        TRUSTED,
+        None,
+    )?;
+    assert_eq!(status, 403, "{body}");
     Ok(())
 }
 

@@ -1,6 +1,8 @@
 //! What the edge reads from its upstream and shows an operator.
 
 use std::collections::BTreeMap;
+use std::fmt;
+use std::str::FromStr;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 use flag_store::queries::client_metrics::Batch;
@@ -20,6 +22,40 @@ pub struct UpstreamToken {
     /// Its projects; `["*"]` for all.
     #[serde(default)]
     pub projects: Vec<String>,
+}
+
+/// A frontend token trusted without asking the upstream, as `--pretrusted-tokens` gives it:
+/// `<token>@<environment>`, for that environment and every project. `Debug` never shows the
+/// secret.
+#[derive(Clone, PartialEq, Eq)]
+pub struct PretrustedToken {
+    /// The secret.
+    pub token: String,
+    /// The environment it answers for.
+    pub environment: String,
+}
+
+impl FromStr for PretrustedToken {
+    type Err = String;
+
+    /// Reads `<token>@<environment>`; the message never repeats the secret.
+    fn from_str(text: &str) -> Result<Self, Self::Err> {
+        match text.trim().rsplit_once('@') {
+            Some((token, environment)) if !token.trim().is_empty() && !environment.trim().is_empty() => {
+                Ok(Self {
+                    token: token.trim().to_owned(),
+                    environment: environment.trim().to_owned(),
+                })
+            }
+            _ => Err("a pretrusted token is written `<token>@<environment>`, with neither part empty".into()),
+        }
+    }
+}
+
+impl fmt::Debug for PretrustedToken {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "PretrustedToken(<redacted>@{})", self.environment)
+    }
 }
 
 /// A token the edge serves, as `/internal-backstage/tokens` shows it.
@@ -187,6 +223,30 @@ pub fn bulk_reports(batch: Batch) -> Vec<(String, BulkReportOut)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pretrusted_token_is_a_secret_at_an_environment_and_never_shown() {
+        let trusted: Result<PretrustedToken, String> = " *:production.abc@production ".parse();
+        assert_eq!(
+            trusted,
+            Ok(PretrustedToken {
+                token: "*:production.abc".into(),
+                environment: "production".into(),
+            })
+        );
+        let shown = format!(
+            "{:?}",
+            trusted.unwrap_or_else(|_| PretrustedToken {
+                token: String::new(),
+                environment: String::new(),
+            })
+        );
+        assert_eq!(shown, "PretrustedToken(<redacted>@production)");
+        for refused in ["abc", "abc@", "@production", " @ ", ""] {
+            let error = refused.parse::<PretrustedToken>().err().unwrap_or_default();
+            assert!(error.contains("`<token>@<environment>`"), "{refused}: {error}");
+        }
+    }
 
     #[test]
     fn a_batch_becomes_one_bulk_report_per_environment() -> Result<(), serde_json::Error> {
