@@ -412,10 +412,10 @@ fn the_browser_sdk_gets_what_the_playground_says() -> Result<(), Box<dyn std::er
     Ok(())
 }
 
-/// Runs the Node SDK following changes in `mode` (`streaming` or `delta`, polling every
+/// Runs the Node SDK following changes in `mode` (`streaming`, or `delta` or `polling` every
 /// `interval` ms) against a server with the demo flags; checks that it answers as the
-/// playground does and emits no warning, and returns the delays, in ms, from each of 20 writes
-/// until the SDK answered it.
+/// playground does and emits no warning, and returns the delays, in ms, from each write until
+/// the SDK answered it: 20 writes streaming, 6 polling, where each write waits for a poll.
 fn node_sdk_following(mode: &str, interval: u64) -> Result<Vec<u64>, Box<dyn std::error::Error>> {
     sdk_following("node", mode, interval)
 }
@@ -447,11 +447,12 @@ fn sdk_following_at(
     let sdk_url = edge
         .as_ref()
         .map_or_else(|| server.base.clone(), super::edge_mode::Edge::base);
+    let writes = if mode == "streaming" { 20 } else { 6 };
     let run = if sdk == "node" { run_node } else { run_python };
     let script = if sdk == "node" {
         "node-follow.mjs"
     } else {
-        "python-streaming.py"
+        "python-follow.py"
     };
     let result = run(
         script,
@@ -464,7 +465,7 @@ fn sdk_following_at(
             ("HALYARD_INTERVAL", interval.to_string()),
             ("HALYARD_FLAGS", FLAGS.join(",")),
             ("HALYARD_FLAG", "switched-off".to_owned()),
-            ("HALYARD_WRITES", "20".to_owned()),
+            ("HALYARD_WRITES", writes.to_string()),
         ],
     )?;
     // The Python SDK logs a warning for every unknown flag asked of an initialised client, as it
@@ -496,7 +497,7 @@ fn sdk_following_at(
         .as_array()
         .map(|delays| delays.iter().filter_map(Value::as_u64).collect())
         .unwrap_or_default();
-    assert_eq!(delays.len(), 20, "{result}");
+    assert_eq!(delays.len(), writes, "{result}");
     let through = if through_edge { " through an edge" } else { "" };
     eprintln!("{sdk} sdk, {mode}{through}: ms from each write until the SDK answered it: {delays:?}");
     Ok(delays)
@@ -620,6 +621,15 @@ fn the_python_sdk_streaming_from_an_edge_sees_every_write_within_a_second()
 -> Result<(), Box<dyn std::error::Error>> {
     let delays = sdk_following_at("python", "streaming", 15_000, true)?;
     assert!(delays.iter().all(|delay| *delay < 1000), "{delays:?}");
+    Ok(())
+}
+
+#[test]
+fn the_python_sdk_polling_an_edge_sees_every_write_within_an_interval()
+-> Result<(), Box<dyn std::error::Error>> {
+    let delays = sdk_following_at("python", "polling", 1000, true)?;
+    // An interval, and the edge's own second at most to hear of the write.
+    assert!(delays.iter().all(|delay| *delay < 2500), "{delays:?}");
     Ok(())
 }
 

@@ -1,5 +1,6 @@
-# The official Python SDK (UnleashClient) in streaming mode against the server at HALYARD_URL,
-# with the backend token HALYARD_TOKEN. It evaluates HALYARD_FLAGS for a few users, then switches
+# The official Python SDK (UnleashClient) against the server at HALYARD_URL, with the backend
+# token HALYARD_TOKEN, in HALYARD_MODE: `streaming`, or `polling` every HALYARD_INTERVAL
+# milliseconds (whole seconds, as the SDK counts them; one at least). It evaluates HALYARD_FLAGS for a few users, then switches
 # HALYARD_FLAG HALYARD_WRITES times through the admin API (token HALYARD_ADMIN, at
 # HALYARD_ADMIN_URL when the SDK reads an edge, else at HALYARD_URL) and measures, for
 # each write, the milliseconds from the write's answer until the SDK answers the new state. It
@@ -40,13 +41,20 @@ def on_event(event):
         ready.set()
 
 
+mode = env.get("HALYARD_MODE", "streaming")
+if mode == "streaming":
+    following = {"experimental_mode": {"type": "streaming"}}
+elif mode == "polling":
+    following = {"refresh_interval": max(1, int(env["HALYARD_INTERVAL"]) // 1000)}
+else:
+    raise SystemExit(f"HALYARD_MODE is streaming or polling, not {mode}")
 client = UnleashClient(
     url=f"{env['HALYARD_URL']}/api",
-    app_name="python-streaming-test",
+    app_name=f"python-{mode}-test",
     custom_headers={"Authorization": env["HALYARD_TOKEN"]},
-    experimental_mode={"type": "streaming"},
     cache_directory=tempfile.mkdtemp(),
     event_callback=on_event,
+    **following,
 )
 client.initialize_client()
 if not ready.wait(10):
