@@ -112,6 +112,13 @@ pub async fn compile(
     {
         return Ok(compiled);
     }
+    // The revision is read before waiting for the lock, so that a database that cannot answer
+    // fails each request in its own time rather than one after another behind the lock, and a
+    // request that finds everything cached after all never waits.
+    let revision = ctx.revision.current(&ctx.store).await?;
+    if let Some(compiled) = all(&delivery.engines, environments, &projects, revision) {
+        return Ok(compiled);
+    }
     let _compiling = delivery.compiling.lock().await;
     let watch = Arc::clone(&ctx.revision);
     let (revision, order, found) = crate::runtime::db::run(&ctx.store, move |conn| {
