@@ -252,7 +252,6 @@ fn ensure_project(
     Ok(())
 }
 
-/// Writes `feature` live in `project`, with its state and strategies in `environment`.
 /// What one write has read or made already, so each flag it writes does not ask again.
 struct Known {
     /// The segments the store holds (the document's are written first).
@@ -261,6 +260,7 @@ struct Known {
     strategy_types: HashSet<String>,
 }
 
+/// Writes `feature` live in `project`, with its state and strategies in `environment`.
 fn write_feature(
     conn: &mut DbConnection,
     project: &str,

@@ -24,6 +24,19 @@ pub const PRODUCTION_ADMIN: &str = "*:production.production-only-secret";
 /// refuses admin tokens.
 pub const SDK: &str = "*:development.sdk-secret";
 
+/// The names of a client document's flags, in its order.
+pub fn flag_names(document: &Value) -> Vec<&str> {
+    document["features"]
+        .as_array()
+        .map(|features| {
+            features
+                .iter()
+                .filter_map(|feature| feature["name"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// The time `delta` from now, as the API writes times (`2026-01-01T00:00:00.000Z`): tests give
 /// times relative to the clock, never a date of the calendar.
 pub fn time_from_now(delta: chrono::TimeDelta) -> String {

@@ -4,7 +4,7 @@
 
 use std::io::Read as _;
 
-use crate::common::{ADMIN, TestApp, get, post, send};
+use crate::common::{ADMIN, TestApp, flag_names, get, post, send};
 use actix_web::body::MessageBody;
 use actix_web::dev::{Service, ServiceResponse};
 use actix_web::http::StatusCode;
@@ -89,28 +89,16 @@ where
     (status, tag, body)
 }
 
-fn names(body: &Value) -> Vec<&str> {
-    body["features"]
-        .as_array()
-        .map(|features| {
-            features
-                .iter()
-                .filter_map(|feature| feature["name"].as_str())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
 #[actix_web::test]
 async fn a_write_changes_only_the_answers_that_show_it() {
     let app = two_projects().await;
     let service = app.service().await;
     let (status, default_tag, body) = fetch(&service, DEFAULT_PROJECT, None).await;
-    assert_eq!((status, names(&body)), (StatusCode::OK, vec!["checkout"]));
+    assert_eq!((status, flag_names(&body)), (StatusCode::OK, vec!["checkout"]));
     let (status, shop_tag, body) = fetch(&service, SHOP_PROJECT, None).await;
-    assert_eq!((status, names(&body)), (StatusCode::OK, vec!["basket"]));
+    assert_eq!((status, flag_names(&body)), (StatusCode::OK, vec!["basket"]));
     let (_, every_tag, body) = fetch(&service, EVERY_PROJECT, None).await;
-    assert_eq!(names(&body), vec!["checkout", "basket"]);
+    assert_eq!(flag_names(&body), vec!["checkout", "basket"]);
 
     // Turning the shop's feature off in production changes the shop's answer only.
     let (status, _) = send(
@@ -170,21 +158,21 @@ async fn one_scope_never_gets_another_scopes_answer() {
         let (_, default_tag, default_body) = fetch(&service, DEFAULT_PROJECT, None).await;
         let (_, shop_tag, shop_body) = fetch(&service, SHOP_PROJECT, None).await;
         let (_, every_tag, every_body) = fetch(&service, EVERY_PROJECT, None).await;
-        assert_eq!(names(&default_body), vec!["checkout"]);
-        assert_eq!(names(&shop_body), vec!["basket"]);
-        assert_eq!(names(&every_body), vec!["checkout", "basket"]);
+        assert_eq!(flag_names(&default_body), vec!["checkout"]);
+        assert_eq!(flag_names(&shop_body), vec!["basket"]);
+        assert_eq!(flag_names(&every_body), vec!["checkout", "basket"]);
         assert_eq!(default_body["query"]["project"], json!(["default"]));
         assert_eq!(every_body["query"]["environment"], "development");
         assert!(default_tag != shop_tag && shop_tag != every_tag && default_tag != every_tag);
         // One scope's tag names nothing in another's.
         let (status, _, body) = fetch(&service, SHOP_PROJECT, Some(&default_tag)).await;
-        assert_eq!((status, names(&body)), (StatusCode::OK, vec!["basket"]));
+        assert_eq!((status, flag_names(&body)), (StatusCode::OK, vec!["basket"]));
     }
     // The query string narrows a token for every project, as a question of its own.
     let (_, _, body) = send_query(&service, "/api/client/features?project=shop").await;
-    assert_eq!(names(&body), vec!["basket"]);
+    assert_eq!(flag_names(&body), vec!["basket"]);
     let (_, _, body) = send_query(&service, "/api/client/features?namePrefix=check").await;
-    assert_eq!(names(&body), vec!["checkout"]);
+    assert_eq!(flag_names(&body), vec!["checkout"]);
     assert!(
         app.state.answers.len() >= 5,
         "{} answers",

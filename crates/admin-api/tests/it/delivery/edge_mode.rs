@@ -10,6 +10,7 @@ use std::time::{Duration, Instant};
 use flag_store::scratch::Scratch;
 use serde_json::{Value, json};
 
+use crate::common::flag_names;
 use crate::common::process::{Running, agent, free_port, get_status, start_server_on};
 use crate::common::sse::{Item, Sse};
 
@@ -296,19 +297,6 @@ fn document(base: &str, token: &str) -> Result<Value, Box<dyn std::error::Error>
         object.remove("meta");
     }
     Ok(document)
-}
-
-/// The names of a client document's flags, in its order.
-fn flag_names(document: &Value) -> Vec<&str> {
-    document["features"]
-        .as_array()
-        .map(|features| {
-            features
-                .iter()
-                .filter_map(|feature| feature["name"].as_str())
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Polls `check` every 10 ms for up to `within`; the time it took.
