@@ -335,6 +335,11 @@ pub enum Command {
         #[arg(short = 'e', long, env = "EDGE_URL", default_value = "http://localhost:3063")]
         edge_url: String,
     },
+    /// Move a whole Unleash installation (5 to 8, or another Halyard) into this server's
+    /// database through the source's admin API, in one transaction: projects, environments,
+    /// flags, segments, context fields, strategy and tag types, integrations, API tokens (with
+    /// their secrets, so SDKs keep working), users and the audit log. The source is only read.
+    Migrate(MigrateArgs),
     /// Load a client-features document (what `GET /api/client/features` returns) into a project
     /// and environment.
     Import {
@@ -440,6 +445,30 @@ impl EdgeArgs {
             })
             .collect()
     }
+}
+
+/// `halyard migrate`: where to read from and how to write.
+#[derive(Debug, Clone, clap::Args)]
+pub struct MigrateArgs {
+    /// The source's base URL, without `/api`: `https://unleash.example.com`.
+    #[arg(long, env = "MIGRATE_FROM")]
+    pub from: String,
+    /// An admin API token of the source, or an admin user's personal access token.
+    #[arg(long, env = "MIGRATE_TOKEN", hide_env_values = true)]
+    pub token: Secret,
+    /// Print what would be created and every conflict, per kind; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+    /// Write into a database that already holds data: identical objects are skipped, changed
+    /// ones updated, each reported.
+    #[arg(long)]
+    pub merge: bool,
+    /// Carry the audit log's events from this day on (`YYYY-MM-DD`, UTC); every event when absent.
+    #[arg(long)]
+    pub events_since: Option<chrono::NaiveDate>,
+    /// How long each request to the source may take, in seconds.
+    #[arg(long, default_value_t = 120)]
+    pub timeout_seconds: u64,
 }
 
 /// `halyard offline`: Unleash Edge's `offline` options.

@@ -3,7 +3,7 @@
 use actix_web::web;
 use std::sync::Arc;
 
-use admin_api::config::{Command, Config, EdgeArgs, LogFormat, OfflineArgs};
+use admin_api::config::{Command, Config, EdgeArgs, LogFormat, MigrateArgs, OfflineArgs};
 use admin_api::{AppState, server};
 use anyhow::Context as _;
 use flag_admin::Ctx;
@@ -38,6 +38,10 @@ async fn main() -> anyhow::Result<()> {
     }
     let store = Store::open(&store_config).with_context(|| format!("opening the database at {database}"))?;
     tracing::info!(database = %database, backend = store.backend().as_str(), "database ready at {database}");
+
+    if let Some(Command::Migrate(args)) = &config.command {
+        return migrate(&store, args);
+    }
 
     if let Some(Command::Import {
         file,
@@ -109,6 +113,56 @@ async fn main() -> anyhow::Result<()> {
     let state = web::Data::new(AppState::new(app));
     tracing::info!("{}", welcome(&config, password_file.as_deref()));
     serve(&config, state).await
+}
+
+/// `halyard migrate`: reads the source, then plans (`--dry-run`) or writes, and prints the report.
+/// Progress goes to standard error: a line that updates itself on a terminal, log lines otherwise.
+fn migrate(store: &Store, args: &MigrateArgs) -> anyhow::Result<()> {
+    use flag_admin::app::migrate::{self, ApiSource, Progress, Report};
+    use std::io::{IsTerminal as _, Write as _};
+
+    let source = ApiSource::new(
+        &args.from,
+        &args.token.0,
+        std::time::Duration::from_secs(args.timeout_seconds.max(1)),
+    )?;
+    let terminal = std::io::stderr().is_terminal();
+    let mut last: Option<flag_store::queries::migrate::Kind> = None;
+    let mut progress = |step: Progress| {
+        if terminal {
+            if last.is_some_and(|kind| kind != step.kind) {
+                eprintln!();
+            }
+            eprint!("\rreading {}: {}", step.kind.plural(), step.count);
+            let _ = std::io::stderr().flush();
+        } else if last != Some(step.kind) {
+            tracing::info!(kind = step.kind.plural(), "reading {}", step.kind.plural());
+        }
+        last = Some(step.kind);
+    };
+    let read = source
+        .read(args.events_since, &mut progress)
+        .with_context(|| format!("reading {}", args.from))?;
+    if terminal {
+        eprintln!();
+    }
+    tracing::info!(version = %read.version, "read the source, Unleash {}", read.version);
+    let plan = if args.dry_run {
+        migrate::plan(store, &read)?
+    } else {
+        migrate::apply(store, &read, args.merge).context("writing into the database; nothing was written")?
+    };
+    print!(
+        "{}",
+        Report {
+            read: &read,
+            plan: &plan,
+            dry_run: args.dry_run,
+            merge: args.merge,
+            source: &args.from,
+        }
+    );
+    Ok(())
 }
 
 /// The settings, with the SDK stream limit lowered to what the open-file limit allows: each

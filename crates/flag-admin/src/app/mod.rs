@@ -2,6 +2,7 @@
 //! and the first start's seeding.
 
 pub mod edge;
+pub mod migrate;
 pub mod seeding;
 
 use std::ops::Deref;

@@ -79,6 +79,10 @@ pub struct ExportedStrategy {
     /// Segment ids in the source; `segments` names them.
     #[serde(default)]
     pub segments: Vec<i64>,
+    /// Its place among the flag's strategies in the environment; Unleash lists strategies by
+    /// flag, not in this order.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sort_order: Option<i32>,
 }
 
 /// A flag's state in the exported environment.
@@ -277,7 +281,7 @@ pub fn export(
                 impression_data: row.impression_data,
                 archived: row.archived_at.is_some(),
             });
-            for strategy in strategies::list(conn, &row.name, environment)? {
+            for (sort_order, strategy) in (0..).zip(strategies::list(conn, &row.name, environment)?) {
                 segment_ids.extend(strategy.segments.iter().copied());
                 for constraint in &strategy.constraints {
                     used_fields.insert(constraint.context_name.clone());
@@ -296,6 +300,7 @@ pub fn export(
                     variants: strategy.variants,
                     disabled: strategy.disabled,
                     segments: strategy.segments,
+                    sort_order: Some(sort_order),
                 });
             }
             if let Ok(state) = features::environment(conn, &row.name, environment) {
@@ -692,12 +697,15 @@ pub fn import(
             )
             .execute(conn)?;
         }
-        for (order, strategy) in document
+        // Unleash lists strategies by flag, each with its place: a stable sort by place keeps
+        // each flag's strategies in their order.
+        let mut chosen: Vec<&ExportedStrategy> = document
             .feature_strategies
             .iter()
             .filter(|strategy| is_imported(&strategy.feature_name))
-            .enumerate()
-        {
+            .collect();
+        chosen.sort_by_key(|strategy| strategy.sort_order.unwrap_or(i32::MAX));
+        for (order, strategy) in chosen.into_iter().enumerate() {
             let input = StrategyInput {
                 name: strategy.name.clone(),
                 title: strategy.title.clone(),

@@ -19,6 +19,7 @@ pub mod feature_types;
 pub mod features;
 pub mod import;
 pub mod lifecycle;
+pub mod migrate;
 pub mod mirror;
 pub mod projects;
 pub mod search;

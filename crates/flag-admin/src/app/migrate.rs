@@ -1,0 +1,188 @@
+//! `halyard migrate`: a whole Unleash installation (5 to 8, or another Halyard) read through its
+//! admin API into an [`Installation`], then written into this server's store in one transaction
+//! (`flag_store::queries::migrate`).
+//!
+//! The source is only read. API token secrets are turned into verifiers as they arrive and never
+//! kept, printed or logged; nor is the source's token.
+
+mod api;
+
+use std::fmt;
+
+use flag_store::queries::migrate::{self, Action, Installation, Kind, Plan};
+use flag_store::{Store, StoreError};
+
+pub use api::{ApiSource, SourceError};
+
+/// Something the source holds that could not be carried as it is, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotCarried {
+    /// Its kind.
+    pub kind: Kind,
+    /// Which, with its kind's name (`API token ci (client, production)`); never a secret.
+    pub what: String,
+    /// Why, and what was done instead.
+    pub why: String,
+}
+
+/// What was read from a source.
+#[derive(Debug, Clone)]
+pub struct Read {
+    /// Everything carried.
+    pub installation: Installation,
+    /// What was not, or not whole.
+    pub not_carried: Vec<NotCarried>,
+    /// The source's version, as it says.
+    pub version: String,
+}
+
+/// What one step of reading has reached, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// The kind being read.
+    pub kind: Kind,
+    /// How many of it so far.
+    pub count: usize,
+}
+
+/// Why a migration stopped; nothing was written.
+#[derive(Debug, thiserror::Error)]
+pub enum MigrateError {
+    /// Reading the source failed.
+    #[error(transparent)]
+    Source(#[from] SourceError),
+    /// The store refused or failed.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// What moving `read` into `store` would do, writing nothing.
+pub fn plan(store: &Store, read: &Read) -> Result<Plan, MigrateError> {
+    let mut conn = store.connection()?;
+    Ok(migrate::plan(&mut conn, &read.installation)?)
+}
+
+/// Moves `read` into `store` in one transaction; see `flag_store::queries::migrate::apply`.
+pub fn apply(store: &Store, read: &Read, merge: bool) -> Result<Plan, MigrateError> {
+    let mut conn = store.connection()?;
+    Ok(migrate::apply(
+        &mut conn,
+        &read.installation,
+        merge,
+        crate::now(),
+    )?)
+}
+
+/// The report a person reads at the end: counts per kind, every object the store held otherwise,
+/// what was not carried, and the next step.
+#[derive(Debug)]
+pub struct Report<'a> {
+    /// What was read.
+    pub read: &'a Read,
+    /// What was (or would be) done.
+    pub plan: &'a Plan,
+    /// Whether nothing was written.
+    pub dry_run: bool,
+    /// Whether objects held otherwise were updated.
+    pub merge: bool,
+    /// Where the source was.
+    pub source: &'a str,
+}
+
+impl fmt::Display for Report<'_> {
+    fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (create, update) = if self.dry_run {
+            ("would create", "would update")
+        } else {
+            ("created", "updated")
+        };
+        writeln!(out, "Source: {} (version {})", self.source, self.read.version)?;
+        writeln!(out)?;
+        writeln!(
+            out,
+            "{:<16} {:>8} {:>13} {:>13} {:>10}",
+            "kind", "read", create, update, "identical"
+        )?;
+        for kind in Kind::ALL {
+            let read = self
+                .plan
+                .entries
+                .iter()
+                .filter(|entry| entry.kind == kind)
+                .count();
+            let updated = if self.merge || self.dry_run {
+                self.plan.count(kind, Action::Update)
+            } else {
+                0
+            };
+            writeln!(
+                out,
+                "{:<16} {:>8} {:>13} {:>13} {:>10}",
+                kind.plural(),
+                read,
+                self.plan.count(kind, Action::Create),
+                updated,
+                self.plan.count(kind, Action::Identical),
+            )?;
+        }
+        let conflicts: Vec<_> = self.plan.conflicts().collect();
+        if !conflicts.is_empty() {
+            writeln!(out)?;
+            if self.merge && !self.dry_run {
+                writeln!(out, "Updated, because the database held them otherwise:")?;
+            } else {
+                writeln!(
+                    out,
+                    "Conflicts: the database holds these otherwise ({}):",
+                    if self.merge {
+                        "--merge updates them"
+                    } else {
+                        "only --merge updates them"
+                    }
+                )?;
+            }
+            for entry in conflicts {
+                writeln!(out, "  {}: {}", singular(entry.kind), entry.key)?;
+            }
+        }
+        if !self.read.not_carried.is_empty() {
+            writeln!(out)?;
+            writeln!(out, "Not carried as they are:")?;
+            for item in &self.read.not_carried {
+                writeln!(out, "  {}: {}", item.what, item.why)?;
+            }
+        }
+        writeln!(out)?;
+        if self.dry_run {
+            writeln!(out, "Dry run: nothing was written.")?;
+        } else if !self.plan.writes() {
+            writeln!(out, "Nothing to write: the database already holds all of it.")?;
+        } else {
+            writeln!(
+                out,
+                "Done. Next: start Halyard on this database and point your SDKs, Edge instances and \
+                 scripts at its URL instead of {}; their API tokens already work here.",
+                self.source
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A kind's name for one object.
+fn singular(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Environment => "environment",
+        Kind::Project => "project",
+        Kind::ContextField => "context field",
+        Kind::StrategyType => "strategy type",
+        Kind::TagType => "tag type",
+        Kind::Tag => "tag",
+        Kind::Segment => "segment",
+        Kind::Flag => "flag",
+        Kind::Addon => "integration",
+        Kind::Token => "API token",
+        Kind::User => "user",
+        Kind::Event => "event",
+    }
+}
