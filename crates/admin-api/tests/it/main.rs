@@ -10,5 +10,6 @@ mod catalogue;
 mod common;
 mod delivery;
 mod identity;
+mod migrate;
 mod openapi;
 mod server;

@@ -1,6 +1,7 @@
 //! The real binary, started on a free port: raw exchanges for what only a real socket shows.
 
 use flag_store::scratch::Scratch;
+use serde_json::Value;
 use std::io::Read;
 use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
@@ -23,6 +24,49 @@ pub fn get_status(port: u16, path: &str) -> Option<String> {
     let mut response = String::new();
     stream.read_to_string(&mut response).ok()?;
     response.lines().next().map(str::to_owned)
+}
+
+/// `method` `url` with `token`, and `body` as JSON; the status and the JSON answer (a string when
+/// it is not JSON).
+pub fn call(
+    method: &str,
+    url: &str,
+    token: &str,
+    body: Option<Value>,
+) -> Result<(u16, Value), Box<dyn std::error::Error>> {
+    let agent = agent();
+    let mut response = match (method, body) {
+        ("GET", _) => agent.get(url).header("Authorization", token).call()?,
+        ("DELETE", _) => agent.delete(url).header("Authorization", token).call()?,
+        ("PATCH", body) => agent
+            .patch(url)
+            .header("Authorization", token)
+            .send_json(body.unwrap_or(Value::Null))?,
+        ("PUT", body) => agent
+            .put(url)
+            .header("Authorization", token)
+            .send_json(body.unwrap_or(Value::Null))?,
+        (_, Some(body)) => agent.post(url).header("Authorization", token).send_json(&body)?,
+        (_, None) => agent.post(url).header("Authorization", token).send_empty()?,
+    };
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string()?;
+    Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
+}
+
+/// As [`call`], failing unless the answer's status is `status`; the JSON answer.
+pub fn expect(
+    method: &str,
+    url: &str,
+    token: &str,
+    body: Option<Value>,
+    status: u16,
+) -> Result<Value, Box<dyn std::error::Error>> {
+    let (got, answer) = call(method, url, token, body)?;
+    if got != status {
+        return Err(format!("{method} {url}: {got} {answer}").into());
+    }
+    Ok(answer)
 }
 
 /// Starts the binary on a free port on the scratch database and waits until it is ready.

@@ -11,7 +11,7 @@ use flag_store::scratch::Scratch;
 use serde_json::{Value, json};
 
 use crate::common::flag_names;
-use crate::common::process::{Running, agent, free_port, get_status, start_server_on};
+use crate::common::process::{Running, call, expect, free_port, get_status, start_server_on};
 use crate::common::sse::{Item, Sse};
 
 type Outcome = Result<(), Box<dyn std::error::Error>>;
@@ -19,43 +19,6 @@ type Outcome = Result<(), Box<dyn std::error::Error>>;
 const ADMIN: &str = "*:*.edge-test-admin-secret";
 const BACKEND: &str = "*:development.edge-test-backend-secret";
 const FRONTEND: &str = "*:development.edge-test-frontend-secret";
-
-/// `method` `url` with `token`, and `body` as JSON; the status and the JSON answer.
-fn call(
-    method: &str,
-    url: &str,
-    token: &str,
-    body: Option<Value>,
-) -> Result<(u16, Value), Box<dyn std::error::Error>> {
-    let agent = agent();
-    let mut response = match (method, body) {
-        ("GET", _) => agent.get(url).header("Authorization", token).call()?,
-        ("DELETE", _) => agent.delete(url).header("Authorization", token).call()?,
-        ("PUT", body) => agent
-            .put(url)
-            .header("Authorization", token)
-            .send_json(body.unwrap_or(Value::Null))?,
-        (_, Some(body)) => agent.post(url).header("Authorization", token).send_json(&body)?,
-        (_, None) => agent.post(url).header("Authorization", token).send_empty()?,
-    };
-    let status = response.status().as_u16();
-    let text = response.body_mut().read_to_string()?;
-    Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
-}
-
-fn expect(
-    method: &str,
-    url: &str,
-    token: &str,
-    body: Option<Value>,
-    status: u16,
-) -> Result<Value, Box<dyn std::error::Error>> {
-    let (got, answer) = call(method, url, token, body)?;
-    if got != status {
-        return Err(format!("{method} {url}: {got} {answer}").into());
-    }
-    Ok(answer)
-}
 
 /// The upstream: the real server on a scratch database, which can be stopped and started again
 /// on the same port and database.
