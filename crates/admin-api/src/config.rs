@@ -456,6 +456,11 @@ pub struct MigrateArgs {
     /// An admin API token of the source, or an admin user's personal access token.
     #[arg(long, env = "MIGRATE_TOKEN", hide_env_values = true)]
     pub token: Secret,
+    /// The source's own PostgreSQL database (`postgres://...`), read-only, for what its API never
+    /// shows: users' password hashes, integrations' secrets, API tokens' true types and the whole
+    /// audit log. Unleash 6 to 8.
+    #[arg(long, env = "MIGRATE_FROM_DATABASE", hide_env_values = true)]
+    pub from_database: Option<Secret>,
     /// Print what would be created and every conflict, per kind; write nothing.
     #[arg(long)]
     pub dry_run: bool,

@@ -140,9 +140,15 @@ fn migrate(store: &Store, args: &MigrateArgs) -> anyhow::Result<()> {
         }
         last = Some(step.kind);
     };
-    let read = source
+    let mut read = source
         .read(args.events_since, &mut progress)
         .with_context(|| format!("reading {}", args.from))?;
+    if let Some(url) = &args.from_database {
+        let mut database = flag_store::queries::migrate::UnleashDatabase::open(&url.0)
+            .context("opening the source's database (--from-database)")?;
+        read.add_database(&mut database, args.events_since)
+            .context("reading the source's database (--from-database)")?;
+    }
     if terminal {
         eprintln!();
     }

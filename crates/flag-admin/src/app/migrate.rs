@@ -34,6 +34,88 @@ pub struct Read {
     pub not_carried: Vec<NotCarried>,
     /// The source's version, as it says.
     pub version: String,
+    /// Integrations whose secret parameters the API hid, by id, and whether each was on.
+    hidden: Vec<(i32, bool)>,
+}
+
+impl Read {
+    /// Adds what only Unleash's own database holds: users' password hashes (bcrypt, verified at
+    /// their first login here), integrations' secret parameters, API tokens' true types, and the
+    /// whole audit log from `events_since` on. The database must be the API's installation's: its
+    /// users are matched by id and email.
+    pub fn add_database(
+        &mut self,
+        database: &mut migrate::UnleashDatabase,
+        events_since: Option<chrono::NaiveDate>,
+    ) -> Result<(), MigrateError> {
+        let users = database.users()?;
+        let mut matched = 0;
+        for user in &mut self.installation.users {
+            let Some(found) = users.iter().find(|found| Some(found.id) == user.id) else {
+                continue;
+            };
+            if found.email != user.email || found.username != user.username {
+                return Err(StoreError::Rejected {
+                    message: format!(
+                        "user {} differs between the API and the database: are they the same installation?",
+                        found.id
+                    ),
+                }
+                .into());
+            }
+            matched += 1;
+            user.password_hash.clone_from(&found.password_hash);
+        }
+        if matched == 0 && !self.installation.users.is_empty() {
+            return Err(StoreError::Rejected {
+                message:
+                    "no user of the API's installation is in the database: are they the same installation?"
+                        .to_owned(),
+            }
+            .into());
+        }
+        self.not_carried
+            .retain(|note| !(note.kind == Kind::User && note.why.contains("without passwords")));
+
+        for token in database.tokens()? {
+            let verifier = crate::runtime::secrets::verifier(&token.secret);
+            if let (Some(carried), Some(token_type)) = (
+                self.installation
+                    .tokens
+                    .iter_mut()
+                    .find(|carried| carried.secret_hash == verifier),
+                flag_store::models::TokenType::parse(&token.token_type),
+            ) {
+                carried.token_type = token_type;
+            }
+        }
+
+        let parameters = database.addon_parameters()?;
+        for (id, enabled) in std::mem::take(&mut self.hidden) {
+            let Some((_, clear)) = parameters.iter().find(|(found, _)| *found == id) else {
+                continue;
+            };
+            if let Some(addon) = self
+                .installation
+                .addons
+                .iter_mut()
+                .find(|addon| addon.id == Some(id))
+            {
+                addon.parameters.clone_from(clear);
+                addon.enabled = enabled;
+                let shown = format!(
+                    "integration {} {:?}",
+                    addon.provider,
+                    addon.description.as_deref().unwrap_or("")
+                );
+                self.not_carried.retain(|note| note.what != shown);
+            }
+        }
+
+        self.installation.events = database.events(events_since)?;
+        self.version = format!("{}; database: {}", self.version, database.version);
+        Ok(())
+    }
 }
 
 /// What one step of reading has reached, for a progress display.

@@ -1,4 +1,5 @@
-//! Passwords: Unleash's strength rules, and Argon2id hashing.
+//! Passwords: Unleash's strength rules, Argon2id hashing, and Unleash's bcrypt hashes of users
+//! moved across, replaced at their first login.
 
 use std::sync::LazyLock;
 
@@ -93,6 +94,41 @@ pub fn hash(password: &str) -> Result<String, argon2::password_hash::Error> {
 /// verification costs the same.
 static DECOY: LazyLock<Option<String>> = LazyLock::new(|| hash("decoy password").ok());
 
+/// What a login's password check found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Verified {
+    /// The password does not match, or there is no usable hash.
+    No,
+    /// It matches.
+    Yes,
+    /// It matches a hash from Unleash (bcrypt), which this Argon2id hash of it replaces.
+    Rehashed(String),
+}
+
+/// Checks `password` against `stored`, which is an Argon2id PHC string or, for a user moved from
+/// Unleash, a bcrypt hash (`$2a$`, `$2b$` or `$2y$`); a matching bcrypt hash is rehashed.
+pub fn check(password: &str, stored: Option<&str>) -> Verified {
+    match stored {
+        Some(bcrypt_hash) if is_bcrypt(bcrypt_hash) => {
+            if !bcrypt::verify(password, bcrypt_hash).unwrap_or(false) {
+                return Verified::No;
+            }
+            match hash(password) {
+                Ok(rehashed) => Verified::Rehashed(rehashed),
+                Err(_) => Verified::Yes,
+            }
+        }
+        stored if verify(password, stored) => Verified::Yes,
+        _ => Verified::No,
+    }
+}
+
+fn is_bcrypt(stored: &str) -> bool {
+    ["$2a$", "$2b$", "$2y$"]
+        .iter()
+        .any(|prefix| stored.starts_with(prefix))
+}
+
 /// Whether `password` matches the PHC string `stored`. With no usable hash (an unknown user, or
 /// one without a password) it still runs one verification against a fixed hash and answers
 /// `false`, so the time taken does not tell which users exist.
@@ -129,6 +165,23 @@ mod tests {
         assert_eq!(broken_rules("").len(), 5);
         // An emoji is two UTF-16 units.
         assert!(broken_rules("Aa1😀😀😀x").len() == 1);
+    }
+
+    #[test]
+    fn a_bcrypt_hash_from_unleash_is_verified_once_and_replaced() -> Result<(), bcrypt::BcryptError> {
+        // As Unleash's bcryptjs writes them: 2a before 8.0, 2b since, cost 10.
+        for version in [bcrypt::Version::TwoA, bcrypt::Version::TwoB] {
+            let unleash = bcrypt::hash_with_result("Str0ng!Passw0rd", 10)?.format_for_version(version);
+            assert_eq!(check("Wrong!Passw0rd", Some(&unleash)), Verified::No);
+            let Verified::Rehashed(rehashed) = check("Str0ng!Passw0rd", Some(&unleash)) else {
+                panic!("a matching bcrypt hash is not rehashed");
+            };
+            assert!(rehashed.starts_with("$argon2id$"));
+            assert_eq!(check("Str0ng!Passw0rd", Some(&rehashed)), Verified::Yes);
+        }
+        assert_eq!(check("Str0ng!Passw0rd", Some("$2b$10$not-a-hash")), Verified::No);
+        assert_eq!(check("Str0ng!Passw0rd", None), Verified::No);
+        Ok(())
     }
 
     #[test]

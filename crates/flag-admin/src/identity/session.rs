@@ -55,10 +55,11 @@ pub async fn login(
     .await?;
     let stored = user.as_ref().and_then(|user| user.password_hash.clone());
     let candidate = request.password;
-    let valid = ctx
+    let verified = ctx
         .cpu
-        .run(move || password::verify(&candidate, stored.as_deref()))
+        .run(move || password::check(&candidate, stored.as_deref()))
         .await?;
+    let valid = verified != password::Verified::No;
     identity.passwords_verified.fetch_add(1, Ordering::Relaxed);
     let Some(mut user) = user else {
         return Err(AdminError::PasswordMismatch);
@@ -66,6 +67,9 @@ pub async fn login(
     let now = crate::now();
     let id = user.id;
     db::run(&ctx.store, move |conn| {
+        if let password::Verified::Rehashed(rehashed) = &verified {
+            queries::users::replace_password_hash(conn, id, rehashed)?;
+        }
         queries::users::record_login(conn, id, valid, now)
     })
     .await?;

@@ -228,3 +228,41 @@ fn a_rate_limiter_counts_each_address_in_its_own_window() {
     let closed = RateLimiter::new(0);
     assert!(closed.check(other).is_err());
 }
+
+#[tokio::test]
+async fn a_password_hash_moved_from_unleash_signs_in_and_is_replaced_by_argon2id() -> Outcome {
+    let world = World::new()?;
+    let (ctx, identity) = (&world.ctx, world.ctx.identity());
+    // As Unleash's bcryptjs writes it (`$2b$10$`; `$2a$` before Unleash 8), and as
+    // `halyard migrate --from-database` carries it.
+    let unleash_hash = bcrypt::hash(PASSWORD, 10)?;
+    let moved = NewUser {
+        name: Some("Moved".into()),
+        username: None,
+        email: Some("moved@example.com".into()),
+        password_hash: Some(unleash_hash.clone()),
+        root_role: RootRole::Editor,
+        created_at: flag_admin::now(),
+    };
+    let row =
+        flag_store::queries::users::create(&mut *world.store().connection()?, &moved, &Actor::system())?;
+    let stored = |world: &World| -> Result<Option<String>, Box<dyn std::error::Error>> {
+        Ok(flag_store::queries::users::get(&mut *world.store().connection()?, row.id)?.password_hash)
+    };
+
+    let wrong = session::login(ctx, identity, HERE, login("moved@example.com", "Wr0ng-Passw0rd!")).await;
+    assert!(matches!(wrong, Err(AdminError::PasswordMismatch)), "{wrong:?}");
+    assert_eq!(
+        stored(&world)?.as_deref(),
+        Some(unleash_hash.as_str()),
+        "a failed login rehashed"
+    );
+
+    session::login(ctx, identity, HERE, login("moved@example.com", PASSWORD)).await?;
+    let rehashed = stored(&world)?.ok_or("no hash")?;
+    assert!(rehashed.starts_with("$argon2id$"), "{rehashed}");
+    // The same password keeps working against the new hash.
+    session::login(ctx, identity, HERE, login("moved@example.com", PASSWORD)).await?;
+    assert_eq!(stored(&world)?.as_deref(), Some(rehashed.as_str()));
+    Ok(())
+}

@@ -9,6 +9,7 @@
 //! identical the second time and writes nothing.
 
 mod read;
+mod unleash;
 mod write;
 
 use std::collections::BTreeMap;
@@ -22,6 +23,7 @@ use crate::error::StoreError;
 use crate::models::{LegalValue, RootRole, StrategyParameter, TokenType};
 
 pub use read::read;
+pub use unleash::{UnleashDatabase, UnleashToken, UnleashUser};
 
 /// Everything one installation holds, in the order it is written.
 #[derive(Debug, Clone, Default, PartialEq)]

@@ -93,6 +93,15 @@ pub fn list(conn: &mut DbConnection) -> Result<Vec<UserRow>, StoreError> {
         .load(conn)?)
 }
 
+/// Replaces a user's password hash: a bcrypt hash moved from Unleash, by an Argon2id hash of the
+/// same password at the user's first login. Not an audit event: the password did not change.
+pub fn replace_password_hash(conn: &mut DbConnection, id: i32, hash: &str) -> Result<(), StoreError> {
+    diesel::update(users::table.find(id))
+        .set(users::password_hash.eq(hash))
+        .execute(conn)?;
+    Ok(())
+}
+
 /// Records a login attempt: success resets the failure count and sets `seen_at`.
 pub fn record_login(
     conn: &mut DbConnection,

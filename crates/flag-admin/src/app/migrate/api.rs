@@ -368,6 +368,7 @@ impl ApiSource {
             .collect();
 
         let mut addons = Vec::new();
+        let mut hidden = Vec::new();
         for addon in self.get::<AddonsIn>("/api/admin/addons")?.addons {
             let masked: Vec<String> = addon
                 .parameters
@@ -399,6 +400,7 @@ impl ApiSource {
                         masked.join(", ")
                     ),
                 });
+                hidden.push((addon.id, carried.enabled));
                 carried.enabled = false;
             }
             addons.push(carried);
@@ -561,6 +563,7 @@ impl ApiSource {
             },
             not_carried: notes,
             version: self.version,
+            hidden,
         })
     }
 
