@@ -533,7 +533,7 @@ impl Proxy {
     const UNLEASH: u8 = 0;
     /// The segment list answers an HTML page.
     const GARBAGE: u8 = 1;
-    /// The export is missing, as on a server without it.
+    /// Neither event search answers, as on a server without them.
     const MISSING: u8 = 2;
     /// The tag list never answers.
     const HANGING: u8 = 3;
@@ -624,7 +624,11 @@ impl Proxy {
             (Self::GARBAGE, "/api/admin/segments") => {
                 return reply(&mut connection, 200, "<html>maintenance</html>");
             }
-            (Self::MISSING, "/api/admin/features-batch/export") => return reply(&mut connection, 404, "{}"),
+            (Self::MISSING, path)
+                if path.starts_with("/api/admin/search/events") || path == "/api/admin/events/search" =>
+            {
+                return reply(&mut connection, 404, "{}");
+            }
             (Self::HANGING, "/api/admin/tags") => {
                 std::thread::sleep(Duration::from_secs(30));
                 return Ok(());
@@ -747,7 +751,7 @@ fn a_source_that_fails_writes_nothing_and_says_what_failed() -> Outcome {
             ADMIN,
             Proxy::MISSING,
             &[],
-            "has no /api/admin/features-batch/export (404)",
+            "has no /api/admin/search/events (404)",
         ),
         (
             "",

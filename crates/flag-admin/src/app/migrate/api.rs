@@ -2,18 +2,18 @@
 //!
 //! The read plan: the global lists (environments, projects, strategy types, context fields,
 //! segments, tag types and tags, integrations, API tokens, users), each project's environments,
-//! the audit log (first, so the reads below, which Unleash records as `features-exported`, are
-//! not in it), every flag's name and metadata from the flag search (archived ones too), then one
-//! export per environment naming every flag, which gives their strategies, variants, tags and
-//! parents. Where an older Unleash lacks an endpoint, its older equivalent is asked instead.
+//! the audit log, every flag's name, metadata and tags from the flag search (archived ones too),
+//! then each live flag (its strategies, variants and parent in every environment), and each
+//! archived flag's environments one by one. Only `GET`s: Unleash's export would be quicker, but it
+//! records each export in the source's audit log, and the source is only read. Where an older
+//! Unleash lacks an endpoint, its older equivalent is asked instead.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
-use flag_eval::Constraint;
+use flag_eval::{Constraint, Variant};
 use flag_store::models::{LegalValue, RootRole, StrategyParameter, TokenType};
-use flag_store::queries::export::ExportDocument;
 use flag_store::queries::migrate::{
     Addon, ContextField, Dependency, Environment, Event, Flag, FlagEnvironment, Installation, Kind, MASKED,
     Project, Segment, Strategy, StrategyType, Tag, TagType, Token, User,
@@ -25,8 +25,6 @@ use super::{NotCarried, Progress, Read};
 
 /// The largest answer read from the source (an export of every flag in one environment).
 const ANSWER_LIMIT: u64 = 1 << 30;
-/// Flags named in one export request: Unleash takes bodies up to 500 kB.
-const EXPORT_CHUNK: usize = 1000;
 /// Search pages: Unleash answers at most 100 flags and 1,000 events a page.
 const FLAG_PAGE: usize = 100;
 const EVENT_PAGE: usize = 1000;
@@ -493,55 +491,65 @@ impl ApiSource {
         let events = self.events(events_since, &mut report)?;
 
         let listed = self.flag_list(&mut report)?;
-        let names: Vec<String> = listed.keys().cloned().collect();
-        let mut flags: BTreeMap<String, Flag> = BTreeMap::new();
-        for (name, item) in &listed {
-            flags.insert(
-                name.clone(),
-                Flag {
-                    name: name.clone(),
-                    project: item.project.clone(),
-                    flag_type: item.flag_type.clone(),
-                    description: item.description.clone(),
-                    stale: item.stale,
-                    impression_data: item.impression_data,
-                    created_at: time(item.created_at.as_deref()),
-                    created_by_user_id: item
-                        .created_by
-                        .as_ref()
-                        .and_then(|person| person.id)
-                        .and_then(|id| i32::try_from(id).ok()),
-                    archived_at: item
-                        .archived_at
-                        .as_deref()
-                        .and_then(|at| time(Some(at)))
-                        .or_else(|| item.archived.then(crate::runtime::clock::now)),
-                    tags: Vec::new(),
-                    dependency: None,
-                    environments: Vec::new(),
-                },
-            );
-        }
-        let mut tag_type_names: BTreeSet<String> = tag_types.iter().map(|kind| kind.name.clone()).collect();
-        for environment in &environments {
-            for chunk in names.chunks(EXPORT_CHUNK) {
-                let path = "/api/admin/features-batch/export";
-                let body = serde_json::json!({ "environment": environment.name, "features": chunk, "downloadFile": false });
-                let document: ExportDocument = match self.post(path, &body)? {
-                    Answer::Found(document) => document,
-                    Answer::Missing => return Err(self.missing(path)),
-                };
-                merge_export(
-                    &mut flags,
-                    &environment.name,
-                    document,
-                    &segment_names,
-                    &mut tags,
-                    &mut tag_types,
-                    &mut tag_type_names,
-                )?;
+        let mut flags: Vec<Flag> = Vec::with_capacity(listed.len());
+        for (name, item) in listed {
+            let mut flag_tags: Vec<Tag> = item
+                .tags
+                .iter()
+                .map(|tag| Tag {
+                    tag_type: tag.tag_type.clone(),
+                    value: tag.value.clone(),
+                })
+                .collect();
+            flag_tags.sort();
+            flag_tags.dedup();
+            tags.extend(flag_tags.iter().cloned());
+            let archived_at = item
+                .archived_at
+                .as_deref()
+                .and_then(|at| time(Some(at)))
+                .or_else(|| item.archived.then(crate::now));
+            let (states, dependency) = if archived_at.is_some() {
+                (
+                    self.archived_flag(&item.project, &name, &environments, &segment_names)?,
+                    None,
+                )
+            } else {
+                self.live_flag(&item.project, &name, &segment_names)?
+            };
+            flags.push(Flag {
+                project: item.project,
+                flag_type: item.flag_type,
+                description: item.description,
+                stale: item.stale,
+                impression_data: item.impression_data,
+                created_at: time(item.created_at.as_deref()),
+                created_by_user_id: item
+                    .created_by
+                    .and_then(|person| person.id)
+                    .and_then(|id| i32::try_from(id).ok()),
+                archived_at,
+                tags: flag_tags,
+                dependency,
+                environments: states,
+                name,
+            });
+            if flags.len().is_multiple_of(100) {
+                report(Kind::Flag, flags.len());
             }
         }
+        let used: BTreeSet<&str> = tag_types.iter().map(|kind| kind.name.as_str()).collect();
+        let missing: BTreeSet<String> = tags
+            .iter()
+            .filter(|tag| !used.contains(tag.tag_type.as_str()))
+            .map(|tag| tag.tag_type.clone())
+            .collect();
+        tag_types.extend(missing.into_iter().map(|name| TagType {
+            name,
+            description: None,
+            icon: None,
+            color: None,
+        }));
         report(Kind::Flag, flags.len());
         report(Kind::TagType, tag_types.len());
         report(Kind::Tag, tags.len());
@@ -555,7 +563,7 @@ impl ApiSource {
                 tag_types,
                 tags: tags.into_iter().collect(),
                 segments,
-                flags: flags.into_values().collect(),
+                flags,
                 addons,
                 tokens,
                 users,
@@ -565,6 +573,75 @@ impl ApiSource {
             version: self.version,
             hidden,
         })
+    }
+
+    /// A live flag's state in each environment it has one (strategies in order, variants) and
+    /// its parent: one read of the flag.
+    fn live_flag(
+        &self,
+        project: &str,
+        name: &str,
+        segment_names: &HashMap<i64, String>,
+    ) -> Result<(Vec<FlagEnvironment>, Option<Dependency>), SourceError> {
+        let path = format!(
+            "/api/admin/projects/{}/features/{}?variantEnvironments=true",
+            encode(project),
+            encode(name)
+        );
+        let flag: FeatureIn = self.get(&path)?;
+        let mut states = Vec::new();
+        for state in flag.environments {
+            states.push(FlagEnvironment {
+                strategies: strategies(&path, name, &state.name, state.strategies, segment_names)?,
+                environment: state.name,
+                enabled: state.enabled,
+                variants: state.variants,
+            });
+        }
+        states.sort_by(|left, right| left.environment.cmp(&right.environment));
+        let dependency = flag.dependencies.into_iter().next().map(|parent| Dependency {
+            parent: parent.feature,
+            enabled: parent.enabled,
+            variants: parent.variants,
+        });
+        Ok((states, dependency))
+    }
+
+    /// An archived flag's state in each environment it kept one: Unleash answers a flag's own read
+    /// only while it is live, but its environments' reads still.
+    fn archived_flag(
+        &self,
+        project: &str,
+        name: &str,
+        environments: &[Environment],
+        segment_names: &HashMap<i64, String>,
+    ) -> Result<Vec<FlagEnvironment>, SourceError> {
+        let mut states = Vec::new();
+        for environment in environments {
+            let base = format!(
+                "/api/admin/projects/{}/features/{}/environments/{}",
+                encode(project),
+                encode(name),
+                encode(&environment.name)
+            );
+            let Answer::Found(state) = self.try_get::<FeatureEnvironmentIn>(&base)? else {
+                continue;
+            };
+            let strategies_path = format!("{base}/strategies");
+            let listed: Vec<StrategyIn> = self.get(&strategies_path)?;
+            let variants: VariantsIn = match self.try_get(&format!("{base}/variants"))? {
+                Answer::Found(variants) => variants,
+                Answer::Missing => VariantsIn::default(),
+            };
+            states.push(FlagEnvironment {
+                strategies: strategies(&strategies_path, name, &environment.name, listed, segment_names)?,
+                environment: environment.name.clone(),
+                enabled: state.enabled,
+                variants: variants.variants,
+            });
+        }
+        states.sort_by(|left, right| left.environment.cmp(&right.environment));
+        Ok(states)
     }
 
     /// The environments enabled in `project`: `visible` in its environment list (Unleash 6.8 and
@@ -747,114 +824,52 @@ fn json_text(value: Option<serde_json::Value>) -> Option<String> {
         .map(|value| value.to_string())
 }
 
-/// Adds one environment's export to the flags: each flag's state, strategies (in their order)
-/// and variants there, and its tags and parent.
-fn merge_export(
-    flags: &mut BTreeMap<String, Flag>,
+/// A flag's strategies in one environment, in their order, each naming its segments.
+fn strategies(
+    path: &str,
+    flag: &str,
     environment: &str,
-    document: ExportDocument,
+    listed: Vec<StrategyIn>,
     segment_names: &HashMap<i64, String>,
-    tags: &mut BTreeSet<Tag>,
-    tag_types: &mut Vec<TagType>,
-    tag_type_names: &mut BTreeSet<String>,
-) -> Result<(), SourceError> {
-    let garbage = |error: String| SourceError::Garbage {
-        path: "/api/admin/features-batch/export".to_owned(),
-        error,
-    };
-    let mut strategies: HashMap<String, Vec<(Option<i32>, Strategy)>> = HashMap::new();
-    for (place, strategy) in document.feature_strategies.into_iter().enumerate() {
-        let mut segments = Vec::new();
-        for id in &strategy.segments {
-            let name = segment_names.get(id).ok_or_else(|| {
-                garbage(format!(
-                    "a strategy uses segment {id}, which the segment list lacks"
-                ))
-            })?;
-            segments.push(name.clone());
-        }
-        segments.sort();
-        let parameters = strategy
-            .parameters
-            .into_iter()
-            .map(|(name, value)| {
-                let text = match value {
-                    serde_json::Value::String(text) => text,
-                    other => other.to_string(),
-                };
-                (name, text)
+) -> Result<Vec<Strategy>, SourceError> {
+    let mut ordered: Vec<(usize, StrategyIn)> = listed.into_iter().enumerate().collect();
+    ordered.sort_by_key(|(place, strategy)| (strategy.sort_order.unwrap_or(i32::MAX), *place));
+    ordered
+        .into_iter()
+        .map(|(place, strategy)| {
+            let mut segments = Vec::new();
+            for id in &strategy.segments {
+                let name = segment_names.get(id).ok_or_else(|| SourceError::Garbage {
+                    path: path.split('?').next().unwrap_or(path).to_owned(),
+                    error: format!("a strategy uses segment {id}, which the segment list lacks"),
+                })?;
+                segments.push(name.clone());
+            }
+            segments.sort();
+            Ok(Strategy {
+                id: strategy
+                    .id
+                    .unwrap_or_else(|| made_up_id(flag, environment, place)),
+                name: strategy.name,
+                title: strategy.title.filter(|title| !title.is_empty()),
+                disabled: strategy.disabled.unwrap_or(false),
+                parameters: strategy
+                    .parameters
+                    .into_iter()
+                    .map(|(name, value)| {
+                        let text = match value {
+                            serde_json::Value::String(text) => text,
+                            other => other.to_string(),
+                        };
+                        (name, text)
+                    })
+                    .collect(),
+                constraints: strategy.constraints,
+                variants: strategy.variants,
+                segments,
             })
-            .collect();
-        strategies
-            .entry(strategy.feature_name.clone())
-            .or_default()
-            .push((
-                strategy.sort_order,
-                Strategy {
-                    id: strategy
-                        .id
-                        .unwrap_or_else(|| made_up_id(&strategy.feature_name, environment, place)),
-                    name: strategy.name,
-                    title: strategy.title.filter(|title| !title.is_empty()),
-                    disabled: strategy.disabled.unwrap_or(false),
-                    parameters,
-                    constraints: strategy.constraints,
-                    variants: strategy.variants,
-                    segments,
-                },
-            ));
-    }
-    for state in document.feature_environments {
-        let Some(flag) = flags.get_mut(&state.feature_name) else {
-            continue;
-        };
-        let mut found = strategies.remove(&state.feature_name).unwrap_or_default();
-        found.sort_by_key(|(order, _)| order.unwrap_or(i32::MAX));
-        flag.environments.push(FlagEnvironment {
-            environment: environment.to_owned(),
-            enabled: state.enabled,
-            variants: state.variants,
-            strategies: found.into_iter().map(|(_, strategy)| strategy).collect(),
-        });
-        flag.environments
-            .sort_by(|left, right| left.environment.cmp(&right.environment));
-    }
-    for kind in document.tag_types {
-        if tag_type_names.insert(kind.name.clone()) {
-            tag_types.push(TagType {
-                name: kind.name,
-                description: kind.description,
-                icon: kind.icon,
-                color: kind.color,
-            });
-        }
-    }
-    for tag in document.feature_tags {
-        let tag_ref = Tag {
-            tag_type: tag.tag_type,
-            value: tag.tag_value,
-        };
-        tags.insert(tag_ref.clone());
-        if let Some(flag) = flags.get_mut(&tag.feature_name)
-            && !flag.tags.contains(&tag_ref)
-        {
-            flag.tags.push(tag_ref);
-            flag.tags.sort();
-        }
-    }
-    for child in document.dependencies {
-        if let (Some(flag), Some(parent)) = (
-            flags.get_mut(&child.feature),
-            child.dependencies.into_iter().next(),
-        ) {
-            flag.dependency = Some(Dependency {
-                parent: parent.feature,
-                enabled: parent.enabled,
-                variants: parent.variants,
-            });
-        }
-    }
-    Ok(())
+        })
+        .collect()
 }
 
 /// An id for a strategy the source gives none, the same on every read: a UUID's shape over the
@@ -1209,10 +1224,76 @@ struct ListedFlag {
     created_by: Option<PersonIn>,
     #[serde(default)]
     archived: bool,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    tags: Vec<TagIn>,
 }
 
 fn release() -> String {
     "release".to_owned()
+}
+
+/// A live flag, as `GET /api/admin/projects/{project}/features/{flag}` shows it.
+#[derive(Deserialize)]
+struct FeatureIn {
+    #[serde(default)]
+    environments: Vec<FeatureStateIn>,
+    #[serde(default)]
+    dependencies: Vec<ParentIn>,
+}
+
+#[derive(Deserialize)]
+struct FeatureStateIn {
+    name: String,
+    #[serde(default)]
+    enabled: bool,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    variants: Vec<Variant>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    strategies: Vec<StrategyIn>,
+}
+
+#[derive(Deserialize)]
+struct ParentIn {
+    feature: String,
+    #[serde(default = "yes")]
+    enabled: bool,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    variants: Vec<String>,
+}
+
+/// A flag's switch in one environment.
+#[derive(Deserialize)]
+struct FeatureEnvironmentIn {
+    #[serde(default)]
+    enabled: bool,
+}
+
+#[derive(Deserialize, Default)]
+struct VariantsIn {
+    #[serde(default, deserialize_with = "null_as_empty")]
+    variants: Vec<Variant>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct StrategyIn {
+    #[serde(default)]
+    id: Option<String>,
+    name: String,
+    #[serde(default)]
+    title: Option<String>,
+    #[serde(default)]
+    disabled: Option<bool>,
+    #[serde(default)]
+    parameters: BTreeMap<String, serde_json::Value>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    constraints: Vec<Constraint>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    variants: Vec<Variant>,
+    #[serde(default, deserialize_with = "null_as_empty")]
+    segments: Vec<i64>,
+    #[serde(default)]
+    sort_order: Option<i32>,
 }
 
 #[derive(Deserialize)]
