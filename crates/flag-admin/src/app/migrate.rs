@@ -171,6 +171,14 @@ pub struct Report<'a> {
     pub source: &'a str,
 }
 
+impl Report<'_> {
+    /// Whether the objects held otherwise are (or would be) updated: with `--merge`, or in a
+    /// database that held nothing of its users' own (only what it was made with).
+    fn updates(&self) -> bool {
+        self.merge || !self.plan.target_held_data
+    }
+}
+
 impl fmt::Display for Report<'_> {
     fn fmt(&self, out: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (create, update) = if self.dry_run {
@@ -192,7 +200,7 @@ impl fmt::Display for Report<'_> {
                 .iter()
                 .filter(|entry| entry.kind == kind)
                 .count();
-            let updated = if self.merge || self.dry_run {
+            let updated = if self.updates() {
                 self.plan.count(kind, Action::Update)
             } else {
                 0
@@ -210,14 +218,14 @@ impl fmt::Display for Report<'_> {
         let conflicts: Vec<_> = self.plan.conflicts().collect();
         if !conflicts.is_empty() {
             writeln!(out)?;
-            if self.merge && !self.dry_run {
+            if !self.dry_run && self.updates() {
                 writeln!(out, "Updated, because the database held them otherwise:")?;
             } else {
                 writeln!(
                     out,
                     "Conflicts: the database holds these otherwise ({}):",
-                    if self.merge {
-                        "--merge updates them"
+                    if self.updates() {
+                        "they would be updated"
                     } else {
                         "only --merge updates them"
                     }

@@ -629,6 +629,18 @@ impl Object for User {
     }
     fn settle(&mut self, stored: &Self) {
         self.id = stored.id;
+        // A hash from Unleash that a sign-in here has already replaced is the same password.
+        let replaced = stored
+            .password_hash
+            .as_deref()
+            .is_some_and(|hash| hash.starts_with("$argon2"))
+            && self
+                .password_hash
+                .as_deref()
+                .is_some_and(|hash| hash.starts_with("$2"));
+        if replaced {
+            self.password_hash.clone_from(&stored.password_hash);
+        }
         keep(&mut self.password_hash, stored.password_hash.as_ref());
         keep(&mut self.created_at, stored.created_at.as_ref());
         keep(&mut self.seen_at, stored.seen_at.as_ref());

@@ -13,13 +13,13 @@ use diesel::sql_types::{Integer, Nullable, Text, Timestamp};
 use super::Event;
 use crate::error::StoreError;
 
-/// The schemas read here: the first migration of each major release and the newest known, by the
-/// names in Unleash's `migrations` table (each a timestamp, so they sort by age).
+/// The schemas read here: the first migration of each major release and the newest of 8.2.0, by
+/// the names in Unleash's `migrations` table (each a timestamp, so they sort by age).
 const RELEASES: [(&str, &str); 4] = [
     ("/20240506141345-lifecycle-initial-stage", "6"),
     ("/20250424185110-unknown-flags", "7"),
     ("/20260601105104-add-sunset-feature-type", "8"),
-    ("/20260817100000-add-job-retry-metadata", "8.2"),
+    ("/20260902120000-add-user-agent-to-login-history", "8.2"),
 ];
 
 /// An integration's parameters.

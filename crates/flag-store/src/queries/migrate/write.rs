@@ -103,6 +103,16 @@ pub(super) fn write(
         }
     }
 
+    // A store that held nothing of its users' own has only the fields it was made with: those the
+    // source does not have go, so that both list the same.
+    if !plan.target_held_data {
+        let names: Vec<&str> = source
+            .context_fields
+            .iter()
+            .map(|field| field.name.as_str())
+            .collect();
+        diesel::delete(context_fields::table.filter(context_fields::name.ne_all(names))).execute(conn)?;
+    }
     for (field, new) in written(&source.context_fields, plan, Kind::ContextField) {
         let legal_values = to_json("legal_values", &field.legal_values)?;
         let values = (
