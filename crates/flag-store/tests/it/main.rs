@@ -9,6 +9,7 @@ mod common;
 mod concurrency;
 mod crash;
 mod evaluation;
+mod migrate;
 mod migrations;
 mod mirror;
 mod storage_caps;
