@@ -393,6 +393,11 @@ declare! {
     operation(users::__path_create, users::create, identity::users::CREATE),
     operation(users::__path_update, users::update, identity::users::UPDATE),
     operation(users::__path_delete, users::delete, identity::users::DELETE),
+    operation(
+        users::__path_change_password,
+        users::change_password,
+        identity::users::CHANGE_PASSWORD,
+    ),
     // Features.
     operation(flags::__path_list, flags::list, catalogue::features::LIST),
     operation(flags::__path_create, flags::create, catalogue::features::CREATE),

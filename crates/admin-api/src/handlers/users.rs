@@ -3,7 +3,9 @@
 use actix_web::web;
 use flag_admin::identity::users;
 use flag_admin::identity::users::types::UserOut;
-use flag_admin::identity::users::types::{CreateUserRequest, UpdateUserRequest, UsersResponse};
+use flag_admin::identity::users::types::{
+    CreateUserRequest, PasswordRequest, UpdateUserRequest, UsersResponse,
+};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -73,6 +75,30 @@ pub async fn update(
     Ok(web::Json(
         users::update(&state.app, &caller, path.into_inner(), request).await?,
     ))
+}
+
+/// Set a user's password, as an admin; the user's sessions end.
+#[utoipa::path(
+    post,
+    path = "/api/admin/user-admin/{id}/change-password",
+    tag = "Users",
+    operation_id = "changeUserPassword",
+    params(("id" = i32, Path, description = "The user's id")),
+    request_body = PasswordRequest,
+    responses(
+        (status = 200, description = "The password is set; no body"),
+        (status = 400, description = "The body breaks the schema or a password rule, or the id is not a number", body = ErrorBody),
+        (status = 404, description = "No user has this id", body = ErrorBody),
+    ),
+)]
+pub async fn change_password(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<i32>,
+    Body(request): Body<PasswordRequest>,
+) -> Result<Done, ApiError> {
+    users::change_password(&state.app, &caller, path.into_inner(), request).await?;
+    Ok(Done)
 }
 
 /// Delete a user.

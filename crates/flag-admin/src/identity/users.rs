@@ -7,7 +7,7 @@ use flag_store::queries;
 
 use crate::identity::auth::{Access, Caller};
 use crate::identity::users::types::UserOut;
-use crate::identity::users::types::{CreateUserRequest, UpdateUserRequest, UsersResponse};
+use crate::identity::users::types::{CreateUserRequest, PasswordRequest, UpdateUserRequest, UsersResponse};
 use crate::runtime::input;
 use crate::{AdminError, Detail, identity::password, runtime::Runtime, runtime::db};
 
@@ -104,6 +104,31 @@ pub async fn update(
         })
         .await?;
     Ok(UserOut::from(row))
+}
+
+/// Who may set a user's password.
+pub const CHANGE_PASSWORD: Access = Access::Admin;
+
+/// Sets a user's password, which must follow Unleash's rules, and ends their sessions: how an
+/// admin lets in a user who has none, such as one moved from Unleash through its API.
+pub async fn change_password(
+    ctx: &Runtime,
+    caller: &Caller,
+    id: i32,
+    request: PasswordRequest,
+) -> Result<(), AdminError> {
+    AdminError::check(
+        password::broken_rules(&request.password)
+            .into_iter()
+            .map(|rule| Detail::at("/password", rule))
+            .collect(),
+    )?;
+    let hash = hash_password(ctx, request.password).await?;
+    caller
+        .write(ctx, move |conn, _, _| {
+            queries::users::change_password(conn, id, &hash)
+        })
+        .await
 }
 
 /// Who may delete a user.

@@ -266,3 +266,57 @@ async fn a_password_hash_moved_from_unleash_signs_in_and_is_replaced_by_argon2id
     assert_eq!(stored(&world)?.as_deref(), Some(rehashed.as_str()));
     Ok(())
 }
+
+#[tokio::test]
+async fn an_admin_lets_in_a_user_without_a_password_by_setting_one() -> Outcome {
+    let world = World::new()?;
+    let (ctx, identity) = (&world.ctx, world.ctx.identity());
+    // As `halyard migrate` carries users through Unleash's API: with no password.
+    let moved = NewUser {
+        name: None,
+        username: Some("moved".into()),
+        email: None,
+        password_hash: None,
+        root_role: RootRole::Viewer,
+        created_at: flag_admin::now(),
+    };
+    let row =
+        flag_store::queries::users::create(&mut *world.store().connection()?, &moved, &Actor::system())?;
+    let refused = session::login(ctx, identity, HERE, login("moved", PASSWORD)).await;
+    assert!(
+        matches!(refused, Err(AdminError::PasswordMismatch)),
+        "{refused:?}"
+    );
+
+    let weak = users::change_password(
+        ctx,
+        &common::admin(users::CHANGE_PASSWORD),
+        row.id,
+        password_request("weak")?,
+    )
+    .await;
+    assert!(matches!(weak, Err(AdminError::Validation { .. })), "{weak:?}");
+    let unknown = users::change_password(
+        ctx,
+        &common::admin(users::CHANGE_PASSWORD),
+        999,
+        password_request(PASSWORD)?,
+    )
+    .await;
+    assert!(matches!(unknown, Err(AdminError::NotFound(_))), "{unknown:?}");
+    users::change_password(
+        ctx,
+        &common::admin(users::CHANGE_PASSWORD),
+        row.id,
+        password_request(PASSWORD)?,
+    )
+    .await?;
+    session::login(ctx, identity, HERE, login("moved", PASSWORD)).await?;
+    Ok(())
+}
+
+fn password_request(
+    password: &str,
+) -> Result<flag_admin::identity::users::types::PasswordRequest, serde_json::Error> {
+    serde_json::from_value(serde_json::json!({ "password": password }))
+}

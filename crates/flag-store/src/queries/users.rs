@@ -8,7 +8,7 @@ use crate::connection::{DbConnection, MultiBackend};
 use crate::error::StoreError;
 use crate::models::{Actor, EventType, NewEvent, NewUser, RoleRow, UserChanges, UserRow};
 use crate::queries::{events, to_json};
-use crate::schema::{roles, users};
+use crate::schema::{login_sessions, roles, users};
 
 /// Inserts a user, lower-casing the email. The unique indexes decide: a taken email (in any
 /// letter case) or username is [`StoreError::Conflict`], even when two signups race.
@@ -91,6 +91,23 @@ pub fn list(conn: &mut DbConnection) -> Result<Vec<UserRow>, StoreError> {
         .order(users::id.asc())
         .select(UserRow::as_select())
         .load(conn)?)
+}
+
+/// Sets a user's password, as an admin does, and ends the user's sessions, as Unleash does.
+pub fn change_password(conn: &mut DbConnection, id: i32, hash: &str) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let changed = diesel::update(users::table.find(id))
+            .set(users::password_hash.eq(hash))
+            .execute(conn)?;
+        if changed == 0 {
+            return Err(StoreError::NotFound {
+                entity: "user",
+                key: id.to_string(),
+            });
+        }
+        diesel::delete(login_sessions::table.filter(login_sessions::user_id.eq(id))).execute(conn)?;
+        Ok(())
+    })
 }
 
 /// Replaces a user's password hash: a bcrypt hash moved from Unleash, by an Argon2id hash of the

@@ -338,6 +338,7 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
         }
         ("post", "/api/admin/user-admin") => json!({"email": "new@example.com", "rootRole": 3}),
         ("put", "/api/admin/user-admin/{id}") => json!({"rootRole": 3}),
+        ("post", "/api/admin/user-admin/{id}/change-password") => json!({"password": "N3w-Passw0rd!x"}),
         ("post", "/api/admin/projects/{projectId}/features/{featureName}/dependencies") => {
             json!({"feature": "parent"})
         }

@@ -238,3 +238,56 @@ async fn delete_user_answer() {
     let (status, body) = send(&service, request).await;
     insta::assert_json_snapshot!(json!({"status": status.as_u16(), "body": body}));
 }
+
+#[actix_web::test]
+async fn an_admin_sets_a_users_password_which_ends_their_sessions() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let user = create_user(&service, "moved@example.com").await;
+    let path = format!("/api/admin/user-admin/{}/change-password", user["id"]);
+    let cookie = crate::common::login(&service, "moved@example.com", PASSWORD).await;
+
+    let (status, body) = send(
+        &service,
+        post(&path, ADMIN, json!({"password": "N3w-Passw0rd!x"})),
+    )
+    .await;
+    assert_eq!((status, body), (StatusCode::OK, Value::Null));
+    // The old session ends; the new password signs in, the old one does not.
+    let me = test::TestRequest::get().uri("/api/admin/user").cookie(cookie);
+    assert_eq!(send(&service, me).await.0, StatusCode::UNAUTHORIZED);
+    crate::common::login(&service, "moved@example.com", "N3w-Passw0rd!x").await;
+    let old = test::TestRequest::post()
+        .uri("/auth/simple/login")
+        .set_json(json!({"username": "moved@example.com", "password": PASSWORD}));
+    assert_eq!(send(&service, old).await.0, StatusCode::UNAUTHORIZED);
+
+    for (body, status, name) in [
+        (json!({"password": "weak"}), 400, "ValidationError"),
+        (json!({}), 400, "ValidationError"),
+        (
+            json!({"password": "N3w-Passw0rd!x", "other": 1}),
+            400,
+            "ValidationError",
+        ),
+    ] {
+        let (got, answer) = send(&service, post(&path, ADMIN, body)).await;
+        assert_error(got, &answer, status, name);
+    }
+    let (got, answer) = send(
+        &service,
+        post(
+            "/api/admin/user-admin/999/change-password",
+            ADMIN,
+            json!({"password": "N3w-Passw0rd!x"}),
+        ),
+    )
+    .await;
+    assert_error(got, &answer, 404, "NotFoundError");
+    let editor = crate::common::login(&service, "moved@example.com", "N3w-Passw0rd!x").await;
+    let by_editor = test::TestRequest::post()
+        .uri(&path)
+        .cookie(editor)
+        .set_json(json!({"password": "An0ther-Passw0rd!"}));
+    assert_eq!(send(&service, by_editor).await.0, StatusCode::FORBIDDEN);
+}

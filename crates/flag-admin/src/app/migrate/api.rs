@@ -482,7 +482,8 @@ impl ApiSource {
                 kind: Kind::User,
                 what: format!("all {} users", users.len()),
                 why: "carried without passwords, which Unleash's API never shows: each signs in through \
-                      single sign-on, or an admin sends them a password-reset link"
+                      single sign-on, or once an admin sets a password \
+                      (POST /api/admin/user-admin/{id}/change-password); --from-database carries them"
                     .to_owned(),
             });
         }

@@ -113,6 +113,29 @@ pub struct CreateUserRequest {
     pub send_email: Option<bool>,
 }
 
+/// Body of `POST /api/admin/user-admin/{id}/change-password`: Unleash's `passwordSchema`. An
+/// admin sets the password, so `oldPassword` and `confirmPassword` are accepted and not read, as
+/// Unleash does.
+#[derive(Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PasswordRequest {
+    /// The new password; it must follow Unleash's rules.
+    pub password: String,
+    /// For users changing their own password; not read here.
+    #[serde(default)]
+    pub old_password: Option<String>,
+    /// For users changing their own password; not read here.
+    #[serde(default)]
+    pub confirm_password: Option<String>,
+}
+
+/// The passwords are left out.
+impl std::fmt::Debug for PasswordRequest {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("PasswordRequest").finish_non_exhaustive()
+    }
+}
+
 /// Body of `PUT /api/admin/user-admin/{id}`: Unleash's `updateUserSchema`. Other fields are
 /// ignored, as Unleash ignores them.
 #[derive(Debug, Deserialize, ToSchema)]
