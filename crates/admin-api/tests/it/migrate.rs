@@ -3,8 +3,10 @@
 //! answers SDKs byte for byte as the source did; the same move again writing nothing; a database
 //! holding data refused without `--merge`. A loopback proxy in front of the source answers the
 //! token list as Unleash 8.2 does (full secrets), so the secrets' verifiers are carried and each
-//! secret works on the target with its scope; the same proxy plays a source that fails in each
-//! way, and each failure is a clear message with nothing written and no secret shown.
+//! secret works on the target with its scope, and leaves out of its lists what Unleash's
+//! open-source server leaves out (projects besides `default`), which the migration completes; the
+//! same proxy plays a source that fails in each way, and each failure is a clear message with
+//! nothing written and no secret shown.
 
 use std::io::{BufRead as _, Read as _, Write as _};
 use std::net::{TcpListener, TcpStream};
@@ -642,7 +644,38 @@ impl Proxy {
             (method == "POST").then(|| serde_json::from_slice(&body).unwrap_or(Value::Null)),
         )
         .map_err(|error| std::io::Error::other(error.to_string()))?;
+        let mut answer = answer;
+        if mode.load(Ordering::SeqCst) == Self::UNLEASH {
+            Self::as_unleash_oss(path, &mut answer);
+        }
         reply(&mut connection, status, &answer.to_string())
+    }
+
+    /// What Unleash's open-source server leaves out of its lists, or adds: only project `default`
+    /// is listed whatever else holds flags; here a strategy type is missing whose strategies
+    /// remain, and a Slack integration is listed.
+    fn as_unleash_oss(path: &str, answer: &mut Value) {
+        match path {
+            "/api/admin/projects" => {
+                if let Some(projects) = answer["projects"].as_array_mut() {
+                    projects.retain(|project| project["id"] == "default");
+                }
+            }
+            "/api/admin/strategies" => {
+                if let Some(kinds) = answer["strategies"].as_array_mut() {
+                    kinds.retain(|kind| kind["name"] != "tenant");
+                }
+            }
+            "/api/admin/addons" => {
+                if let Some(addons) = answer["addons"].as_array_mut() {
+                    addons.push(
+                        json!({"id": 9, "provider": "slack", "description": "team channel", "enabled": true,
+                                       "parameters": {"url": "*****"}, "events": ["feature-created"]}),
+                    );
+                }
+            }
+            _ => {}
+        }
     }
 }
 
@@ -664,6 +697,14 @@ fn token_secrets_listed_as_unleash_lists_them_keep_working_with_their_scope() ->
         report.contains("API token secure-one (client, production): the source does not show its secret"),
         "{report}"
     );
+    // What the lists leave out is completed, and said.
+    for said in [
+        "project payments: the source's API does not list it",
+        "strategy type tenant: strategies use it but the source does not list it",
+        "integration slack \"team channel\": Halyard delivers webhooks only",
+    ] {
+        assert!(report.contains(said), "{said:?} not in {report}");
+    }
     // No token is made at the target's start: each one that works came across.
     let (_running, base) = serve(&target, &[])?;
     let status = |method: &str, path: &str, token: &str| -> Result<u16, Box<dyn std::error::Error>> {

@@ -368,6 +368,18 @@ impl ApiSource {
         let mut addons = Vec::new();
         let mut hidden = Vec::new();
         for addon in self.get::<AddonsIn>("/api/admin/addons")?.addons {
+            if addon.provider != "webhook" {
+                notes.push(NotCarried {
+                    kind: Kind::Addon,
+                    what: format!(
+                        "integration {} {:?}",
+                        addon.provider,
+                        addon.description.as_deref().unwrap_or("")
+                    ),
+                    why: "Halyard delivers webhooks only; not carried".to_owned(),
+                });
+                continue;
+            }
             let masked: Vec<String> = addon
                 .parameters
                 .iter()
@@ -555,21 +567,23 @@ impl ApiSource {
         report(Kind::TagType, tag_types.len());
         report(Kind::Tag, tags.len());
 
+        let mut installation = Installation {
+            environments,
+            projects,
+            context_fields,
+            strategy_types,
+            tag_types,
+            tags: tags.into_iter().collect(),
+            segments,
+            flags,
+            addons,
+            tokens,
+            users,
+            events,
+        };
+        complete(&mut installation, &mut notes);
         Ok(Read {
-            installation: Installation {
-                environments,
-                projects,
-                context_fields,
-                strategy_types,
-                tag_types,
-                tags: tags.into_iter().collect(),
-                segments,
-                flags,
-                addons,
-                tokens,
-                users,
-                events,
-            },
+            installation,
             not_carried: notes,
             version: self.version,
             hidden,
@@ -823,6 +837,109 @@ fn json_text(value: Option<serde_json::Value>) -> Option<String> {
     value
         .filter(|value| !value.is_null())
         .map(|value| value.to_string())
+}
+
+/// Makes the installation whole where the source's lists leave out what its flags use:
+/// - a project its flags or segments belong to that the project list does not show (Unleash's
+///   open-source server lists only `default`, whatever its database holds) is carried under its id;
+/// - a strategy whose type the list of types lacks gets a custom type of that name, without
+///   declared parameters;
+/// - a flag's state in, or a project's use of, an environment the list of environments does not
+///   show is left out.
+///
+/// Each is named in the report.
+fn complete(installation: &mut Installation, notes: &mut Vec<NotCarried>) {
+    let environments: BTreeSet<String> = installation
+        .environments
+        .iter()
+        .map(|environment| environment.name.clone())
+        .collect();
+    for project in &mut installation.projects {
+        project.environments.retain(|name| environments.contains(name));
+    }
+    for flag in &mut installation.flags {
+        let before = flag.environments.len();
+        flag.environments
+            .retain(|state| environments.contains(&state.environment));
+        if flag.environments.len() < before {
+            notes.push(NotCarried {
+                kind: Kind::Flag,
+                what: format!("flag {}", flag.name),
+                why: "has a state in an environment the source's API does not list; that state is left out"
+                    .to_owned(),
+            });
+        }
+    }
+
+    let listed: BTreeSet<String> = installation
+        .projects
+        .iter()
+        .map(|project| project.id.clone())
+        .collect();
+    let mut unlisted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for flag in &installation.flags {
+        if !listed.contains(&flag.project) {
+            unlisted
+                .entry(flag.project.clone())
+                .or_default()
+                .extend(flag.environments.iter().map(|state| state.environment.clone()));
+        }
+    }
+    for segment in &installation.segments {
+        if let Some(project) = segment
+            .project
+            .as_ref()
+            .filter(|project| !listed.contains(*project))
+        {
+            unlisted.entry(project.clone()).or_default();
+        }
+    }
+    for (id, used) in unlisted {
+        notes.push(NotCarried {
+            kind: Kind::Project,
+            what: format!("project {id}"),
+            why: "the source's API does not list it (Unleash's open-source server lists only `default`), \
+                  but flags or segments belong to it; carried with its id as its name"
+                .to_owned(),
+        });
+        installation.projects.push(Project {
+            name: id.clone(),
+            id,
+            description: None,
+            created_at: None,
+            environments: used.into_iter().collect(),
+        });
+    }
+
+    let known: BTreeSet<String> = installation
+        .strategy_types
+        .iter()
+        .map(|kind| kind.name.clone())
+        .collect();
+    let used: BTreeSet<String> = installation
+        .flags
+        .iter()
+        .flat_map(|flag| &flag.environments)
+        .flat_map(|state| &state.strategies)
+        .map(|strategy| strategy.name.clone())
+        .filter(|name| !known.contains(name))
+        .collect();
+    for name in used {
+        notes.push(NotCarried {
+            kind: Kind::StrategyType,
+            what: format!("strategy type {name}"),
+            why: "strategies use it but the source does not list it; carried as a custom type without declared parameters"
+                .to_owned(),
+        });
+        installation.strategy_types.push(StrategyType {
+            name,
+            title: None,
+            description: None,
+            parameters: Vec::new(),
+            built_in: false,
+            deprecated: false,
+        });
+    }
 }
 
 /// A flag's strategies in one environment, in their order, each naming its segments.
