@@ -9,6 +9,7 @@
 //! Unleash lacks an endpoint, its older equivalent is asked instead.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, NaiveDateTime};
@@ -25,6 +26,8 @@ use super::{NotCarried, Progress, Read};
 
 /// The largest answer read from the source (an export of every flag in one environment).
 const ANSWER_LIMIT: u64 = 1 << 30;
+/// Flags read at once.
+const FLAG_READERS: usize = 8;
 /// Search pages: Unleash answers at most 100 flags and 1,000 events a page.
 const FLAG_PAGE: usize = 100;
 const EVENT_PAGE: usize = 1000;
@@ -504,8 +507,10 @@ impl ApiSource {
         let events = self.events(events_since, &mut report)?;
 
         let listed = self.flag_list(&mut report)?;
+        let listed: Vec<(String, ListedFlag)> = listed.into_iter().collect();
+        let states = self.flag_states(&listed, &environments, &segment_names, &mut report)?;
         let mut flags: Vec<Flag> = Vec::with_capacity(listed.len());
-        for (name, item) in listed {
+        for ((name, item), (states, dependency)) in listed.into_iter().zip(states) {
             let mut flag_tags: Vec<Tag> = item
                 .tags
                 .iter()
@@ -517,19 +522,7 @@ impl ApiSource {
             flag_tags.sort();
             flag_tags.dedup();
             tags.extend(flag_tags.iter().cloned());
-            let archived_at = item
-                .archived_at
-                .as_deref()
-                .and_then(|at| time(Some(at)))
-                .or_else(|| item.archived.then(crate::now));
-            let (states, dependency) = if archived_at.is_some() {
-                (
-                    self.archived_flag(&item.project, &name, &environments, &segment_names)?,
-                    None,
-                )
-            } else {
-                self.live_flag(&item.project, &name, &segment_names)?
-            };
+            let archived_at = item.archived_at();
             flags.push(Flag {
                 project: item.project,
                 flag_type: item.flag_type,
@@ -547,9 +540,6 @@ impl ApiSource {
                 environments: states,
                 name,
             });
-            if flags.len().is_multiple_of(100) {
-                report(Kind::Flag, flags.len());
-            }
         }
         let used: BTreeSet<&str> = tag_types.iter().map(|kind| kind.name.as_str()).collect();
         let missing: BTreeSet<String> = tags
@@ -588,6 +578,69 @@ impl ApiSource {
             version: self.version,
             hidden,
         })
+    }
+
+    /// Every listed flag's states and parent, read by [`FLAG_READERS`] threads at once (a hosted
+    /// source answers each request after a network round trip), in the order listed; the first
+    /// failure stops them all.
+    fn flag_states(
+        &self,
+        listed: &[(String, ListedFlag)],
+        environments: &[Environment],
+        segment_names: &HashMap<i64, String>,
+        report: &mut dyn FnMut(Kind, usize),
+    ) -> Result<Vec<FlagState>, SourceError> {
+        let next = AtomicUsize::new(0);
+        let failed = AtomicBool::new(false);
+        let (sender, receiver) = std::sync::mpsc::channel::<(usize, Result<FlagState, SourceError>)>();
+        let mut states: Vec<Option<FlagState>> = std::iter::repeat_with(|| None).take(listed.len()).collect();
+        let mut first_error = None;
+        std::thread::scope(|scope| {
+            for _ in 0..FLAG_READERS {
+                let sender = sender.clone();
+                let (next, failed) = (&next, &failed);
+                scope.spawn(move || {
+                    while !failed.load(Ordering::Relaxed) {
+                        let index = next.fetch_add(1, Ordering::Relaxed);
+                        let Some((name, item)) = listed.get(index) else {
+                            break;
+                        };
+                        let state = if item.archived_at().is_some() {
+                            self.archived_flag(&item.project, name, environments, segment_names)
+                                .map(|states| (states, None))
+                        } else {
+                            self.live_flag(&item.project, name, segment_names)
+                        };
+                        if state.is_err() {
+                            failed.store(true, Ordering::Relaxed);
+                        }
+                        if sender.send((index, state)).is_err() {
+                            break;
+                        }
+                    }
+                });
+            }
+            drop(sender);
+            let mut read: usize = 0;
+            for (index, state) in receiver {
+                match state {
+                    Ok(state) => {
+                        states[index] = Some(state);
+                        read += 1;
+                        if read.is_multiple_of(100) {
+                            report(Kind::Flag, read);
+                        }
+                    }
+                    Err(error) => {
+                        first_error.get_or_insert(error);
+                    }
+                }
+            }
+        });
+        if let Some(error) = first_error {
+            return Err(error);
+        }
+        Ok(states.into_iter().flatten().collect())
     }
 
     /// A live flag's state in each environment it has one (strategies in order, variants) and
@@ -1345,6 +1398,20 @@ struct ListedFlag {
     #[serde(default, deserialize_with = "null_as_empty")]
     tags: Vec<TagIn>,
 }
+
+impl ListedFlag {
+    /// When it was archived; none while it is live. A list that says only that it is archived
+    /// (Unleash 5's archive) gives the time it is read.
+    fn archived_at(&self) -> Option<NaiveDateTime> {
+        self.archived_at
+            .as_deref()
+            .and_then(|at| time(Some(at)))
+            .or_else(|| self.archived.then(crate::now))
+    }
+}
+
+/// A flag's state in each environment, and its parent.
+type FlagState = (Vec<FlagEnvironment>, Option<Dependency>);
 
 fn release() -> String {
     "release".to_owned()
