@@ -19,6 +19,11 @@ async fn main() -> anyhow::Result<()> {
     flag_admin::runtime::memory::configure();
     let config = Config::load();
     let filter = EnvFilter::try_new(&config.log_level).unwrap_or_else(|_| EnvFilter::new("info"));
+    // The HTTP client logs whole requests and answers below `warn`, tokens and secrets included.
+    let filter = ["ureq=warn", "ureq_proto=warn"]
+        .into_iter()
+        .filter_map(|directive| directive.parse().ok())
+        .fold(filter, EnvFilter::add_directive);
     match config.log_format {
         LogFormat::Plain => tracing_subscriber::fmt().with_env_filter(filter).init(),
         LogFormat::Json => tracing_subscriber::fmt().json().with_env_filter(filter).init(),
@@ -135,8 +140,14 @@ fn migrate(store: &Store, args: &MigrateArgs) -> anyhow::Result<()> {
             }
             eprint!("\rreading {}: {}", step.kind.plural(), step.count);
             let _ = std::io::stderr().flush();
-        } else if last != Some(step.kind) {
-            tracing::info!(kind = step.kind.plural(), "reading {}", step.kind.plural());
+        } else {
+            tracing::info!(
+                kind = step.kind.plural(),
+                count = step.count,
+                "read {} {}",
+                step.count,
+                step.kind.plural()
+            );
         }
         last = Some(step.kind);
     };
@@ -156,6 +167,7 @@ fn migrate(store: &Store, args: &MigrateArgs) -> anyhow::Result<()> {
     let plan = if args.dry_run {
         migrate::plan(store, &read)?
     } else {
+        tracing::info!("writing into the database in one transaction");
         migrate::apply(store, &read, args.merge).context("writing into the database; nothing was written")?
     };
     print!(

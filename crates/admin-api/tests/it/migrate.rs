@@ -205,6 +205,11 @@ impl Source {
         )?;
 
         self.post(flag, json!({"name": "old-thing", "description": "Gone"}), 201)?;
+        self.post(
+            "/api/admin/projects/default/features/old-thing/environments/production/strategies",
+            json!({"name": "remoteAddress", "parameters": {"IPs": "10.0.0.1"}, "title": "One address"}),
+            200,
+        )?;
         expect(
             "DELETE",
             &self.url("/api/admin/projects/default/features/old-thing"),
@@ -353,14 +358,44 @@ fn a_halyard_installation_moves_whole_and_its_sdks_read_the_same_answers() -> Ou
     );
     assert!(report.contains("point your SDKs"), "{report}");
 
-    // The same move again finds everything there and writes nothing; without --merge, a
-    // database holding data is refused.
-    let again = migrate(&target, &source.base, ADMIN, &["--merge"])?;
+    // The same move again finds everything there and writes nothing.
+    let again = migrate(&target, &source.base, ADMIN, &[])?;
     assert!(again.status.success(), "{}", text(&again));
     assert!(text(&again).contains("Nothing to write"), "{}", text(&again));
+    // After a change in the source, a database holding data is refused without --merge, and a
+    // dry run says so; --merge writes the change.
+    source.post(
+        "/api/admin/projects/default/features",
+        json!({"name": "late-flag"}),
+        201,
+    )?;
+    let dry = migrate(
+        &target,
+        &source.base,
+        ADMIN,
+        &["--dry-run", "--events-since", "2099-01-01"],
+    )?;
+    assert!(
+        text(&dry).contains("Without --merge this migration is refused"),
+        "{}",
+        text(&dry)
+    );
+    let events_row = text(&dry)
+        .lines()
+        .find(|line| line.starts_with("events"))
+        .map(str::to_owned);
+    assert_eq!(
+        events_row
+            .as_deref()
+            .and_then(|row| row.split_whitespace().nth(1)),
+        Some("0"),
+        "--events-since 2099-01-01 reads no event"
+    );
     let refused = migrate(&target, &source.base, ADMIN, &[])?;
     assert!(!refused.status.success());
     assert!(text(&refused).contains("already holds"), "{}", text(&refused));
+    let merged = migrate(&target, &source.base, ADMIN, &["--merge"])?;
+    assert!(merged.status.success(), "{}", text(&merged));
 
     // The source's start tokens, whose secrets it does not show, are made at the target's start
     // too, so that both are read alike.
@@ -388,7 +423,17 @@ fn a_halyard_installation_moves_whole_and_its_sdks_read_the_same_answers() -> Ou
             }
         }
     }
-    let views: [(&str, &str, &[&str]); 9] = [
+    let views: [(&str, &str, &[&str]); 11] = [
+        (
+            "/api/admin/environments",
+            "environments",
+            &["name", "type", "enabled", "sortOrder"],
+        ),
+        (
+            "/api/admin/environments/project/payments",
+            "environments",
+            &["name", "visible"],
+        ),
         (
             "/api/admin/projects",
             "projects",
@@ -474,6 +519,14 @@ fn a_halyard_installation_moves_whole_and_its_sdks_read_the_same_answers() -> Ou
         "createdAt",
     ];
     assert_eq!(pick(&mine, &fields), pick(&theirs, &fields));
+    // An archived flag's strategies came across too.
+    let path = "/api/admin/projects/default/features/old-thing/environments/production/strategies";
+    let fields = ["id", "name", "title", "parameters", "constraints", "segments"];
+    assert_eq!(
+        pick(&get(&source.base, path, ADMIN)?, &fields),
+        pick(&get(&base, path, ADMIN)?, &fields)
+    );
+    assert_eq!(get(&base, path, ADMIN)?.as_array().map(Vec::len), Some(1));
     for flag in ["checkout", "checkout-banner"] {
         let path = format!("/api/admin/projects/default/features/{flag}");
         let mine = get(&source.base, &path, ADMIN)?;
@@ -515,12 +568,17 @@ fn a_halyard_installation_moves_whole_and_its_sdks_read_the_same_answers() -> Ou
         )
     };
     let (mine, theirs) = (events(&mine), events(&theirs));
-    // Newest first: what the target's start wrote, the migration's event, then the source's.
+    // Newest first: what the target's start wrote, then, among the migrations' own events, the
+    // source's.
     let migrated = theirs
         .iter()
         .position(|event| event["type"] == "features-imported")
         .ok_or("no features-imported event")?;
-    assert_eq!(&theirs[migrated + 1..], &mine[..]);
+    let carried: Vec<&Value> = theirs[migrated..]
+        .iter()
+        .filter(|event| event["type"] != "features-imported")
+        .collect();
+    assert_eq!(carried, mine.iter().collect::<Vec<_>>());
     Ok(())
 }
 
@@ -552,9 +610,10 @@ impl Proxy {
             .map(|made| {
                 // Unleash lists backend tokens as client tokens.
                 let listed_type = if made.token_type == "backend" { "client" } else { made.token_type };
+                let expires = (made.token_type == "backend").then_some("2099-01-01T00:00:00.000Z");
                 json!({"secret": made.secret, "tokenName": format!("migrated-{}", made.token_type),
                        "type": listed_type, "environment": made.environment, "project": made.projects.join(","),
-                       "projects": made.projects, "expiresAt": null, "createdAt": "2026-03-04T05:06:07.000Z",
+                       "projects": made.projects, "expiresAt": expires, "createdAt": "2026-03-04T05:06:07.000Z",
                        "seenAt": null, "alias": null})
             })
             .chain([json!({"secret": "sR4nd0mSelect0rXyZ12ab", "tokenName": "secure-one", "type": "client",
@@ -707,6 +766,27 @@ fn token_secrets_listed_as_unleash_lists_them_keep_working_with_their_scope() ->
     }
     // No token is made at the target's start: each one that works came across.
     let (_running, base) = serve(&target, &[])?;
+    let listed = get(&base, "/api/admin/api-tokens", ADMIN)?;
+    let backend = listed["tokens"]
+        .as_array()
+        .and_then(|tokens| {
+            tokens
+                .iter()
+                .find(|token| token["tokenName"] == "migrated-backend")
+        })
+        .ok_or("no migrated-backend token")?;
+    assert_eq!(
+        (
+            &backend["expiresAt"],
+            &backend["environment"],
+            &backend["projects"]
+        ),
+        (
+            &json!("2099-01-01T00:00:00.000Z"),
+            &json!("production"),
+            &json!(["default"])
+        )
+    );
     let status = |method: &str, path: &str, token: &str| -> Result<u16, Box<dyn std::error::Error>> {
         Ok(call(method, &format!("{base}{path}"), token, None)?.0)
     };

@@ -244,6 +244,12 @@ impl fmt::Display for Report<'_> {
         }
         writeln!(out)?;
         if self.dry_run {
+            if self.plan.target_held_data && !self.merge && self.plan.writes() {
+                writeln!(
+                    out,
+                    "Without --merge this migration is refused: the database already holds flags, users or tokens."
+                )?;
+            }
             writeln!(out, "Dry run: nothing was written.")?;
         } else if !self.plan.writes() {
             writeln!(out, "Nothing to write: the database already holds all of it.")?;

@@ -233,7 +233,7 @@ pub struct Strategy {
 }
 
 /// A webhook or another integration.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Clone, PartialEq)]
 pub struct Addon {
     /// Its id: the source's, kept when the store has no integration of that id.
     pub id: Option<i32>,
@@ -251,6 +251,19 @@ pub struct Addon {
     pub projects: Vec<String>,
     /// Environments it hears; none for all.
     pub environments: Vec<String>,
+}
+
+/// The parameters are left out: they hold URLs and headers with secrets.
+impl fmt::Debug for Addon {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        formatter
+            .debug_struct("Addon")
+            .field("id", &self.id)
+            .field("provider", &self.provider)
+            .field("description", &self.description)
+            .field("enabled", &self.enabled)
+            .finish_non_exhaustive()
+    }
 }
 
 /// An API token.
@@ -581,22 +594,33 @@ impl Object for Flag {
 
 impl Object for Addon {
     const KIND: Kind = Kind::Addon;
+    /// Its id: descriptions are optional and need not differ, and a first move keeps the source's
+    /// ids, so a second finds each integration under the same id.
     fn key(&self) -> String {
+        self.id.map(|id| format!("#{id}")).unwrap_or_default()
+    }
+    fn shown(&self) -> String {
         format!(
-            "{} {:?}",
+            "{} {:?} ({})",
             self.provider,
-            self.description.as_deref().unwrap_or("")
+            self.description.as_deref().unwrap_or(""),
+            self.key()
         )
     }
     fn settle(&mut self, stored: &Self) {
-        self.id = stored.id;
-        // A parameter the source masks keeps the store's value.
+        // A parameter the source masks keeps the store's value, and then whether it delivers is
+        // the store's too: the source's answer is switched off only for want of the secrets.
+        let mut masked = false;
         for (name, value) in &mut self.parameters {
             if value.as_str() == Some(MASKED)
                 && let Some(kept) = stored.parameters.get(name)
             {
                 value.clone_from(kept);
+                masked = true;
             }
+        }
+        if masked {
+            self.enabled = stored.enabled;
         }
     }
 }
@@ -753,7 +777,8 @@ pub fn plan(conn: &mut DbConnection, source: &Installation) -> Result<Plan, Stor
 }
 
 /// Moves `source` into the store in one transaction, as `plan` says; all or nothing. A store
-/// that holds data is refused unless `merge`, which updates the objects it holds otherwise. When
+/// that holds data is refused unless `merge`, which updates the objects it holds otherwise (or
+/// unless it already holds the source whole, when nothing is written). When
 /// anything was written, a `features-imported` event at `now` says what, so every cache of the
 /// store sees a new revision.
 pub fn apply(
@@ -766,7 +791,7 @@ pub fn apply(
         let stored = read(conn)?;
         let mut source = source.clone();
         let plan = settle(&mut source, &stored)?;
-        if plan.target_held_data && !merge {
+        if plan.target_held_data && !merge && plan.writes() {
             return Err(StoreError::Rejected {
                 message: "the database already holds flags, users or tokens; \
                           run again with --merge to update what differs, or choose an empty database"

@@ -41,6 +41,9 @@ pub enum SourceError {
         /// What was given.
         url: String,
     },
+    /// `--from` holds a user name or password, which would be shown with it.
+    #[error("--from holds a user name or password: give the server's URL alone, and its token in --token")]
+    Credentials,
     /// Nothing answered.
     #[error("cannot reach the source at {url}: {error}")]
     Unreachable {
@@ -129,6 +132,9 @@ impl ApiSource {
         let parsed = url::Url::parse(&base).map_err(|_| SourceError::BadUrl { url: base.clone() })?;
         if !matches!(parsed.scheme(), "http" | "https") || parsed.host().is_none() {
             return Err(SourceError::BadUrl { url: base });
+        }
+        if !parsed.username().is_empty() || parsed.password().is_some() {
+            return Err(SourceError::Credentials);
         }
         let agent = ureq::Agent::config_builder()
             .http_status_as_error(false)
@@ -504,13 +510,29 @@ impl ApiSource {
         }
         report(Kind::User, users.len());
 
-        let events = self.events(events_since, &mut report)?;
+        let (events, unreadable) = self.events(events_since, &mut report)?;
+        if unreadable > 0 {
+            notes.push(NotCarried {
+                kind: Kind::Event,
+                what: format!("{unreadable} events"),
+                why: "their time does not read as RFC 3339; not carried".to_owned(),
+            });
+        }
 
         let listed = self.flag_list(&mut report)?;
         let listed: Vec<(String, ListedFlag)> = listed.into_iter().collect();
         let states = self.flag_states(&listed, &environments, &segment_names, &mut report)?;
         let mut flags: Vec<Flag> = Vec::with_capacity(listed.len());
-        for ((name, item), (states, dependency)) in listed.into_iter().zip(states) {
+        for ((name, item), state) in listed.into_iter().zip(states) {
+            let Some((states, dependency)) = state else {
+                notes.push(NotCarried {
+                    kind: Kind::Flag,
+                    what: format!("flag {name}"),
+                    why: "was deleted or archived in the source while it was read; not carried: run again"
+                        .to_owned(),
+                });
+                continue;
+            };
             let mut flag_tags: Vec<Tag> = item
                 .tags
                 .iter()
@@ -589,10 +611,11 @@ impl ApiSource {
         environments: &[Environment],
         segment_names: &HashMap<i64, String>,
         report: &mut dyn FnMut(Kind, usize),
-    ) -> Result<Vec<FlagState>, SourceError> {
+    ) -> Result<Vec<Option<FlagState>>, SourceError> {
         let next = AtomicUsize::new(0);
         let failed = AtomicBool::new(false);
-        let (sender, receiver) = std::sync::mpsc::channel::<(usize, Result<FlagState, SourceError>)>();
+        let (sender, receiver) =
+            std::sync::mpsc::channel::<(usize, Result<Option<FlagState>, SourceError>)>();
         let mut states: Vec<Option<FlagState>> = std::iter::repeat_with(|| None).take(listed.len()).collect();
         let mut first_error = None;
         std::thread::scope(|scope| {
@@ -607,7 +630,7 @@ impl ApiSource {
                         };
                         let state = if item.archived_at().is_some() {
                             self.archived_flag(&item.project, name, environments, segment_names)
-                                .map(|states| (states, None))
+                                .map(|states| Some((states, None)))
                         } else {
                             self.live_flag(&item.project, name, segment_names)
                         };
@@ -625,7 +648,7 @@ impl ApiSource {
             for (index, state) in receiver {
                 match state {
                     Ok(state) => {
-                        states[index] = Some(state);
+                        states[index] = state;
                         read += 1;
                         if read.is_multiple_of(100) {
                             report(Kind::Flag, read);
@@ -640,7 +663,7 @@ impl ApiSource {
         if let Some(error) = first_error {
             return Err(error);
         }
-        Ok(states.into_iter().flatten().collect())
+        Ok(states)
     }
 
     /// A live flag's state in each environment it has one (strategies in order, variants) and
@@ -650,13 +673,15 @@ impl ApiSource {
         project: &str,
         name: &str,
         segment_names: &HashMap<i64, String>,
-    ) -> Result<(Vec<FlagEnvironment>, Option<Dependency>), SourceError> {
+    ) -> Result<Option<FlagState>, SourceError> {
         let path = format!(
             "/api/admin/projects/{}/features/{}?variantEnvironments=true",
             encode(project),
             encode(name)
         );
-        let flag: FeatureIn = self.get(&path)?;
+        let Answer::Found(flag) = self.try_get::<FeatureIn>(&path)? else {
+            return Ok(None);
+        };
         let mut states = Vec::new();
         for state in flag.environments {
             states.push(FlagEnvironment {
@@ -672,7 +697,7 @@ impl ApiSource {
             enabled: parent.enabled,
             variants: parent.variants,
         });
-        Ok((states, dependency))
+        Ok(Some((states, dependency)))
     }
 
     /// An archived flag's state in each environment it kept one: Unleash answers a flag's own read
@@ -696,7 +721,9 @@ impl ApiSource {
                 continue;
             };
             let strategies_path = format!("{base}/strategies");
-            let listed: Vec<StrategyIn> = self.get(&strategies_path)?;
+            let Answer::Found(listed) = self.try_get::<Vec<StrategyIn>>(&strategies_path)? else {
+                continue;
+            };
             let variants: VariantsIn = match self.try_get(&format!("{base}/variants"))? {
                 Answer::Found(variants) => variants,
                 Answer::Missing => VariantsIn::default(),
@@ -751,30 +778,67 @@ impl ApiSource {
         &self,
         report: &mut dyn FnMut(Kind, usize),
     ) -> Result<BTreeMap<String, ListedFlag>, SourceError> {
-        let mut flags = BTreeMap::new();
-        for archived in [false, true] {
-            let mut offset = 0;
-            loop {
-                let path = format!(
-                    "/api/admin/search/features?archived=IS:{archived}&limit={FLAG_PAGE}&offset={offset}&sortBy=name&sortOrder=asc"
-                );
-                let page: SearchIn = match self.try_get(&path)? {
-                    Answer::Found(page) => page,
-                    Answer::Missing => return self.flag_list_by_project(report),
-                };
-                let count = page.features.len();
-                for mut flag in page.features {
-                    flag.archived = archived;
-                    flags.insert(flag.name.clone(), flag);
-                }
-                report(Kind::Flag, flags.len());
-                offset += count;
-                if count == 0 || offset >= page.total.unwrap_or(offset) {
-                    break;
+        let Some(mut flags) = self.search_flags(false, report)? else {
+            return self.flag_list_by_project(report);
+        };
+        // Before 6.4 the search ignores `archived` and answers the live flags again, which have no
+        // `archivedAt`: the archive's own list (removed in 7.0) has them then.
+        match self.search_flags(true, report)? {
+            Some(archived)
+                if !archived.is_empty() && archived.values().all(|flag| flag.archived_at.is_some()) =>
+            {
+                for (name, mut flag) in archived {
+                    flag.archived = true;
+                    flags.insert(name, flag);
                 }
             }
+            _ => self.archive_list(&mut flags, report)?,
         }
         Ok(flags)
+    }
+
+    /// The flag search's pages, live or archived flags; none when the source has no search
+    /// (before 5.6), or keeps it behind its experimental flag (5.6 to 5.8 answer 403 then).
+    fn search_flags(
+        &self,
+        archived: bool,
+        report: &mut dyn FnMut(Kind, usize),
+    ) -> Result<Option<BTreeMap<String, ListedFlag>>, SourceError> {
+        let mut flags = BTreeMap::new();
+        let mut offset = 0;
+        loop {
+            let path = format!(
+                "/api/admin/search/features?archived=IS:{archived}&limit={FLAG_PAGE}&offset={offset}&sortBy=name&sortOrder=asc"
+            );
+            let page: SearchIn = match self.try_get(&path) {
+                Ok(Answer::Found(page)) => page,
+                Ok(Answer::Missing) | Err(SourceError::Forbidden { .. }) => return Ok(None),
+                Err(error) => return Err(error),
+            };
+            let count = page.features.len();
+            flags.extend(page.features.into_iter().map(|flag| (flag.name.clone(), flag)));
+            report(Kind::Flag, flags.len());
+            offset += count;
+            if count == 0 || offset >= page.total.unwrap_or(offset) {
+                return Ok(Some(flags));
+            }
+        }
+    }
+
+    /// Adds the archive's own list (Unleash 5 and 6), when the source has it.
+    fn archive_list(
+        &self,
+        flags: &mut BTreeMap<String, ListedFlag>,
+        report: &mut dyn FnMut(Kind, usize),
+    ) -> Result<(), SourceError> {
+        if let Answer::Found(archived) = self.try_get::<FeaturesIn>("/api/admin/archive/features")? {
+            for mut flag in archived.features {
+                flag.archived = true;
+                flags.insert(flag.name.clone(), flag);
+            }
+            report(Kind::Flag, flags.len());
+        }
+        Ok(())
     }
 
     fn flag_list_by_project(
@@ -791,12 +855,7 @@ impl ApiSource {
             }
             report(Kind::Flag, flags.len());
         }
-        let archived: FeaturesIn = self.get("/api/admin/archive/features")?;
-        for mut flag in archived.features {
-            flag.archived = true;
-            flags.insert(flag.name.clone(), flag);
-        }
-        report(Kind::Flag, flags.len());
+        self.archive_list(&mut flags, report)?;
         Ok(flags)
     }
 
@@ -806,7 +865,7 @@ impl ApiSource {
         &self,
         since: Option<NaiveDate>,
         report: &mut dyn FnMut(Kind, usize),
-    ) -> Result<Vec<Event>, SourceError> {
+    ) -> Result<(Vec<Event>, usize), SourceError> {
         let mut events: BTreeMap<i64, EventIn> = BTreeMap::new();
         let from = since.map(|day| format!("&from=IS:{day}")).unwrap_or_default();
         let mut offset = 0;
@@ -831,7 +890,7 @@ impl ApiSource {
         &self,
         since: Option<NaiveDate>,
         report: &mut dyn FnMut(Kind, usize),
-    ) -> Result<Vec<Event>, SourceError> {
+    ) -> Result<(Vec<Event>, usize), SourceError> {
         let path = "/api/admin/events/search";
         let mut events: BTreeMap<i64, EventIn> = BTreeMap::new();
         let mut offset = 0;
@@ -861,7 +920,9 @@ impl ApiSource {
     }
 }
 
-fn into_events(events: BTreeMap<i64, EventIn>) -> Vec<Event> {
+/// The events read, oldest first, and how many had no time that reads.
+fn into_events(events: BTreeMap<i64, EventIn>) -> (Vec<Event>, usize) {
+    let read = events.len();
     let mut events: Vec<(i64, Event)> = events
         .into_iter()
         .filter_map(|(id, event)| {
@@ -883,7 +944,8 @@ fn into_events(events: BTreeMap<i64, EventIn>) -> Vec<Event> {
         })
         .collect();
     events.sort_by_key(|(id, event)| (event.created_at, *id));
-    events.into_iter().map(|(_, event)| event).collect()
+    let unreadable = read - events.len();
+    (events.into_iter().map(|(_, event)| event).collect(), unreadable)
 }
 
 fn json_text(value: Option<serde_json::Value>) -> Option<String> {
@@ -1003,7 +1065,11 @@ fn strategies(
     listed: Vec<StrategyIn>,
     segment_names: &HashMap<i64, String>,
 ) -> Result<Vec<Strategy>, SourceError> {
-    let mut ordered: Vec<(usize, StrategyIn)> = listed.into_iter().enumerate().collect();
+    let mut ordered: Vec<(usize, StrategyIn)> = listed
+        .into_iter()
+        .filter(|strategy| strategy.milestone_id.is_none())
+        .enumerate()
+        .collect();
     ordered.sort_by_key(|(place, strategy)| (strategy.sort_order.unwrap_or(i32::MAX), *place));
     ordered
         .into_iter()
@@ -1479,6 +1545,10 @@ struct StrategyIn {
     segments: Vec<i64>,
     #[serde(default)]
     sort_order: Option<i32>,
+    /// Set on the strategies of an enterprise release plan's milestones, which the flag's own
+    /// read leaves out and its environment's strategy list shows.
+    #[serde(default)]
+    milestone_id: Option<String>,
 }
 
 #[derive(Deserialize)]
