@@ -7,8 +7,19 @@ use std::net::TcpListener;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// A port nothing listens on, never one handed out before in this test binary: servers are
+/// started on ports found this way after the probe closes, and two tests given the same port would
+/// each find the other's server ready.
 pub fn free_port() -> std::io::Result<u16> {
-    Ok(TcpListener::bind("127.0.0.1:0")?.local_addr()?.port())
+    static GIVEN: std::sync::Mutex<Vec<u16>> = std::sync::Mutex::new(Vec::new());
+    loop {
+        let port = TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let mut given = GIVEN.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if !given.contains(&port) {
+            given.push(port);
+            return Ok(port);
+        }
+    }
 }
 
 /// A minimal HTTP GET over a raw socket; returns the status line.
