@@ -1,11 +1,10 @@
 #!/usr/bin/env bash
 # Seeds the fuzz corpora from Unleash's client specification and the benchmark workload:
 # each file's state and each of its test contexts, joined by a NUL byte.
-# Reads the copies vendored in crates/flag-eval/tests/data; HALYARD_SHARED_DIR names another directory
-# holding client-specification/ and workload/.
+# Reads the copies vendored in crates/flag-eval/tests/data.
 set -euo pipefail
 cd "$(dirname "$0")"
-shared=${HALYARD_SHARED_DIR:-../crates/flag-eval/tests/data}
+shared=../crates/flag-eval/tests/data
 mkdir -p corpus/evaluate corpus/regex
 python3 - "$shared" <<'PY'
 import json, pathlib, sys
