@@ -71,7 +71,7 @@ pub use explain::{
 pub use hash::{STRATEGY_SEED, VARIANT_SEED, bucket, murmur};
 pub use model::{
     ClientFeatures, Constraint, Delta, DeltaEvent, Dependency, Feature, Parameters, Payload, Segment, State,
-    Strategy, Variant,
+    Strategy, Variant, parameter_text,
 };
 pub use properties::Properties;
 pub use strategy::CompileOptions;

@@ -302,6 +302,15 @@ where
     Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
+/// A strategy parameter's value as text, as Unleash's admin API shows it: a string as it is,
+/// anything else as its JSON.
+pub fn parameter_text(value: serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    }
+}
+
 /// Renders a scalar JSON value the way JavaScript's `String()` would.
 fn scalar_to_string(value: serde_json::Value) -> Option<String> {
     match value {

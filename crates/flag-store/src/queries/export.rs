@@ -714,13 +714,7 @@ pub fn import(
                 parameters: strategy
                     .parameters
                     .iter()
-                    .map(|(key, value)| {
-                        let text = match value {
-                            serde_json::Value::String(text) => text.clone(),
-                            other => other.to_string(),
-                        };
-                        (key.clone(), text)
-                    })
+                    .map(|(key, value)| (key.clone(), flag_eval::parameter_text(value.clone())))
                     .collect(),
                 constraints: strategy.constraints.clone(),
                 segments: strategy

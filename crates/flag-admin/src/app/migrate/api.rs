@@ -1093,13 +1093,7 @@ fn strategies(
                 parameters: strategy
                     .parameters
                     .into_iter()
-                    .map(|(name, value)| {
-                        let text = match value {
-                            serde_json::Value::String(text) => text,
-                            other => other.to_string(),
-                        };
-                        (name, text)
-                    })
+                    .map(|(name, value)| (name, flag_eval::parameter_text(value)))
                     .collect(),
                 constraints: strategy.constraints,
                 variants: strategy.variants,

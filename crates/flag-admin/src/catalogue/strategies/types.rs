@@ -130,13 +130,7 @@ impl StrategyRequest {
         let mut parameters: BTreeMap<String, String> = self
             .parameters
             .into_iter()
-            .map(|(key, value)| {
-                let text = match value {
-                    serde_json::Value::String(text) => text,
-                    other => other.to_string(),
-                };
-                (key, text)
-            })
+            .map(|(key, value)| (key, flag_eval::parameter_text(value)))
             .collect();
         if self.name == "flexibleRollout" {
             parameters.entry("rollout".into()).or_insert_with(|| "100".into());

@@ -202,13 +202,7 @@ pub(super) fn parameters(row: &StrategyRow) -> Result<BTreeMap<String, String>, 
         from_json("strategy", &row.id, "parameters", &row.parameters)?;
     Ok(values
         .into_iter()
-        .map(|(name, value)| {
-            let text = match value {
-                serde_json::Value::String(text) => text,
-                other => other.to_string(),
-            };
-            (name, text)
-        })
+        .map(|(name, value)| (name, flag_eval::parameter_text(value)))
         .collect())
 }
 
