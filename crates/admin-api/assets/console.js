@@ -1,6 +1,8 @@
 // Halyard's console: small enhancements over plain HTML forms, which work without this file.
 "use strict";
 
+document.documentElement.classList.add("js");
+
 // Password rules turn green as they are met. The server checks them again on submit.
 const checks = {
   length: (p) => p.length >= 10 && p.length <= 128,
@@ -61,5 +63,39 @@ for (const button of document.querySelectorAll("button[data-copy]")) {
     } catch (_error) {
       button.textContent = "Select the link and copy it";
     }
+  });
+}
+
+// A constraint's hint follows the operator chosen.
+const fitHint = (select) => {
+  const row = select.closest(".constraint-row");
+  const hint = row && row.querySelector("small[id$='-hint']");
+  const chosen = select.selectedOptions[0];
+  if (hint && chosen && chosen.dataset.hint) hint.textContent = chosen.dataset.hint;
+};
+document.addEventListener("change", (event) => {
+  if (event.target.matches(".constraint-row select")) fitHint(event.target);
+});
+
+// "Add a constraint" copies the last row, empty, numbered after it.
+for (const button of document.querySelectorAll("button[data-add-constraint]")) {
+  button.addEventListener("click", () => {
+    const set = button.closest("fieldset.constraints");
+    const rows = set.querySelectorAll(".constraint-row");
+    const last = rows[rows.length - 1];
+    const index = rows.length;
+    const copy = last.cloneNode(true);
+    const renumber = (text) => text.replace(/c\d+([-_])/u, `c${index}$1`);
+    for (const element of copy.querySelectorAll("[id], [name], [for], [aria-describedby]")) {
+      for (const attribute of ["id", "name", "for", "aria-describedby"]) {
+        const value = element.getAttribute(attribute);
+        if (value) element.setAttribute(attribute, renumber(value));
+      }
+      if (element.matches("input[type=text]")) element.value = "";
+      if (element.matches("input[type=checkbox]")) element.checked = false;
+    }
+    copy.setAttribute("aria-label", `Constraint ${index + 1}`);
+    last.after(copy);
+    copy.querySelector("input").focus();
   });
 }

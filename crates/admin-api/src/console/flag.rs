@@ -8,25 +8,23 @@ use std::collections::BTreeMap;
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::catalogue::features::types::{
-    FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut, StrategyOut,
+    FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut,
 };
-use flag_admin::catalogue::strategies::types::StrategyRequest;
 use flag_admin::catalogue::variants::types::VariantsPush;
 use flag_admin::identity::auth::{Access, Principal};
 use flag_admin::{
     AdminError, catalogue::archive, catalogue::events, catalogue::features, catalogue::segments,
     catalogue::strategies, catalogue::strategy_types, catalogue::variants, delivery::applications,
 };
-use flag_eval::model::Override;
-use flag_eval::{Payload, Variant};
+use flag_eval::Variant;
 use maud::{Markup, html};
 
+use super::events as audit;
 use super::layout::{self, Viewer};
-use super::{poster, see_other, signed_in, url_escape};
+use super::variants as variant_rows;
+use super::{constraints, poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
 
-/// Constraint rows a strategy form offers.
-const CONSTRAINT_ROWS: usize = 3;
 /// Empty variant rows the editor offers below the stored ones.
 const NEW_VARIANT_ROWS: usize = 2;
 
@@ -118,11 +116,18 @@ async fn render(
         delete: may(strategies::DELETE, environment),
     };
     let may_write_variants = |environment: &str| may(variants::BATCH, environment);
-    let type_names: Vec<String> = types
+    let type_names: Vec<(String, String)> = types
         .strategies
         .iter()
         .filter(|kind| !kind.deprecated)
-        .map(|kind| kind.name.clone())
+        .map(|kind| {
+            let title = kind
+                .display_name
+                .clone()
+                .or_else(|| kind.title.clone())
+                .unwrap_or_else(|| kind.name.clone());
+            (kind.name.clone(), title)
+        })
         .collect();
     let segment_names: BTreeMap<i64, String> = segments
         .segments
@@ -178,21 +183,8 @@ async fn render(
             @if history.events.is_empty() {
                 p.muted { "No changes recorded." }
             } @else {
-                div.table-wrap {
-                    table {
-                        thead { tr { th scope="col" { "When (UTC)" } th scope="col" { "Who" } th scope="col" { "What" } th.optional scope="col" { "Environment" } } }
-                        tbody {
-                            @for event in history.events.iter().take(50) {
-                                tr {
-                                    td { (event.created_at.get(..19).unwrap_or(&event.created_at).replace('T', " ")) }
-                                    td { (event.created_by) }
-                                    td { (event.event_type) }
-                                    td.optional { (event.environment.as_deref().unwrap_or("")) }
-                                }
-                            }
-                        }
-                    }
-                }
+                (audit::rows(&history.events, false))
+                p { a href=(format!("/events?feature={}", url_escape(&detail.name))) { "Every change of this flag in the audit log" } }
             }
         }
     };
@@ -219,43 +211,6 @@ async fn refused(
     .await
 }
 
-/// A constraint in words: `region is one of eu, us`, `not (plan contains pro)`.
-fn constraint_text(constraint: &flag_eval::Constraint) -> String {
-    let values = match &constraint.value {
-        Some(value) if constraint.values.is_empty() => value.clone(),
-        _ => constraint.values.join(", "),
-    };
-    let operator = match constraint.operator.as_str() {
-        "IN" => "is one of",
-        "NOT_IN" => "is not one of",
-        "STR_CONTAINS" => "contains",
-        "STR_STARTS_WITH" => "starts with",
-        "STR_ENDS_WITH" => "ends with",
-        "NUM_EQ" => "=",
-        "NUM_GT" => ">",
-        "NUM_GTE" => "≥",
-        "NUM_LT" => "<",
-        "NUM_LTE" => "≤",
-        "DATE_AFTER" => "is after",
-        "DATE_BEFORE" => "is before",
-        "SEMVER_EQ" => "is version",
-        "SEMVER_GT" => "is a version above",
-        "SEMVER_LT" => "is a version below",
-        other => other,
-    };
-    let case = if constraint.case_insensitive == Some(true) {
-        " (any case)"
-    } else {
-        ""
-    };
-    let text = format!("{} {operator} {values}{case}", constraint.context_name);
-    if constraint.inverted == Some(true) {
-        format!("not ({text})")
-    } else {
-        text
-    }
-}
-
 /// A strategy in words: its type, its parameters, its constraints and segments.
 fn strategy_text(strategy: &FeatureStrategyOut, segments: &BTreeMap<i64, String>) -> Markup {
     html! {
@@ -273,7 +228,7 @@ fn strategy_text(strategy: &FeatureStrategyOut, segments: &BTreeMap<i64, String>
                 "userWithId" => li { "Users " (strategy.parameters.get("userIds").unwrap_or("")) },
                 _ => @for (name, value) in strategy.parameters.iter() { li { (name) ": " (value) } },
             }
-            @for constraint in &strategy.constraints { li { "When " (constraint_text(constraint)) } }
+            @for constraint in &strategy.constraints { li { "When " (constraints::text(constraint)) } }
             @for segment in &strategy.segments {
                 li { "In segment " (segments.get(segment).map_or_else(|| format!("#{segment}"), Clone::clone)) }
             }
@@ -288,7 +243,7 @@ fn environment_section(
     detail: &FeatureDetailOut,
     environment: &FeatureEnvironmentOut,
     writes: StrategyWrites,
-    types: &[String],
+    types: &[(String, String)],
     segments: &BTreeMap<i64, String>,
 ) -> Markup {
     let base = format!(
@@ -306,19 +261,29 @@ fn environment_section(
                 p.muted { "No strategies: when switched on, on for everyone." }
             }
             ol {
-                @for strategy in &environment.strategies {
+                @for (index, strategy) in environment.strategies.iter().enumerate() {
+                    @let here = format!("{base}/strategies/{}", url_escape(&strategy.id));
                     li {
                         (strategy_text(strategy, segments))
-                        @if writes.update || writes.delete {
-                            details {
-                                summary { "Edit" }
-                                @if writes.update {
-                                    (strategy_form(&base, &environment.name, Some(strategy), &strategy.name, types))
-                                }
-                                @if writes.delete {
-                                    form method="post" action=(format!("{base}/strategies/{}/delete", url_escape(&strategy.id))) {
-                                        button.danger type="submit" { "Delete this strategy" }
+                        div.actions {
+                            a href=(here) { (if writes.update { "Edit" } else { "Details" }) }
+                            @if writes.update && environment.strategies.len() > 1 {
+                                @if index > 0 {
+                                    form.inline method="post" action=(format!("{here}/move")) {
+                                        input type="hidden" name="to" value="up";
+                                        button.secondary type="submit" aria-label=(format!("Move strategy {} up", index + 1)) { "↑ Up" }
                                     }
+                                }
+                                @if index + 1 < environment.strategies.len() {
+                                    form.inline method="post" action=(format!("{here}/move")) {
+                                        input type="hidden" name="to" value="down";
+                                        button.secondary type="submit" aria-label=(format!("Move strategy {} down", index + 1)) { "↓ Down" }
+                                    }
+                                }
+                            }
+                            @if writes.delete {
+                                form.inline method="post" action=(format!("{here}/delete")) {
+                                    button.danger type="submit" aria-label=(format!("Delete strategy {}", index + 1)) { "Delete" }
                                 }
                             }
                         }
@@ -326,9 +291,14 @@ fn environment_section(
                 }
             }
             @if writes.add {
-                details {
-                    summary { "Add a strategy" }
-                    (strategy_form(&base, &environment.name, None, "flexibleRollout", types))
+                form.row method="get" action=(format!("{base}/strategies/new")) {
+                    div {
+                        label for=(format!("add-{}", environment.name)) { "Add a strategy in " (environment.name) }
+                        select id=(format!("add-{}", environment.name)) name="type" {
+                            @for (name, title) in types { option value=(name) selected[name == "flexibleRollout"] { (title) } }
+                        }
+                    }
+                    button type="submit" { "Add…" }
                 }
             }
             @if let Some(variants) = &environment.variants {
@@ -360,231 +330,6 @@ fn weight_bars(variants: &[flag_eval::Variant]) -> Markup {
     }
 }
 
-fn strategy_form(
-    base: &str,
-    environment: &str,
-    strategy: Option<&FeatureStrategyOut>,
-    kind: &str,
-    types: &[String],
-) -> Markup {
-    let id = strategy.map_or_else(|| format!("new-{environment}"), |strategy| strategy.id.clone());
-    let action = match strategy {
-        Some(strategy) => format!("{base}/strategies/{}", url_escape(&strategy.id)),
-        None => format!("{base}/strategies"),
-    };
-    let parameter = |name: &str| {
-        strategy
-            .and_then(|strategy| strategy.parameters.get(name))
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let field = |name: &str| format!("{id}-{name}");
-    html! {
-        form method="post" action=(action) {
-            div.row {
-                div {
-                    label for=(field("name")) { "Type" }
-                    select id=(field("name")) name="name" {
-                        @for name in types { option value=(name) selected[name == kind] { (name) } }
-                    }
-                }
-                div {
-                    label for=(field("rollout")) { "Rollout % (flexibleRollout)" }
-                    input id=(field("rollout")) name="rollout" type="number" min="0" max="100"
-                        value=(if parameter("rollout").is_empty() { "100".to_owned() } else { parameter("rollout") });
-                }
-                div {
-                    label for=(field("stickiness")) { "Stickiness (flexibleRollout)" }
-                    input id=(field("stickiness")) name="stickiness" type="text"
-                        value=(if parameter("stickiness").is_empty() { "default".to_owned() } else { parameter("stickiness") });
-                }
-            }
-            label for=(field("userIds")) { "User ids, comma-separated (userWithId)" }
-            input id=(field("userIds")) name="userIds" type="text" value=(parameter("userIds"));
-            fieldset {
-                legend { "Constraints: all must hold" }
-                @for row in 0..CONSTRAINT_ROWS {
-                    @let constraint = strategy.and_then(|strategy| strategy.constraints.get(row));
-                    div.row {
-                        div {
-                            label for=(field(&format!("c{row}-context"))) { "Context field" }
-                            input id=(field(&format!("c{row}-context"))) name=(format!("c{row}_context")) type="text"
-                                value=(constraint.map_or("", |constraint| constraint.context_name.as_str()));
-                        }
-                        div {
-                            label for=(field(&format!("c{row}-operator"))) { "Operator" }
-                            select id=(field(&format!("c{row}-operator"))) name=(format!("c{row}_operator")) {
-                                @for operator in flag_eval::Operator::ALL.map(flag_eval::Operator::name) {
-                                    option value=(operator) selected[constraint.is_some_and(|constraint| constraint.operator == operator)] { (operator) }
-                                }
-                            }
-                        }
-                        div {
-                            label for=(field(&format!("c{row}-values"))) { "Values, comma-separated" }
-                            input id=(field(&format!("c{row}-values"))) name=(format!("c{row}_values")) type="text"
-                                value=(constraint.map_or_else(String::new, |constraint| match &constraint.value {
-                                    Some(value) if constraint.values.is_empty() => value.clone(),
-                                    _ => constraint.values.join(","),
-                                }));
-                        }
-                        div {
-                            label for=(field(&format!("c{row}-inverted"))) {
-                                input id=(field(&format!("c{row}-inverted"))) name=(format!("c{row}_inverted")) type="checkbox" value="true"
-                                    checked[constraint.is_some_and(|constraint| constraint.inverted == Some(true))];
-                                " Negate"
-                            }
-                        }
-                    }
-                }
-            }
-            p { button type="submit" { (if strategy.is_some() { "Save the strategy" } else { "Add the strategy" }) } }
-        }
-    }
-}
-
-/// The strategy a form describes, as the operation's typed command. An edit starts from the
-/// stored strategy (`stored`), so what the form does not show (segments, variants, title, other
-/// parameters, constraints past its rows, letter case) is kept.
-fn strategy_request(
-    fields: &[(String, String)],
-    stored: Option<StrategyOut>,
-) -> Result<StrategyRequest, AdminError> {
-    let get = |name: &str| {
-        fields
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.trim().to_owned())
-            .unwrap_or_default()
-    };
-    let kind = get("name");
-    let mut request = match stored {
-        Some(stored) => StrategyRequest::try_from(stored)?,
-        None => StrategyRequest::new(kind.as_str()),
-    };
-    // Another type's parameters mean nothing to this one.
-    if request.name() != kind {
-        request.clear_parameters();
-    }
-    match kind.as_str() {
-        "flexibleRollout" => {
-            let or = |value: String, default: &str| {
-                if value.is_empty() {
-                    default.to_owned()
-                } else {
-                    value
-                }
-            };
-            request.set_parameter("rollout", or(get("rollout"), "100"));
-            request.set_parameter("stickiness", or(get("stickiness"), "default"));
-        }
-        "userWithId" => request.set_parameter("userIds", get("userIds")),
-        _ => {}
-    }
-    request.set_name(kind);
-    let stored = request.constraints().to_vec();
-    let mut constraints = Vec::new();
-    for row in 0..CONSTRAINT_ROWS {
-        let context = get(&format!("c{row}_context"));
-        if context.is_empty() {
-            continue;
-        }
-        let values: Vec<String> = get(&format!("c{row}_values"))
-            .split(',')
-            .map(str::trim)
-            .filter(|value| !value.is_empty())
-            .map(str::to_owned)
-            .collect();
-        let operator = get(&format!("c{row}_operator"));
-        let mut constraint = stored.get(row).cloned().unwrap_or_default();
-        constraint.context_name = context;
-        constraint.inverted = Some(get(&format!("c{row}_inverted")) == "true");
-        if flag_eval::Operator::parse(&operator).is_some_and(|operator| !operator.takes_list()) {
-            constraint.value = Some(values.first().cloned().unwrap_or_default());
-            constraint.values = Vec::new();
-        } else {
-            constraint.values = values;
-            constraint.value = None;
-        }
-        constraint.operator = operator;
-        constraints.push(constraint);
-    }
-    constraints.extend(stored.into_iter().skip(CONSTRAINT_ROWS));
-    request.set_constraints(constraints);
-    Ok(request)
-}
-
-/// `POST /flags/{project}/{feature}/environments/{environment}/strategies[/{id}]`: adds a
-/// strategy, or saves the one named.
-pub async fn save_strategy(
-    state: web::Data<AppState>,
-    request: HttpRequest,
-    path: web::Path<Vec<String>>,
-    body: web::Bytes,
-) -> HttpResponse {
-    let principal = match poster(&state, &request).await {
-        Ok(principal) => principal,
-        Err(page) => return page,
-    };
-    let path = path.into_inner();
-    let (project, feature, environment) = match path.as_slice() {
-        [project, feature, environment, ..] => (project.clone(), feature.clone(), environment.clone()),
-        _ => return layout::failure(&AdminError::NotFound("no such page".into())),
-    };
-    let id = path.get(3).cloned();
-    let result = async {
-        let place = (project.clone(), feature.clone(), environment.clone());
-        match id {
-            Some(id) => {
-                let caller = strategies::UPDATE.admit(principal.clone())?;
-                // The stored strategy is read as part of the update, under its access, so that a
-                // refusal comes before the form is read.
-                strategies::GET.admit(principal.clone())?;
-                let stored = strategies::get(&state.app, &caller, place.clone(), id.clone()).await?;
-                let request = strategy_request(&super::form_fields(&body), Some(stored))?;
-                strategies::update(&state.app, &caller, place, id, request).await
-            }
-            None => {
-                let caller = strategies::ADD.admit(principal.clone())?;
-                let request = strategy_request(&super::form_fields(&body), None)?;
-                strategies::add(&state.app, &caller, place, request).await
-            }
-        }
-    }
-    .await;
-    match result {
-        Ok(_) => see_other(&flag_path(&project, &feature)),
-        Err(error) => refused(&state, &principal, &project, &feature, &error).await,
-    }
-}
-
-/// `POST …/strategies/{id}/delete`.
-pub async fn delete_strategy(
-    state: web::Data<AppState>,
-    request: HttpRequest,
-    path: web::Path<(String, String, String, String)>,
-) -> HttpResponse {
-    let principal = match poster(&state, &request).await {
-        Ok(principal) => principal,
-        Err(page) => return page,
-    };
-    let (project, feature, environment, id) = path.into_inner();
-    let result = async {
-        let caller = strategies::DELETE.admit(principal.clone())?;
-        strategies::delete(
-            &state.app,
-            &caller,
-            (project.clone(), feature.clone(), environment),
-            id,
-        )
-        .await
-    }
-    .await;
-    match result {
-        Ok(_) => see_other(&flag_path(&project, &feature)),
-        Err(error) => refused(&state, &principal, &project, &feature, &error).await,
-    }
-}
-
 fn variants_editor(
     detail: &FeatureDetailOut,
     may_write: &dyn Fn(&str) -> bool,
@@ -606,7 +351,6 @@ fn variants_editor(
     let stored: Vec<flag_eval::Variant> = source
         .and_then(|environment| environment.variants.clone())
         .unwrap_or_default();
-    let rows = stored.len() + NEW_VARIANT_ROWS;
     html! {
         section.card aria-labelledby="variants-editor" {
             h2 id="variants-editor" { "Edit variants" }
@@ -634,56 +378,7 @@ fn variants_editor(
                         }
                     }
                 }
-                @for row in 0..rows {
-                    @let variant = stored.get(row);
-                    fieldset {
-                        legend { "Variant " (row + 1) }
-                        div.row {
-                            div {
-                                label for=(format!("v{row}-name")) { "Name" }
-                                input id=(format!("v{row}-name")) name=(format!("v{row}_name")) type="text"
-                                    value=(variant.map_or("", |variant| variant.name.as_str()));
-                            }
-                            div {
-                                label for=(format!("v{row}-type")) { "Weight" }
-                                select id=(format!("v{row}-type")) name=(format!("v{row}_weightType")) {
-                                    option value="variable" selected[variant.is_none_or(|variant| variant.weight_type.as_deref() != Some("fix"))] { "variable" }
-                                    option value="fix" selected[variant.is_some_and(|variant| variant.weight_type.as_deref() == Some("fix"))] { "fixed" }
-                                }
-                            }
-                            div {
-                                label for=(format!("v{row}-percent")) { "Fixed %" }
-                                input id=(format!("v{row}-percent")) name=(format!("v{row}_percent")) type="number" min="0" max="100" step="0.1"
-                                    value=(variant.filter(|variant| variant.weight_type.as_deref() == Some("fix"))
-                                        .map(|variant| format!("{:.1}", variant.weight as f64 / 10.0)).unwrap_or_default());
-                            }
-                        }
-                        div.row {
-                            div {
-                                label for=(format!("v{row}-payload-type")) { "Payload type" }
-                                select id=(format!("v{row}-payload-type")) name=(format!("v{row}_payloadType")) {
-                                    @for kind in ["", "string", "json", "csv", "number"] {
-                                        option value=(kind) selected[variant.and_then(|variant| variant.payload.as_ref()).map_or("", |payload| payload.payload_type.as_str()) == kind] {
-                                            (if kind.is_empty() { "none" } else { kind })
-                                        }
-                                    }
-                                }
-                            }
-                            div {
-                                label for=(format!("v{row}-payload")) { "Payload" }
-                                input id=(format!("v{row}-payload")) name=(format!("v{row}_payload")) type="text"
-                                    value=(variant.and_then(|variant| variant.payload.as_ref()).map_or("", |payload| payload.value.as_str()));
-                            }
-                        }
-                        input type="hidden" name=(format!("v{row}_stickiness"))
-                            value=(variant.and_then(|variant| variant.stickiness.as_deref()).unwrap_or("default"));
-                        label for=(format!("v{row}-overrides")) { "Overrides: field=value,value; field=value" }
-                        input id=(format!("v{row}-overrides")) name=(format!("v{row}_overrides")) type="text"
-                            value=(variant.map_or_else(String::new, |variant| variant.overrides.iter()
-                                .map(|rule| format!("{}={}", rule.context_name, rule.values.join(",")))
-                                .collect::<Vec<_>>().join("; ")));
-                    }
-                }
+                (variant_rows::rows("v", &stored, NEW_VARIANT_ROWS))
                 p { button type="submit" { "Save variants" } }
             }
         }
@@ -692,68 +387,12 @@ fn variants_editor(
 
 /// The variants a form describes, and the environments ticked to write them to.
 fn variants_form(fields: &[(String, String)]) -> (Vec<Variant>, Vec<String>) {
-    let mut by_name: BTreeMap<&str, &str> = BTreeMap::new();
-    for (key, value) in fields {
-        by_name.insert(key, value);
-    }
-    let get = |key: String| by_name.get(key.as_str()).map_or("", |value| value.trim());
     let environments: Vec<String> = fields
         .iter()
         .filter(|(key, _)| key == "environments")
         .map(|(_, value)| value.clone())
         .collect();
-    let mut variants = Vec::new();
-    for row in 0.. {
-        if !by_name.contains_key(format!("v{row}_name").as_str()) {
-            break;
-        }
-        let name = get(format!("v{row}_name"));
-        if name.is_empty() {
-            continue;
-        }
-        let fixed = get(format!("v{row}_weightType")) == "fix";
-        let stickiness = match get(format!("v{row}_stickiness")) {
-            "" => "default",
-            stickiness => stickiness,
-        };
-        #[expect(
-            clippy::cast_possible_truncation,
-            reason = "a percentage of at most 100, in tenths"
-        )]
-        let weight = if fixed {
-            let percent: f64 = get(format!("v{row}_percent")).parse().unwrap_or(-1.0);
-            (percent * 10.0).round() as i64
-        } else {
-            0
-        };
-        let payload_type = get(format!("v{row}_payloadType"));
-        let payload = (!payload_type.is_empty()).then(|| Payload {
-            payload_type: payload_type.to_owned(),
-            value: get(format!("v{row}_payload")).to_owned(),
-        });
-        let overrides = get(format!("v{row}_overrides"))
-            .split(';')
-            .filter_map(|rule| rule.split_once('='))
-            .map(|(field, values)| Override {
-                context_name: field.trim().to_owned(),
-                values: values
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|value| !value.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
-            })
-            .collect();
-        variants.push(Variant {
-            name: name.to_owned(),
-            weight,
-            weight_type: Some(if fixed { "fix" } else { "variable" }.to_owned()),
-            stickiness: Some(stickiness.to_owned()),
-            payload,
-            overrides,
-        });
-    }
-    (variants, environments)
+    (variant_rows::parse(fields, "v"), environments)
 }
 
 /// `POST /flags/{project}/{feature}/variants`: one save, through variants-batch, to every

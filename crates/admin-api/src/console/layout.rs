@@ -54,6 +54,9 @@ pub fn page(
                     @if let Some(viewer) = viewer {
                         nav aria-label="Main" {
                             a href="/flags" aria-current=[(current == "flags").then_some("page")] { "Flags" }
+                            a href="/segments" aria-current=[(current == "segments").then_some("page")] { "Segments" }
+                            a href="/context" aria-current=[(current == "context").then_some("page")] { "Context" }
+                            a href="/events" aria-current=[(current == "events").then_some("page")] { "Audit log" }
                             a href="/playground" aria-current=[(current == "playground").then_some("page")] { "Playground" }
                             @if viewer.admin {
                                 a href="/admin/invites" aria-current=[(current == "admin").then_some("page")] { "Admin" }

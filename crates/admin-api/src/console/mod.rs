@@ -12,13 +12,19 @@
 
 mod admin;
 mod assets;
+mod constraints;
+mod context;
+mod events;
 mod flag;
 mod flags;
 mod layout;
 mod login;
 mod playground;
+mod segments;
 mod signup;
 mod sso;
+mod strategy;
+mod variants;
 
 use actix_web::body::MessageBody;
 use actix_web::dev::{ServiceRequest, ServiceResponse};
@@ -86,16 +92,44 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .service(web::resource("/flags/{project}/{feature}/{action}").route(web::post().to(flags::archive)))
         .service(
             web::resource("/flags/{project}/{feature}/environments/{environment}/strategies")
-                .route(web::post().to(flag::save_strategy)),
+                .route(web::post().to(strategy::save)),
         )
         .service(
             web::resource("/flags/{project}/{feature}/environments/{environment}/strategies/{id}")
-                .route(web::post().to(flag::save_strategy)),
+                .route(web::get().to(strategy::page))
+                .route(web::post().to(strategy::save)),
         )
         .service(
             web::resource("/flags/{project}/{feature}/environments/{environment}/strategies/{id}/delete")
-                .route(web::post().to(flag::delete_strategy)),
+                .route(web::post().to(strategy::delete)),
         )
+        .service(
+            web::resource("/flags/{project}/{feature}/environments/{environment}/strategies/{id}/move")
+                .route(web::post().to(strategy::move_one)),
+        )
+        .service(
+            web::resource("/segments")
+                .route(web::get().to(segments::list))
+                .route(web::post().to(segments::save)),
+        )
+        .service(
+            web::resource("/segments/{id}")
+                .route(web::get().to(segments::page))
+                .route(web::post().to(segments::save)),
+        )
+        .service(web::resource("/segments/{id}/delete").route(web::post().to(segments::delete)))
+        .service(
+            web::resource("/context")
+                .route(web::get().to(context::list))
+                .route(web::post().to(context::save)),
+        )
+        .service(
+            web::resource("/context/{name}")
+                .route(web::get().to(context::page))
+                .route(web::post().to(context::save)),
+        )
+        .service(web::resource("/context/{name}/delete").route(web::post().to(context::delete)))
+        .service(web::resource("/events").route(web::get().to(events::page)))
         .service(web::resource("/playground").route(web::get().to(playground::page)))
         .service(web::resource("/admin").route(web::get().to(admin_home)))
         .service(
@@ -130,8 +164,18 @@ fn query_pages() -> web::QueryConfig {
 fn is_console(path: &str) -> bool {
     matches!(
         path,
-        "/" | "/login" | "/signed-out" | "/new-user" | "/playground" | "/admin" | "/flags"
+        "/" | "/login"
+            | "/signed-out"
+            | "/new-user"
+            | "/playground"
+            | "/admin"
+            | "/flags"
+            | "/segments"
+            | "/context"
+            | "/events"
     ) || path.starts_with("/flags/")
+        || path.starts_with("/segments/")
+        || path.starts_with("/context/")
         || path.starts_with("/admin/")
         || path.starts_with("/console/")
         || path.starts_with("/auth/oidc/")

@@ -78,7 +78,7 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
                 @for environment in &known.environments {
                     label {
                         input type="checkbox" name="env" value=(environment.name)
-                            checked[chosen.contains(&environment.name) || (chosen.is_empty() && environment.name == "development")];
+                            checked[chosen.contains(&environment.name) || (chosen.is_empty() && environment.enabled)];
                         " " (environment.name)
                     }
                 }
@@ -154,12 +154,14 @@ async fn evaluate(
         .filter(|project| !project.is_empty())
         .map(str::to_owned)
         .collect();
+    if environments.is_empty() {
+        return Err(AdminError::invalid(
+            "/environments",
+            "tick at least one environment",
+        ));
+    }
     let request = PlaygroundQuery {
-        environments: if environments.is_empty() {
-            vec!["development".to_owned()]
-        } else {
-            environments.to_vec()
-        },
+        environments: environments.to_vec(),
         projects: (!projects.is_empty()).then_some(projects),
         context,
     };

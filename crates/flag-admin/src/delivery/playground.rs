@@ -22,7 +22,7 @@ use crate::{AdminError, runtime::Runtime};
 /// between threads costs little, small enough that a few per request are nothing to hold.
 pub const CHUNK_BYTES: usize = 256 * 1024;
 
-fn seed() -> u64 {
+pub(crate) fn seed() -> u64 {
     let mut bytes = [0u8; 8];
     // Without OS randomness, random rollouts fall back to a fixed sequence; nothing else depends on it.
     getrandom::fill(&mut bytes).unwrap_or_default();

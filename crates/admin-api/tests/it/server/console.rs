@@ -441,8 +441,8 @@ async fn a_flag_page_edits_strategies_and_writes_variants_to_several_environment
             Some(&editor),
             &[
                 ("name", "flexibleRollout"),
-                ("rollout", "25"),
-                ("stickiness", "userId"),
+                ("p_rollout", "25"),
+                ("p_stickiness", "userId"),
                 ("c0_context", "region"),
                 ("c0_operator", "IN"),
                 ("c0_values", "eu, us"),
@@ -474,6 +474,18 @@ async fn a_flag_page_edits_strategies_and_writes_variants_to_several_environment
     assert!(shown.body.contains("25% of userId stickiness"), "{}", shown.body);
     assert!(shown.body.contains("When not (region is one of eu, us)"));
     assert!(shown.body.contains("Edit variants"));
+    // The strategy's own page shows every parameter its type declares and its constraint.
+    let edit = call(&service, page(&format!("{base}/{id}"), Some(&editor))).await;
+    assert_eq!(edit.status, StatusCode::OK, "{}", edit.body);
+    for part in [
+        "name=\"p_rollout\"",
+        "name=\"p_groupId\"",
+        "name=\"p_stickiness\"",
+        "value=\"eu,us\"",
+        "name=\"c2_context\"",
+    ] {
+        assert!(edit.body.contains(part), "{part} missing: {}", edit.body);
+    }
 
     // A bad constraint is refused with the reason, on the page.
     let refused = call(
@@ -499,7 +511,7 @@ async fn a_flag_page_edits_strategies_and_writes_variants_to_several_environment
         form(
             &format!("{base}/{id}"),
             Some(&editor),
-            &[("name", "flexibleRollout"), ("rollout", "60")],
+            &[("name", "flexibleRollout"), ("p_rollout", "60")],
         ),
     )
     .await;
@@ -938,7 +950,7 @@ async fn too_many_signups_are_told_plainly_on_the_form() {
 }
 
 #[actix_web::test]
-async fn an_edit_keeps_what_the_form_does_not_show_and_bad_forms_get_a_page() {
+async fn an_edit_keeps_what_the_type_does_not_declare_and_bad_forms_get_a_page() {
     let app = TestApp::new();
     let service = app.service().await;
     let (status, _) = send(
@@ -960,7 +972,7 @@ async fn an_edit_keeps_what_the_form_does_not_show_and_bad_forms_get_a_page() {
             json!({
                 "name": "flexibleRollout",
                 "title": "Europe first",
-                "parameters": {"rollout": "10", "stickiness": "default", "groupId": "shared-group"},
+                "parameters": {"rollout": "10", "stickiness": "default", "groupId": "shared-group", "undeclared": "kept"},
                 "constraints": [constraint("a"), constraint("b"), constraint("c"), constraint("d")],
                 "variants": [{"name": "v", "weight": 1000, "weightType": "variable", "stickiness": "default"}]
             }),
@@ -977,17 +989,26 @@ async fn an_edit_keeps_what_the_form_does_not_show_and_bad_forms_get_a_page() {
             Some(&editor),
             &[
                 ("name", "flexibleRollout"),
-                ("rollout", "50"),
-                ("stickiness", "userId"),
+                ("title", "Europe first"),
+                ("p_rollout", "50"),
+                ("p_stickiness", "userId"),
+                ("p_groupId", "shared-group"),
                 ("c0_context", "region"),
                 ("c0_operator", "IN"),
                 ("c0_values", "a, z"),
+                ("c0_caseInsensitive", "true"),
                 ("c1_context", "region"),
                 ("c1_operator", "IN"),
                 ("c1_values", "b"),
                 ("c2_context", "region"),
                 ("c2_operator", "IN"),
                 ("c2_values", "c"),
+                ("c3_context", "region"),
+                ("c3_operator", "IN"),
+                ("c3_values", "d"),
+                ("c4_context", ""),
+                ("sv0_name", "v"),
+                ("sv0_weightType", "variable"),
             ],
         ),
     )
@@ -1004,6 +1025,10 @@ async fn an_edit_keeps_what_the_form_does_not_show_and_bad_forms_get_a_page() {
     assert_eq!(stored["title"], "Europe first", "{stored}");
     assert_eq!(stored["parameters"]["rollout"], "50");
     assert_eq!(stored["parameters"]["groupId"], "shared-group");
+    assert_eq!(
+        stored["parameters"]["undeclared"], "kept",
+        "a parameter its type does not declare was lost"
+    );
     assert_eq!(stored["constraints"][0]["values"], json!(["a", "z"]));
     assert_eq!(stored["constraints"][0]["caseInsensitive"], true);
     assert_eq!(
@@ -1126,4 +1151,280 @@ async fn every_page_escapes_what_people_typed() {
     }
     let users = call(&service, page("/admin/users", Some(&admin))).await;
     assert!(users.body.contains("&lt;b&gt;Bold&lt;/b&gt;"), "{}", users.body);
+}
+
+#[actix_web::test]
+async fn segments_and_context_fields_are_made_used_and_kept_while_in_use() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let editor = user(&service, "editor@example.com", 2).await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    let viewer = user(&service, "viewer@example.com", 3).await;
+
+    // A context field with legal values, made by an admin; an editor may not.
+    let fields = [
+        ("name", "plan"),
+        ("description", "billing plan"),
+        ("stickiness", "true"),
+        ("legalValues", "free\npro: paying"),
+    ];
+    let refused = call(&service, form("/context", Some(&editor), &fields)).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN, "{}", refused.body);
+    let made = call(&service, form("/context", Some(&admin), &fields)).await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+    let (_, field) = send(&service, get("/api/admin/context/plan", ADMIN)).await;
+    assert_eq!(
+        field["legalValues"],
+        json!([{"value": "free"}, {"value": "pro", "description": "paying"}]),
+        "{field}"
+    );
+    assert_eq!(field["stickiness"], true);
+    let bad = call(&service, form("/context", Some(&admin), &[("name", "no spaces")])).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert!(bad.body.contains("role=\"alert\""));
+
+    // A segment on it, with a constraint the editor offers the legal values of.
+    let segment = [
+        ("name", "paying"),
+        ("description", "customers who pay"),
+        ("project", ""),
+        ("c0_context", "plan"),
+        ("c0_operator", "IN"),
+        ("c0_values", "pro"),
+        ("c1_context", ""),
+    ];
+    let denied = call(&service, form("/segments", Some(&viewer), &segment)).await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.body);
+    let made = call(&service, form("/segments", Some(&editor), &segment)).await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+    let at = made.location.clone().unwrap_or_default();
+    let id: i64 = at.trim_start_matches("/segments/").parse().unwrap_or_default();
+    let (_, stored) = send(&service, get(&format!("/api/admin/segments/{id}"), ADMIN)).await;
+    assert_eq!(stored["constraints"][0]["values"], json!(["pro"]), "{stored}");
+    let shown = call(&service, page(&at, Some(&editor))).await;
+    assert!(shown.body.contains("No strategy uses it"), "{}", shown.body);
+    assert!(
+        shown.body.contains("<datalist id=\"segment-legal-plan\">"),
+        "{}",
+        shown.body
+    );
+    let bad = call(
+        &service,
+        form(
+            &at,
+            Some(&editor),
+            &[
+                ("name", "paying"),
+                ("c0_context", "version"),
+                ("c0_operator", "SEMVER_EQ"),
+                ("c0_values", "one"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert!(bad.body.contains("value=\"one\""), "the form lost what was typed");
+
+    // A strategy uses both; deleting either is refused, naming where.
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "billing"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/billing/environments/development/strategies",
+            ADMIN,
+            json!({"name": "default", "segments": [id],
+                "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let kept = call(&service, form(&format!("{at}/delete"), Some(&admin), &[])).await;
+    assert_eq!(kept.status, StatusCode::CONFLICT, "{}", kept.body);
+    assert!(
+        kept.body.contains("href=\"/flags/default/billing\""),
+        "{}",
+        kept.body
+    );
+    let kept = call(&service, form("/context/plan/delete", Some(&admin), &[])).await;
+    assert_eq!(kept.status, StatusCode::CONFLICT, "{}", kept.body);
+    assert!(
+        kept.body.contains("href=\"/flags/default/billing\""),
+        "{}",
+        kept.body
+    );
+
+    // Once no strategy uses it, the segment goes.
+    let (status, _) = send(
+        &service,
+        test::TestRequest::delete()
+            .uri("/api/admin/projects/default/features/billing")
+            .insert_header(("Authorization", ADMIN)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let (status, _) = send(
+        &service,
+        test::TestRequest::delete()
+            .uri("/api/admin/archive/billing")
+            .insert_header(("Authorization", ADMIN)),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let gone = call(&service, form(&format!("{at}/delete"), Some(&admin), &[])).await;
+    assert_eq!(gone.status, StatusCode::SEE_OTHER, "{}", gone.body);
+    let (status, _) = send(&service, get(&format!("/api/admin/segments/{id}"), ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[actix_web::test]
+async fn a_strategy_page_tries_reorders_and_the_audit_log_shows_each_change() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let editor = user(&service, "editor@example.com", 2).await;
+    let viewer = user(&service, "viewer@example.com", 3).await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "ordered"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let base = "/flags/default/ordered/environments/development/strategies";
+    // A new strategy of a type with a list parameter.
+    let new = call(
+        &service,
+        page(&format!("{base}/new?type=remoteAddress"), Some(&editor)),
+    )
+    .await;
+    assert_eq!(new.status, StatusCode::OK, "{}", new.body);
+    assert!(new.body.contains("name=\"p_IPs\""), "{}", new.body);
+    for fields in [
+        vec![
+            ("name", "remoteAddress"),
+            ("p_IPs", "10.0.0.0/8"),
+            ("title", "office"),
+        ],
+        vec![
+            ("name", "flexibleRollout"),
+            ("p_rollout", "100"),
+            ("c0_context", "version"),
+            ("c0_operator", "SEMVER_GT"),
+            ("c0_values", "1.2.0"),
+        ],
+    ] {
+        let added = call(&service, form(base, Some(&editor), &fields)).await;
+        assert_eq!(added.status, StatusCode::SEE_OTHER, "{}", added.body);
+    }
+    let list = |service| async move {
+        let (_, strategies) = send(
+            service,
+            get(
+                "/api/admin/projects/default/features/ordered/environments/development/strategies",
+                ADMIN,
+            ),
+        )
+        .await;
+        strategies
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|strategy| strategy["name"].as_str().unwrap_or_default().to_owned())
+            .collect::<Vec<_>>()
+    };
+    let names = list(&service).await;
+    assert_eq!(names, ["remoteAddress", "flexibleRollout"]);
+    let (_, strategies) = send(
+        &service,
+        get(
+            "/api/admin/projects/default/features/ordered/environments/development/strategies",
+            ADMIN,
+        ),
+    )
+    .await;
+    let rollout = strategies[1]["id"].as_str().unwrap_or_default().to_owned();
+
+    // "Try it" answers for a context and saves nothing.
+    let tried = |version: &'static str| {
+        form(
+            &format!("{base}/{rollout}"),
+            Some(&editor),
+            &[
+                ("name", "flexibleRollout"),
+                ("p_rollout", "100"),
+                ("c0_context", "version"),
+                ("c0_operator", "SEMVER_GT"),
+                ("c0_values", "2.0.0"),
+                ("try_properties", version),
+                ("preview", "1"),
+            ],
+        )
+    };
+    let on = call(&service, tried("version=2.1.0")).await;
+    assert_eq!(on.status, StatusCode::OK, "{}", on.body);
+    assert!(on.body.contains("✓ On"), "{}", on.body);
+    let off = call(&service, tried("version=1.0.0")).await;
+    assert!(off.body.contains("✗ Off"), "{}", off.body);
+    assert!(
+        off.body.contains("✗ version is a version above 2.0.0"),
+        "{}",
+        off.body
+    );
+    let (_, stored) = send(
+        &service,
+        get(
+            &format!(
+                "/api/admin/projects/default/features/ordered/environments/development/strategies/{rollout}"
+            ),
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(
+        stored["constraints"][0]["value"], "1.2.0",
+        "a try saved the strategy"
+    );
+
+    // Moved up, it is evaluated first; a viewer may not move it.
+    let denied = call(
+        &service,
+        form(&format!("{base}/{rollout}/move"), Some(&viewer), &[("to", "up")]),
+    )
+    .await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN);
+    let moved = call(
+        &service,
+        form(&format!("{base}/{rollout}/move"), Some(&editor), &[("to", "up")]),
+    )
+    .await;
+    assert_eq!(moved.status, StatusCode::SEE_OTHER, "{}", moved.body);
+    assert_eq!(list(&service).await, ["flexibleRollout", "remoteAddress"]);
+
+    // The audit log lists the changes with what each changed, and filters keep to the address.
+    let log = call(&service, page("/events?feature=ordered", Some(&viewer))).await;
+    assert_eq!(log.status, StatusCode::OK, "{}", log.body);
+    assert!(log.body.contains("feature-strategy-add"), "{}", log.body);
+    assert!(log.body.contains("IPs"), "{}", log.body);
+    let none = call(
+        &service,
+        page("/events?feature=ordered&type=feature-archived", Some(&viewer)),
+    )
+    .await;
+    assert!(none.body.contains("No event matches"), "{}", none.body);
+    let bad = call(&service, page("/events?from=yesterday", Some(&viewer))).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    assert!(bad.body.contains("role=\"alert\""));
+    let flag = call(&service, page("/flags/default/ordered", Some(&viewer))).await;
+    assert!(flag.body.contains("class=\"diff\""), "{}", flag.body);
 }

@@ -1,7 +1,8 @@
 //! Context fields: `/api/admin/context`.
 
 use flag_store::StoreError;
-use flag_store::models::{ContextFieldRow, LegalValue};
+use flag_store::models::ContextFieldRow;
+pub use flag_store::models::LegalValue;
 use flag_store::queries::segments::Usage;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;

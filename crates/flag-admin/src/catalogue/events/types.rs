@@ -172,3 +172,49 @@ pub struct EventSearchQuery {
     #[serde(default)]
     pub limit: Option<String>,
 }
+
+/// One difference between an event's value before and after, at a JSON Pointer (`""` for the
+/// whole value).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Change {
+    /// Where, as a JSON Pointer: `/strategies/0/parameters/rollout`.
+    pub path: String,
+    /// The value there before; `None` where there was none.
+    pub before: Option<serde_json::Value>,
+    /// The value there after; `None` where it was removed.
+    pub after: Option<serde_json::Value>,
+}
+
+impl EventOut {
+    /// What the event changed, path by path: the smallest set of additions, removals and
+    /// replacements that turns its value before into its value after (JSON Patch's diff). An
+    /// event with only one of the two is one change of the whole value.
+    pub fn changes(&self) -> Vec<Change> {
+        let present = |value: &Option<serde_json::Value>| value.clone().filter(|value| !value.is_null());
+        match (present(&self.pre_data), present(&self.data)) {
+            (Some(before), Some(after)) => json_patch::diff(&before, &after)
+                .0
+                .into_iter()
+                .map(|operation| {
+                    let path = operation.path().to_string();
+                    let was = before.pointer(&path).cloned();
+                    let now = match operation {
+                        json_patch::PatchOperation::Remove(_) => None,
+                        _ => after.pointer(&path).cloned(),
+                    };
+                    Change {
+                        path,
+                        before: was,
+                        after: now,
+                    }
+                })
+                .collect(),
+            (None, None) => Vec::new(),
+            (before, after) => vec![Change {
+                path: String::new(),
+                before,
+                after,
+            }],
+        }
+    }
+}

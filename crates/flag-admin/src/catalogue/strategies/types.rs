@@ -85,6 +85,27 @@ impl StrategyRequest {
     pub fn set_constraints(&mut self, constraints: Vec<Constraint>) {
         self.constraints = constraints;
     }
+
+    /// Sets the display title; none when empty.
+    pub fn set_title(&mut self, title: impl Into<String>) {
+        let title = title.into();
+        self.title = (!title.trim().is_empty()).then_some(title);
+    }
+
+    /// Keeps the strategy without evaluating it, or evaluates it again.
+    pub fn set_disabled(&mut self, disabled: bool) {
+        self.disabled = Some(disabled);
+    }
+
+    /// Replaces the segments, by id.
+    pub fn set_segments(&mut self, segments: Vec<i32>) {
+        self.segments = segments;
+    }
+
+    /// Replaces the strategy variants.
+    pub fn set_variants(&mut self, variants: Vec<Variant>) {
+        self.variants = variants;
+    }
 }
 
 /// The request that saves a stored strategy as it stands: an edit starts from it and changes
@@ -171,5 +192,59 @@ impl StrategyRequest {
             segments: self.segments,
             variants,
         })
+    }
+}
+
+/// A strategy tried before saving it: its answer and, per constraint and segment, whether it
+/// held.
+#[derive(Debug, Clone)]
+pub struct PreviewOut {
+    /// Whether the strategy turns the flag on for the context.
+    pub enabled: bool,
+    /// The strategy variant it picks, when it has variants and is on.
+    pub variant: Option<String>,
+    /// Whether the strategy is disabled, and so skipped.
+    pub disabled: bool,
+    /// Each constraint with whether it held.
+    pub constraints: Vec<(Constraint, bool)>,
+    /// Each segment by name, with whether all its constraints held.
+    pub segments: Vec<(String, bool)>,
+    /// Whether the result could not be decided (a field the context lacks is needed, or a
+    /// strategy type this server does not know).
+    pub unknown: bool,
+}
+
+impl PreviewOut {
+    /// The answer an explanation of the one tried strategy gives.
+    pub fn of(explanation: &flag_eval::Explanation<'_>) -> Self {
+        let strategy = explanation.strategies.first();
+        Self {
+            enabled: explanation.is_enabled,
+            variant: match explanation.variant {
+                flag_eval::PlaygroundVariant::Strategy(variant)
+                | flag_eval::PlaygroundVariant::Feature(variant) => Some(variant.name.clone()),
+                _ => None,
+            },
+            disabled: strategy.is_some_and(|strategy| strategy.disabled),
+            constraints: strategy
+                .map(|strategy| {
+                    strategy
+                        .constraints
+                        .iter()
+                        .map(|result| (result.constraint.clone(), result.result))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            segments: strategy
+                .map(|strategy| {
+                    strategy
+                        .segments
+                        .iter()
+                        .map(|segment| (segment.name.to_owned(), segment.result))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            unknown: strategy.is_some_and(|strategy| strategy.result.enabled == flag_eval::Tristate::Unknown),
+        }
     }
 }
