@@ -14,13 +14,15 @@ use flag_admin::catalogue::variants::types::VariantsPush;
 use flag_admin::identity::auth::{Access, Principal};
 use flag_admin::{
     AdminError, catalogue::archive, catalogue::events, catalogue::features, catalogue::segments,
-    catalogue::strategies, catalogue::strategy_types, catalogue::variants, delivery::applications,
+    catalogue::strategies, catalogue::strategy_types, catalogue::tags, catalogue::variants,
+    delivery::applications,
 };
 use flag_eval::Variant;
 use maud::{Markup, html};
 
 use super::events as audit;
 use super::layout::{self, Viewer};
+use super::life;
 use super::variants as variant_rows;
 use super::{constraints, poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
@@ -97,10 +99,18 @@ async fn render(
         let types = strategy_types::list(&state.app).await?;
         segments::LIST.admit(principal.clone())?;
         let segments = segments::list(&state.app).await?;
-        Ok::<_, AdminError>((detail, history, usage, types, segments))
+        tags::OF_FEATURE.admit(principal.clone())?;
+        tags::TYPES.admit(principal.clone())?;
+        features::PARENT_OPTIONS.admit(principal.clone())?;
+        let offers = life::Offers {
+            tags: tags::of_feature(&state.app, feature.to_owned()).await?,
+            tag_types: tags::types(&state.app).await?,
+            parents: features::parent_options(&state.app, feature.to_owned()).await?,
+        };
+        Ok::<_, AdminError>((detail, history, usage, types, segments, offers))
     }
     .await;
-    let (detail, history, usage, types, segments) = match loaded {
+    let (detail, history, usage, types, segments, offers) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => return layout::failure(&error),
     };
@@ -147,23 +157,10 @@ async fn render(
         }
         p.muted {
             "Type " (detail.feature_type)
-            @if detail.stale { " · stale" }
+            @if detail.stale { " · " strong { "stale" } }
             " · created " (detail.created_at.get(..10).unwrap_or(&detail.created_at))
         }
-        @if !detail.dependencies.is_empty() || !detail.children.is_empty() {
-            section.card aria-labelledby="dependencies" {
-                h2 id="dependencies" { "Dependencies" }
-                @for parent in &detail.dependencies {
-                    p { "Needs " span.mono { (parent.feature) } " to be "
-                        (if parent.enabled { "enabled" } else { "disabled" })
-                        @if !parent.variants.is_empty() { " with variant " (parent.variants.join(" or ")) }
-                    }
-                }
-                @if !detail.children.is_empty() {
-                    p { "Flags that depend on it: " (detail.children.join(", ")) }
-                }
-            }
-        }
+        (life::card(&detail, &offers, principal))
         @for environment in &detail.environments {
             (environment_section(&detail, environment, strategy_writes(&environment.name), &type_names, &segment_names))
         }
@@ -192,7 +189,7 @@ async fn render(
 }
 
 /// The flag's page again, with why a write on it was refused.
-async fn refused(
+pub(super) async fn refused(
     state: &AppState,
     principal: &Principal,
     project: &str,

@@ -29,7 +29,12 @@ pub struct ListQuery {
     page: Option<usize>,
     /// `1`: the project's archived flags.
     archived: Option<String>,
+    /// Only flags with this tag, `type:value`.
+    tag: Option<String>,
 }
+
+/// The project choice that searches every project.
+const EVERY_PROJECT: &str = "*";
 
 /// The new flag's fields.
 #[derive(Debug, Deserialize)]
@@ -98,16 +103,19 @@ async fn render(
     };
     let project = query
         .project
-        .filter(|project| projects.iter().any(|(id, _)| id == project))
+        .filter(|project| project == EVERY_PROJECT || projects.iter().any(|(id, _)| id == project))
         .or_else(|| projects.first().map(|(id, _)| id.clone()))
         .unwrap_or_else(|| "default".into());
     let words = query.q.unwrap_or_default();
+    let tag = query.tag.unwrap_or_default().trim().to_owned();
+    let every = project == EVERY_PROJECT;
     let archived = query.archived.as_deref() == Some("1");
     // Far past the last page is simply empty.
     let page = query.page.unwrap_or(0).min(1_000_000);
     let search = SearchQuery {
         query: Some(words.clone()).filter(|words| !words.trim().is_empty()),
-        project: Some(format!("IS:{project}")),
+        project: (!every).then(|| format!("IS:{project}")),
+        tag: (!tag.is_empty()).then(|| format!("INCLUDE:{tag}")),
         offset: Some((page * PAGE).to_string()),
         limit: Some(PAGE.to_string()),
         sort_by: Some("name".into()),
@@ -125,11 +133,21 @@ async fn render(
         Err(error) => return layout::failure(&error),
     };
     let may_create = admitted(features::CREATE, principal).is_some();
-    let back = format!(
-        "/flags?project={}&q={}&page={page}",
-        url_escape(&project),
-        url_escape(&words)
-    );
+    // This list's address on page `page`, its filters kept.
+    let at = |page: usize| {
+        let mut address = format!("/flags?project={}", url_escape(&project));
+        if !words.is_empty() {
+            address.push_str(&format!("&q={}", url_escape(&words)));
+        }
+        if !tag.is_empty() {
+            address.push_str(&format!("&tag={}", url_escape(&tag)));
+        }
+        if page > 0 {
+            address.push_str(&format!("&page={page}"));
+        }
+        address
+    };
+    let back = at(page);
     let viewer = Viewer::of(principal);
     let body = html! {
         h1 { "Flags" }
@@ -141,11 +159,16 @@ async fn render(
                     @for (id, name) in &projects {
                         option value=(id) selected[*id == project] { (name) }
                     }
+                    option value=(EVERY_PROJECT) selected[every] { "All projects" }
                 }
             }
             div {
                 label for="q" { "Search by name" }
                 input id="q" name="q" type="search" value=(words);
+            }
+            div {
+                label for="tag" { "Tag (type:value)" }
+                input id="tag" name="tag" type="search" value=(tag);
             }
             button type="submit" { "Show" }
         }
@@ -159,26 +182,22 @@ async fn render(
         @if archived {
             (archived_table(principal, &found))
         } @else {
-            (table(principal, &found, &back))
+            (table(principal, &found, &back, every, may_create && !every))
         }
         @if page > 0 || found.total > (page + 1) * PAGE {
             nav.row aria-label="Pages" {
-                @if page > 0 {
-                    a href=(format!("/flags?project={}&q={}&page={}", url_escape(&project), url_escape(&words), page - 1)) { "Previous page" }
-                }
-                @if found.total > (page + 1) * PAGE {
-                    a href=(format!("/flags?project={}&q={}&page={}", url_escape(&project), url_escape(&words), page + 1)) { "Next page" }
-                }
+                @if page > 0 { a href=(at(page - 1)) { "Previous page" } }
+                @if found.total > (page + 1) * PAGE { a href=(at(page + 1)) { "Next page" } }
             }
         }
-        @if may_create && !archived {
+        @if may_create && !archived && !every {
             (create_form(&project, typed))
         }
     };
     layout::page(status, "Flags", Some(&viewer), "flags", &body)
 }
 
-fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
+fn table(principal: &Principal, found: &SearchOut, back: &str, every: bool, may_create: bool) -> Markup {
     let environments: Vec<&str> = found
         .features
         .first()
@@ -193,13 +212,17 @@ fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
     html! {
         p.muted { (found.total) (if found.total == 1 { " flag" } else { " flags" }) }
         @if found.features.is_empty() {
-            p { "No flags here yet." }
+            div.card {
+                p { "No flag matches." }
+                @if may_create { p { "Create one with the form below; it starts switched off in every environment." } }
+            }
         } @else {
             div.table-wrap {
                 table {
                     thead {
                         tr {
                             th scope="col" { "Flag" }
+                            @if every { th scope="col" { "Project" } }
                             th.optional scope="col" { "Type" }
                             th.optional scope="col" { "Last used by an SDK" }
                             @for environment in &environments { th scope="col" { (environment) } }
@@ -215,6 +238,7 @@ fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
                                         br; span.muted { (description) }
                                     }
                                 }
+                                @if every { td { (feature.project) } }
                                 td.optional { (feature.feature_type) }
                                 td.optional {
                                     @match feature.environments.iter().filter_map(|environment| environment.last_seen_at.as_ref()).max() {
@@ -236,6 +260,7 @@ fn table(principal: &Principal, found: &SearchOut, back: &str) -> Markup {
 
 fn archived_table(principal: &Principal, found: &SearchOut) -> Markup {
     let may_revive = admitted(archive::REVIVE_ONE, principal).is_some();
+    let may_delete = admitted(archive::DELETE_ONE, principal).is_some();
     html! {
         p.muted { (found.total) (if found.total == 1 { " archived flag" } else { " archived flags" }) }
         ul {
@@ -248,13 +273,18 @@ fn archived_table(principal: &Principal, found: &SearchOut) -> Markup {
                             button.secondary type="submit" aria-label=(format!("Revive {}", feature.name)) { "Revive" }
                         }
                     }
+                    @if may_delete {
+                        form method="post" action=(format!("/flags/{}/{}/delete", url_escape(&feature.project), url_escape(&feature.name))) {
+                            button.danger type="submit" aria-label=(format!("Delete {} for good", feature.name)) { "Delete for good" }
+                        }
+                    }
                 }
             }
         }
     }
 }
 
-/// `POST /flags/{project}/{feature}/archive` and `…/revive`.
+/// `POST /flags/{project}/{feature}/archive`, `…/revive`, and `…/delete` (an archived flag, for good).
 pub async fn archive(
     state: web::Data<AppState>,
     request: HttpRequest,
@@ -274,10 +304,15 @@ pub async fn archive(
             Ok(caller) => archive::revive_one(&state.app, &caller, feature).await,
             Err(error) => Err(error),
         },
+        "delete" => match archive::DELETE_ONE.admit(principal) {
+            Ok(caller) => archive::delete_one(&state.app, &caller, feature).await,
+            Err(error) => Err(error),
+        },
         _ => Err(AdminError::NotFound("no such page".into())),
     };
     match result {
-        Ok(()) => see_other(&format!("/flags?project={}", url_escape(&project))),
+        Ok(()) if action == "archive" => see_other(&format!("/flags?project={}", url_escape(&project))),
+        Ok(()) => see_other(&format!("/flags?project={}&archived=1", url_escape(&project))),
         Err(error) => layout::failure(&error),
     }
 }

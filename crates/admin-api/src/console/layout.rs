@@ -54,6 +54,7 @@ pub fn page(
                     @if let Some(viewer) = viewer {
                         nav aria-label="Main" {
                             a href="/flags" aria-current=[(current == "flags").then_some("page")] { "Flags" }
+                            a href="/projects" aria-current=[(current == "projects").then_some("page")] { "Projects" }
                             a href="/segments" aria-current=[(current == "segments").then_some("page")] { "Segments" }
                             a href="/context" aria-current=[(current == "context").then_some("page")] { "Context" }
                             a href="/events" aria-current=[(current == "events").then_some("page")] { "Audit log" }

@@ -18,8 +18,10 @@ mod events;
 mod flag;
 mod flags;
 mod layout;
+mod life;
 mod login;
 mod playground;
+mod projects;
 mod segments;
 mod signup;
 mod sso;
@@ -89,6 +91,12 @@ pub fn configure(config: &mut web::ServiceConfig) {
         .service(
             web::resource("/flags/{project}/{feature}/variants").route(web::post().to(flag::save_variants)),
         )
+        .service(
+            web::resource(
+                "/flags/{project}/{feature}/{what:(stale|clone|tags|tags/delete|dependencies|dependencies/delete)}",
+            )
+            .route(web::post().to(life::post)),
+        )
         .service(web::resource("/flags/{project}/{feature}/{action}").route(web::post().to(flags::archive)))
         .service(
             web::resource("/flags/{project}/{feature}/environments/{environment}/strategies")
@@ -130,6 +138,13 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(web::resource("/context/{name}/delete").route(web::post().to(context::delete)))
         .service(web::resource("/events").route(web::get().to(events::page)))
+        .service(
+            web::resource("/projects")
+                .route(web::get().to(projects::list))
+                .route(web::post().to(projects::create)),
+        )
+        .service(web::resource("/projects/{id}").route(web::get().to(projects::page)))
+        .service(web::resource("/projects/{id}/environments").route(web::post().to(projects::environment)))
         .service(web::resource("/playground").route(web::get().to(playground::page)))
         .service(web::resource("/admin").route(web::get().to(admin_home)))
         .service(
@@ -173,7 +188,9 @@ fn is_console(path: &str) -> bool {
             | "/segments"
             | "/context"
             | "/events"
+            | "/projects"
     ) || path.starts_with("/flags/")
+        || path.starts_with("/projects/")
         || path.starts_with("/segments/")
         || path.starts_with("/context/")
         || path.starts_with("/admin/")

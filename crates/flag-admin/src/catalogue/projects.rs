@@ -148,3 +148,23 @@ pub async fn disable_environment(
         })
         .await
 }
+
+/// Who may count a project's SDK tokens per environment.
+pub const TOKEN_COUNTS: Access = Access::Read;
+
+/// How many SDK tokens (client, backend and frontend, expired ones included) reach `project`,
+/// per environment: those naming it and those for every project. A token for every environment
+/// (`*`) counts under `*`.
+pub async fn token_counts(
+    ctx: &Runtime,
+    project: String,
+) -> Result<std::collections::BTreeMap<String, i64>, AdminError> {
+    let rows = db::run(&ctx.store, queries::api_tokens::list).await?;
+    let mut counts = std::collections::BTreeMap::new();
+    for row in rows {
+        if row.token_type != flag_store::models::TokenType::Admin && row.projects.reach(&project) {
+            *counts.entry(row.environment).or_insert(0) += 1;
+        }
+    }
+    Ok(counts)
+}

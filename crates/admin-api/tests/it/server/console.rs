@@ -1428,3 +1428,150 @@ async fn a_strategy_page_tries_reorders_and_the_audit_log_shows_each_change() {
     let flag = call(&service, page("/flags/default/ordered", Some(&viewer))).await;
     assert!(flag.body.contains("class=\"diff\""), "{}", flag.body);
 }
+
+#[actix_web::test]
+async fn a_flags_whole_life_and_a_projects_environments_from_the_console() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let editor = user(&service, "editor@example.com", 2).await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    for name in ["parent", "child"] {
+        let (status, _) = send(
+            &service,
+            post(
+                "/api/admin/projects/default/features",
+                ADMIN,
+                json!({"name": name}),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED);
+    }
+    let (status, _) = send(
+        &service,
+        post("/api/admin/tag-types", ADMIN, json!({"name": "team"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let base = "/flags/default/child";
+    for (path, fields) in [
+        ("stale", vec![("stale", "true")]),
+        ("tags", vec![("type", "team"), ("value", "payments")]),
+        (
+            "dependencies",
+            vec![("feature", "parent"), ("enabled", "true"), ("variants", "")],
+        ),
+    ] {
+        let done = call(&service, form(&format!("{base}/{path}"), Some(&editor), &fields)).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER, "{path}: {}", done.body);
+    }
+    let (_, detail) = send(&service, get("/api/admin/projects/default/features/child", ADMIN)).await;
+    assert_eq!(detail["stale"], true, "{detail}");
+    assert_eq!(detail["dependencies"][0]["feature"], "parent");
+    let (_, tags) = send(&service, get("/api/admin/features/child/tags", ADMIN)).await;
+    assert_eq!(tags["tags"][0]["value"], "payments", "{tags}");
+    // The list filters by the tag; a bad tag is said plainly.
+    let tagged = call(
+        &service,
+        page("/flags?project=default&tag=team%3Apayments", Some(&editor)),
+    )
+    .await;
+    assert!(
+        tagged.body.contains(">child<") && !tagged.body.contains(">parent<"),
+        "{}",
+        tagged.body
+    );
+    let bad = call(
+        &service,
+        form(
+            &format!("{base}/tags"),
+            Some(&editor),
+            &[("type", "team"), ("value", "")],
+        ),
+    )
+    .await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+    // Copied, removed from its parent, untagged; archived and deleted for good.
+    let copied = call(
+        &service,
+        form(&format!("{base}/clone"), Some(&editor), &[("name", "child-copy")]),
+    )
+    .await;
+    assert_eq!(
+        copied.location.as_deref(),
+        Some("/flags/default/child-copy"),
+        "{}",
+        copied.body
+    );
+    for (path, fields) in [
+        ("dependencies/delete", vec![]),
+        ("tags/delete", vec![("type", "team"), ("value", "payments")]),
+        ("archive", vec![]),
+    ] {
+        let done = call(&service, form(&format!("{base}/{path}"), Some(&admin), &fields)).await;
+        assert_eq!(done.status, StatusCode::SEE_OTHER, "{path}: {}", done.body);
+    }
+    let viewer = user(&service, "viewer@example.com", 3).await;
+    let denied = call(&service, form(&format!("{base}/delete"), Some(&viewer), &[])).await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN, "{}", denied.body);
+    let deleted = call(&service, form(&format!("{base}/delete"), Some(&admin), &[])).await;
+    assert_eq!(deleted.status, StatusCode::SEE_OTHER, "{}", deleted.body);
+    let (status, _) = send(&service, get("/api/admin/projects/default/features/child", ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+
+    // A project made from the console, with production switched off in it and on again.
+    let refused = call(
+        &service,
+        form("/projects", Some(&editor), &[("name", "Payments")]),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    let made = call(
+        &service,
+        form(
+            "/projects",
+            Some(&admin),
+            &[("name", "Payments"), ("id", "payments")],
+        ),
+    )
+    .await;
+    assert_eq!(
+        made.location.as_deref(),
+        Some("/projects/payments"),
+        "{}",
+        made.body
+    );
+    let off = call(
+        &service,
+        form(
+            "/projects/payments/environments",
+            Some(&admin),
+            &[("environment", "production"), ("enabled", "false")],
+        ),
+    )
+    .await;
+    assert_eq!(off.status, StatusCode::SEE_OTHER, "{}", off.body);
+    let (_, project) = send(&service, get("/api/admin/projects/payments", ADMIN)).await;
+    assert_eq!(
+        project["environments"],
+        json!([{"environment": "development"}]),
+        "{project}"
+    );
+    let unknown = call(
+        &service,
+        form(
+            "/projects/payments/environments",
+            Some(&admin),
+            &[("environment", "nowhere"), ("enabled", "true")],
+        ),
+    )
+    .await;
+    assert_eq!(unknown.status, StatusCode::BAD_REQUEST, "{}", unknown.body);
+    assert!(unknown.body.contains("role=\"alert\""));
+    let shown = call(&service, page("/projects/payments", Some(&editor))).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    assert!(
+        !shown.body.contains("Switch on"),
+        "an editor sees the admin's switch"
+    );
+}
