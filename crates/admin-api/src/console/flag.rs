@@ -11,6 +11,7 @@ use flag_admin::catalogue::features::types::{
     FeatureDetailOut, FeatureEnvironmentOut, FeatureQuery, FeatureStrategyOut,
 };
 use flag_admin::catalogue::variants::types::VariantsPush;
+use flag_admin::delivery::usage::types::RawQuery;
 use flag_admin::identity::auth::{Access, Principal};
 use flag_admin::{
     AdminError, catalogue::archive, catalogue::events, catalogue::features, catalogue::segments,
@@ -23,6 +24,7 @@ use maud::{Markup, html};
 use super::events as audit;
 use super::layout::{self, Viewer};
 use super::life;
+use super::usage as usage_chart;
 use super::variants as variant_rows;
 use super::{constraints, poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
@@ -95,6 +97,16 @@ async fn render(
         let history = events::of_feature(&state.app, &reader, feature.to_owned()).await?;
         applications::FEATURE_USAGE.admit(principal.clone())?;
         let usage = applications::feature_usage(&state.app, state.app.delivery(), feature.to_owned()).await?;
+        applications::RAW_USAGE.admit(principal.clone())?;
+        let hourly = applications::raw_usage(
+            &state.app,
+            state.app.delivery(),
+            feature.to_owned(),
+            RawQuery {
+                hours_back: Some(usage_chart::HOURS.to_string()),
+            },
+        )
+        .await?;
         strategy_types::LIST.admit(principal.clone())?;
         let types = strategy_types::list(&state.app).await?;
         segments::LIST.admit(principal.clone())?;
@@ -107,10 +119,10 @@ async fn render(
             tag_types: tags::types(&state.app).await?,
             parents: features::parent_options(&state.app, feature.to_owned()).await?,
         };
-        Ok::<_, AdminError>((detail, history, usage, types, segments, offers))
+        Ok::<_, AdminError>((detail, history, (usage, hourly), types, segments, offers))
     }
     .await;
-    let (detail, history, usage, types, segments, offers) = match loaded {
+    let (detail, history, (usage, hourly), types, segments, offers) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => return layout::failure(&error),
     };
@@ -167,6 +179,7 @@ async fn render(
         @if detail.environments.iter().any(|environment| may_write_variants(&environment.name)) {
             (variants_editor(&detail, &may_write_variants, from))
         }
+        (usage_chart::card(&hourly))
         section.card aria-labelledby="applications" {
             h2 id="applications" { "Applications using it" }
             @if usage.seen_applications.is_empty() {

@@ -57,6 +57,7 @@ pub fn page(
                             a href="/projects" aria-current=[(current == "projects").then_some("page")] { "Projects" }
                             a href="/segments" aria-current=[(current == "segments").then_some("page")] { "Segments" }
                             a href="/context" aria-current=[(current == "context").then_some("page")] { "Context" }
+                            a href="/applications" aria-current=[(current == "applications").then_some("page")] { "Applications" }
                             a href="/events" aria-current=[(current == "events").then_some("page")] { "Audit log" }
                             a href="/playground" aria-current=[(current == "playground").then_some("page")] { "Playground" }
                             @if viewer.admin {

@@ -26,6 +26,7 @@ mod segments;
 mod signup;
 mod sso;
 mod strategy;
+mod usage;
 mod variants;
 
 use actix_web::body::MessageBody;
@@ -138,6 +139,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(web::resource("/context/{name}/delete").route(web::post().to(context::delete)))
         .service(web::resource("/events").route(web::get().to(events::page)))
+        .service(web::resource("/applications").route(web::get().to(usage::applications_page)))
         .service(
             web::resource("/projects")
                 .route(web::get().to(projects::list))
@@ -189,6 +191,7 @@ fn is_console(path: &str) -> bool {
             | "/context"
             | "/events"
             | "/projects"
+            | "/applications"
     ) || path.starts_with("/flags/")
         || path.starts_with("/projects/")
         || path.starts_with("/segments/")

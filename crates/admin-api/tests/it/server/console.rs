@@ -1575,3 +1575,82 @@ async fn a_flags_whole_life_and_a_projects_environments_from_the_console() {
         "an editor sees the admin's switch"
     );
 }
+
+#[actix_web::test]
+async fn usage_is_drawn_per_environment_and_applications_list_their_sdks() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let viewer = user(&service, "viewer@example.com", 3).await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "charted"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let empty = call(&service, page("/flags/default/charted", Some(&viewer))).await;
+    assert!(
+        empty.body.contains("No SDK has reported this flag"),
+        "{}",
+        empty.body
+    );
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/client/register",
+            crate::common::SDK,
+            json!({"appName": "checkout-web", "instanceId": "pod-1", "sdkVersion": "unleash-client-node:4.1.0",
+                   "strategies": ["default"], "started": crate::common::time_from_now(chrono::TimeDelta::hours(-1)), "interval": 15000}),
+        ),
+    )
+    .await;
+    assert!(status.is_success(), "{body}");
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/client/metrics",
+            crate::common::SDK,
+            json!({"appName": "checkout-web", "instanceId": "pod-1",
+                   "bucket": {"start": crate::common::time_from_now(chrono::TimeDelta::minutes(-1)),
+                              "stop": crate::common::time_from_now(chrono::TimeDelta::zero()),
+                              "toggles": {"charted": {"yes": 7, "no": 3}, "missing-flag": {"yes": 0, "no": 2}}}}),
+        ),
+    )
+    .await;
+    assert!(status.is_success(), "{body}");
+    app.state.app.flush_usage().await.ok();
+    let shown = call(&service, page("/flags/default/charted", Some(&viewer))).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    assert!(shown.body.contains("<svg role=\"img\""), "{}", shown.body);
+    assert!(
+        shown
+            .body
+            .contains("development: 7 yes and 3 no in the last 48 hours"),
+        "{}",
+        shown.body
+    );
+    assert!(
+        shown.body.contains("<td>7</td><td>3</td>"),
+        "the numbers are not given as text"
+    );
+    let apps = call(&service, page("/applications", Some(&viewer))).await;
+    assert_eq!(apps.status, StatusCode::OK, "{}", apps.body);
+    assert!(
+        apps.body.contains("checkout-web") && apps.body.contains("pod-1"),
+        "{}",
+        apps.body
+    );
+    assert!(
+        apps.body.contains("outdated"),
+        "an old SDK is not flagged: {}",
+        apps.body
+    );
+    assert!(
+        apps.body.contains("missing-flag"),
+        "an unknown flag is not listed: {}",
+        apps.body
+    );
+}

@@ -392,7 +392,7 @@ impl BulkReport {
 }
 
 /// Query string of `GET /api/admin/metrics/applications`.
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Debug, Default, Deserialize, IntoParams)]
 #[serde(rename_all = "camelCase")]
 #[into_params(parameter_in = Query)]
 pub struct ApplicationsQuery {
