@@ -99,3 +99,12 @@ for (const button of document.querySelectorAll("button[data-add-constraint]")) {
     copy.querySelector("input").focus();
   });
 }
+
+// A chosen file is read into the text area it names, for forms that post the document as text.
+for (const input of document.querySelectorAll("input[type=file][data-fill]")) {
+  input.addEventListener("change", async () => {
+    const target = document.getElementById(input.dataset.fill);
+    const file = input.files && input.files[0];
+    if (target && file) target.value = await file.text();
+  });
+}

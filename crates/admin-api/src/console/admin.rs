@@ -16,7 +16,7 @@ use super::{form_fields, poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
 
 /// A form field, trimmed; empty when absent.
-fn field(fields: &[(String, String)], name: &str) -> String {
+pub(super) fn field(fields: &[(String, String)], name: &str) -> String {
     fields
         .iter()
         .find(|(key, _)| key == name)
@@ -36,7 +36,7 @@ fn utc(text: &str) -> String {
 
 /// Runs `render` for an admin page when `access`, the declaration of the operation it reads,
 /// admits the principal.
-async fn admin_page<F, Fut>(
+pub(super) async fn admin_page<F, Fut>(
     state: &AppState,
     request: &HttpRequest,
     access: Access,
@@ -70,7 +70,7 @@ where
 
 /// Runs an admin write from a form as the caller `access`, the declaration of the operation it
 /// calls, admits, then goes back to `back`; a refusal is shown on its own page.
-async fn admin_write<F, Fut>(
+pub(super) async fn admin_write<F, Fut>(
     state: &AppState,
     request: &HttpRequest,
     access: Access,
@@ -161,10 +161,11 @@ pub async fn invites(state: web::Data<AppState>, request: HttpRequest) -> HttpRe
     .await
 }
 
-fn admin_nav(current: &str) -> Markup {
+pub(super) fn admin_nav(current: &str) -> Markup {
     html! {
         nav.row aria-label="Administration" {
-            @for (path, name, label) in [("/admin/invites", "invites", "Invite links"), ("/admin/tokens", "tokens", "API tokens"), ("/admin/users", "users", "Users")] {
+            @for (path, name, label) in [("/admin/invites", "invites", "Invite links"), ("/admin/tokens", "tokens", "API tokens"), ("/admin/users", "users", "Users"),
+                ("/admin/webhooks", "webhooks", "Webhooks"), ("/admin/sign-in", "sign-in", "Sign-in"), ("/admin/import", "import", "Import and export")] {
                 a href=(path) aria-current=[(name == current).then_some("page")] { (label) }
             }
         }

@@ -23,6 +23,7 @@ mod login;
 mod playground;
 mod projects;
 mod segments;
+mod settings;
 mod signup;
 mod sso;
 mod strategy;
@@ -162,6 +163,23 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(web::resource("/admin/tokens/{id}/delete").route(web::post().to(admin::delete_token)))
         .service(web::resource("/admin/users").route(web::get().to(admin::users_page)))
+        .service(
+            web::resource("/admin/webhooks")
+                .route(web::get().to(settings::webhooks))
+                .route(web::post().to(settings::create_webhook)),
+        )
+        .service(
+            web::resource("/admin/webhooks/{id}/{action}").route(web::post().to(settings::webhook_action)),
+        )
+        .service(web::resource("/admin/sign-in").route(web::get().to(settings::sign_in)))
+        .service(web::resource("/admin/sign-in/password").route(web::post().to(settings::save_password)))
+        .service(web::resource("/admin/sign-in/oidc").route(web::post().to(settings::save_oidc)))
+        .service(
+            web::resource("/admin/import")
+                .route(web::get().to(settings::transfer))
+                .route(web::post().to(settings::import)),
+        )
+        .service(web::resource("/admin/export").route(web::get().to(settings::download)))
         .service(web::resource("/admin/users/{id}").route(web::post().to(admin::update_user)))
         .service(web::resource("/console/{file}").route(web::get().to(assets::serve)));
 }

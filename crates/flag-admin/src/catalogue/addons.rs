@@ -336,3 +336,64 @@ pub fn text(parameters: &Map<String, Value>, name: &str) -> Option<String> {
         other => Some(other.to_string()),
     }
 }
+
+/// Who may send a webhook a sample event.
+pub const SEND_SAMPLE: Access = Access::Admin;
+
+/// Sends webhook `id` a sample `feature-created` event now, as its deliveries are sent (its
+/// template, headers, address policy, one retry), records the delivery in its list, and answers
+/// it. The sample is not written to the audit log.
+pub async fn send_sample(ctx: &Runtime, id: i32) -> Result<DeliveryOut, AdminError> {
+    let addon = db::run(&ctx.store, move |conn| queries::addons::get(conn, id)).await?;
+    let now = crate::now();
+    let sample = flag_store::models::EventRow {
+        id: 0,
+        event_type: "feature-created".into(),
+        created_by: "halyard-sample".into(),
+        created_at: now,
+        project: Some("default".into()),
+        environment: None,
+        feature_name: Some("sample-flag".into()),
+        data: Some(json!({"name": "sample-flag", "project": "default", "type": "release"}).to_string()),
+        pre_data: None,
+        created_by_user_id: Some(-1337),
+        tags: Some("[]".into()),
+        group_type: None,
+        group_id: None,
+    };
+    let formatter = crate::catalogue::events::EventFormatter::new(
+        &ctx.settings.unleash_url,
+        crate::catalogue::events::Bold::Simple,
+    );
+    let policy = ctx.settings.webhook_urls.clone();
+    let record = tokio::task::spawn_blocking(move || {
+        match crate::catalogue::webhooks::Delivery::build(&addon, sample, &formatter) {
+            Ok(delivery) => {
+                crate::catalogue::webhooks::send(&crate::catalogue::webhooks::agent(policy), &delivery)
+            }
+            Err(message) => flag_store::models::NewIntegrationEvent {
+                integration_id: addon.id,
+                created_at: crate::now(),
+                state: "failed".into(),
+                state_details: message,
+                event: String::new(),
+                details: json!({}).to_string(),
+            },
+        }
+    })
+    .await
+    .map_err(|error| AdminError::Internal(format!("the sample delivery stopped: {error}")))?;
+    let recorded = record.clone();
+    db::run(&ctx.store, move |conn| {
+        queries::addons::record_delivery(conn, &recorded)
+    })
+    .await?;
+    let rows = db::run(&ctx.store, move |conn| {
+        queries::addons::deliveries(conn, id, 0, 1)
+    })
+    .await?;
+    rows.into_iter()
+        .next()
+        .map(DeliveryOut::of)
+        .ok_or_else(|| AdminError::Internal("the sample delivery was not recorded".into()))
+}

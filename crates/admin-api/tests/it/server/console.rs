@@ -1654,3 +1654,176 @@ async fn usage_is_drawn_per_environment_and_applications_list_their_sdks() {
         apps.body
     );
 }
+
+#[actix_web::test]
+async fn admins_keep_webhooks_sign_in_and_imports_from_the_console() -> Result<(), Box<dyn std::error::Error>>
+{
+    use crate::catalogue::webhooks::{Answer, receiver};
+    let app = TestApp::with_settings(flag_admin::Settings {
+        webhook_urls: flag_admin::runtime::url_policy::UrlPolicy {
+            allow_private: true,
+            allow_list: Vec::new(),
+        },
+        ..flag_admin::Settings::default()
+    });
+    let service = app.service().await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    let editor = user(&service, "editor@example.com", 2).await;
+
+    // A webhook, sent a sample; a failing one shows its failure.
+    let hook = receiver(Answer::Status(200))?;
+    let fields = [
+        ("url", hook.url("/flags").leak() as &str),
+        ("description", "ops"),
+        ("all_events", "true"),
+    ];
+    let refused = call(&service, form("/admin/webhooks", Some(&editor), &fields)).await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    let made = call(&service, form("/admin/webhooks", Some(&admin), &fields)).await;
+    assert_eq!(made.status, StatusCode::SEE_OTHER, "{}", made.body);
+    let (_, addons) = send(&service, get("/api/admin/addons", ADMIN)).await;
+    let id = addons["addons"][0]["id"].as_i64().unwrap_or_default();
+    let sent = call(
+        &service,
+        form(&format!("/admin/webhooks/{id}/sample"), Some(&admin), &[]),
+    )
+    .await;
+    assert_eq!(sent.status, StatusCode::SEE_OTHER, "{}", sent.body);
+    let received = hook.next()?;
+    assert!(received.body.contains("sample-flag"), "{}", received.body);
+    let failing = receiver(Answer::Status(500))?;
+    let fields = [
+        ("url", failing.url("/down").leak() as &str),
+        ("description", "down"),
+        ("all_events", "true"),
+    ];
+    call(&service, form("/admin/webhooks", Some(&admin), &fields)).await;
+    let (_, addons) = send(&service, get("/api/admin/addons", ADMIN)).await;
+    let down = addons["addons"][1]["id"].as_i64().unwrap_or_default();
+    call(
+        &service,
+        form(&format!("/admin/webhooks/{down}/sample"), Some(&admin), &[]),
+    )
+    .await;
+    let shown = call(&service, page("/admin/webhooks", Some(&admin))).await;
+    assert!(shown.body.contains("success"), "{}", shown.body);
+    assert!(
+        shown.body.contains("failed with status code: 500"),
+        "{}",
+        shown.body
+    );
+    let gone = call(
+        &service,
+        form(&format!("/admin/webhooks/{down}/delete"), Some(&admin), &[]),
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::SEE_OTHER);
+    let (_, addons) = send(&service, get("/api/admin/addons", ADMIN)).await;
+    assert_eq!(addons["addons"].as_array().map(Vec::len), Some(1));
+
+    // Password login cannot be switched off while single sign-on is off: said on a page.
+    let kept = call(
+        &service,
+        form("/admin/sign-in/password", Some(&admin), &[("disabled", "true")]),
+    )
+    .await;
+    assert_eq!(kept.status, StatusCode::FORBIDDEN, "{}", kept.body);
+    assert!(kept.body.contains("Single sign-on is off"), "{}", kept.body);
+    let sign_in = call(&service, page("/admin/sign-in", Some(&admin))).await;
+    assert_eq!(sign_in.status, StatusCode::OK, "{}", sign_in.body);
+    let denied = call(&service, page("/admin/sign-in", Some(&editor))).await;
+    assert_eq!(denied.status, StatusCode::FORBIDDEN);
+
+    // Exported as a download, checked, and imported under another name.
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "exported"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let download = test::call_service(
+        &service,
+        page(
+            "/admin/export?environment=development&project=default",
+            Some(&admin),
+        )
+        .to_request(),
+    )
+    .await;
+    assert_eq!(download.status(), StatusCode::OK);
+    let disposition = download
+        .headers()
+        .get("content-disposition")
+        .and_then(|value| value.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(disposition.starts_with("attachment"), "{disposition}");
+    let document = test::read_body(download).await;
+    let text = String::from_utf8_lossy(&document).replace("\"exported\"", "\"imported\"");
+    let broken = call(
+        &service,
+        form(
+            "/admin/import",
+            Some(&admin),
+            &[
+                ("project", "default"),
+                ("environment", "development"),
+                ("data", "{"),
+                ("step", "check"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(broken.status, StatusCode::BAD_REQUEST, "{}", broken.body);
+    let checked = call(
+        &service,
+        form(
+            "/admin/import",
+            Some(&admin),
+            &[
+                ("project", "default"),
+                ("environment", "development"),
+                ("data", &text),
+                ("step", "check"),
+            ],
+        ),
+    )
+    .await;
+    assert!(
+        checked.body.contains("Ready to import 1 flag"),
+        "{}",
+        checked.body
+    );
+    let (status, _) = send(
+        &service,
+        get("/api/admin/projects/default/features/imported", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "a check wrote");
+    let imported = call(
+        &service,
+        form(
+            "/admin/import",
+            Some(&admin),
+            &[
+                ("project", "default"),
+                ("environment", "development"),
+                ("data", &text),
+                ("step", "import"),
+            ],
+        ),
+    )
+    .await;
+    assert!(imported.body.contains("Imported 1 flag"), "{}", imported.body);
+    let (status, _) = send(
+        &service,
+        get("/api/admin/projects/default/features/imported", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    Ok(())
+}
