@@ -225,7 +225,7 @@ pub async fn sign_in(state: web::Data<AppState>, request: HttpRequest) -> HttpRe
             let password = oidc::password_settings(app).await?;
             let from_environment = oidc::configured_through_env(app);
             let may_write = oidc::SAVE_SETTINGS.admit(principal).is_ok();
-            Ok(sign_in_body(&settings, &password, from_environment, may_write))
+            Ok(sign_in_body(&settings, password, from_environment, may_write))
         },
     )
     .await
@@ -233,7 +233,7 @@ pub async fn sign_in(state: web::Data<AppState>, request: HttpRequest) -> HttpRe
 
 fn sign_in_body(
     settings: &OidcSettings,
-    password: &PasswordAuthSettings,
+    password: PasswordAuthSettings,
     from_environment: bool,
     may_write: bool,
 ) -> Markup {
