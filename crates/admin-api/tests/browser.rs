@@ -268,6 +268,22 @@ fn make_user(console: &Console, email: &str, role: i32) -> TestResult {
     Ok(())
 }
 
+#[path = "browser/day.rs"]
+mod day;
+
+/// A team's whole day, every item of it checked through the API, then axe-core on every page.
+#[tokio::test(flavor = "current_thread")]
+async fn a_teams_whole_day_in_a_real_browser() -> TestResult {
+    let console = Console::start_on(
+        process::free_port()?,
+        &[("UNLEASH_ALLOW_PRIVATE_URL_IN_INTEGRATION", "true")],
+    )
+    .await?;
+    let result = day::flows(&console).await;
+    let _ = console.browser.clone().close().await;
+    result
+}
+
 #[tokio::test(flavor = "current_thread")]
 async fn the_console_in_a_real_browser() -> TestResult {
     let console = Console::start().await?;
