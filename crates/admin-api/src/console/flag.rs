@@ -14,9 +14,9 @@ use flag_admin::catalogue::variants::types::VariantsPush;
 use flag_admin::delivery::usage::types::RawQuery;
 use flag_admin::identity::auth::{Access, Principal};
 use flag_admin::{
-    AdminError, catalogue::archive, catalogue::events, catalogue::features, catalogue::segments,
-    catalogue::strategies, catalogue::strategy_types, catalogue::tags, catalogue::variants,
-    delivery::applications,
+    AdminError, catalogue::archive, catalogue::events, catalogue::features, catalogue::lifecycle,
+    catalogue::segments, catalogue::strategies, catalogue::strategy_types, catalogue::tags,
+    catalogue::variants, delivery::applications,
 };
 use flag_eval::Variant;
 use maud::{Markup, html};
@@ -118,6 +118,10 @@ async fn render(
             tags: tags::of_feature(&state.app, feature.to_owned()).await?,
             tag_types: tags::types(&state.app).await?,
             parents: features::parent_options(&state.app, feature.to_owned()).await?,
+            stages: {
+                lifecycle::STAGES.admit(principal.clone())?;
+                lifecycle::stages(&state.app, feature.to_owned()).await?
+            },
         };
         Ok::<_, AdminError>((detail, history, (usage, hourly), types, segments, offers))
     }

@@ -4,7 +4,7 @@
 
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::catalogue::dependencies::types::AddDependency;
-use flag_admin::catalogue::features::types::{BatchStale, CloneFeature, FeatureDetailOut};
+use flag_admin::catalogue::features::types::{BatchStale, CloneFeature, FeatureDetailOut, LifecycleOut};
 use flag_admin::catalogue::tags::types::{FeatureTagsOut, TagIn, TagTypesOut};
 use flag_admin::identity::auth::Principal;
 use flag_admin::runtime::domain::{ResourceName, TagTypeName, TagValue};
@@ -15,6 +15,9 @@ use maud::{Markup, html};
 
 use super::{form_fields, poster, see_other, url_escape};
 use crate::state::AppState;
+
+/// Past this many flags a parent is typed by name rather than chosen from a list.
+const PARENT_CHOICES: usize = 200;
 
 fn flag_path(project: &str, feature: &str) -> String {
     format!("/flags/{}/{}", url_escape(project), url_escape(feature))
@@ -28,6 +31,8 @@ pub struct Offers {
     pub tag_types: TagTypesOut,
     /// Flags it may depend on.
     pub parents: Vec<String>,
+    /// The lifecycle stages it entered, in order, with when.
+    pub stages: Vec<LifecycleOut>,
 }
 
 /// The card: stage, stale, tags, parent, copy.
@@ -45,6 +50,13 @@ pub fn card(detail: &FeatureDetailOut, offers: &Offers, principal: &Principal) -
                         @if let Some(status) = &lifecycle.status { " (" (status) ")" }
                         " since " (lifecycle.entered_stage_at.get(..10).unwrap_or(&lifecycle.entered_stage_at))
                     } @else { "unknown" }
+                    @if offers.stages.len() > 1 {
+                        ol.stages aria-label="Stages it went through" {
+                            @for stage in &offers.stages {
+                                li { (stage.stage) " " span.muted { (stage.entered_stage_at.get(..16).unwrap_or(&stage.entered_stage_at).replace('T', " ")) } }
+                            }
+                        }
+                    }
                 }
                 dt { "Stale" }
                 dd {
@@ -110,8 +122,13 @@ pub fn card(detail: &FeatureDetailOut, offers: &Offers, principal: &Principal) -
                             form.row method="post" action=(format!("{path}/dependencies")) {
                                 div {
                                     label for="parent" { "Parent flag" }
-                                    select id="parent" name="feature" {
-                                        @for parent in &offers.parents { option value=(parent) { (parent) } }
+                                    @if offers.parents.len() <= PARENT_CHOICES {
+                                        select id="parent" name="feature" {
+                                            @for parent in &offers.parents { option value=(parent) { (parent) } }
+                                        }
+                                    } @else {
+                                        input id="parent" name="feature" type="text" required
+                                            placeholder=(format!("one of {} flags of this project, by name", offers.parents.len()));
                                     }
                                 }
                                 div {

@@ -18,6 +18,9 @@ use crate::state::AppState;
 /// The most of an answer a page shows; a larger one asks for a narrower context.
 const SHOWN_BYTES: usize = 4 << 20;
 
+/// Flags shown on one page of results.
+const PAGE: usize = 100;
+
 /// The `appName` a context has when the form leaves it empty.
 const DEFAULT_APP_NAME: &str = "playground";
 
@@ -47,6 +50,7 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
         Ok(loaded) => loaded,
         Err(error) => return layout::failure(&error),
     };
+    let page: usize = get("page").parse().unwrap_or(0).min(1_000_000);
     let chosen: Vec<String> = query
         .iter()
         .filter(|(key, _)| key == "env")
@@ -58,7 +62,7 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
         .filter(|name| name != "environment" && name != "appName")
         .collect();
     let (answer, error) = if get("run") == "1" {
-        match evaluate(&state, &principal, &query, &chosen, &field_names).await {
+        match evaluate(&state, &principal, &query, &chosen, &field_names, page).await {
             Ok(answer) => (Some(answer), None),
             Err(error) => (None, Some(error)),
         }
@@ -66,6 +70,16 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
         (None, None)
     };
     let status = error.as_ref().map_or(StatusCode::OK, crate::error::status_of);
+    // This question's address on another page of flags: a shared link asks the same.
+    let at = |page: usize| {
+        let mut kept: Vec<String> = query
+            .iter()
+            .filter(|(key, _)| key != "page")
+            .map(|(key, value)| format!("{}={}", super::url_escape(key), super::url_escape(value)))
+            .collect();
+        kept.push(format!("page={page}"));
+        format!("/playground?{}", kept.join("&"))
+    };
     let viewer = Viewer::of(&principal);
     let body = html! {
         h1 { "Playground" }
@@ -106,7 +120,15 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
             p { button type="submit" { "Evaluate" } }
         }
         @if let Some(answer) = &answer {
-            (results(answer))
+            (results(&answer.0))
+            @let total = answer.1;
+            @if total > PAGE {
+                nav.row aria-label="Pages of results" {
+                    span.muted { "Flags " (page * PAGE + 1) "–" (((page + 1) * PAGE).min(total)) " of " (total) }
+                    @if page > 0 { a href=(at(page - 1)) rel="prev" { "Previous flags" } }
+                    @if (page + 1) * PAGE < total { a href=(at(page + 1)) rel="next" { "Next flags" } }
+                }
+            }
         }
     };
     layout::page(status, "Playground", Some(&viewer), "playground", &body)
@@ -119,7 +141,8 @@ async fn evaluate(
     query: &[(String, String)],
     environments: &[String],
     field_names: &[String],
-) -> Result<shown::Answer, AdminError> {
+    page: usize,
+) -> Result<(shown::Answer, usize), AdminError> {
     let caller = playground::ADVANCED.admit(principal.clone())?;
     let get = |name: &str| {
         query
@@ -165,14 +188,21 @@ async fn evaluate(
         projects: (!projects.is_empty()).then_some(projects),
         context,
     };
-    playground::advanced_shown(&state.app, state.app.delivery(), &caller, &request, SHOWN_BYTES)
-        .await?
-        .ok_or_else(|| {
-            AdminError::bad_request(
-                "the answer is too large to show here: choose fewer environments, projects or values, \
+    playground::advanced_shown(
+        &state.app,
+        state.app.delivery(),
+        &caller,
+        &request,
+        page * PAGE..(page + 1) * PAGE,
+        SHOWN_BYTES,
+    )
+    .await?
+    .ok_or_else(|| {
+        AdminError::bad_request(
+            "the answer is too large to show here: choose fewer environments, projects or values, \
                  or ask /api/admin/playground/advanced",
-            )
-        })
+        )
+    })
 }
 
 /// A result as a symbol and a word, never a colour alone; `None` is unknown.

@@ -16,7 +16,7 @@ use flag_admin::catalogue::strategy_types::types::StrategyTypeOut;
 use flag_admin::identity::auth::Principal;
 use flag_admin::{
     AdminError, catalogue::context_fields, catalogue::features, catalogue::segments, catalogue::strategies,
-    catalogue::strategy_types,
+    catalogue::strategy_types, delivery::playground,
 };
 use flag_eval::{Constraint, Variant};
 use maud::{Markup, html};
@@ -528,9 +528,9 @@ async fn try_it(
             context.insert(name.trim().to_owned(), value.trim().to_owned());
         }
     }
-    let caller = strategies::PREVIEW.admit(principal.clone())?;
+    let caller = playground::PREVIEW_STRATEGY.admit(principal.clone())?;
     let command = draft.clone().into_request(None)?;
-    let answer = strategies::preview(
+    let answer = playground::preview_strategy(
         &state.app,
         &caller,
         (

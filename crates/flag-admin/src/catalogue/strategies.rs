@@ -5,7 +5,7 @@ pub mod types;
 use flag_store::queries;
 
 use crate::catalogue::features::types::{StrategyListItem, StrategyOrder, StrategyOut};
-use crate::catalogue::strategies::types::{PreviewOut, StrategyRequest};
+use crate::catalogue::strategies::types::StrategyRequest;
 use crate::identity::auth::{Access, Caller};
 use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
@@ -174,84 +174,4 @@ pub async fn patch(
     crate::runtime::input::apply_patch(&mut document, &operations).map_err(AdminError::bad_request)?;
     let request: StrategyRequest = crate::runtime::input::parse_value(document)?;
     Ok(StrategyOut::of(update(ctx, caller, place, id, request).await?))
-}
-
-/// Who may try a strategy before saving it: whoever may read a flag's strategies there.
-pub const PREVIEW: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
-
-/// Evaluates `request`, as it would be saved on `feature` in `environment`, for `context`
-/// (field names to values; names other than Unleash's own are custom properties), without
-/// saving anything: the definition is checked as a save checks it, and its segments are read
-/// as stored.
-pub async fn preview(
-    ctx: &Runtime,
-    caller: &Caller,
-    (project, feature, environment): Place,
-    request: StrategyRequest,
-    context: std::collections::BTreeMap<String, String>,
-) -> Result<PreviewOut, AdminError> {
-    caller.require_in(&environment)?;
-    let input = request.into_input(&feature)?;
-    let ids = input.segments.clone();
-    let rows = db::run(&ctx.store, move |conn| {
-        ids.iter()
-            .map(|&id| queries::segments::get(conn, id))
-            .collect::<Result<Vec<_>, _>>()
-    })
-    .await?;
-    let segments = rows
-        .into_iter()
-        .map(|row| {
-            Ok(flag_eval::Segment {
-                id: i64::from(row.id),
-                constraints: row.constraints()?,
-                name: row.name,
-            })
-        })
-        .collect::<Result<Vec<_>, flag_store::StoreError>>()?;
-    let strategy = flag_eval::Strategy {
-        name: input.name,
-        title: input.title,
-        disabled: Some(input.disabled),
-        parameters: input.parameters.into(),
-        constraints: input.constraints,
-        segments: input.segments.iter().map(|&id| i64::from(id)).collect(),
-        variants: input.variants,
-        ..flag_eval::Strategy::default()
-    };
-    let document = flag_eval::ClientFeatures {
-        version: 2,
-        features: vec![flag_eval::Feature {
-            name: feature.clone(),
-            enabled: true,
-            project: Some(project),
-            strategies: vec![strategy],
-            ..flag_eval::Feature::default()
-        }],
-        segments,
-    };
-    let (engine, _) = flag_eval::Engine::compile_owned(document, flag_eval::CompileOptions::default());
-    let mut fields: serde_json::Map<String, serde_json::Value> = serde_json::Map::new();
-    let mut properties = serde_json::Map::new();
-    for (name, value) in context {
-        if matches!(
-            name.as_str(),
-            "userId" | "sessionId" | "remoteAddress" | "currentTime" | "appName"
-        ) {
-            fields.insert(name, serde_json::Value::String(value));
-        } else {
-            properties.insert(name, serde_json::Value::String(value));
-        }
-    }
-    fields.insert("environment".into(), serde_json::Value::String(environment));
-    fields.insert("properties".into(), serde_json::Value::Object(properties));
-    let context = crate::delivery::playground::types::evaluation_context(
-        &fields,
-        chrono::Utc::now(),
-        crate::delivery::playground::seed(),
-    );
-    let explanation = engine
-        .explain(&feature, &context)
-        .ok_or_else(|| AdminError::Internal("the tried flag was not compiled".into()))?;
-    Ok(PreviewOut::of(&explanation))
 }

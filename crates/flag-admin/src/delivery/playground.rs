@@ -22,7 +22,7 @@ use crate::{AdminError, runtime::Runtime};
 /// between threads costs little, small enough that a few per request are nothing to hold.
 pub const CHUNK_BYTES: usize = 256 * 1024;
 
-pub(crate) fn seed() -> u64 {
+fn seed() -> u64 {
     let mut bytes = [0u8; 8];
     // Without OS randomness, random rollouts fall back to a fixed sequence; nothing else depends on it.
     getrandom::fill(&mut bytes).unwrap_or_default();
@@ -169,7 +169,19 @@ pub async fn advanced(
     ctx: &Runtime,
     delivery: &Delivery,
     caller: &Caller,
+    body: Value,
+) -> Result<AdvancedAnswer, AdminError> {
+    advanced_window(ctx, delivery, caller, body, None).await
+}
+
+/// [`advanced`], answering only the flags at `window` (positions in the answer's order, by
+/// name), whose limits count only those flags; every flag when `None`.
+async fn advanced_window(
+    ctx: &Runtime,
+    delivery: &Delivery,
+    caller: &Caller,
     mut body: Value,
+    window: Option<std::ops::Range<usize>>,
 ) -> Result<AdvancedAnswer, AdminError> {
     let Value::Object(fields) = &mut body else {
         return Err(AdminError::invalid("/", "the body must be an object"));
@@ -208,7 +220,10 @@ pub async fn advanced(
     // The limits count the features of the first environment, as Unleash does; nothing else is
     // compiled until they pass.
     let first = engines::compile(ctx, delivery, &projects, &environments[..1]).await?;
-    let features = first.first().map_or(0, |compiled| compiled.len());
+    let all = first.first().map_or(0, |compiled| compiled.len());
+    let window = window.unwrap_or(0..all);
+    let window = window.start.min(all)..window.end.min(all);
+    let features = window.len();
     combinations
         .check_limit(environments.len(), features, ctx.settings.combination_limit)
         .map_err(|error| AdminError::bad_request(error.to_string()))?;
@@ -229,21 +244,27 @@ pub async fn advanced(
     }
     tail.push(b'}');
 
-    Ok(AdvancedAnswer::new(compiled, &environments, combinations, tail))
+    let mut answer = AdvancedAnswer::new(compiled, &environments, combinations, tail);
+    answer.position.feature = window.start;
+    answer.window = window;
+    Ok(answer)
 }
 
-/// The advanced playground for an interface that shows its answer rather than passing it on:
-/// `query` evaluated as [`advanced`] evaluates the body it stands for, under the same access
-/// ([`ADVANCED`]), and the answer read back whole on the CPU pool; `None` when it would pass
-/// `max_bytes`.
+/// The advanced playground for an interface that shows its answer rather than passing it on, a
+/// page of flags at a time: `query` evaluated as [`advanced`] evaluates the body it stands for,
+/// under the same access ([`ADVANCED`]), for the flags at positions `flags` (by name; the limits
+/// count only those), and the answer read back whole on the CPU pool with how many flags there
+/// are in all; `None` when it would pass `max_bytes`.
 pub async fn advanced_shown(
     ctx: &Runtime,
     delivery: &Delivery,
     caller: &Caller,
     query: &types::PlaygroundQuery,
+    flags: std::ops::Range<usize>,
     max_bytes: usize,
-) -> Result<Option<types::shown::Answer>, AdminError> {
-    let mut answer = advanced(ctx, delivery, caller, query.body()).await?;
+) -> Result<Option<(types::shown::Answer, usize)>, AdminError> {
+    let mut answer = advanced_window(ctx, delivery, caller, query.body(), Some(flags)).await?;
+    let total = answer.compiled.first().map_or(0, |compiled| compiled.len());
     ctx.cpu
         .run(move || {
             let mut bytes = Vec::new();
@@ -253,7 +274,9 @@ pub async fn advanced_shown(
                     return Ok(None);
                 }
             }
-            serde_json::from_slice(&bytes).map(Some).map_err(internal)
+            serde_json::from_slice(&bytes)
+                .map(|shown| Some((shown, total)))
+                .map_err(internal)
         })
         .await?
 }
@@ -290,6 +313,8 @@ pub struct AdvancedAnswer {
     draws: u64,
     tail: Vec<u8>,
     position: Position,
+    /// The flags answered, by position.
+    window: std::ops::Range<usize>,
 }
 
 impl std::fmt::Debug for AdvancedAnswer {
@@ -349,6 +374,7 @@ impl AdvancedAnswer {
             draws: 0,
             tail,
             position: Position::default(),
+            window: 0..usize::MAX,
         }
     }
 
@@ -364,13 +390,16 @@ impl AdvancedAnswer {
         }
         while out.len() < CHUNK_BYTES {
             let position = &mut self.position;
-            let Some(feature) = first.feature_at(position.feature) else {
+            let Some(feature) = first
+                .feature_at(position.feature)
+                .filter(|_| position.feature < self.window.end)
+            else {
                 out.append(&mut self.tail);
                 position.finished = true;
                 return Ok(());
             };
             if !position.in_feature {
-                if position.feature > 0 {
+                if position.feature > self.window.start {
                     out.push(b',');
                 }
                 out.extend_from_slice(b"{\"name\":");
@@ -432,4 +461,80 @@ impl AdvancedAnswer {
         }
         Ok(())
     }
+}
+
+/// Who may try a strategy before saving it: whoever may read a flag's strategies there.
+pub const PREVIEW_STRATEGY: Access = Access::ReadIn(Permission::ReadFeatureEnvironmentVariants);
+
+/// Evaluates `request`, as it would be saved on `feature` in `environment`, for `context`
+/// (field names to values; names other than Unleash's own are custom properties), without
+/// saving anything: the definition is checked as a save checks it, and its segments are read
+/// as stored.
+pub async fn preview_strategy(
+    ctx: &Runtime,
+    caller: &Caller,
+    (project, feature, environment): crate::catalogue::strategies::Place,
+    request: crate::catalogue::strategies::types::StrategyRequest,
+    context: std::collections::BTreeMap<String, String>,
+) -> Result<types::PreviewOut, AdminError> {
+    caller.require_in(&environment)?;
+    let input = request.into_input(&feature)?;
+    let ids = input.segments.clone();
+    let rows = crate::runtime::db::run(&ctx.store, move |conn| {
+        ids.iter()
+            .map(|&id| flag_store::queries::segments::get(conn, id))
+            .collect::<Result<Vec<_>, _>>()
+    })
+    .await?;
+    let segments = rows
+        .into_iter()
+        .map(|row| {
+            Ok(flag_eval::Segment {
+                id: i64::from(row.id),
+                constraints: row.constraints()?,
+                name: row.name,
+            })
+        })
+        .collect::<Result<Vec<_>, flag_store::StoreError>>()?;
+    let strategy = flag_eval::Strategy {
+        name: input.name,
+        title: input.title,
+        disabled: Some(input.disabled),
+        parameters: input.parameters.into(),
+        constraints: input.constraints,
+        segments: input.segments.iter().map(|&id| i64::from(id)).collect(),
+        variants: input.variants,
+        ..flag_eval::Strategy::default()
+    };
+    let document = flag_eval::ClientFeatures {
+        version: 2,
+        features: vec![flag_eval::Feature {
+            name: feature.clone(),
+            enabled: true,
+            project: Some(project),
+            strategies: vec![strategy],
+            ..flag_eval::Feature::default()
+        }],
+        segments,
+    };
+    let (engine, _) = flag_eval::Engine::compile_owned(document, flag_eval::CompileOptions::default());
+    let mut fields: serde_json::Map<String, serde_json::Value> = serde_json::Map::new();
+    let mut properties = serde_json::Map::new();
+    for (name, value) in context {
+        if matches!(
+            name.as_str(),
+            "userId" | "sessionId" | "remoteAddress" | "currentTime" | "appName"
+        ) {
+            fields.insert(name, serde_json::Value::String(value));
+        } else {
+            properties.insert(name, serde_json::Value::String(value));
+        }
+    }
+    fields.insert("environment".into(), serde_json::Value::String(environment));
+    fields.insert("properties".into(), serde_json::Value::Object(properties));
+    let context = types::evaluation_context(&fields, chrono::Utc::now(), seed());
+    let explanation = engine
+        .explain(&feature, &context)
+        .ok_or_else(|| AdminError::Internal("the tried flag was not compiled".into()))?;
+    Ok(types::PreviewOut::of(&explanation))
 }

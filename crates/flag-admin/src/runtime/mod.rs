@@ -36,6 +36,9 @@ pub struct Runtime {
     pub(crate) revision: Arc<RevisionWatch>,
     /// Where CPU-heavy work runs: evaluation and password hashing.
     pub(crate) cpu: CpuPool,
+    /// The catalogue flag searches filter, by the time window it was read in and this process's
+    /// count of commits then (see `catalogue::search`), as of a revision.
+    pub(crate) catalogue: self::cache::RevisionCache<(u64, u64), flag_store::queries::search::Catalogue>,
 }
 
 impl Runtime {
@@ -46,6 +49,7 @@ impl Runtime {
             cpu: CpuPool::new(settings.cpu_threads)?,
             settings,
             revision: Arc::default(),
+            catalogue: self::cache::RevisionCache::new(1),
         })
     }
 

@@ -387,3 +387,21 @@ async fn environments_are_enabled_and_disabled_in_a_project() -> Outcome {
     assert!(matches!(again, Err(AdminError::NotFound(_))), "{again:?}");
     Ok(())
 }
+
+#[tokio::test]
+async fn a_projects_sdk_tokens_are_counted_per_environment() -> Outcome {
+    let world = World::new()?;
+    store_token(&world, "client", "development", &["default"])?;
+    store_token(&world, "frontend", "development", &["*"])?;
+    store_token(&world, "backend", "production", &["other"])?;
+    store_token(&world, "client", "*", &["default"])?;
+    store_token(&world, "admin", "*", &["*"])?;
+    let counts = projects::token_counts(&world.ctx, "default".into()).await?;
+    let counts: Vec<(&str, i64)> = counts
+        .iter()
+        .map(|(environment, count)| (environment.as_str(), *count))
+        .collect();
+    // The admin token and the other project's token reach no SDK of `default`.
+    assert_eq!(counts, [("*", 1), ("development", 2)]);
+    Ok(())
+}

@@ -697,3 +697,56 @@ fn the_app_starts_its_webhooks_and_they_stop() -> Outcome {
     webhooks.stop(Duration::from_secs(1));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_sample_event_is_sent_now_recorded_and_never_in_the_audit_log() -> Outcome {
+    let world = World::with(Settings {
+        webhook_urls: loopback(),
+        ..Settings::default()
+    })?;
+    let hook = Hook::answering(204)?;
+    let created = addons::create(
+        &world.ctx,
+        &administrator(),
+        webhook(json!({"provider": "webhook", "enabled": true,
+            "parameters": {"url": hook.url("/hook"), "authorization": "secret"},
+            "events": ["feature-created"]}))?,
+    )
+    .await?;
+    let before = events::list(&world.ctx, EventsQuery::default())
+        .await?
+        .total_events;
+    let sent = addons::send_sample(&world.ctx, created.id).await?;
+    assert_eq!(sent.state, "success", "{}", sent.state_details);
+    let received = hook.next()?;
+    assert!(received.body.contains("sample-flag"), "{}", received.body);
+    assert!(
+        received
+            .headers
+            .iter()
+            .any(|(name, value)| name.eq_ignore_ascii_case("authorization") && value == "secret")
+    );
+    let listed = addons::deliveries(&world.ctx, created.id, DeliveriesQuery::default()).await?;
+    assert_eq!(listed.integration_events.len(), 1);
+    let after = events::list(&world.ctx, EventsQuery::default())
+        .await?
+        .total_events;
+    assert_eq!(before, after, "the sample was written to the audit log");
+    // A webhook that does not exist is not found; one that fails is recorded as failed.
+    assert!(matches!(
+        addons::send_sample(&world.ctx, created.id + 100).await,
+        Err(AdminError::NotFound(_))
+    ));
+    let failing = Hook::answering(500)?;
+    let broken = addons::create(
+        &world.ctx,
+        &administrator(),
+        webhook(json!({"provider": "webhook", "enabled": true,
+            "parameters": {"url": failing.url("/down")}, "events": []}))?,
+    )
+    .await?;
+    let sent = addons::send_sample(&world.ctx, broken.id).await?;
+    assert_eq!(sent.state, "failed");
+    assert!(sent.state_details.contains("500"), "{}", sent.state_details);
+    Ok(())
+}

@@ -298,9 +298,10 @@ async fn the_console_reads_the_advanced_answer_whole_and_typed_within_a_bound() 
         .body(),
         json!({"environments": ["development"], "projects": ["default"], "context": {"appName": "web", "properties": {"userId": "7"}}})
     );
-    let shown = playground::advanced_shown(ctx, delivery, &caller, &query, 1 << 20)
+    let (shown, total) = playground::advanced_shown(ctx, delivery, &caller, &query, 0..100, 1 << 20)
         .await?
         .ok_or("the answer fits")?;
+    assert_eq!(total, 3);
     let names: Vec<&str> = shown.features.iter().map(|flag| flag.name.as_str()).collect();
     assert_eq!(names, ["everyone", "pro-only", "switched-off"]);
     let pro = shown.features[1]
@@ -320,18 +321,28 @@ async fn the_console_reads_the_advanced_answer_whole_and_typed_within_a_bound() 
     assert_eq!(pro[0].strategies.data[0].constraints[0].context_name, "plan");
     // Past the bound, nothing is shown; the refusals are the advanced playground's.
     assert!(
-        playground::advanced_shown(ctx, delivery, &caller, &query, 10)
+        playground::advanced_shown(ctx, delivery, &caller, &query, 0..100, 10)
             .await?
             .is_none()
     );
+    // A page of the flags: the second alone, with the count of all.
+    let (page, total) = playground::advanced_shown(ctx, delivery, &caller, &query, 1..2, 1 << 20)
+        .await?
+        .ok_or("the page fits")?;
+    let names: Vec<&str> = page.features.iter().map(|flag| flag.name.as_str()).collect();
+    assert_eq!((names, total), (vec!["pro-only"], 3));
+    let (past, _) = playground::advanced_shown(ctx, delivery, &caller, &query, 5..9, 1 << 20)
+        .await?
+        .ok_or("an empty page fits")?;
+    assert!(past.features.is_empty());
     let production_only = common::token(playground::ADVANCED, Some(&["production"]));
-    let refused = playground::advanced_shown(ctx, delivery, &production_only, &query, 1 << 20).await;
+    let refused = playground::advanced_shown(ctx, delivery, &production_only, &query, 0..100, 1 << 20).await;
     assert!(matches!(refused, Err(AdminError::NoAccess(_))), "{refused:?}");
     let nowhere = PlaygroundQuery {
         environments: Vec::new(),
         ..query
     };
-    let refused = playground::advanced_shown(ctx, delivery, &caller, &nowhere, 1 << 20).await;
+    let refused = playground::advanced_shown(ctx, delivery, &caller, &nowhere, 0..100, 1 << 20).await;
     assert_eq!(path(refused), "/environments");
     Ok(())
 }
@@ -387,5 +398,85 @@ async fn each_environment_is_compiled_once_per_revision() -> Outcome {
     )
     .await?;
     assert!(shop[0].is_empty());
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_strategy_is_tried_before_it_is_saved_with_its_segments() -> Outcome {
+    use flag_admin::catalogue::segments;
+    use flag_admin::catalogue::strategies::types::StrategyRequest;
+    let world = World::new()?;
+    common::demo_flags(&world)?;
+    let writer = common::admin(segments::CREATE);
+    let segment = segments::create(
+        &world.ctx,
+        &writer,
+        serde_json::from_value(json!({"name": "europe",
+            "constraints": [{"contextName": "region", "operator": "IN", "values": ["eu"]}]}))?,
+    )
+    .await?;
+    let request = |rollout: &str| -> Result<StrategyRequest, serde_json::Error> {
+        serde_json::from_value(json!({"name": "flexibleRollout",
+            "parameters": {"rollout": rollout, "stickiness": "userId", "groupId": "g"},
+            "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}],
+            "segments": [segment.id],
+            "variants": [{"name": "blue", "weight": 1000, "weightType": "variable", "stickiness": "default"}]}))
+    };
+    let place = (
+        "default".to_owned(),
+        "everyone".to_owned(),
+        "development".to_owned(),
+    );
+    let caller = common::admin(playground::PREVIEW_STRATEGY);
+    let context = |pairs: &[(&str, &str)]| {
+        pairs
+            .iter()
+            .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+            .collect::<std::collections::BTreeMap<_, _>>()
+    };
+    let on = playground::preview_strategy(
+        &world.ctx,
+        &caller,
+        place.clone(),
+        request("100")?,
+        context(&[("userId", "7"), ("plan", "pro"), ("region", "eu")]),
+    )
+    .await?;
+    assert!(on.enabled);
+    assert_eq!(on.variant.as_deref(), Some("blue"));
+    assert_eq!(on.segments, [("europe".to_owned(), true)]);
+    let outside = playground::preview_strategy(
+        &world.ctx,
+        &caller,
+        place.clone(),
+        request("100")?,
+        context(&[("userId", "7"), ("plan", "pro"), ("region", "us")]),
+    )
+    .await?;
+    assert!(!outside.enabled);
+    assert_eq!(outside.segments, [("europe".to_owned(), false)]);
+    assert!(outside.constraints.iter().all(|(_, held)| *held));
+    let none = playground::preview_strategy(
+        &world.ctx,
+        &caller,
+        place.clone(),
+        request("0")?,
+        context(&[("userId", "7"), ("plan", "pro"), ("region", "eu")]),
+    )
+    .await?;
+    assert!(!none.enabled, "a rollout of 0% turned it on");
+    // The definition is checked as a save checks it; nothing is written either way.
+    let bad: StrategyRequest = serde_json::from_value(json!({"name": "default",
+        "constraints": [{"contextName": "version", "operator": "SEMVER_EQ", "value": "one"}]}))?;
+    let refused = playground::preview_strategy(&world.ctx, &caller, place.clone(), bad, context(&[])).await;
+    assert!(
+        matches!(refused, Err(AdminError::Validation { .. })),
+        "{refused:?}"
+    );
+    let production_only = common::token(playground::PREVIEW_STRATEGY, Some(&["production"]));
+    let refused =
+        playground::preview_strategy(&world.ctx, &production_only, place, request("100")?, context(&[]))
+            .await;
+    assert!(matches!(refused, Err(AdminError::NoAccess(_))), "{refused:?}");
     Ok(())
 }

@@ -837,3 +837,57 @@ pub mod playground_schema {
         warnings: Option<Map<String, Value>>,
     }
 }
+
+/// A strategy tried before saving it: its answer and, per constraint and segment, whether it
+/// held.
+#[derive(Debug, Clone)]
+pub struct PreviewOut {
+    /// Whether the strategy turns the flag on for the context.
+    pub enabled: bool,
+    /// The strategy variant it picks, when it has variants and is on.
+    pub variant: Option<String>,
+    /// Whether the strategy is disabled, and so skipped.
+    pub disabled: bool,
+    /// Each constraint with whether it held.
+    pub constraints: Vec<(flag_eval::Constraint, bool)>,
+    /// Each segment by name, with whether all its constraints held.
+    pub segments: Vec<(String, bool)>,
+    /// Whether the result could not be decided (a field the context lacks is needed, or a
+    /// strategy type this server does not know).
+    pub unknown: bool,
+}
+
+impl PreviewOut {
+    /// The answer an explanation of the one tried strategy gives.
+    pub fn of(explanation: &flag_eval::Explanation<'_>) -> Self {
+        let strategy = explanation.strategies.first();
+        Self {
+            enabled: explanation.is_enabled,
+            variant: match explanation.variant {
+                flag_eval::PlaygroundVariant::Strategy(variant)
+                | flag_eval::PlaygroundVariant::Feature(variant) => Some(variant.name.clone()),
+                _ => None,
+            },
+            disabled: strategy.is_some_and(|strategy| strategy.disabled),
+            constraints: strategy
+                .map(|strategy| {
+                    strategy
+                        .constraints
+                        .iter()
+                        .map(|result| (result.constraint.clone(), result.result))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            segments: strategy
+                .map(|strategy| {
+                    strategy
+                        .segments
+                        .iter()
+                        .map(|segment| (segment.name.to_owned(), segment.result))
+                        .collect()
+                })
+                .unwrap_or_default(),
+            unknown: strategy.is_some_and(|strategy| strategy.result.enabled == flag_eval::Tristate::Unknown),
+        }
+    }
+}

@@ -1,0 +1,2 @@
+DROP INDEX events_creator;
+DROP INDEX events_created;
