@@ -73,8 +73,20 @@ const fitHint = (select) => {
   const chosen = select.selectedOptions[0];
   if (hint && chosen && chosen.dataset.hint) hint.textContent = chosen.dataset.hint;
 };
+// A constraint's values offer the legal values of the field typed, when it has them.
+const offerLegal = (input) => {
+  const row = input.closest(".constraint-row");
+  const set = input.closest("fieldset.constraints");
+  const values = row && row.querySelector("input[name$='_values']");
+  const prefix = input.getAttribute("list").replace(/-fields$/u, "");
+  if (!values || !set) return;
+  const legal = set.querySelector(`datalist[id='${CSS.escape(prefix + "-legal-" + input.value)}']`);
+  if (legal) values.setAttribute("list", legal.id);
+  else values.removeAttribute("list");
+};
 document.addEventListener("change", (event) => {
   if (event.target.matches(".constraint-row select")) fitHint(event.target);
+  if (event.target.matches(".constraint-row input[list$='-fields']")) offerLegal(event.target);
 });
 
 // "Add a constraint" copies the last row, empty, numbered after it.
