@@ -176,7 +176,7 @@ pub fn rows(events: &[EventOut], with_flag: bool) -> Markup {
                             td { (event.created_at.get(..19).unwrap_or(&event.created_at).replace('T', " ")) }
                             td { (event.created_by) }
                             td {
-                                @if let Some(label) = &event.label {
+                                @if let Some(label) = event.label.as_ref().filter(|label| **label != event.event_type) {
                                     (label) " " span.muted.mono { (event.event_type) }
                                 } @else {
                                     span.mono { (event.event_type) }

@@ -88,7 +88,7 @@ fn chart(environment: &str, hours: &[Hour]) -> Markup {
             figcaption id=(format!("{id}-caption")) {
                 strong { (environment) } ": " (yes) " yes, " (no) " no"
             }
-            svg role="img" aria-labelledby=(format!("{id}-title")) viewBox=(format!("0 0 {WIDTH} {}", HALF * 2.0 + 14.0))
+            svg role="img" aria-labelledby=(format!("{id}-title")) viewBox=(format!("0 0 {WIDTH} {}", HALF * 2.0))
                 preserveAspectRatio="none" class="chart" {
                 title id=(format!("{id}-title")) { (summary) }
                 line.axis x1="0" x2=(WIDTH) y1=(HALF) y2=(HALF) {}
@@ -105,9 +105,8 @@ fn chart(environment: &str, hours: &[Hour]) -> Markup {
                         }
                     }
                 }
-                text x="0" y=(HALF * 2.0 + 12.0) class="tick" { "48 h ago" }
-                text x=(WIDTH) y=(HALF * 2.0 + 12.0) text-anchor="end" class="tick" { "now" }
             }
+            div.ticks aria-hidden="true" { span { "48 h ago" } span { "now" } }
             p.legend.muted { span.key.yes { "▲ yes (on)" } " above the line, " span.key.no { "▼ no (off)" } " below; tallest bar " (peak) "." }
             details {
                 summary { "The numbers" }

@@ -220,6 +220,13 @@ pub async fn flows(console: &Console) -> TestResult {
             let tried = console.browser.find(Locator::Id("tried")).await?.text().await?;
             assert!(tried.starts_with("✓ On"), "{tried}");
             assert!(strategies(console, "rollout")?.is_empty(), "trying it saved it");
+            console
+                .browser
+                .execute(
+                    "document.querySelector('fieldset.constraints').scrollIntoView();",
+                    Vec::new(),
+                )
+                .await?;
             console.keep("console-strategy").await?;
             console
                 .press_and_wait("main form.card > p > button[type=submit]", "#life")
