@@ -303,6 +303,27 @@ pub async fn flows(console: &Console) -> TestResult {
                 listed.contains("rollout") && !listed.contains("checkout"),
                 "{listed}"
             );
+            // The copy is archived, revived, archived again and deleted for good.
+            for (at, button) in [
+                ("/flags/default/rollout-copy", "form[action$='/archive'] button"),
+                (
+                    "/flags?project=default&archived=1",
+                    "button[aria-label='Revive rollout-copy']",
+                ),
+                ("/flags/default/rollout-copy", "form[action$='/archive'] button"),
+                (
+                    "/flags?project=default&archived=1",
+                    "button[aria-label='Delete rollout-copy for good']",
+                ),
+            ] {
+                console.browser.goto(&console.url(at)).await?;
+                console.press_and_wait(button, "main h1").await?;
+            }
+            let (status, _) =
+                console.api("GET", "/api/admin/projects/default/features/rollout-copy", None)?;
+            assert_eq!(status, 404, "the copy was not deleted");
+            let archive = console.must("GET", "/api/admin/search/features?archived=IS:true", None)?;
+            assert!(!archive.to_string().contains("rollout-copy"), "{archive}");
             Ok(())
         })
         .await?;
@@ -447,6 +468,40 @@ pub async fn flows(console: &Console) -> TestResult {
                 .press_and_wait("button[name=step][value=import]", "#import-check")
                 .await?;
             console.must("GET", "/api/admin/projects/default/features/imported", None)?;
+            // The export form's download, as the browser fetches it.
+            let exported = console
+                .browser
+                .execute_async(
+                    r#"const done = arguments[arguments.length - 1];
+                       const form = document.querySelector("form[action='/admin/export']");
+                       const query = new URLSearchParams(new FormData(form));
+                       fetch("/admin/export?" + query).then(async (response) => done({
+                         disposition: response.headers.get("content-disposition"),
+                         names: (await response.json()).features.map((feature) => feature.name)}));"#,
+                    Vec::new(),
+                )
+                .await?;
+            assert!(
+                exported["disposition"]
+                    .as_str()
+                    .is_some_and(|value| value.starts_with("attachment")),
+                "{exported}"
+            );
+            assert!(
+                exported["names"]
+                    .as_array()
+                    .is_some_and(|names| names.contains(&json!("imported"))),
+                "{exported}"
+            );
+            // Password login cannot be switched off while single sign-on is off: the page says so.
+            console.browser.goto(&console.url("/admin/sign-in")).await?;
+            console
+                .press_and_wait("form[action='/admin/sign-in/password'] button", "[role=alert]")
+                .await?;
+            let refusal = console.text().await?;
+            assert!(refusal.contains("Single sign-on is off"), "{refusal}");
+            let settings = console.must("GET", "/api/admin/auth/simple/settings", None)?;
+            assert_eq!(settings["disabled"], false, "{settings}");
             Ok(())
         })
         .await?;
