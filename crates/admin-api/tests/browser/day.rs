@@ -593,8 +593,27 @@ pub async fn flows(console: &Console) -> TestResult {
                     violations.push(format!("{path}: {violation}"));
                 }
             }
+            // A page that says what went wrong.
+            console
+                .browser
+                .goto(&console.url("/flags/default/no-such-flag"))
+                .await?;
+            for violation in console.axe().await? {
+                violations.push(format!("a failure page: {violation}"));
+            }
+            let expires = (chrono::Utc::now() + chrono::Duration::days(1)).to_rfc3339();
+            let invite = console.must(
+                "POST",
+                "/api/admin/invite-link/tokens",
+                Some(json!({"name": "axe", "expiresAt": expires})),
+            )?;
+            let signup = format!(
+                "/new-user?invite={}",
+                invite["secret"].as_str().unwrap_or_default()
+            );
+            console.browser.goto(&console.url("/flags")).await?;
             console.sign_out().await?;
-            for path in ["/login", "/signed-out"] {
+            for path in ["/login", "/signed-out", signup.as_str()] {
                 console.browser.goto(&console.url(path)).await?;
                 for violation in console.axe().await? {
                     violations.push(format!("{path}: {violation}"));
