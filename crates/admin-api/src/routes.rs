@@ -390,6 +390,8 @@ declare! {
         identity::tokens::DELETE_FOR_PROJECT,
     ),
     operation(users::__path_list, users::list, identity::users::LIST),
+    operation(users::__path_search, users::search, identity::users::SEARCH),
+    operation(users::__path_get, users::get, identity::users::GET),
     operation(users::__path_create, users::create, identity::users::CREATE),
     operation(users::__path_update, users::update, identity::users::UPDATE),
     operation(users::__path_delete, users::delete, identity::users::DELETE),

@@ -30,6 +30,58 @@ pub async fn list(
     Ok(web::Json(users::list(&state.app).await?))
 }
 
+/// One user, with their root role.
+#[utoipa::path(
+    get,
+    path = "/api/admin/user-admin/{id}",
+    tag = "Users",
+    operation_id = "getUser",
+    params(("id" = i32, Path, description = "The user's id")),
+    responses(
+        (status = 200, description = "The user", body = UserOut),
+        (status = 400, description = "The id is not a number", body = ErrorBody),
+        (status = 404, description = "No user has this id", body = ErrorBody),
+    ),
+)]
+pub async fn get(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    path: web::Path<i32>,
+) -> Result<web::Json<UserOut>, ApiError> {
+    Ok(web::Json(users::get(&state.app, path.into_inner()).await?))
+}
+
+/// The query of a user search.
+#[derive(Debug, serde::Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+pub struct SearchQuery {
+    /// Text in the name, or the start of the username or email, in any letter case; every user
+    /// when empty or absent.
+    #[serde(default)]
+    q: Option<String>,
+}
+
+/// Users by name, username or email, as Unleash's user search finds them.
+#[utoipa::path(
+    get,
+    path = "/api/admin/user-admin/search",
+    tag = "Users",
+    operation_id = "searchUsers",
+    params(SearchQuery),
+    responses(
+        (status = 200, description = "The users found, by id", body = Vec<UserOut>),
+    ),
+)]
+pub async fn search(
+    state: web::Data<AppState>,
+    _caller: Admitted,
+    query: web::Query<SearchQuery>,
+) -> Result<web::Json<Vec<UserOut>>, ApiError> {
+    Ok(web::Json(
+        users::search(&state.app, query.into_inner().q.unwrap_or_default()).await?,
+    ))
+}
+
 /// Create a user with a root role.
 #[utoipa::path(
     post,

@@ -142,3 +142,33 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), Admin
         })
         .await
 }
+
+/// Who may read one user.
+pub const GET: Access = Access::AdminRead;
+
+/// One user, with their root role.
+pub async fn get(ctx: &Runtime, id: i32) -> Result<UserOut, AdminError> {
+    let user = db::run(&ctx.store, move |conn| queries::users::get(conn, id)).await?;
+    Ok(UserOut::from(user))
+}
+
+/// Who may search the users: anyone signed in to the admin API, as in Unleash, where adding
+/// people to a project needs it.
+pub const SEARCH: Access = Access::Read;
+
+/// The users whose name contains `query`, or whose username or email starts with it, in any
+/// letter case, as Unleash's user search matches them; by id.
+pub async fn search(ctx: &Runtime, query: String) -> Result<Vec<UserOut>, AdminError> {
+    let users = db::run(&ctx.store, queries::users::list).await?;
+    let wanted = query.to_lowercase();
+    Ok(users
+        .into_iter()
+        .filter(|user| {
+            let lower = |text: &Option<String>| text.as_deref().map(str::to_lowercase);
+            lower(&user.name).is_some_and(|name| name.contains(&wanted))
+                || lower(&user.username).is_some_and(|username| username.starts_with(&wanted))
+                || lower(&user.email).is_some_and(|email| email.starts_with(&wanted))
+        })
+        .map(UserOut::from)
+        .collect())
+}

@@ -315,3 +315,45 @@ fn passwords_follow_unleashs_rules_and_verify_only_against_their_hash() -> Outco
     assert!(!password::verify(PASSWORD, Some("not a hash")));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_user_is_read_by_id_and_found_by_name_username_or_email() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    let caller = common::admin(users::CREATE);
+    let mut made = Vec::new();
+    for (email, username, name) in [
+        (Some("ada@example.com"), None, "Ada Lovelace"),
+        (None, Some("grace"), "Grace Hopper"),
+        (Some("alan@turing.example"), Some("alan"), "Alan Turing"),
+    ] {
+        let mut request = person(email, username, RootRole::Viewer, None);
+        request.name = Some(name.into());
+        made.push(common::json(&users::create(ctx, &caller, request).await?)?);
+    }
+    let id = made[1]["id"].as_i64().ok_or("no id")?;
+    let read = common::json(&users::get(ctx, i32::try_from(id)?).await?)?;
+    assert_eq!(read["username"], "grace", "{read}");
+    assert_eq!(read["rootRole"], 3);
+    assert!(matches!(
+        users::get(ctx, 999_999).await,
+        Err(AdminError::NotFound(_))
+    ));
+    let names = |found: Vec<users::types::UserOut>| -> Result<Vec<String>, serde_json::Error> {
+        found
+            .iter()
+            .map(|user| common::json(user).map(|user| user["name"].as_str().unwrap_or_default().to_owned()))
+            .collect()
+    };
+    // A name matches anywhere, a username or an email only at its start, in any case.
+    assert_eq!(
+        names(users::search(ctx, "HOPPER".into()).await?)?,
+        ["Grace Hopper"]
+    );
+    assert_eq!(names(users::search(ctx, "gra".into()).await?)?, ["Grace Hopper"]);
+    assert_eq!(names(users::search(ctx, "ALAN@".into()).await?)?, ["Alan Turing"]);
+    assert_eq!(names(users::search(ctx, "a".into()).await?)?.len(), 3);
+    assert!(users::search(ctx, "example.com".into()).await?.is_empty());
+    assert!(users::search(ctx, "nobody".into()).await?.is_empty());
+    Ok(())
+}

@@ -291,3 +291,41 @@ async fn an_admin_sets_a_users_password_which_ends_their_sessions() {
         .set_json(json!({"password": "An0ther-Passw0rd!"}));
     assert_eq!(send(&service, by_editor).await.0, StatusCode::FORBIDDEN);
 }
+
+#[actix_web::test]
+async fn a_user_is_read_by_id_and_searched_as_terraform_does() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let made = create_user(&service, "terra@example.com").await;
+    let id = made["id"].as_i64().unwrap_or_default();
+    let (status, user) = send(&service, get(&format!("/api/admin/user-admin/{id}"), ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{user}");
+    assert_eq!(user["email"], "terra@example.com");
+    assert_eq!(user["rootRole"], 2);
+    assert_eq!(user["id"], made["id"]);
+    let (status, body) = send(&service, get("/api/admin/user-admin/999999", ADMIN)).await;
+    assert_error(status, &body, 404, "NotFoundError");
+    let (status, body) = send(&service, get("/api/admin/user-admin/not-a-number", ADMIN)).await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    // The search is an array of users, as the providers parse it.
+    let (status, found) = send(&service, get("/api/admin/user-admin/search?q=TERRA", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{found}");
+    assert_eq!(found.as_array().map(Vec::len), Some(1), "{found}");
+    assert_eq!(found[0]["id"], made["id"]);
+    let (_, none) = send(&service, get("/api/admin/user-admin/search?q=example.com", ADMIN)).await;
+    assert_eq!(none, json!([]));
+    let (status, all) = send(&service, get("/api/admin/user-admin/search", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{all}");
+    assert!(all.as_array().is_some_and(|users| !users.is_empty()));
+    // An editor may search, as in Unleash, but not read a user by id.
+    let cookie = crate::common::login(&service, "terra@example.com", PASSWORD).await;
+    let searched = test::TestRequest::get()
+        .uri("/api/admin/user-admin/search?q=terra")
+        .cookie(cookie.clone());
+    assert_eq!(send(&service, searched).await.0, StatusCode::OK);
+    let read = test::TestRequest::get()
+        .uri(&format!("/api/admin/user-admin/{id}"))
+        .cookie(cookie);
+    let (status, body) = send(&service, read).await;
+    assert_error(status, &body, 403, "NoAccessError");
+}
