@@ -13,14 +13,21 @@ const EMPTY_ROWS: usize = 2;
 
 /// What an operator's values must read as, for the hint beside them.
 fn hint(operator: Operator) -> &'static str {
-    match operator.name() {
-        "DATE_AFTER" | "DATE_BEFORE" => "one date and time, RFC 3339: 2026-12-01T09:00:00Z",
-        "NUM_EQ" | "NUM_GT" | "NUM_GTE" | "NUM_LT" | "NUM_LTE" => "one number",
-        "SEMVER_EQ" | "SEMVER_GT" | "SEMVER_LT" => "one semantic version: 1.2.3 or 2.0.0-beta.1",
-        "REGEX" => "one regular expression",
-        "IN" | "NOT_IN" => "values, comma-separated",
-        _ if operator.takes_list() => "values, comma-separated",
-        _ => "one value",
+    let name = operator.name();
+    if name.starts_with("DATE_") {
+        "one date and time, RFC 3339: 2026-12-01T09:00:00Z"
+    } else if name.starts_with("NUM_") {
+        "one number"
+    } else if name.starts_with("SEMVER_") {
+        "one semantic version: 1.2.3 or 2.0.0-beta.1"
+    } else if name == "REGEX" {
+        "one regular expression"
+    } else if name == "IN_CIDR" {
+        "networks, comma-separated: 10.0.0.0/8, 192.168.1.0/24"
+    } else if operator.takes_list() {
+        "values, comma-separated"
+    } else {
+        "one value"
     }
 }
 

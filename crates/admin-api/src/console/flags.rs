@@ -198,17 +198,16 @@ async fn render(
 }
 
 fn table(principal: &Principal, found: &SearchOut, back: &str, every: bool, may_create: bool) -> Markup {
-    let environments: Vec<&str> = found
-        .features
-        .first()
-        .map(|feature| {
-            feature
-                .environments
-                .iter()
-                .map(|environment| environment.name.as_str())
-                .collect()
-        })
-        .unwrap_or_default();
+    // The columns: every environment any flag shown has, in display order; flags of projects
+    // that do not use one leave its cell empty.
+    let mut environments: Vec<(i32, &str)> = Vec::new();
+    for environment in found.features.iter().flat_map(|feature| &feature.environments) {
+        if !environments.iter().any(|(_, name)| *name == environment.name) {
+            environments.push((environment.sort_order, environment.name.as_str()));
+        }
+    }
+    environments.sort_unstable();
+    let environments: Vec<&str> = environments.into_iter().map(|(_, name)| name).collect();
     html! {
         p.muted { (found.total) (if found.total == 1 { " flag" } else { " flags" }) }
         @if found.features.is_empty() {
@@ -246,8 +245,13 @@ fn table(principal: &Principal, found: &SearchOut, back: &str, every: bool, may_
                                         None => span.muted { "never" },
                                     }
                                 }
-                                @for environment in &feature.environments {
-                                    td { (switch_form(principal, &feature.project, &feature.name, &environment.name, environment.enabled, back)) }
+                                @for column in &environments {
+                                    td {
+                                        @match feature.environments.iter().find(|environment| environment.name == *column) {
+                                            Some(environment) => (switch_form(principal, &feature.project, &feature.name, &environment.name, environment.enabled, back)),
+                                            None => span.muted { "not in its project" },
+                                        }
+                                    }
                                 }
                             }
                         }

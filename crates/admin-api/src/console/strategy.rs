@@ -271,6 +271,14 @@ async fn render(
                 .filter(|name| !matches!(*name, "userId" | "sessionId")),
         )
         .collect();
+    // The save is shown to whoever its operation admits in this environment; "Try it" needs
+    // only reading.
+    let may_save = match place.id {
+        Some(_) => strategies::UPDATE,
+        None => strategies::ADD,
+    }
+    .admit(principal.clone())
+    .is_ok_and(|caller| caller.require_in(place.environment).is_ok());
     let viewer = Viewer::of(principal);
     let body = html! {
         p { a href=(flag_path(place.project, place.feature)) { "← " (place.feature) } }
@@ -362,6 +370,9 @@ async fn render(
                 p.muted { "When this strategy turns the flag on, these variants replace the flag's own." }
                 (variants::rows("sv", &draft.variants, NEW_VARIANT_ROWS))
             }
+            @if may_save {
+                p { button type="submit" { (if place.id.is_some() { "Save the strategy" } else { "Add the strategy" }) } }
+            }
             fieldset {
                 legend { "Try it before saving" }
                 p.muted { "Evaluates the strategy as this form stands, for the context below; nothing is saved." }
@@ -380,7 +391,6 @@ async fn render(
                 p { button.secondary type="submit" name="preview" value="1" { "Try it" } }
                 @if let Some(preview) = preview { (preview) }
             }
-            p { button type="submit" { (if place.id.is_some() { "Save the strategy" } else { "Add the strategy" }) } }
         }
     };
     layout::page(

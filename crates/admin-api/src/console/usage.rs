@@ -169,6 +169,9 @@ pub async fn applications_page(state: web::Data<AppState>, request: HttpRequest)
                 "Upgrade them: older SDKs miss features and fixes."
             }
         }
+        @if details.len() < list.applications.len() {
+            p.muted { "The first " (details.len()) " of " (list.total) " applications, by name." }
+        }
         @if list.applications.is_empty() {
             div.card { p { "No application has registered yet. Point an SDK at this server with a backend or frontend token; it shows up here within a minute." } }
         }

@@ -555,6 +555,8 @@ pub async fn flows(console: &Console) -> TestResult {
                 "/flags/default/rollout/environments/development/strategies/new?type=flexibleRollout"
                     .to_owned(),
                 "/segments".to_owned(),
+                "/segments/new".to_owned(),
+                "/context/new".to_owned(),
                 format!("/segments/{segment}"),
                 "/context".to_owned(),
                 "/context/plan".to_owned(),

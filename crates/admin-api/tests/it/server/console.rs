@@ -1574,6 +1574,25 @@ async fn a_flags_whole_life_and_a_projects_environments_from_the_console() {
         !shown.body.contains("Switch on"),
         "an editor sees the admin's switch"
     );
+    // Across projects, each switch stands under its own environment's column.
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/payments/features",
+            ADMIN,
+            json!({"name": "refunds"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    let every = call(&service, page("/flags?project=*", Some(&editor))).await;
+    assert_eq!(every.status, StatusCode::OK, "{}", every.body);
+    assert!(every.body.contains("not in its project"), "{}", every.body);
+    assert!(
+        every.body.contains("aria-label=\"parent in production\""),
+        "{}",
+        every.body
+    );
 }
 
 #[actix_web::test]
