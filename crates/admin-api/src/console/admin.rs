@@ -12,17 +12,8 @@ use flag_admin::{AdminError, identity::invite, identity::tokens, identity::users
 use maud::{Markup, html};
 
 use super::layout::{self, Viewer};
-use super::{form_fields, poster, see_other, signed_in, url_escape};
+use super::{field, form_fields, poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
-
-/// A form field, trimmed; empty when absent.
-pub(super) fn field(fields: &[(String, String)], name: &str) -> String {
-    fields
-        .iter()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.trim().to_owned())
-        .unwrap_or_default()
-}
 
 /// A `datetime-local` field (`2026-12-01T12:00`, read as UTC) or an RFC 3339 time, parsed by
 /// the API's own request types.

@@ -154,12 +154,7 @@ pub fn parse(fields: &[(String, String)]) -> Vec<Constraint> {
         if Operator::parse(&operator).is_some_and(|operator| !operator.takes_list()) {
             constraint.value = Some(values);
         } else {
-            constraint.values = values
-                .split(',')
-                .map(str::trim)
-                .filter(|value| !value.is_empty())
-                .map(str::to_owned)
-                .collect();
+            constraint.values = super::comma_list(&values);
         }
         constraint.operator = operator;
         constraints.push(constraint);

@@ -5,13 +5,11 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::catalogue::context_fields::types::{
-    ContextStrategiesOut, CreateContextField, LegalValue, UpdateContextField,
-};
+use flag_admin::catalogue::context_fields::types::{CreateContextField, LegalValue, UpdateContextField};
 use flag_admin::identity::auth::Principal;
 use flag_admin::runtime::domain::ResourceName;
 use flag_admin::{AdminError, catalogue::context_fields};
-use maud::{Markup, html};
+use maud::html;
 
 use super::layout::{self, Viewer};
 use super::{form_fields, poster, see_other, signed_in, url_escape};
@@ -29,13 +27,7 @@ struct Draft {
 
 impl Draft {
     fn from_form(fields: &[(String, String)]) -> Self {
-        let get = |name: &str| {
-            fields
-                .iter()
-                .find(|(key, _)| key == name)
-                .map(|(_, value)| value.trim().to_owned())
-                .unwrap_or_default()
-        };
+        let get = |name: &str| super::field(fields, name);
         Self {
             name: get("name"),
             description: get("description"),
@@ -194,7 +186,7 @@ async fn render(
         p { a href="/context" { "← Context fields" } }
         h1 { (title) }
         @if let Some(error) = error { (layout::notice(error)) }
-        @if let Some(uses) = &uses { (used_by(uses)) }
+        @if let Some(uses) = &uses { (super::segments::used_by(&uses.strategies, "No strategy constrains on it.")) }
         form.card method="post" action=(action) {
             @if exists {
                 input type="hidden" name="name" value=(draft.name);
@@ -221,28 +213,6 @@ async fn render(
         }
     };
     layout::page(status, &title, Some(&Viewer::of(principal)), "context", &body)
-}
-
-fn used_by(uses: &ContextStrategiesOut) -> Markup {
-    html! {
-        section.card aria-labelledby="used-by" {
-            h2 id="used-by" { "Used by" }
-            @if uses.strategies.is_empty() {
-                p.muted { "No strategy constrains on it." }
-            } @else {
-                ul {
-                    @for strategy in &uses.strategies {
-                        li {
-                            a href=(format!("/flags/{}/{}", url_escape(&strategy.project_id), url_escape(&strategy.feature_name))) {
-                                (strategy.feature_name)
-                            }
-                            " (" (strategy.project_id) "), " (strategy.strategy_name) " in " (strategy.environment)
-                        }
-                    }
-                }
-            }
-        }
-    }
 }
 
 /// `POST /context` and `POST /context/{name}`.

@@ -35,13 +35,7 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
         Err(redirect) => return redirect,
     };
     let query = form_fields(request.query_string().as_bytes());
-    let get = |name: &str| {
-        query
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.trim().to_owned())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| super::field(&query, name);
     let offset: i64 = get("offset").parse().unwrap_or(0).max(0);
     let is = |name: &str| {
         let value = get(name);

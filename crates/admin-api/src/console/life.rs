@@ -181,13 +181,7 @@ pub async fn post(
     };
     let (project, feature, what) = path.into_inner();
     let fields = form_fields(&body);
-    let get = |name: &str| {
-        fields
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.trim().to_owned())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| super::field(&fields, name);
     let result: Result<Option<String>, AdminError> = async {
         match what.as_str() {
             "stale" => {
@@ -240,12 +234,7 @@ pub async fn post(
                 let request = AddDependency {
                     feature: get("feature"),
                     enabled: Some(get("enabled") != "false"),
-                    variants: get("variants")
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|variant| !variant.is_empty())
-                        .map(str::to_owned)
-                        .collect(),
+                    variants: super::comma_list(&get("variants")),
                 };
                 dependencies::add(&state.app, &caller, project.clone(), feature.clone(), request).await?;
                 Ok(None)

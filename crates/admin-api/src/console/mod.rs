@@ -300,6 +300,24 @@ async fn signed_in(state: &AppState, request: &HttpRequest) -> Result<Principal,
     }
 }
 
+/// A form or query field, trimmed; empty when absent.
+fn field(fields: &[(String, String)], name: &str) -> String {
+    fields
+        .iter()
+        .find(|(key, _)| key == name)
+        .map(|(_, value)| value.trim().to_owned())
+        .unwrap_or_default()
+}
+
+/// The items of a comma-separated field, trimmed, empty ones left out.
+fn comma_list(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// A form's fields in order, repeated names kept (`environments=a&environments=b`).
 fn form_fields(body: &[u8]) -> Vec<(String, String)> {
     url::form_urlencoded::parse(body).into_owned().collect()

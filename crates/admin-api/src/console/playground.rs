@@ -31,13 +31,7 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
         Err(redirect) => return redirect,
     };
     let query = form_fields(request.query_string().as_bytes());
-    let get = |name: &str| {
-        query
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.trim().to_owned())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| super::field(&query, name);
     let loaded = async {
         environments::LIST.admit(principal.clone())?;
         let known = environments::list(&state.app).await?;
@@ -144,13 +138,7 @@ async fn evaluate(
     page: usize,
 ) -> Result<(shown::Answer, usize), AdminError> {
     let caller = playground::ADVANCED.admit(principal.clone())?;
-    let get = |name: &str| {
-        query
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.trim().to_owned())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| super::field(query, name);
     let app_name = get("appName");
     let mut context = PlaygroundContext::new(if app_name.is_empty() {
         DEFAULT_APP_NAME.to_owned()
@@ -171,12 +159,7 @@ async fn evaluate(
             }
         }
     }
-    let projects: Vec<String> = get("projects")
-        .split(',')
-        .map(str::trim)
-        .filter(|project| !project.is_empty())
-        .map(str::to_owned)
-        .collect();
+    let projects = super::comma_list(&get("projects"));
     if environments.is_empty() {
         return Err(AdminError::invalid(
             "/environments",

@@ -11,16 +11,8 @@ use flag_admin::{AdminError, catalogue::environments, catalogue::projects};
 use maud::html;
 
 use super::layout::{self, Viewer};
-use super::{form_fields, poster, see_other, signed_in, url_escape};
+use super::{field, form_fields, poster, see_other, signed_in, url_escape};
 use crate::state::AppState;
-
-fn field(fields: &[(String, String)], name: &str) -> String {
-    fields
-        .iter()
-        .find(|(key, _)| key == name)
-        .map(|(_, value)| value.trim().to_owned())
-        .unwrap_or_default()
-}
 
 /// `GET /projects`.
 pub async fn list(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {

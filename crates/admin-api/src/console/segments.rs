@@ -4,7 +4,7 @@
 
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::catalogue::segments::types::{CreateSegment, SegmentStrategiesOut};
+use flag_admin::catalogue::segments::types::{CreateSegment, SegmentDetailOut, StrategyUseOut};
 use flag_admin::identity::auth::Principal;
 use flag_admin::{AdminError, catalogue::context_fields, catalogue::projects, catalogue::segments};
 use flag_eval::Constraint;
@@ -25,18 +25,21 @@ struct Draft {
 
 impl Draft {
     fn from_form(fields: &[(String, String)]) -> Self {
-        let get = |name: &str| {
-            fields
-                .iter()
-                .find(|(key, _)| key == name)
-                .map(|(_, value)| value.trim().to_owned())
-                .unwrap_or_default()
-        };
+        let get = |name: &str| super::field(fields, name);
         Self {
             name: get("name"),
             description: get("description"),
             project: get("project"),
             constraints: constraints::parse(fields),
+        }
+    }
+
+    fn of(stored: SegmentDetailOut) -> Self {
+        Self {
+            name: stored.name,
+            description: stored.description.unwrap_or_default(),
+            project: stored.project.unwrap_or_default(),
+            constraints: stored.constraints,
         }
     }
 
@@ -122,13 +125,15 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest, path: web::P
     .await;
     match loaded {
         Ok((id, stored)) => {
-            let draft = Draft {
-                name: stored.name,
-                description: stored.description.unwrap_or_default(),
-                project: stored.project.unwrap_or_default(),
-                constraints: stored.constraints,
-            };
-            render(&state, &principal, Some(id), &draft, StatusCode::OK, None).await
+            render(
+                &state,
+                &principal,
+                Some(id),
+                &Draft::of(stored),
+                StatusCode::OK,
+                None,
+            )
+            .await
         }
         Err(error) => layout::failure(&error),
     }
@@ -181,7 +186,7 @@ async fn render(
         p { a href="/segments" { "← Segments" } }
         h1 { (title) }
         @if let Some(error) = error { (layout::notice(error)) }
-        @if let Some(uses) = &uses { (used_by(uses)) }
+        @if let Some(uses) = &uses { (used_by(&uses.strategies, "No strategy uses it: it can be deleted.")) }
         form.card method="post" action=(action) {
             div.row {
                 div {
@@ -216,16 +221,17 @@ async fn render(
     layout::page(status, &title, Some(&Viewer::of(principal)), "segments", &body)
 }
 
-/// The strategies that use a segment, with links to their flags.
-fn used_by(uses: &SegmentStrategiesOut) -> Markup {
+/// The strategies that use a segment or a context field, with links to their flags; `none`
+/// when there are none.
+pub(super) fn used_by(strategies: &[StrategyUseOut], none: &str) -> Markup {
     html! {
         section.card aria-labelledby="used-by" {
             h2 id="used-by" { "Used by" }
-            @if uses.strategies.is_empty() {
-                p.muted { "No strategy uses it: it can be deleted." }
+            @if strategies.is_empty() {
+                p.muted { (none) }
             } @else {
                 ul {
-                    @for strategy in &uses.strategies {
+                    @for strategy in strategies {
                         li {
                             a href=(format!("/flags/{}/{}", url_escape(&strategy.project_id), url_escape(&strategy.feature_name))) {
                                 (strategy.feature_name)
@@ -317,12 +323,7 @@ pub async fn delete(
             .await;
             match stored {
                 Ok((id, stored)) => {
-                    let draft = Draft {
-                        name: stored.name,
-                        description: stored.description.unwrap_or_default(),
-                        project: stored.project.unwrap_or_default(),
-                        constraints: stored.constraints,
-                    };
+                    let draft = Draft::of(stored);
                     render(
                         &state,
                         &principal,

@@ -15,9 +15,9 @@ use flag_admin::{AdminError, catalogue::addons, catalogue::environments, catalog
 use maud::{Markup, html};
 use serde_json::{Map, Value};
 
-use super::admin::{admin_nav, admin_page, admin_write, field};
+use super::admin::{admin_nav, admin_page, admin_write};
 use super::layout::{self, Viewer};
-use super::{form_fields, poster, signed_in};
+use super::{comma_list, field, form_fields, poster, signed_in};
 use crate::state::AppState;
 
 /// `GET /admin/webhooks`.
@@ -131,14 +131,6 @@ pub async fn create_webhook(
         addons::CREATE,
         "/admin/webhooks",
         |caller| async move {
-            let list = |name: &str| -> Vec<String> {
-                field(&fields, name)
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|value| !value.is_empty())
-                    .map(str::to_owned)
-                    .collect()
-            };
             let events: Vec<String> = if field(&fields, "all_events") == "true" {
                 addons::EVENTS.iter().map(|event| (*event).to_owned()).collect()
             } else {
@@ -161,7 +153,7 @@ pub async fn create_webhook(
                 enabled: true,
                 parameters,
                 events,
-                projects: list("projects"),
+                projects: comma_list(&field(&fields, "projects")),
                 environments: Vec::new(),
             };
             addons::create(app, &caller, command).await?;
@@ -528,14 +520,7 @@ pub async fn download(state: web::Data<AppState>, request: HttpRequest) -> HttpR
     let environment = text("environment").unwrap_or_else(|| "development".into());
     let export_query = ExportQuery {
         environment: environment.clone(),
-        features: text("features").map(|names| {
-            names
-                .split(',')
-                .map(str::trim)
-                .filter(|name| !name.is_empty())
-                .map(str::to_owned)
-                .collect()
-        }),
+        features: text("features").map(|names| comma_list(&names)),
         tag: text("tag"),
         project: text("project"),
         download_file: Some(true),

@@ -517,13 +517,7 @@ async fn try_it(
     draft: &Draft,
     fields: &[(String, String)],
 ) -> Result<Markup, AdminError> {
-    let get = |name: &str| {
-        fields
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.trim().to_owned())
-            .unwrap_or_default()
-    };
+    let get = |name: &str| super::field(fields, name);
     let mut context = BTreeMap::new();
     for name in ["userId", "sessionId"] {
         let value = get(&format!("try_{name}"));

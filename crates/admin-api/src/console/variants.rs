@@ -108,12 +108,7 @@ pub fn parse(fields: &[(String, String)], prefix: &str) -> Vec<Variant> {
             .filter_map(|rule| rule.split_once('='))
             .map(|(field, values)| Override {
                 context_name: field.trim().to_owned(),
-                values: values
-                    .split(',')
-                    .map(str::trim)
-                    .filter(|value| !value.is_empty())
-                    .map(str::to_owned)
-                    .collect(),
+                values: super::comma_list(values),
             })
             .collect();
         variants.push(Variant {
