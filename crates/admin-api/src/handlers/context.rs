@@ -3,7 +3,7 @@
 use actix_web::web;
 use flag_admin::catalogue::context_fields;
 use flag_admin::catalogue::context_fields::types::{
-    ContextFieldOut, ContextStrategiesOut, CreateContextField, CreatedContextFieldOut, LegalValueIn,
+    ContextFieldOut, ContextStrategiesOut, CreateContextField, LegalValueIn,
     UpdateContextField,
 };
 use flag_admin::catalogue::segments::types::NameIn;
@@ -39,7 +39,7 @@ pub async fn list(
     operation_id = "createContextField",
     request_body = CreateContextField,
     responses(
-        (status = 201, description = "The context field", body = CreatedContextFieldOut),
+        (status = 201, description = "The context field", body = ContextFieldOut),
         (status = 400, description = "The body breaks the schema", body = ErrorBody),
         (status = 409, description = "The name is taken", body = ErrorBody),
     ),
@@ -48,7 +48,7 @@ pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     Body(request): Body<CreateContextField>,
-) -> Result<Created<CreatedContextFieldOut>, ApiError> {
+) -> Result<Created<ContextFieldOut>, ApiError> {
     Ok(Created::new(
         context_fields::create(&state.app, &caller, request).await?,
     ))

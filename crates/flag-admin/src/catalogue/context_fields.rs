@@ -6,7 +6,7 @@ use flag_store::models::{ContextFieldRow, LegalValue};
 use flag_store::queries;
 
 use crate::catalogue::context_fields::types::{
-    ContextFieldOut, ContextStrategiesOut, CreateContextField, CreatedContextFieldOut, LegalValueIn,
+    ContextFieldOut, ContextStrategiesOut, CreateContextField, LegalValueIn,
     UpdateContextField,
 };
 use crate::catalogue::segments::types::{NameIn, StrategyUseOut};
@@ -41,11 +41,13 @@ pub async fn of_project(ctx: &Runtime, project: String) -> Result<Vec<ContextFie
 pub const CREATE: Access = Access::Admin;
 
 /// Creates a context field; its sort order is 0 unless the request says otherwise, as in Unleash.
+/// The answer is the field as a read of it answers (legal values included), which Terraform
+/// compares with what it wrote.
 pub async fn create(
     ctx: &Runtime,
     caller: &Caller,
     request: CreateContextField,
-) -> Result<CreatedContextFieldOut, AdminError> {
+) -> Result<ContextFieldOut, AdminError> {
     check_legal_values(&request.legal_values)?;
     let row = ContextFieldRow::new(
         request.name.into_string(),
@@ -60,11 +62,7 @@ pub async fn create(
             queries::context_fields::create(conn, &row, actor)
         })
         .await?;
-    Ok(CreatedContextFieldOut {
-        name: row.name,
-        description: row.description,
-        stickiness: row.stickiness,
-    })
+    Ok(ContextFieldOut::try_from(row)?)
 }
 
 /// Who may read a context field.

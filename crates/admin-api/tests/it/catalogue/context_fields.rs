@@ -182,3 +182,28 @@ async fn legal_values_hold_for_segment_and_strategy_constraints() {
         "no bad segment was kept"
     );
 }
+
+/// Terraform compares the answer to a create with what it wrote, and then with a read: all
+/// three must agree, legal values included.
+#[actix_web::test]
+async fn a_created_context_field_answers_as_it_reads() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let field = json!({
+        "name": "tenant",
+        "description": "Which tenant",
+        "stickiness": true,
+        "sortOrder": 3,
+        "legalValues": [{"value": "acme", "description": "Acme"}, {"value": "globex"}],
+    });
+    let (status, created) = send(&service, post("/api/admin/context", ADMIN, field)).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    assert_eq!(
+        created["legalValues"],
+        json!([{"value": "acme", "description": "Acme"}, {"value": "globex"}])
+    );
+    assert_eq!(created["sortOrder"], 3);
+    let (status, read) = send(&service, get("/api/admin/context/tenant", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{read}");
+    assert_eq!(created, read);
+}

@@ -73,17 +73,6 @@ impl TryFrom<(ContextFieldRow, Usage)> for ContextFieldOut {
     }
 }
 
-/// A context field just created, as Unleash answers it.
-#[derive(Debug, Serialize, ToSchema)]
-pub struct CreatedContextFieldOut {
-    /// Its name.
-    pub name: String,
-    /// Free text.
-    pub description: Option<String>,
-    /// Whether it can be used for stickiness.
-    pub stickiness: bool,
-}
-
 /// Body of `POST /api/admin/context`.
 #[derive(Debug, Deserialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
