@@ -125,7 +125,10 @@ impl FromRequest for Admitted {
             let access = declared(&request)?;
             let state = app_state(&request)?;
             match resolve(state, &request).await? {
-                Credential::Admin(principal) => Ok(Self(access.admit(principal)?)),
+                // Project roles count in the project the path names.
+                Credential::Admin(principal) => Ok(Self(
+                    access.admit_in(principal, request.match_info().get("projectId"))?,
+                )),
                 Credential::Client(_) | Credential::Frontend(_) => Err(wrong_token_type().into()),
                 Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
             }

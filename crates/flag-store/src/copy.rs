@@ -13,16 +13,18 @@ use crate::connection::{DbConnection, insert_rows};
 use crate::error::StoreError;
 use crate::models::{
     AddonRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow, EnvironmentRow,
-    EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, IntegrationEventRow, LifecycleRow,
-    OidcLoginRow, ProjectRow, RoleRow, SegmentRow, SessionRow, SettingRow, SignupTokenRow, StoredApiToken,
-    StoredUser, StrategyRow, StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow,
+    EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, GroupRow, GroupUserRow, IntegrationEventRow,
+    LifecycleRow, OidcLoginRow, ProjectAccessRow, ProjectRow, RolePermissionRow, RoleRow, SealedSecretRow,
+    SegmentRow, SessionRow, SettingRow, SignupTokenRow, StoredApiToken, StoredUser, StrategyRow,
+    StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow,
 };
 use crate::schema::{
     addons, api_tokens, client_applications, client_instances, client_usage, context_fields, environments,
     events, feature_dependencies, feature_environments, feature_lifecycles, feature_strategies,
-    feature_strategy_segments, feature_tags, feature_types, features, integration_events, login_sessions,
-    oidc_logins, project_environments, projects, public_signup_token_users, public_signup_tokens, roles,
-    segments, settings, strategy_types, tag_types, tags, unknown_flags, user_splashes, users,
+    feature_strategy_segments, feature_tags, feature_types, features, group_users, groups,
+    integration_events, login_sessions, oidc_logins, personal_access_tokens, project_access,
+    project_environments, projects, public_signup_token_users, public_signup_tokens, role_permissions, roles,
+    sealed_secrets, segments, settings, strategy_types, tag_types, tags, unknown_flags, user_splashes, users,
 };
 use crate::{Backend, Store};
 
@@ -72,6 +74,19 @@ struct FeatureTagRow {
     tag_value: String,
     created_by_user_id: Option<i32>,
     created_at: chrono::NaiveDateTime,
+}
+
+/// A personal access token, as stored.
+#[derive(Debug, Queryable, Selectable, Insertable)]
+#[diesel(table_name = personal_access_tokens)]
+struct PersonalTokenCopy {
+    id: i32,
+    secret_hash: String,
+    description: String,
+    user_id: i32,
+    expires_at: chrono::NaiveDateTime,
+    created_at: chrono::NaiveDateTime,
+    seen_at: Option<chrono::NaiveDateTime>,
 }
 
 /// A one-time dialog a user closed.
@@ -181,7 +196,29 @@ macro_rules! for_each_table {
                 public_signup_token_users::user_id
             )
         );
+        $apply!(
+            role_permissions,
+            RolePermissionRow,
+            (
+                role_permissions::role_id,
+                role_permissions::permission,
+                role_permissions::environment
+            )
+        );
+        $apply!(groups, GroupRow, groups::id);
+        $apply!(
+            group_users,
+            GroupUserRow,
+            (group_users::group_id, group_users::user_id)
+        );
+        $apply!(project_access, ProjectAccessRow, project_access::id);
+        $apply!(
+            personal_access_tokens,
+            PersonalTokenCopy,
+            personal_access_tokens::id
+        );
         $apply!(api_tokens, StoredApiToken, api_tokens::id);
+        $apply!(sealed_secrets, SealedSecretRow, sealed_secrets::owner);
         $apply!(login_sessions, SessionRow, login_sessions::token_hash);
         $apply!(oidc_logins, OidcLoginRow, oidc_logins::cookie_hash);
         $apply!(events, EventRow, events::id);
@@ -287,6 +324,9 @@ pub fn copy_database(source: &Store, target: &Store) -> Result<CopyReport, Store
                     "segments",
                     "users",
                     "api_tokens",
+                    "groups",
+                    "project_access",
+                    "personal_access_tokens",
                     "events",
                     "addons",
                     "integration_events",

@@ -1,6 +1,20 @@
 // @generated automatically by Diesel CLI.
 
 diesel::table! {
+    addons (id) {
+        id -> Integer,
+        provider -> Text,
+        description -> Nullable<Text>,
+        enabled -> Bool,
+        parameters -> Text,
+        events -> Text,
+        projects -> Text,
+        environments -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
     api_tokens (id) {
         id -> Integer,
         token_name -> Text,
@@ -72,20 +86,6 @@ diesel::table! {
         environment_type -> Text,
         sort_order -> Integer,
         enabled -> Bool,
-        created_at -> Timestamp,
-    }
-}
-
-diesel::table! {
-    addons (id) {
-        id -> Integer,
-        provider -> Text,
-        description -> Nullable<Text>,
-        enabled -> Bool,
-        parameters -> Text,
-        events -> Text,
-        projects -> Text,
-        environments -> Text,
         created_at -> Timestamp,
     }
 }
@@ -196,13 +196,35 @@ diesel::table! {
 }
 
 diesel::table! {
-    oidc_logins (cookie_hash) {
-        cookie_hash -> Text,
-        state -> Text,
-        nonce -> Text,
-        pkce_verifier -> Text,
-        return_to -> Text,
+    group_users (group_id, user_id) {
+        group_id -> Integer,
+        user_id -> Integer,
         created_at -> Timestamp,
+        created_by -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    groups (id) {
+        id -> Integer,
+        name -> Text,
+        description -> Nullable<Text>,
+        mappings_sso -> Text,
+        root_role_id -> Nullable<Integer>,
+        created_at -> Timestamp,
+        created_by -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    integration_events (id) {
+        id -> Integer,
+        integration_id -> Integer,
+        created_at -> Timestamp,
+        state -> Text,
+        state_details -> Text,
+        event -> Text,
+        details -> Text,
     }
 }
 
@@ -214,6 +236,40 @@ diesel::table! {
         expires_at -> Timestamp,
         via_oidc -> Bool,
         id_token -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    oidc_logins (cookie_hash) {
+        cookie_hash -> Text,
+        state -> Text,
+        nonce -> Text,
+        pkce_verifier -> Text,
+        return_to -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    personal_access_tokens (id) {
+        id -> Integer,
+        secret_hash -> Text,
+        description -> Text,
+        user_id -> Integer,
+        expires_at -> Timestamp,
+        created_at -> Timestamp,
+        seen_at -> Nullable<Timestamp>,
+    }
+}
+
+diesel::table! {
+    project_access (id) {
+        id -> Integer,
+        project_id -> Text,
+        role_id -> Integer,
+        user_id -> Nullable<Integer>,
+        group_id -> Nullable<Integer>,
+        created_at -> Timestamp,
     }
 }
 
@@ -255,11 +311,26 @@ diesel::table! {
 }
 
 diesel::table! {
+    role_permissions (role_id, permission, environment) {
+        role_id -> Integer,
+        permission -> Text,
+        environment -> Text,
+    }
+}
+
+diesel::table! {
     roles (id) {
         id -> Integer,
         name -> Text,
         role_type -> Text,
         description -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
+    sealed_secrets (owner) {
+        owner -> Text,
+        sealed -> Text,
     }
 }
 
@@ -293,18 +364,6 @@ diesel::table! {
         deprecated -> Bool,
         display_name -> Nullable<Text>,
         sort_order -> Integer,
-    }
-}
-
-diesel::table! {
-    integration_events (id) {
-        id -> Integer,
-        integration_id -> Integer,
-        created_at -> Timestamp,
-        state -> Text,
-        state_details -> Text,
-        event -> Text,
-        details -> Text,
     }
 }
 
@@ -354,6 +413,8 @@ diesel::table! {
         login_attempts -> Integer,
         created_at -> Timestamp,
         seen_at -> Nullable<Timestamp>,
+        is_service -> Bool,
+        custom_root_role -> Nullable<Integer>,
     }
 }
 
@@ -367,13 +428,22 @@ diesel::joinable!(feature_strategy_segments -> feature_strategies (strategy_id))
 diesel::joinable!(feature_strategy_segments -> segments (segment_id));
 diesel::joinable!(feature_tags -> features (feature_name));
 diesel::joinable!(features -> projects (project_id));
+diesel::joinable!(group_users -> groups (group_id));
+diesel::joinable!(group_users -> users (user_id));
+diesel::joinable!(groups -> roles (root_role_id));
+diesel::joinable!(integration_events -> addons (integration_id));
 diesel::joinable!(login_sessions -> users (user_id));
+diesel::joinable!(personal_access_tokens -> users (user_id));
+diesel::joinable!(project_access -> groups (group_id));
+diesel::joinable!(project_access -> projects (project_id));
+diesel::joinable!(project_access -> roles (role_id));
+diesel::joinable!(project_access -> users (user_id));
 diesel::joinable!(project_environments -> environments (environment_name));
 diesel::joinable!(project_environments -> projects (project_id));
 diesel::joinable!(public_signup_token_users -> public_signup_tokens (secret));
 diesel::joinable!(public_signup_token_users -> users (user_id));
 diesel::joinable!(public_signup_tokens -> roles (role_id));
-diesel::joinable!(integration_events -> addons (integration_id));
+diesel::joinable!(role_permissions -> roles (role_id));
 diesel::joinable!(segments -> projects (project_id));
 diesel::joinable!(tags -> tag_types (tag_type));
 diesel::joinable!(user_splashes -> users (user_id));
@@ -396,14 +466,20 @@ diesel::allow_tables_to_appear_in_same_query!(
     feature_tags,
     feature_types,
     features,
+    group_users,
+    groups,
     integration_events,
     login_sessions,
     oidc_logins,
+    personal_access_tokens,
+    project_access,
     project_environments,
     projects,
     public_signup_token_users,
     public_signup_tokens,
+    role_permissions,
     roles,
+    sealed_secrets,
     segments,
     settings,
     strategy_types,

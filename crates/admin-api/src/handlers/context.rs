@@ -3,8 +3,7 @@
 use actix_web::web;
 use flag_admin::catalogue::context_fields;
 use flag_admin::catalogue::context_fields::types::{
-    ContextFieldOut, ContextStrategiesOut, CreateContextField, LegalValueIn,
-    UpdateContextField,
+    ContextFieldOut, ContextStrategiesOut, CreateContextField, LegalValueIn, UpdateContextField,
 };
 use flag_admin::catalogue::segments::types::NameIn;
 

@@ -26,6 +26,7 @@ pub mod sso;
 pub mod strategies;
 pub mod strategy_types;
 pub mod tags;
+pub mod teams;
 pub mod tokens;
 pub mod usage;
 pub mod users;

@@ -6,8 +6,7 @@ use flag_store::models::{ContextFieldRow, LegalValue};
 use flag_store::queries;
 
 use crate::catalogue::context_fields::types::{
-    ContextFieldOut, ContextStrategiesOut, CreateContextField, LegalValueIn,
-    UpdateContextField,
+    ContextFieldOut, ContextStrategiesOut, CreateContextField, LegalValueIn, UpdateContextField,
 };
 use crate::catalogue::segments::types::{NameIn, StrategyUseOut};
 use crate::identity::auth::{Access, Caller};

@@ -17,12 +17,16 @@ use flag_store::models::{Actor, ApiTokenRow, UnreadableToken};
 use flag_store::{DbConnection, StoreError, queries};
 
 use crate::identity::Identity;
+use crate::identity::teams::grants::{self, Grants};
 use crate::runtime::Runtime;
 use crate::runtime::cache::RevisionCache;
 use crate::runtime::db;
 use crate::runtime::domain::{Permission, RootRole, TokenType};
 use crate::runtime::error::AdminError;
 use crate::runtime::secrets;
+
+/// What a personal access token's secret begins with, as Unleash's do.
+pub const PERSONAL_TOKEN_PREFIX: &str = "user:";
 
 /// The environment a frontend token made for every environment evaluates in, and the one an
 /// API token is made for when none is named: Unleash's default.
@@ -41,14 +45,16 @@ pub enum Principal {
         /// Environments it may write, when limited.
         environments: Option<Vec<String>>,
     },
-    /// A logged-in user.
+    /// A logged-in user, or a user or service account acting through a personal access token.
     User {
         /// User id.
         id: i32,
         /// Email or username, for the audit log.
         label: String,
-        /// Root role.
+        /// Built-in root role: the user's own, raised by their groups'.
         role: RootRole,
+        /// What custom roles and project roles add to it.
+        grants: Arc<Grants>,
     },
 }
 
@@ -82,11 +88,13 @@ pub enum Access {
     Admin,
 }
 
-/// A principal admitted to an operation, with the access that operation declares.
+/// A principal admitted to an operation, with the access that operation declares and the
+/// project the request names, when it names one.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     principal: Principal,
     access: Access,
+    project: Option<String>,
 }
 
 fn no_access(permission: Permission, place: &str) -> AdminError {
@@ -153,7 +161,7 @@ impl Principal {
             .is_none_or(|allowed| allowed.iter().any(|name| name == environment))
     }
 
-    /// Whether the caller may write features: admin tokens, Editors and Admins.
+    /// Whether the caller may write features everywhere: admin tokens, Editors and Admins.
     fn may_write(&self) -> bool {
         matches!(
             self,
@@ -163,6 +171,28 @@ impl Principal {
                     ..
                 }
         )
+    }
+
+    /// What custom roles and project roles grant the caller: nothing for an admin token.
+    fn grants(&self) -> Option<&Grants> {
+        match self {
+            Self::User { grants, .. } => Some(grants),
+            Self::AdminToken { .. } => None,
+        }
+    }
+
+    /// Whether the caller holds `permission` for a write: everywhere (a built-in root role
+    /// that writes, or a custom root role holding it), or in `project` through a project role
+    /// (in `environment`, when one is named; in some environment otherwise).
+    pub fn holds(&self, permission: Permission, project: Option<&str>, environment: Option<&str>) -> bool {
+        if self.may_write() {
+            return true;
+        }
+        let Some(grants) = self.grants() else {
+            return false;
+        };
+        grants.at_root(permission.as_str())
+            || project.is_some_and(|project| grants.in_project(permission.as_str(), project, environment))
     }
 
     /// Whether the caller administers: admin tokens and Admins.
@@ -181,8 +211,15 @@ impl Principal {
 impl Access {
     /// Whether `principal`, an administrator's credential, may call the operation; for
     /// [`Access::ReadIn`] and [`Access::WriteIn`], as far as can be told before the request's
-    /// environments are known.
+    /// environments are known. With no project named, a write needs its permission everywhere.
     pub fn admit(self, principal: Principal) -> Result<Caller, AdminError> {
+        self.admit_in(principal, None)
+    }
+
+    /// As [`Access::admit`], for a request that names `project` (its path's `projectId`):
+    /// project roles held there count too.
+    pub fn admit_in(self, principal: Principal, project: Option<&str>) -> Result<Caller, AdminError> {
+        let holds = |permission| principal.holds(permission, project, None);
         let admitted = match (self, principal.limited_to()) {
             (Self::Public | Self::Read | Self::ReadIn(_), _) => Ok(()),
             (Self::Client | Self::Frontend, _) => Err(wrong_token_type()),
@@ -192,16 +229,22 @@ impl Access {
             (Self::Admin, None) if principal.administers() => Ok(()),
             (Self::Admin, None) => Err(no_access(Permission::Admin, "")),
             (Self::Write(permission), Some(allowed)) => Err(beyond(permission, allowed)),
-            (Self::Write(_) | Self::WriteIn(_), _) if principal.may_write() => Ok(()),
-            (Self::Write(permission), None) => Err(no_access(permission, "")),
+            (Self::Write(permission) | Self::WriteIn(permission), _) if holds(permission) => Ok(()),
+            (Self::Write(permission), None) => Err(no_access(permission, in_project(project))),
             // A Viewer is told which environment it may not write.
             (Self::WriteIn(_), _) => Ok(()),
         };
         admitted.map(|()| Caller {
             principal,
             access: self,
+            project: project.map(str::to_owned),
         })
     }
+}
+
+/// How a refusal names the project it was asked in.
+fn in_project(project: Option<&str>) -> &'static str {
+    if project.is_some() { " in this project" } else { "" }
 }
 
 impl Caller {
@@ -242,7 +285,10 @@ impl Caller {
                 Err(denied_in(permission, environment))
             }
             Access::WriteIn(permission)
-                if !self.principal.may_write() || !self.principal.may_read(environment) =>
+                if !self
+                    .principal
+                    .holds(permission, self.project.as_deref(), Some(environment))
+                    || !self.principal.may_read(environment) =>
             {
                 Err(denied_in(permission, environment))
             }
@@ -466,6 +512,11 @@ pub async fn resolve_token(
         .get(&secrets::verifier(token))
         .filter(|grant| secrets::matches(token, grant.secret_hash()) && grant.unexpired(now))
     else {
+        // Personal access tokens are looked up in the store: they are few, and used by
+        // scripts and pipelines rather than by every SDK request.
+        if token.starts_with(PERSONAL_TOKEN_PREFIX) {
+            return resolve_personal_token(ctx, token).await;
+        }
         return Ok(Credential::Unknown);
     };
     let row = grant.row()?;
@@ -498,20 +549,44 @@ pub async fn resolve_session(ctx: &Runtime, session: &str) -> Result<Credential,
     let hash = secrets::verifier(session);
     let now = crate::now();
     let user = crate::runtime::db::run(&ctx.store, move |conn| {
-        queries::sessions::find_user(conn, &hash, now)
+        queries::sessions::find_user(conn, &hash, now)?
+            .map(|user| grants::of_user(conn, &user).map(|held| (user, held)))
+            .transpose()
     })
     .await?;
-    let Some(user) = user else {
+    let Some((user, (role, grants))) = user else {
         return Ok(Credential::Unknown);
     };
-    Ok(Credential::Admin(Principal::User {
+    Ok(Credential::Admin(user_principal(user, role, grants)))
+}
+
+/// The principal of `user`, holding `role` and `grants`.
+fn user_principal(user: flag_store::models::UserRow, role: RootRole, grants: Grants) -> Principal {
+    Principal::User {
         id: user.id,
         label: user
             .email
             .or(user.username)
             .unwrap_or_else(|| format!("user {}", user.id)),
-        role: user.root_role,
-    }))
+        role,
+        grants: Arc::new(grants),
+    }
+}
+
+/// The user or service account a personal access token acts as, when it is valid now.
+async fn resolve_personal_token(ctx: &Runtime, token: &str) -> Result<Credential, AdminError> {
+    let hash = secrets::verifier(token);
+    let now = crate::now();
+    let found = crate::runtime::db::run(&ctx.store, move |conn| {
+        queries::access::find_token(conn, &hash, now)?
+            .map(|(_, user)| grants::of_user(conn, &user).map(|held| (user, held)))
+            .transpose()
+    })
+    .await?;
+    Ok(match found {
+        Some((user, (role, grants))) => Credential::Admin(user_principal(user, role, grants)),
+        None => Credential::Unknown,
+    })
 }
 
 #[cfg(test)]
@@ -523,6 +598,7 @@ mod tests {
             id: 1,
             label: "u".into(),
             role,
+            grants: Arc::default(),
         }
     }
 

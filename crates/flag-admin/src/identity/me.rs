@@ -91,6 +91,8 @@ pub async fn get(ctx: &Runtime, caller: &Caller) -> Result<MeOut, AdminError> {
                 login_attempts: 0,
                 created_at: chrono::DateTime::UNIX_EPOCH.naive_utc(),
                 seen_at: None,
+                is_service: false,
+                custom_root_role: None,
             };
             Ok(MeOut {
                 user: UserOut::from(token),

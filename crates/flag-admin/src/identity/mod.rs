@@ -11,6 +11,7 @@ pub mod oidc;
 pub mod password;
 pub mod rate_limit;
 pub mod session;
+pub mod teams;
 pub mod tokens;
 pub mod users;
 

@@ -16,7 +16,9 @@ pub const LIST: Access = Access::AdminRead;
 
 /// Every user, and the root roles.
 pub async fn list(ctx: &Runtime) -> Result<UsersResponse, AdminError> {
-    let users = db::run(&ctx.store, queries::users::list).await?;
+    let mut users = db::run(&ctx.store, queries::users::list).await?;
+    // Service accounts are listed at /api/admin/service-account, as in Unleash.
+    users.retain(|user| !user.is_service);
     Ok(UsersResponse::from(users))
 }
 
@@ -159,7 +161,9 @@ pub const SEARCH: Access = Access::Read;
 /// The users whose name contains `query`, or whose username or email starts with it, in any
 /// letter case, as Unleash's user search matches them; by id.
 pub async fn search(ctx: &Runtime, query: String) -> Result<Vec<UserOut>, AdminError> {
-    let users = db::run(&ctx.store, queries::users::list).await?;
+    let mut users = db::run(&ctx.store, queries::users::list).await?;
+    // Service accounts are listed at /api/admin/service-account, as in Unleash.
+    users.retain(|user| !user.is_service);
     let wanted = query.to_lowercase();
     Ok(users
         .into_iter()

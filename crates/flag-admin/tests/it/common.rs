@@ -64,6 +64,7 @@ pub fn user(id: i32, role: RootRole) -> Principal {
         id,
         label: format!("user-{id}"),
         role,
+        grants: Default::default(),
     }
 }
 

@@ -65,6 +65,7 @@ async fn a_password_opens_a_session_that_resolves_to_the_user() -> Outcome {
                 id,
                 label: "ed@example.com".into(),
                 role: RootRole::Editor,
+                grants: Default::default(),
             })
         );
     }
@@ -152,6 +153,7 @@ async fn a_session_follows_its_users_role_and_ends_at_logout_or_deletion() -> Ou
             id,
             label: "ed".into(),
             role: RootRole::Viewer,
+            grants: Default::default(),
         })
     );
 

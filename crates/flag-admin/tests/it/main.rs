@@ -31,6 +31,7 @@ mod identity_access;
 mod identity_invite;
 mod identity_oidc;
 mod identity_session;
+mod identity_teams;
 mod identity_tokens;
 mod identity_users;
 mod runtime_health;

@@ -158,6 +158,38 @@ pub enum EventType {
     UserDeleted,
     /// `user-updated`.
     UserUpdated,
+    /// `group-created`.
+    GroupCreated,
+    /// `group-deleted`.
+    GroupDeleted,
+    /// `group-updated`.
+    GroupUpdated,
+    /// `pat-created`.
+    PatCreated,
+    /// `pat-deleted`.
+    PatDeleted,
+    /// `project-access-updated`.
+    ProjectAccessUpdated,
+    /// `project-deleted`.
+    ProjectDeleted,
+    /// `project-updated`.
+    ProjectUpdated,
+    /// `environment-updated`.
+    EnvironmentUpdated,
+    /// `environment-deleted`.
+    EnvironmentDeleted,
+    /// `role-created`.
+    RoleCreated,
+    /// `role-deleted`.
+    RoleDeleted,
+    /// `role-updated`.
+    RoleUpdated,
+    /// `service-account-created`.
+    ServiceAccountCreated,
+    /// `service-account-deleted`.
+    ServiceAccountDeleted,
+    /// `service-account-updated`.
+    ServiceAccountUpdated,
 }
 
 impl EventType {
@@ -221,6 +253,22 @@ impl EventType {
             Self::UserCreated => "user-created",
             Self::UserDeleted => "user-deleted",
             Self::UserUpdated => "user-updated",
+            Self::GroupCreated => "group-created",
+            Self::GroupDeleted => "group-deleted",
+            Self::GroupUpdated => "group-updated",
+            Self::PatCreated => "pat-created",
+            Self::PatDeleted => "pat-deleted",
+            Self::ProjectAccessUpdated => "project-access-updated",
+            Self::ProjectDeleted => "project-deleted",
+            Self::ProjectUpdated => "project-updated",
+            Self::EnvironmentUpdated => "environment-updated",
+            Self::EnvironmentDeleted => "environment-deleted",
+            Self::RoleCreated => "role-created",
+            Self::RoleDeleted => "role-deleted",
+            Self::RoleUpdated => "role-updated",
+            Self::ServiceAccountCreated => "service-account-created",
+            Self::ServiceAccountDeleted => "service-account-deleted",
+            Self::ServiceAccountUpdated => "service-account-updated",
         }
     }
 }

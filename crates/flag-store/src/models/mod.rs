@@ -13,6 +13,7 @@
 //! The types live in one module per resource and are re-exported here, so each is named
 //! `flag_store::models::X` whatever module holds it.
 
+mod access;
 mod addons;
 mod client_metrics;
 mod context_fields;
@@ -25,6 +26,10 @@ mod strategies;
 mod tokens;
 mod users;
 
+pub use access::{
+    GroupRow, GroupUserRow, Holder, NewGroup, NewPersonalToken, PersonalTokenRow, ProjectAccessRow,
+    RolePermissionRow, SealedSecretRow,
+};
 pub use addons::{Addon, AddonConfig, AddonRow, IntegrationEventRow, NewIntegrationEvent};
 pub use client_metrics::{ClientApplicationRow, ClientInstanceRow, UnknownFlagRow, UsageRow};
 pub use context_fields::{ContextFieldRow, LegalValue};

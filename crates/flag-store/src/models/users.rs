@@ -56,6 +56,10 @@ pub struct UserRow {
     pub created_at: NaiveDateTime,
     /// Last login, UTC.
     pub seen_at: Option<NaiveDateTime>,
+    /// A service account: it cannot log in, and acts through personal access tokens.
+    pub is_service: bool,
+    /// A custom root role, whose permissions add to `root_role`'s.
+    pub custom_root_role: Option<i32>,
 }
 
 /// A user row as the database holds it, its root role not read yet: what [`UserRow`] is read
@@ -72,6 +76,8 @@ pub(crate) struct StoredUser {
     login_attempts: i32,
     created_at: NaiveDateTime,
     seen_at: Option<NaiveDateTime>,
+    is_service: bool,
+    custom_root_role: Option<i32>,
 }
 
 impl TryFrom<StoredUser> for UserRow {
@@ -95,6 +101,8 @@ impl TryFrom<StoredUser> for UserRow {
             login_attempts: stored.login_attempts,
             created_at: stored.created_at,
             seen_at: stored.seen_at,
+            is_service: stored.is_service,
+            custom_root_role: stored.custom_root_role,
         })
     }
 }
@@ -110,6 +118,8 @@ type StoredUserColumns = (
     i32,
     NaiveDateTime,
     Option<NaiveDateTime>,
+    bool,
+    Option<i32>,
 );
 
 /// Loads the row as stored and reads its root role with the row in hand, so that a role that
@@ -122,7 +132,19 @@ where
     type Row = StoredUserColumns;
 
     fn build(
-        (id, name, username, email, password_hash, root_role, login_attempts, created_at, seen_at): Self::Row,
+        (
+            id,
+            name,
+            username,
+            email,
+            password_hash,
+            root_role,
+            login_attempts,
+            created_at,
+            seen_at,
+            is_service,
+            custom_root_role,
+        ): Self::Row,
     ) -> deserialize::Result<Self> {
         let stored = StoredUser {
             id,
@@ -134,6 +156,8 @@ where
             login_attempts,
             created_at,
             seen_at,
+            is_service,
+            custom_root_role,
         };
         Ok(Self::try_from(stored)?)
     }

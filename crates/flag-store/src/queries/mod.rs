@@ -5,6 +5,7 @@
 //! Writes take `actor` (who writes, for the audit log) and `now` (UTC), so callers decide the
 //! clock and tests are deterministic.
 
+pub mod access;
 pub mod addons;
 pub mod api_tokens;
 pub mod archive;

@@ -38,6 +38,19 @@ pub fn create_if_none(conn: &mut DbConnection, user: &NewUser, actor: &Actor) ->
 
 /// The insert and its event, for callers already in a transaction.
 pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> Result<UserRow, StoreError> {
+    let row = insert_quietly(conn, user)?;
+    events::record(
+        conn,
+        &NewEvent {
+            data: Some(to_json("data", &event_json(&row))?),
+            ..NewEvent::new(EventType::UserCreated, actor, row.created_at)
+        },
+    )?;
+    Ok(row)
+}
+
+/// The insert alone, for callers that record an event of their own.
+pub(crate) fn insert_quietly(conn: &mut DbConnection, user: &NewUser) -> Result<UserRow, StoreError> {
     // The root role is the users table's only foreign key, so a foreign-key violation can only
     // mean that it does not exist.
     let row: UserRow = diesel::insert_into(users::table)
@@ -47,13 +60,6 @@ pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> 
         .map_err(StoreError::on_missing_reference(|| {
             StoreError::not_found("role", user.root_role.id().to_string())
         }))?;
-    events::record(
-        conn,
-        &NewEvent {
-            data: Some(to_json("data", &event_json(&row))?),
-            ..NewEvent::new(EventType::UserCreated, actor, row.created_at)
-        },
-    )?;
     Ok(row)
 }
 

@@ -4,6 +4,7 @@
 mod invite;
 mod session;
 mod sso;
+mod teams;
 mod token_scope;
 mod tokens;
 mod users;

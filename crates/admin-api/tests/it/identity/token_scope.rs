@@ -291,7 +291,7 @@ fn scope_of(access: Access) -> Scope {
 /// A body that passes validation for each operation that takes one, so that only the
 /// permission can refuse it; `None` for an operation this table does not know, which fails the
 /// test until one is given.
-fn body_of(method: &str, path: &str) -> Option<Value> {
+pub(crate) fn body_of(method: &str, path: &str) -> Option<Value> {
     let strategy = json!({"name": "default"});
     Some(match (method, path) {
         ("get" | "delete", _) => Value::Null,
@@ -337,6 +337,17 @@ fn body_of(method: &str, path: &str) -> Option<Value> {
             json!({"tokenName": "t", "type": "client", "environment": "production"})
         }
         ("post", "/api/admin/user-admin") => json!({"email": "new@example.com", "rootRole": 3}),
+        ("post", "/api/admin/roles") | ("put", "/api/admin/roles/{roleId}") => {
+            json!({"name": "role", "permissions": [{"name": "CREATE_FEATURE"}]})
+        }
+        ("post", "/api/admin/groups") | ("put", "/api/admin/groups/{groupId}") => json!({"name": "group"}),
+        ("put", "/api/admin/projects/{projectId}/access") => json!({"roles": []}),
+        ("post", "/api/admin/projects/{projectId}/role/{roleId}/access") => json!({"users": []}),
+        ("post", "/api/admin/service-account") => json!({"username": "bot", "rootRole": 3}),
+        ("put", "/api/admin/service-account/{id}") => json!({"name": "bot"}),
+        ("post", "/api/admin/service-account/{id}/token") => {
+            json!({"description": "ci", "expiresAt": crate::common::next_year()})
+        }
         ("put", "/api/admin/user-admin/{id}") => json!({"rootRole": 3}),
         ("post", "/api/admin/user-admin/{id}/change-password") => json!({"password": "N3w-Passw0rd!x"}),
         ("post", "/api/admin/projects/{projectId}/features/{featureName}/dependencies") => {

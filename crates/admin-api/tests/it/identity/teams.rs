@@ -1,0 +1,398 @@
+//! Teams over HTTP: the calls Unleash's Terraform providers make for roles, groups, project
+//! access and service accounts, in their shapes and statuses; and, for every declared write,
+//! that a narrow custom role admits it only in its project.
+
+use actix_web::http::{Method, StatusCode};
+use flag_admin::identity::auth::Access;
+use serde_json::{Value, json};
+
+use crate::common::{ADMIN, TestApp, assert_error, delete, expect, get, post, put, send};
+
+/// Creates a service account with `root_role` and a token for it; answers its id and secret.
+async fn service_account<S, B>(service: &S, username: &str, root_role: i64) -> (i64, String)
+where
+    S: actix_web::dev::Service<
+            actix_http::Request,
+            Response = actix_web::dev::ServiceResponse<B>,
+            Error = actix_web::Error,
+        >,
+    B: actix_web::body::MessageBody,
+{
+    let account = expect(
+        service,
+        post(
+            "/api/admin/service-account",
+            ADMIN,
+            json!({"username": username, "name": username, "rootRole": root_role}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let id = account["id"].as_i64().unwrap_or_default();
+    assert_eq!(account["rootRole"], root_role, "{account}");
+    let token = expect(
+        service,
+        post(
+            &format!("/api/admin/service-account/{id}/token"),
+            ADMIN,
+            json!({"description": "terraform", "expiresAt": "2999-01-01T00:00:00Z"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    for field in ["id", "createdAt", "description", "expiresAt", "secret"] {
+        assert!(!token[field].is_null(), "{field} in {token}");
+    }
+    (id, token["secret"].as_str().unwrap_or_default().to_owned())
+}
+
+#[actix_web::test]
+async fn the_official_providers_lifecycles_of_roles_groups_access_and_service_accounts() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    // unleash_permission: ids, names, display names and types; environments named.
+    let permissions = expect(&service, get("/api/admin/permissions", ADMIN), StatusCode::OK).await;
+    assert_eq!(permissions["version"], 1);
+    for list in [
+        &permissions["permissions"]["root"],
+        &permissions["permissions"]["project"],
+    ] {
+        for permission in list.as_array().into_iter().flatten() {
+            for field in ["id", "name", "displayName", "type"] {
+                assert!(!permission[field].is_null(), "{field} in {permission}");
+            }
+            assert!(permission.get("environment").is_none(), "{permission}");
+        }
+    }
+
+    // unleash_role: created with 200 and one role under `roles`, read with its permissions.
+    let role = json!({"name": "deployer", "type": "custom", "description": "deploys",
+                      "permissions": [{"name": "UPDATE_FEATURE_ENVIRONMENT", "environment": "production"},
+                                      {"name": "CREATE_FEATURE"}]});
+    let created = expect(
+        &service,
+        post("/api/admin/roles", ADMIN, role.clone()),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(created["version"], 1);
+    assert_eq!(created["roles"]["name"], "deployer");
+    assert_eq!(created["roles"]["type"], "custom");
+    let role_id = created["roles"]["id"].as_i64().unwrap_or_default();
+    let read = expect(
+        &service,
+        get(&format!("/api/admin/roles/{role_id}"), ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    let held: Vec<(Value, Option<Value>)> = read["permissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|permission| (permission["name"].clone(), permission.get("environment").cloned()))
+        .collect();
+    assert_eq!(
+        held,
+        vec![
+            (json!("CREATE_FEATURE"), None),
+            (json!("UPDATE_FEATURE_ENVIRONMENT"), Some(json!("production"))),
+        ]
+    );
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/roles",
+            ADMIN,
+            json!({"name": "x", "permissions": [{"name": "NOPE"}]}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(&service, post("/api/admin/roles", ADMIN, role)).await;
+    assert_error(status, &body, 409, "NameExistsError");
+
+    // unleash_user then unleash_group: 201, members in the order given, read back by id.
+    let user = expect(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": "dev@example.com", "rootRole": 3, "sendEmail": false}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let user_id = user["id"].as_i64().unwrap_or_default();
+    let (account_id, account_secret) = service_account(&service, "terraform-bot", 3).await;
+    let group = expect(
+        &service,
+        post(
+            "/api/admin/groups",
+            ADMIN,
+            json!({"name": "developers", "description": null, "mappingsSSO": [], "rootRole": null,
+                   "users": [{"user": {"id": user_id}}, {"user": {"id": account_id}}]}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let group_id = group["id"].as_i64().unwrap_or_default();
+    let group = expect(
+        &service,
+        get(&format!("/api/admin/groups/{group_id}"), ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(group["name"], "developers");
+    assert_eq!(group["users"].as_array().map(Vec::len), Some(2));
+    assert!(group["users"][0]["user"]["id"].is_i64(), "{group}");
+    let listed = expect(&service, get("/api/admin/groups", ADMIN), StatusCode::OK).await;
+    assert_eq!(listed["groups"][0]["id"], group_id);
+
+    // unleash_project_access: PUT answers 200, GET lists each holder's roles.
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/default/access",
+            ADMIN,
+            json!({"roles": [{"id": role_id, "groups": [group_id]}, {"id": 4, "users": [user_id]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let access = expect(
+        &service,
+        get("/api/admin/projects/default/access", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(access["users"][0]["id"], user_id);
+    assert_eq!(access["users"][0]["roles"], json!([4]));
+    assert_eq!(access["groups"][0]["id"], group_id);
+    assert_eq!(access["groups"][0]["roles"], json!([role_id]));
+    assert!(
+        access["roles"]
+            .as_array()
+            .is_some_and(|roles| roles.iter().all(|role| role["id"].is_i64()))
+    );
+
+    // Through the group, the service account writes in `default`, and the audit log says so.
+    expect(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            &account_secret,
+            json!({"name": "bot-made"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let events = expect(
+        &service,
+        get("/api/admin/events?feature=bot-made", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(events["events"][0]["createdBy"], "terraform-bot", "{events}");
+    // ...but not in production's switch, nor an admin's work.
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/bot-made/environments/development/on",
+            &account_secret,
+            json!({}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 403, "NoAccessError");
+    let (status, body) = send(&service, get("/api/admin/user-admin", &account_secret)).await;
+    assert_error(status, &body, 403, "NoAccessError");
+
+    // unleash_service_account and its tokens.
+    let accounts = expect(&service, get("/api/admin/service-account", ADMIN), StatusCode::OK).await;
+    assert_eq!(accounts["serviceAccounts"][0]["id"], account_id);
+    assert_eq!(accounts["serviceAccounts"][0]["rootRole"], 3);
+    let tokens = expect(
+        &service,
+        get(&format!("/api/admin/service-account/{account_id}/token"), ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    let token_id = tokens["pats"][0]["id"].as_i64().unwrap_or_default();
+    assert!(tokens["pats"][0].get("secret").is_none(), "{tokens}");
+    let updated = expect(
+        &service,
+        put(
+            &format!("/api/admin/service-account/{account_id}"),
+            ADMIN,
+            json!({"name": "bot", "rootRole": 2}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(updated["rootRole"], 2);
+    let users = expect(&service, get("/api/admin/user-admin", ADMIN), StatusCode::OK).await;
+    assert!(
+        users["users"]
+            .as_array()
+            .is_some_and(|users| users.iter().all(|user| user["id"] != account_id)),
+        "service accounts are not listed as users"
+    );
+
+    // Everything deleted with 200, in the providers' order; the role goes once unheld.
+    let (status, body) = send(&service, delete(&format!("/api/admin/roles/{role_id}"), ADMIN)).await;
+    assert_error(status, &body, 409, "ConflictError");
+    for path in [
+        format!("/api/admin/service-account/{account_id}/token/{token_id}"),
+        format!("/api/admin/service-account/{account_id}"),
+        format!("/api/admin/groups/{group_id}"),
+        format!("/api/admin/roles/{role_id}"),
+    ] {
+        let (status, body) = send(&service, delete(&path, ADMIN)).await;
+        assert_eq!(status, StatusCode::OK, "{path}: {body}");
+    }
+    let (status, body) = send(&service, get("/api/admin/projects", &account_secret)).await;
+    assert_error(status, &body, 401, "AuthenticationRequired");
+    let (status, _) = send(&service, get(&format!("/api/admin/groups/{group_id}"), ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+/// The path of `path` with its parameters filled: the project `project`, anything else `x`.
+fn filled(path: &str, project: &str) -> String {
+    path.split('/')
+        .map(|segment| match segment {
+            "{projectId}" => project.to_owned(),
+            "{environment}" | "{env}" => "development".to_owned(),
+            segment if segment.starts_with('{') => "x".to_owned(),
+            segment => segment.to_owned(),
+        })
+        .collect::<Vec<_>>()
+        .join("/")
+}
+
+/// For every declared write whose path names a project, generated from the declarations: a
+/// service account whose only role is a custom project role holding every project and
+/// environment permission in `web` is admitted there, and refused (403) in `default`; one that
+/// holds it through a group is admitted alike; one that holds nothing is refused everywhere.
+#[actix_web::test]
+async fn every_project_write_is_admitted_by_project_roles_in_their_project_only() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    crate::common::seed_feature(&service, "f").await;
+    crate::common::seed_feature(&service, "parent").await;
+    expect(
+        &service,
+        post("/api/admin/projects", ADMIN, json!({"id": "web", "name": "Web"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    let permissions = expect(&service, get("/api/admin/permissions", ADMIN), StatusCode::OK).await;
+    let mut held: Vec<Value> = permissions["permissions"]["project"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|permission| json!({"name": permission["name"]}))
+        .collect();
+    for environment in permissions["permissions"]["environments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        held.extend(
+            environment["permissions"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|permission| json!({"name": permission["name"], "environment": environment["name"]})),
+        );
+    }
+    let role = expect(
+        &service,
+        post(
+            "/api/admin/roles",
+            ADMIN,
+            json!({"name": "web", "type": "custom", "permissions": held}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    let role_id = role["roles"]["id"].as_i64().unwrap_or_default();
+    let (direct, direct_secret) = service_account(&service, "direct", 3).await;
+    let (grouped, group_secret) = service_account(&service, "grouped", 3).await;
+    let (_, nobody_secret) = service_account(&service, "nobody", 3).await;
+    let group = expect(
+        &service,
+        post(
+            "/api/admin/groups",
+            ADMIN,
+            json!({"name": "web team", "users": [{"user": {"id": grouped}}]}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/web/access",
+            ADMIN,
+            json!({"roles": [{"id": role_id, "users": [direct], "groups": [group["id"]]}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    let mut checked = 0;
+    for operation in admin_api::routes::operations() {
+        if !matches!(operation.access, Access::Write(_) | Access::WriteIn(_))
+            || !operation.path.contains("{projectId}")
+        {
+            continue;
+        }
+        // A body that passes validation, so that admission alone decides.
+        let body = super::token_scope::body_of(&operation.method.as_str().to_lowercase(), &operation.path)
+            .unwrap_or(Value::Null);
+        let request = |path: String, token: &str| {
+            actix_web::test::TestRequest::default()
+                .method(operation.method.clone())
+                .uri(&path)
+                .insert_header(("Authorization", token.to_owned()))
+                .set_json(body.clone())
+        };
+        for (secret, project, admitted) in [
+            (&direct_secret, "web", true),
+            (&group_secret, "web", true),
+            (&direct_secret, "default", false),
+            (&group_secret, "default", false),
+            (&nobody_secret, "web", false),
+        ] {
+            let path = filled(&operation.path, project);
+            let (status, body) = send(&service, request(path.clone(), secret)).await;
+            if admitted {
+                // Admitted: whatever follows (a 404 for a flag of another project, Unleash's 403
+                // InvalidOperationError for a project mismatch) is not the access refusing.
+                assert_ne!(
+                    body["name"], "NoAccessError",
+                    "{} {path}: {body}",
+                    operation.method
+                );
+                assert_ne!(
+                    status,
+                    StatusCode::UNAUTHORIZED,
+                    "{} {path}: {body}",
+                    operation.method
+                );
+            } else {
+                assert_error(status, &body, 403, "NoAccessError");
+            }
+        }
+        checked += 1;
+    }
+    assert!(checked >= 25, "only {checked} project writes were declared");
+    assert!(operations_with(Method::POST) > 0);
+}
+
+fn operations_with(method: Method) -> usize {
+    admin_api::routes::operations()
+        .iter()
+        .filter(|operation| operation.method == method)
+        .count()
+}

@@ -1,0 +1,13 @@
+DROP TABLE sealed_secrets;
+DROP INDEX personal_access_tokens_by_user;
+DROP TABLE personal_access_tokens;
+ALTER TABLE users DROP COLUMN custom_root_role;
+ALTER TABLE users DROP COLUMN is_service;
+DROP INDEX project_access_by_group;
+DROP INDEX project_access_by_user;
+DROP INDEX project_access_groups;
+DROP INDEX project_access_users;
+DROP TABLE project_access;
+DROP TABLE group_users;
+DROP TABLE groups;
+DROP TABLE role_permissions;
