@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use flag_admin::app::edge::types::PretrustedToken;
+use flag_admin::runtime::secrets::SealingKey;
 use flag_store::{ConnectionString, Database, Postgres, StoreConfig};
 
 /// A secret from the command line or the environment; `Debug` never shows it.
@@ -294,6 +295,14 @@ pub struct Config {
     /// The environment whose state `IMPORT_FILE` sets.
     #[arg(long, env = "IMPORT_ENVIRONMENT", default_value = "development")]
     pub import_environment: String,
+    /// Keep API token secrets and the OpenID client secret readable by admins, sealed under this
+    /// key (32 bytes as 64 hex digits; `openssl rand -hex 32`), for installations managed by
+    /// Terraform. The key is never stored; tokens made before it stay masked.
+    #[arg(long, env = "HALYARD_SECRETS_KEY", hide_env_values = true, global = true)]
+    pub secrets_key: Option<Secret>,
+    /// The same key, read from a file (a mounted secret).
+    #[arg(long, env = "HALYARD_SECRETS_KEY_FILE", global = true)]
+    pub secrets_key_file: Option<PathBuf>,
     /// What to do; serving is the default.
     #[command(subcommand)]
     pub command: Option<Command>,
@@ -340,6 +349,17 @@ pub enum Command {
     /// flags, segments, context fields, strategy and tag types, integrations, API tokens (with
     /// their secrets, so SDKs keep working), users and the audit log. The source is only read.
     Migrate(MigrateArgs),
+    /// Seal every stored secret under a new key instead of the current one
+    /// (`HALYARD_SECRETS_KEY` or `HALYARD_SECRETS_KEY_FILE`), in one transaction; then start
+    /// the server with the new key.
+    RotateSecretsKey {
+        /// The new key, 64 hex digits.
+        #[arg(long, env = "HALYARD_NEW_SECRETS_KEY", hide_env_values = true)]
+        new_key: Option<Secret>,
+        /// The new key, read from a file.
+        #[arg(long, env = "HALYARD_NEW_SECRETS_KEY_FILE")]
+        new_key_file: Option<PathBuf>,
+    },
     /// Load a client-features document (what `GET /api/client/features` returns) into a project
     /// and environment.
     Import {
@@ -352,6 +372,25 @@ pub enum Command {
         #[arg(long, default_value = "development")]
         environment: String,
     },
+}
+
+/// A key from its variable or its file (`<variable>_FILE`); both at once is refused.
+pub fn sealing_key(
+    variable: &str,
+    key: Option<&Secret>,
+    file: Option<&std::path::Path>,
+) -> anyhow::Result<Option<SealingKey>> {
+    use anyhow::Context as _;
+    let text = match (key, file) {
+        (Some(_), Some(_)) => anyhow::bail!("set {variable} or {variable}_FILE, not both"),
+        (Some(key), None) => key.0.clone(),
+        (None, Some(path)) => std::fs::read_to_string(path)
+            .with_context(|| format!("{variable}_FILE: reading {}", path.display()))?,
+        (None, None) => return Ok(None),
+    };
+    SealingKey::from_hex(&text)
+        .map(Some)
+        .with_context(|| variable.to_owned())
 }
 
 /// `halyard edge`: Unleash Edge's `edge` options, with its names and variables.
@@ -546,6 +585,17 @@ impl Config {
         config
     }
 
+    /// The operator's key for the secrets kept readable, from `HALYARD_SECRETS_KEY` or
+    /// `HALYARD_SECRETS_KEY_FILE`; `None` when neither is set. A missing file or a malformed key
+    /// is an error, so the server never starts without the key it was given.
+    pub fn sealing_key(&self) -> anyhow::Result<Option<SealingKey>> {
+        sealing_key(
+            "HALYARD_SECRETS_KEY",
+            self.secrets_key.as_ref(),
+            self.secrets_key_file.as_deref(),
+        )
+    }
+
     /// What the handlers read.
     pub fn settings(&self) -> flag_admin::Settings {
         flag_admin::Settings {
@@ -573,6 +623,8 @@ impl Config {
                     .collect(),
             },
             oidc: self.oidc(),
+            // Reading the key can fail: `main` sets it from `sealing_key`.
+            sealing: None,
         }
     }
 

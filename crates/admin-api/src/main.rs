@@ -47,6 +47,44 @@ async fn main() -> anyhow::Result<()> {
     if let Some(Command::Migrate(args)) = &config.command {
         return migrate(&store, args);
     }
+    let sealing = config.sealing_key()?;
+    if let Some(Command::RotateSecretsKey {
+        new_key,
+        new_key_file,
+    }) = &config.command
+    {
+        let current = sealing
+            .context("rotating needs the current key in HALYARD_SECRETS_KEY or HALYARD_SECRETS_KEY_FILE")?;
+        let new = admin_api::config::sealing_key(
+            "HALYARD_NEW_SECRETS_KEY",
+            new_key.as_ref(),
+            new_key_file.as_deref(),
+        )?
+        .context("give the new key with --new-key-file or HALYARD_NEW_SECRETS_KEY")?;
+        flag_admin::identity::tokens::check_sealing_key(&store, Some(&current))?;
+        let count = flag_admin::identity::tokens::rotate_sealing_key(&store, &current, &new)?;
+        tracing::info!(
+            count,
+            key = new.id(),
+            "sealed {count} secrets under the key {}; start the server with it",
+            new.id()
+        );
+        return Ok(());
+    }
+    let sealed = flag_admin::identity::tokens::check_sealing_key(&store, sealing.as_ref())?;
+    match &sealing {
+        Some(key) => tracing::info!(
+            key = key.id(),
+            sealed,
+            "API token and OpenID client secrets are kept readable, sealed under the key {}",
+            key.id()
+        ),
+        None if sealed > 0 => tracing::warn!(
+            sealed,
+            "{sealed} secrets are sealed, and no HALYARD_SECRETS_KEY was given: they read as masked, and a sealed OpenID client secret stops single sign-on"
+        ),
+        None => {}
+    }
 
     if let Some(Command::Import {
         file,
@@ -109,7 +147,8 @@ async fn main() -> anyhow::Result<()> {
         tracing::info!(file = %file.display(), "flags file {}: {done:?}", file.display());
     }
 
-    let settings = settings(&config);
+    let mut settings = settings(&config);
+    settings.sealing = sealing;
     if let Some(oidc) = &settings.oidc {
         flag_admin::identity::oidc::check(oidc)
             .map_err(|error| anyhow::anyhow!("the OIDC_* settings: {error}"))?;

@@ -42,6 +42,8 @@ pub const SETTING: &str = "unleash.enterprise.auth.oidc";
 pub const PASSWORD_SETTING: &str = "unleash.auth.simple";
 /// The secret as reads show it.
 const MASKED: &str = "*****";
+/// What the stored settings hold in place of a secret sealed under the operator's key.
+const SEALED: &str = "(sealed)";
 /// How long the provider's discovery document and keys are used before they are fetched again.
 const DISCOVERY_TTL: Duration = Duration::from_secs(3600);
 /// How long one request to the provider may take.
@@ -431,11 +433,30 @@ async fn current(ctx: &Runtime) -> Result<OidcSettings, AdminError> {
     if let Some(settings) = &ctx.settings().oidc {
         return Ok(settings.clone());
     }
-    Ok(
-        db::run(&ctx.store, |conn| stored::get::<OidcSettings>(conn, SETTING))
-            .await?
-            .unwrap_or_default(),
-    )
+    let (settings, sealed) = db::run(&ctx.store, |conn| {
+        Ok((
+            stored::get::<OidcSettings>(conn, SETTING)?,
+            queries::access::sealed(conn, queries::access::OIDC_CLIENT_SECRET)?,
+        ))
+    })
+    .await?;
+    let mut settings = settings.unwrap_or_default();
+    if settings.secret.as_deref() == Some(SEALED) {
+        // Sealed under the operator's key: without it, single sign-on cannot work.
+        let key = ctx.settings().sealing.as_ref().ok_or_else(|| {
+            AdminError::Internal(
+                "the OpenID client secret is sealed; start the server with the HALYARD_SECRETS_KEY it was sealed under"
+                    .into(),
+            )
+        })?;
+        let sealed = sealed
+            .ok_or_else(|| AdminError::Internal("the sealed OpenID client secret is missing".into()))?;
+        settings.secret = Some(
+            key.open(&sealed)
+                .map_err(|error| AdminError::Internal(format!("the OpenID client secret: {error}")))?,
+        );
+    }
+    Ok(settings)
 }
 
 async fn config(ctx: &Runtime) -> Result<Option<Config>, AdminError> {
@@ -448,10 +469,11 @@ async fn config(ctx: &Runtime) -> Result<Option<Config>, AdminError> {
 /// Who may read the single sign-on settings.
 pub const SETTINGS: Access = Access::AdminRead;
 
-/// `GET /api/admin/auth/oidc/settings`: the settings in force, the secret masked.
+/// `GET /api/admin/auth/oidc/settings`: the settings in force, the secret masked; with the
+/// operator's key, the secret as it was saved (what Terraform reads back).
 pub async fn settings(ctx: &Runtime) -> Result<OidcSettings, AdminError> {
     let mut settings = current(ctx).await?;
-    if settings.secret.is_some() {
+    if settings.secret.is_some() && (ctx.settings().sealing.is_none() || configured_through_env(ctx)) {
         settings.secret = Some(MASKED.to_owned());
     }
     Ok(settings)
@@ -492,10 +514,30 @@ pub async fn save_settings(
             "password login is off; switch it on before switching single sign-on off".into(),
         ));
     }
-    let saved = settings.clone();
+    let mut saved = settings.clone();
+    // With the operator's key the secret is kept sealed, apart from the settings.
+    let sealed = match (&ctx.settings().sealing, saved.secret.take()) {
+        (Some(key), Some(secret)) => {
+            saved.secret = Some(SEALED.to_owned());
+            Some(
+                key.seal(&secret)
+                    .map_err(|error| AdminError::Internal(error.to_string()))?,
+            )
+        }
+        (_, secret) => {
+            saved.secret = secret;
+            None
+        }
+    };
     caller
         .write(ctx, move |conn, actor, now| {
-            stored::put_hidden(conn, SETTING, &saved, actor, now)
+            stored::put_hidden(conn, SETTING, &saved, actor, now)?;
+            match &sealed {
+                Some(sealed) => {
+                    queries::access::put_sealed(conn, queries::access::OIDC_CLIENT_SECRET, sealed)
+                }
+                None => queries::access::delete_sealed(conn, queries::access::OIDC_CLIENT_SECRET),
+            }
         })
         .await?;
     // The provider may have changed: discover it again at the next login.

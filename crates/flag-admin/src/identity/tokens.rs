@@ -1,5 +1,7 @@
-//! API tokens: list, create, delete. Only their SHA-256 verifiers are stored; a secret is shown
-//! once, when it is made.
+//! API tokens: list, create, delete. Only their SHA-256 verifiers are stored, and a secret is
+//! shown once, when it is made; unless the operator gives a key (`HALYARD_SECRETS_KEY`), under
+//! which new secrets are also stored sealed, and read back by admins as Unleash lists them
+//! (what Terraform finds its tokens by). Tokens made before the key stay masked.
 
 pub mod types;
 
@@ -16,11 +18,47 @@ use crate::{AdminError, runtime::Runtime, runtime::db, runtime::secrets};
 /// Who may list the API tokens.
 pub const LIST: Access = Access::AdminRead;
 
-/// Every token, without its secret.
+/// Every token: its secret masked, or, with the operator's key, as made when it was sealed.
 pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
-    let rows = db::run(&ctx.store, queries::api_tokens::list).await?;
-    let tokens = rows.into_iter().map(TokenOut::from).collect();
+    let key = ctx.settings().sealing.clone();
+    let (rows, sealed) = db::run(&ctx.store, move |conn| {
+        let sealed = match key {
+            Some(_) => queries::access::all_sealed(conn)?,
+            None => Vec::new(),
+        };
+        Ok((queries::api_tokens::list(conn)?, sealed))
+    })
+    .await?;
+    let sealed: std::collections::HashMap<String, String> =
+        sealed.into_iter().map(|row| (row.owner, row.sealed)).collect();
+    let tokens = rows
+        .into_iter()
+        .map(|row| {
+            let secret = reveal(
+                ctx,
+                sealed.get(&queries::access::api_token_owner(&row.secret_hash)),
+            );
+            let mut token = TokenOut::from(row);
+            if let Some(secret) = secret {
+                token.secret = secret;
+            }
+            token
+        })
+        .collect();
     Ok(TokensOut { tokens })
+}
+
+/// The secret `sealed` holds, opened with the operator's key; `None` without a key or a sealed
+/// value. One that does not open is logged (never its value) and stays masked.
+fn reveal(ctx: &Runtime, sealed: Option<&String>) -> Option<String> {
+    let key = ctx.settings().sealing.as_ref()?;
+    match key.open(sealed?) {
+        Ok(secret) => Some(secret),
+        Err(error) => {
+            tracing::error!(%error, "a sealed API token secret does not open; it is listed masked");
+            None
+        }
+    }
 }
 
 /// Who may create an API token.
@@ -89,6 +127,14 @@ pub async fn create(
         crate::now(),
     );
     let scope = (environment, projects.clone());
+    let sealed = match &ctx.settings().sealing {
+        Some(key) => Some((
+            queries::access::api_token_owner(&token.secret_hash),
+            key.seal(&secret)
+                .map_err(|error| AdminError::Internal(error.to_string()))?,
+        )),
+        None => None,
+    };
     // The store answers a refused request as `Ok(Err(..))`: the lookups worked, the request did not.
     let created = caller
         .write(ctx, move |conn, actor, _| {
@@ -109,7 +155,11 @@ pub async fn create(
                     )));
                 }
             }
-            queries::api_tokens::create(conn, &token, actor).map(Ok)
+            let created = queries::api_tokens::create(conn, &token, actor)?;
+            if let Some((owner, sealed)) = &sealed {
+                queries::access::put_sealed(conn, owner, sealed)?;
+            }
+            Ok(Ok(created))
         })
         .await;
     let row = created??;
@@ -263,4 +313,69 @@ fn exists<T>(found: Result<T, StoreError>) -> Result<bool, StoreError> {
         Err(StoreError::NotFound { .. }) => Ok(false),
         Err(other) => Err(other),
     }
+}
+
+/// Checks the stored sealed secrets against the operator's key as the server starts: with a
+/// key, every one must have been sealed under it (a wrong key is refused, never used to show
+/// masked secrets silently); without one, sealed secrets stay masked. Answers how many there are.
+pub fn check_sealing_key(
+    store: &flag_store::Store,
+    key: Option<&crate::runtime::secrets::SealingKey>,
+) -> Result<usize, AdminError> {
+    let mut conn = store.connection()?;
+    let sealed = queries::access::all_sealed(&mut conn)?;
+    if let Some(key) = key {
+        let other: Vec<&str> = sealed
+            .iter()
+            .filter_map(|row| crate::runtime::secrets::sealed_under(&row.sealed))
+            .filter(|under| *under != key.id())
+            .collect();
+        if let Some(first) = other.first() {
+            return Err(AdminError::InvalidOperation(format!(
+                "{} stored secrets are sealed under the key {first}, not under the key given ({}); start with \
+                 the key they were sealed under, or move them to a new key with `halyard rotate-secrets-key`",
+                other.len(),
+                key.id()
+            )));
+        }
+        for row in &sealed {
+            key.open(&row.sealed).map_err(|error| {
+                AdminError::InvalidOperation(format!(
+                    "the sealed secret of {} does not open: {error}",
+                    row.owner
+                ))
+            })?;
+        }
+    }
+    Ok(sealed.len())
+}
+
+/// Seals every stored secret under `new` instead of `current`, in one write: the rotation of
+/// the operator's key. Answers how many were sealed again.
+pub fn rotate_sealing_key(
+    store: &flag_store::Store,
+    current: &crate::runtime::secrets::SealingKey,
+    new: &crate::runtime::secrets::SealingKey,
+) -> Result<usize, AdminError> {
+    let mut conn = store.connection()?;
+    let sealed = queries::access::all_sealed(&mut conn)?;
+    let resealed = sealed
+        .into_iter()
+        .map(|row| {
+            let secret = current.open(&row.sealed).map_err(|error| {
+                AdminError::InvalidOperation(format!(
+                    "the sealed secret of {} does not open with the current key: {error}",
+                    row.owner
+                ))
+            })?;
+            Ok(flag_store::models::SealedSecretRow {
+                sealed: new
+                    .seal(&secret)
+                    .map_err(|error| AdminError::Internal(error.to_string()))?,
+                owner: row.owner,
+            })
+        })
+        .collect::<Result<Vec<_>, AdminError>>()?;
+    queries::access::reseal(&mut conn, &resealed)?;
+    Ok(resealed.len())
 }

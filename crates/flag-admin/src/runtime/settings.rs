@@ -33,6 +33,10 @@ pub struct Settings {
     pub streams: usize,
     /// Most streams one API token may hold open on this server.
     pub streams_per_token: usize,
+    /// The operator's key for the secrets kept readable (`HALYARD_SECRETS_KEY`): with it, new
+    /// API token secrets and the OpenID client secret are stored sealed under it, and admins
+    /// read them back as Unleash answers them. Without it, only verifiers are kept.
+    pub sealing: Option<crate::runtime::secrets::SealingKey>,
 }
 
 /// The largest request body when none is configured: 1 MiB.
@@ -59,6 +63,7 @@ impl Default for Settings {
             oidc: None,
             streams: DEFAULT_STREAMS,
             streams_per_token: DEFAULT_STREAMS_PER_TOKEN,
+            sealing: None,
         }
     }
 }

@@ -30,6 +30,7 @@ mod floor_plan;
 mod identity_access;
 mod identity_invite;
 mod identity_oidc;
+mod identity_sealing;
 mod identity_session;
 mod identity_teams;
 mod identity_tokens;

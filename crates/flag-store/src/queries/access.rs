@@ -803,6 +803,14 @@ pub fn find_token(
 
 // Sealed secrets.
 
+/// Whose sealed secret an API token's is, by the token's verifier.
+pub fn api_token_owner(verifier: &str) -> String {
+    format!("api-token:{verifier}")
+}
+
+/// Whose sealed secret the OpenID provider's client secret is.
+pub const OIDC_CLIENT_SECRET: &str = "oidc-client-secret";
+
 /// The sealed secret of `owner`.
 pub fn sealed(conn: &mut DbConnection, owner: &str) -> Result<Option<String>, StoreError> {
     Ok(sealed_secrets::table

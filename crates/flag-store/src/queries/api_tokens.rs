@@ -113,6 +113,10 @@ pub fn delete(
             .first(conn)
             .map_err(StoreError::or_not_found("api token", id.to_string()))?;
         diesel::delete(api_tokens::table.find(id)).execute(conn)?;
+        crate::queries::access::delete_sealed(
+            conn,
+            &crate::queries::access::api_token_owner(&before.secret_hash),
+        )?;
         let shown = event_json(&before, before.expires_at);
         events::record(
             conn,

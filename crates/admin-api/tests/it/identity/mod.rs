@@ -2,6 +2,7 @@
 //! and signup, sessions, and single sign-on.
 
 mod invite;
+mod sealing;
 mod session;
 mod sso;
 mod teams;
