@@ -198,6 +198,16 @@ declare! {
         catalogue::environments::SET_SORT_ORDER,
     ),
     operation(
+        environments::__path_update,
+        environments::update,
+        catalogue::environments::UPDATE,
+    ),
+    operation(
+        environments::__path_delete,
+        environments::delete,
+        catalogue::environments::DELETE,
+    ),
+    operation(
         environments::__path_of_project,
         environments::of_project,
         catalogue::environments::OF_PROJECT,
@@ -210,6 +220,21 @@ declare! {
         catalogue::projects::CREATE,
     ),
     operation(projects::__path_get, projects::get, catalogue::projects::GET),
+    operation(
+        projects::__path_update,
+        projects::update,
+        catalogue::projects::UPDATE,
+    ),
+    operation(
+        projects::__path_update_settings,
+        projects::update_settings,
+        catalogue::projects::UPDATE_SETTINGS,
+    ),
+    operation(
+        projects::__path_delete,
+        projects::delete,
+        catalogue::projects::DELETE,
+    ),
     operation(
         projects::__path_overview,
         projects::overview,

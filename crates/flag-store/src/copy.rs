@@ -14,8 +14,8 @@ use crate::error::StoreError;
 use crate::models::{
     AddonRow, ClientApplicationRow, ClientInstanceRow, ContextFieldRow, DependencyRow, EnvironmentRow,
     EventRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, GroupRow, GroupUserRow, IntegrationEventRow,
-    LifecycleRow, OidcLoginRow, ProjectAccessRow, ProjectRow, RolePermissionRow, RoleRow, SealedSecretRow,
-    SegmentRow, SessionRow, SettingRow, SignupTokenRow, StoredApiToken, StoredUser, StrategyRow,
+    LifecycleRow, OidcLoginRow, ProjectAccessRow, RolePermissionRow, RoleRow, SealedSecretRow, SegmentRow,
+    SessionRow, SettingRow, SignupTokenRow, StoredApiToken, StoredProject, StoredUser, StrategyRow,
     StrategyTypeRow, TagTypeRow, UnknownFlagRow, UsageRow,
 };
 use crate::schema::{
@@ -124,7 +124,7 @@ pub struct CopyReport {
 macro_rules! for_each_table {
     ($apply:ident) => {
         $apply!(roles, RoleRow, roles::id);
-        $apply!(projects, ProjectRow, projects::id);
+        $apply!(projects, StoredProject, projects::id);
         $apply!(environments, EnvironmentRow, environments::name);
         $apply!(
             project_environments,

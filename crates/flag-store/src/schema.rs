@@ -286,6 +286,9 @@ diesel::table! {
         name -> Text,
         description -> Nullable<Text>,
         created_at -> Timestamp,
+        mode -> Text,
+        feature_naming -> Nullable<Text>,
+        link_templates -> Text,
     }
 }
 

@@ -3,7 +3,7 @@
 use actix_web::web;
 use flag_admin::catalogue::environments;
 use flag_admin::catalogue::environments::types::{
-    CreateEnvironment, EnvironmentDetailOut, EnvironmentsOut, ProjectEnvironmentsOut,
+    CreateEnvironment, EnvironmentDetailOut, EnvironmentsOut, ProjectEnvironmentsOut, UpdateEnvironment,
 };
 
 use crate::auth::Admitted;
@@ -159,4 +159,51 @@ pub async fn of_project(
     Ok(web::Json(
         environments::of_project(&state.app, path.into_inner()).await?,
     ))
+}
+
+/// Changes an environment's type, and its place when the body gives one.
+#[utoipa::path(
+    put,
+    path = "/api/admin/environments/update/{name}",
+    tag = "Environments",
+    operation_id = "updateEnvironment",
+    params(("name" = String, Path, description = "The environment")),
+    request_body = UpdateEnvironment,
+    responses(
+        (status = 200, description = "The environment", body = EnvironmentDetailOut),
+        (status = 400, description = "The body breaks the schema", body = ErrorBody),
+        (status = 404, description = "No such environment", body = ErrorBody),
+    ),
+)]
+pub async fn update(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<String>,
+    Body(request): Body<UpdateEnvironment>,
+) -> Result<web::Json<EnvironmentDetailOut>, ApiError> {
+    Ok(web::Json(
+        environments::update(&state.app, &caller, path.into_inner(), request).await?,
+    ))
+}
+
+/// Deletes an environment, with every flag's state and strategies in it and the API tokens
+/// bound to it; the last environment is refused with 403 `InvalidOperationError`.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/environments/{name}",
+    tag = "Environments",
+    operation_id = "removeEnvironment",
+    params(("name" = String, Path, description = "The environment")),
+    responses(
+        (status = 200, description = "Deleted"),
+        (status = 404, description = "No such environment", body = ErrorBody),
+    ),
+)]
+pub async fn delete(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<String>,
+) -> Result<Done, ApiError> {
+    environments::delete(&state.app, &caller, path.into_inner()).await?;
+    Ok(Done)
 }

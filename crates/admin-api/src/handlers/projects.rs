@@ -5,7 +5,8 @@ use flag_admin::catalogue::overview::types::{
     CreatorOut, DashboardOut, DashboardProjectDetailOut, ProjectListOut, ProjectOverviewOut, ProjectStatusOut,
 };
 use flag_admin::catalogue::projects::types::{
-    CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment,
+    CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment, ProjectSettingsIn,
+    UpdateProjectIn,
 };
 use flag_admin::{catalogue::overview, catalogue::projects};
 
@@ -219,4 +220,75 @@ pub async fn dashboard_project(
     Ok(web::Json(
         overview::dashboard_project(&state.app, path.into_inner()).await?,
     ))
+}
+
+/// Changes a project's name and description.
+#[utoipa::path(
+    put,
+    path = "/api/admin/projects/{projectId}",
+    tag = "Projects",
+    operation_id = "updateProject",
+    params(("projectId" = String, Path, description = "The project")),
+    request_body = UpdateProjectIn,
+    responses(
+        (status = 200, description = "Changed"),
+        (status = 400, description = "The body breaks the schema", body = ErrorBody),
+        (status = 404, description = "No such project", body = ErrorBody),
+    ),
+)]
+pub async fn update(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<String>,
+    Body(request): Body<UpdateProjectIn>,
+) -> Result<Done, ApiError> {
+    projects::update(&state.app, &caller, path.into_inner(), request).await?;
+    Ok(Done)
+}
+
+/// Sets a project's mode, the pattern its flag names must match and the links its flags show.
+#[utoipa::path(
+    put,
+    path = "/api/admin/projects/{projectId}/settings",
+    tag = "Projects",
+    operation_id = "updateProjectEnterpriseSettings",
+    params(("projectId" = String, Path, description = "The project")),
+    request_body = ProjectSettingsIn,
+    responses(
+        (status = 200, description = "Changed"),
+        (status = 400, description = "The body breaks the schema, or the pattern does not compile or match its example", body = ErrorBody),
+        (status = 404, description = "No such project", body = ErrorBody),
+    ),
+)]
+pub async fn update_settings(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<String>,
+    Body(request): Body<ProjectSettingsIn>,
+) -> Result<Done, ApiError> {
+    projects::update_settings(&state.app, &caller, path.into_inner(), request).await?;
+    Ok(Done)
+}
+
+/// Deletes a project with no live flags and no segments of its own; the default project and a
+/// project with live flags are refused with 403 `InvalidOperationError`.
+#[utoipa::path(
+    delete,
+    path = "/api/admin/projects/{projectId}",
+    tag = "Projects",
+    operation_id = "deleteProject",
+    params(("projectId" = String, Path, description = "The project")),
+    responses(
+        (status = 200, description = "Deleted"),
+        (status = 404, description = "No such project", body = ErrorBody),
+        (status = 409, description = "It has segments of its own", body = ErrorBody),
+    ),
+)]
+pub async fn delete(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    path: web::Path<String>,
+) -> Result<Done, ApiError> {
+    projects::delete(&state.app, &caller, path.into_inner()).await?;
+    Ok(Done)
 }

@@ -13,3 +13,4 @@ mod identity;
 mod migrate;
 mod openapi;
 mod server;
+mod terraform;

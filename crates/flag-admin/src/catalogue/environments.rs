@@ -7,7 +7,7 @@ use flag_store::queries;
 
 use crate::catalogue::environments::types::{
     CreateEnvironment, EnvironmentDetailOut, EnvironmentOut, EnvironmentsOut, ProjectEnvironmentView,
-    ProjectEnvironmentsOut,
+    ProjectEnvironmentsOut, UpdateEnvironment,
 };
 use crate::identity::auth::{Access, Caller};
 use crate::{AdminError, runtime::Runtime, runtime::db};
@@ -127,4 +127,40 @@ pub async fn of_project(ctx: &Runtime, project: String) -> Result<ProjectEnviron
             })
             .collect(),
     })
+}
+
+/// Who may change an environment's type.
+pub const UPDATE: Access = Access::Admin;
+
+/// Changes an environment's type, and its place when the request gives one:
+/// `PUT /api/admin/environments/update/{name}`.
+pub async fn update(
+    ctx: &Runtime,
+    caller: &Caller,
+    name: String,
+    request: UpdateEnvironment,
+) -> Result<EnvironmentDetailOut, AdminError> {
+    let environment_type = request.environment_type.trim().to_owned();
+    if environment_type.is_empty() {
+        return Err(AdminError::invalid("/type", "/type must not be empty"));
+    }
+    let row = caller
+        .write(ctx, move |conn, actor, now| {
+            queries::environments::update(conn, &name, &environment_type, request.sort_order, actor, now)
+        })
+        .await?;
+    Ok(EnvironmentDetailOut::from(row))
+}
+
+/// Who may delete an environment.
+pub const DELETE: Access = Access::Admin;
+
+/// Deletes an environment: every flag's state and strategies in it, and the API tokens bound to
+/// it, go too. The last environment stays.
+pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
+    caller
+        .write(ctx, move |conn, actor, now| {
+            queries::environments::delete(conn, &name, actor, now)
+        })
+        .await
 }

@@ -28,6 +28,7 @@ pub async fn create(
     project: String,
     request: CreateFeature,
 ) -> Result<FeatureOut, AdminError> {
+    crate::catalogue::projects::check_flag_name(ctx, &project, request.name.as_str()).await?;
     let row = FeatureRow {
         name: request.name.into_string(),
         project_id: project,
@@ -529,6 +530,7 @@ pub async fn clone(
     (project, source): (String, String),
     request: CloneFeature,
 ) -> Result<FeatureOut, AdminError> {
+    crate::catalogue::projects::check_flag_name(ctx, &project, request.name.as_str()).await?;
     let row = caller
         .write(ctx, move |conn, actor, now| {
             queries::features::clone(

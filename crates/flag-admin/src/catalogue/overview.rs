@@ -13,10 +13,9 @@ use flag_store::queries::search::Catalogue;
 
 use crate::catalogue::overview::types::{
     ActivityOut, AdminOut, ArchivedSummaryOut, CreatorOut, CurrentOut, DashboardEventOut, DashboardFlagOut,
-    DashboardOut, DashboardProjectDetailOut, DashboardProjectOut, FeatureNamingOut, InsightsOut,
-    LifecycleSummaryOut, OnboardingOut, OverviewEnvironmentOut, OwnerOut, ProjectListItem, ProjectListOut,
-    ProjectOverviewOut, ProjectStatsOut, ProjectStatusOut, ResourcesOut, StageSummaryOut, TotalOut,
-    TypeCountOut,
+    DashboardOut, DashboardProjectDetailOut, DashboardProjectOut, InsightsOut, LifecycleSummaryOut,
+    OnboardingOut, OverviewEnvironmentOut, OwnerOut, ProjectListItem, ProjectListOut, ProjectOverviewOut,
+    ProjectStatsOut, ProjectStatusOut, ResourcesOut, StageSummaryOut, TotalOut, TypeCountOut,
 };
 use crate::catalogue::search::potentially_stale;
 use crate::identity::auth::{Access, Caller, Principal};
@@ -112,7 +111,8 @@ pub const LIST: Access = Access::Read;
 /// Every project, by name, with its health, flags and onboarding.
 pub async fn list(ctx: &Runtime) -> Result<ProjectListOut, AdminError> {
     let now = crate::now();
-    let (projects, catalogue, activity, connected) = db::run(&ctx.store, move |conn| {
+    let (projects, catalogue, activity, connected, settings) = db::run(&ctx.store, move |conn| {
+        let settings = queries::projects::all_settings(conn)?;
         let projects = queries::projects::list(conn)?;
         let catalogue = queries::search::catalogue(conn, now)?;
         let activity = projects
@@ -120,9 +120,10 @@ pub async fn list(ctx: &Runtime) -> Result<ProjectListOut, AdminError> {
             .map(|project| queries::events::project_activity(conn, &project.id))
             .collect::<Result<Vec<_>, _>>()?;
         let connected = queries::client_metrics::reporting_projects(conn)?;
-        Ok((projects, catalogue, activity, connected))
+        Ok((projects, catalogue, activity, connected, settings))
     })
     .await?;
+    let modes: BTreeMap<String, String> = settings.into_iter().map(|row| (row.id, row.mode)).collect();
     let mut items: Vec<ProjectListItem> = projects
         .into_iter()
         .zip(activity)
@@ -137,7 +138,10 @@ pub async fn list(ctx: &Runtime) -> Result<ProjectListOut, AdminError> {
                 member_count: 0,
                 created_at: crate::runtime::input::iso(project.created_at),
                 archived_at: None,
-                mode: "open",
+                mode: modes
+                    .get(&project.id)
+                    .cloned()
+                    .unwrap_or_else(|| "open".to_owned()),
                 last_reported_flag_usage: flags.last_reported(&catalogue).map(crate::runtime::input::iso),
                 last_updated_at: last_updated.map(crate::runtime::input::iso),
                 onboarding_status: onboarding(&project.id, &catalogue, &connected),
@@ -157,6 +161,7 @@ pub async fn list(ctx: &Runtime) -> Result<ProjectListOut, AdminError> {
 /// What a project's views read.
 struct ProjectRead {
     project: ProjectRow,
+    settings: flag_store::models::ProjectSettingsRow,
     catalogue: Catalogue,
     environments: Vec<String>,
     last_updated: Option<NaiveDateTime>,
@@ -168,6 +173,7 @@ async fn read(ctx: &Runtime, project: String, now: NaiveDateTime) -> Result<Proj
         let project = queries::projects::get(conn, &project)?;
         let last_updated = queries::events::project_activity(conn, &project.id)?;
         Ok(ProjectRead {
+            settings: queries::projects::settings(conn, &project.id)?,
             environments: queries::projects::environments_of(conn, &project.id)?,
             catalogue: queries::search::catalogue(conn, now)?,
             connected: queries::client_metrics::reporting_projects(conn)?,
@@ -209,10 +215,18 @@ pub async fn overview(ctx: &Runtime, project: String) -> Result<ProjectOverviewO
         stats: ProjectStatsOut::default(),
         name: read.project.name.clone(),
         description: read.project.description.clone(),
-        mode: "open",
+        mode: read.settings.mode.clone(),
         feature_limit: None,
-        feature_naming: FeatureNamingOut::default(),
-        link_templates: Vec::new(),
+        feature_naming: read
+            .settings
+            .feature_naming
+            .as_deref()
+            .map(serde_json::from_str)
+            .transpose()
+            .map_err(|error| AdminError::Internal(format!("stored naming pattern: {error}")))?
+            .unwrap_or_default(),
+        link_templates: serde_json::from_str(&read.settings.link_templates)
+            .map_err(|error| AdminError::Internal(format!("stored link templates: {error}")))?,
         default_stickiness: "default",
         health,
         technical_debt: 100 - health,

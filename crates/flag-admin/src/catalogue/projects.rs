@@ -6,11 +6,11 @@ use flag_store::models::ProjectRow;
 use flag_store::{StoreError, queries};
 
 use crate::catalogue::projects::types::{
-    CreateProject, CreatedProjectOut, ProjectDetailOut, ProjectEnvironment, ProjectEnvironmentOut,
-    ProjectFeatureOut,
+    CreateProject, CreatedProjectOut, FeatureNaming, ProjectDetailOut, ProjectEnvironment,
+    ProjectEnvironmentOut, ProjectFeatureOut, ProjectSettingsIn, UpdateProjectIn,
 };
 use crate::identity::auth::{Access, Caller};
-use crate::runtime::domain::ResourceName;
+use crate::runtime::domain::{Permission, ResourceName};
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The id Unleash makes from a project's name: lower-case, anything not URL-friendly a dash.
@@ -167,4 +167,138 @@ pub async fn token_counts(
         }
     }
     Ok(counts)
+}
+
+/// Who may rename a project or change its description: its owners, and administrators.
+pub const UPDATE: Access = Access::Write(Permission::UpdateProject);
+
+/// Changes a project's name and description.
+pub async fn update(
+    ctx: &Runtime,
+    caller: &Caller,
+    id: String,
+    request: UpdateProjectIn,
+) -> Result<(), AdminError> {
+    let name = request.name.trim().to_owned();
+    if name.is_empty() {
+        return Err(AdminError::invalid("/name", "/name must not be empty"));
+    }
+    caller
+        .write(ctx, move |conn, actor, now| {
+            queries::projects::update(conn, &id, &name, request.description.as_deref(), actor, now)
+        })
+        .await?;
+    Ok(())
+}
+
+/// The largest compiled size of a naming pattern.
+const PATTERN_SIZE_LIMIT: usize = 1 << 16;
+
+/// The naming pattern, compiled to match a whole name.
+fn naming_pattern(pattern: &str) -> Result<regex::Regex, regex::Error> {
+    regex::RegexBuilder::new(&format!("^(?:{pattern})$"))
+        .size_limit(PATTERN_SIZE_LIMIT)
+        .build()
+}
+
+/// Who may change a project's settings: its owners, and administrators.
+pub const UPDATE_SETTINGS: Access = Access::Write(Permission::ProjectSettingsWrite);
+
+/// Sets a project's mode, the pattern its flag names must match (checked: it compiles, and its
+/// example matches it) and the links its flags show.
+pub async fn update_settings(
+    ctx: &Runtime,
+    caller: &Caller,
+    id: String,
+    request: ProjectSettingsIn,
+) -> Result<(), AdminError> {
+    let naming = request.feature_naming.filter(|naming| {
+        naming
+            .pattern
+            .as_deref()
+            .is_some_and(|pattern| !pattern.is_empty())
+    });
+    if let Some(FeatureNaming {
+        pattern: Some(pattern),
+        example,
+        ..
+    }) = &naming
+    {
+        let compiled = naming_pattern(pattern).map_err(|error| {
+            AdminError::invalid(
+                "/featureNaming/pattern",
+                format!("the pattern does not compile: {error}"),
+            )
+        })?;
+        if let Some(example) = example.as_deref().filter(|example| !example.is_empty())
+            && !compiled.is_match(example)
+        {
+            return Err(AdminError::invalid(
+                "/featureNaming/example",
+                format!("the example {example:?} does not match the pattern {pattern:?}"),
+            ));
+        }
+    }
+    let mode = request.mode.unwrap_or_default();
+    let naming = naming
+        .map(|naming| serde_json::to_string(&naming))
+        .transpose()
+        .map_err(|error| AdminError::Internal(error.to_string()))?;
+    let links = serde_json::to_string(&request.link_templates.unwrap_or_default())
+        .map_err(|error| AdminError::Internal(error.to_string()))?;
+    caller
+        .write(ctx, move |conn, actor, now| {
+            queries::projects::put_settings(conn, &id, mode.as_str(), naming.as_deref(), &links, actor, now)
+        })
+        .await?;
+    Ok(())
+}
+
+/// The project's naming pattern refuses `name`: the 400 Unleash answers, with the example and
+/// description the pattern was given.
+pub(crate) async fn check_flag_name(ctx: &Runtime, project: &str, name: &str) -> Result<(), AdminError> {
+    let id = project.to_owned();
+    let Ok(settings) = db::run(&ctx.store, move |conn| queries::projects::settings(conn, &id)).await else {
+        // An unknown project is the write's to refuse, with its own answer.
+        return Ok(());
+    };
+    let Some(text) = settings.feature_naming else {
+        return Ok(());
+    };
+    let naming: FeatureNaming = serde_json::from_str(&text).map_err(|error| {
+        AdminError::Internal(format!("stored naming pattern of project {project}: {error}"))
+    })?;
+    let Some(pattern) = naming.pattern else {
+        return Ok(());
+    };
+    let compiled = naming_pattern(&pattern).map_err(|error| {
+        AdminError::Internal(format!("stored naming pattern of project {project}: {error}"))
+    })?;
+    if compiled.is_match(name) {
+        return Ok(());
+    }
+    let mut message =
+        format!("The feature flag name did not match the project's naming pattern: \"{pattern}\".");
+    if let Some(example) = naming.example.filter(|example| !example.is_empty()) {
+        message.push_str(&format!(
+            " Here's an example of a name that does match the pattern: \"{example}\"."
+        ));
+    }
+    if let Some(description) = naming.description.filter(|description| !description.is_empty()) {
+        message.push_str(&format!(" The pattern's description is: \"{description}\""));
+    }
+    Err(AdminError::invalid("/name", message))
+}
+
+/// Who may delete a project: its owners, and administrators.
+pub const DELETE: Access = Access::Write(Permission::DeleteProject);
+
+/// Deletes a project with no live flags and no segments of its own; its archived flags and
+/// the API tokens limited to it alone go too. The default project stays.
+pub async fn delete(ctx: &Runtime, caller: &Caller, id: String) -> Result<(), AdminError> {
+    caller
+        .write(ctx, move |conn, actor, now| {
+            queries::projects::delete(conn, &id, actor, now)
+        })
+        .await
 }

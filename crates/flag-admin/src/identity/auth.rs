@@ -185,7 +185,12 @@ impl Principal {
     /// that writes, or a custom root role holding it), or in `project` through a project role
     /// (in `environment`, when one is named; in some environment otherwise).
     pub fn holds(&self, permission: Permission, project: Option<&str>, environment: Option<&str>) -> bool {
-        if self.may_write() {
+        let everywhere = if permission.administers_project() {
+            self.administers()
+        } else {
+            self.may_write()
+        };
+        if everywhere {
             return true;
         }
         let Some(grants) = self.grants() else {

@@ -20,7 +20,7 @@ use crate::identity::teams::types::{
     RoleWithPermissionsOut, RoleWrittenOut, RolesOut, ServiceAccountIn, ServiceAccountOut,
     ServiceAccountUpdate, ServiceAccountsOut,
 };
-use crate::runtime::domain::RootRole;
+use crate::runtime::domain::{Permission, RootRole};
 use crate::runtime::{Runtime, db, input, secrets};
 use crate::{AdminError, Detail};
 
@@ -385,8 +385,8 @@ pub async fn delete_group(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(),
 
 // Project access.
 
-/// Who may read a project's access.
-pub const PROJECT_ACCESS: Access = Access::AdminRead;
+/// Who may read a project's access: anyone signed in to the admin API, as its members need.
+pub const PROJECT_ACCESS: Access = Access::Read;
 
 /// Who holds which role in `project`, with the project roles there are.
 pub async fn project_access(ctx: &Runtime, project: String) -> Result<ProjectAccessOut, AdminError> {
@@ -449,8 +449,8 @@ pub async fn project_access(ctx: &Runtime, project: String) -> Result<ProjectAcc
     Ok(out)
 }
 
-/// Who may set a project's access.
-pub const SET_PROJECT_ACCESS: Access = Access::Admin;
+/// Who may set a project's access: its owners, and administrators.
+pub const SET_PROJECT_ACCESS: Access = Access::Write(Permission::ProjectUserAccessWrite);
 
 /// Sets who holds which role in `project`, replacing what was: what Terraform's
 /// `unleash_project_access` writes.
@@ -490,8 +490,8 @@ pub async fn set_project_access(
     Ok(())
 }
 
-/// Who may give a role in a project.
-pub const ADD_PROJECT_ACCESS: Access = Access::Admin;
+/// Who may give a role in a project: its owners, and administrators.
+pub const ADD_PROJECT_ACCESS: Access = Access::Write(Permission::ProjectUserAccessWrite);
 
 /// Gives `role` in `project` to more users and groups, keeping what others hold.
 pub async fn add_project_access(
@@ -515,8 +515,8 @@ pub async fn add_project_access(
     Ok(())
 }
 
-/// Who may take a user's or group's roles in a project away.
-pub const REMOVE_PROJECT_ACCESS: Access = Access::Admin;
+/// Who may take a user's or group's roles in a project away: its owners, and administrators.
+pub const REMOVE_PROJECT_ACCESS: Access = Access::Write(Permission::ProjectUserAccessWrite);
 
 /// Takes every role `holder` holds in `project` away.
 pub async fn remove_project_access(

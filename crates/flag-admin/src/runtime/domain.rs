@@ -324,6 +324,14 @@ pub enum Permission {
     ReadFeatureEnvironmentVariants,
     /// Asking the playground about an environment.
     Playground,
+    /// Changing a project's name and description.
+    UpdateProject,
+    /// Changing a project's settings: mode, naming pattern, links.
+    ProjectSettingsWrite,
+    /// Changing who holds which role in a project.
+    ProjectUserAccessWrite,
+    /// Deleting a project.
+    DeleteProject,
 }
 
 impl Permission {
@@ -348,7 +356,23 @@ impl Permission {
             Self::UpdateFeatureEnvironmentVariants => "UPDATE_FEATURE_ENVIRONMENT_VARIANTS",
             Self::ReadFeatureEnvironmentVariants => "READ_FEATURE_ENVIRONMENT_VARIANTS",
             Self::Playground => "PLAYGROUND",
+            Self::UpdateProject => "UPDATE_PROJECT",
+            Self::ProjectSettingsWrite => "PROJECT_SETTINGS_WRITE",
+            Self::ProjectUserAccessWrite => "PROJECT_USER_ACCESS_WRITE",
+            Self::DeleteProject => "DELETE_PROJECT",
         }
+    }
+
+    /// Whether it administers a project rather than writing its flags: held everywhere by the
+    /// Admin role and admin tokens only, and in a project by its owners.
+    pub fn administers_project(self) -> bool {
+        matches!(
+            self,
+            Self::UpdateProject
+                | Self::ProjectSettingsWrite
+                | Self::ProjectUserAccessWrite
+                | Self::DeleteProject
+        )
     }
 }
 

@@ -405,3 +405,229 @@ async fn a_projects_sdk_tokens_are_counted_per_environment() -> Outcome {
     assert_eq!(counts, [("*", 1), ("development", 2)]);
     Ok(())
 }
+
+#[tokio::test]
+async fn a_projects_naming_pattern_holds_for_new_and_copied_flags() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    projects::create(
+        ctx,
+        &administrator(),
+        body(json!({"id": "shop", "name": "Shop"}))?,
+    )
+    .await?;
+    let owner = common::admin(projects::UPDATE_SETTINGS);
+    let broken = projects::update_settings(
+        ctx,
+        &owner,
+        "shop".into(),
+        body(json!({"mode": "open", "featureNaming": {"pattern": "shop-(", "example": null}}))?,
+    )
+    .await;
+    assert!(matches!(broken, Err(AdminError::Validation { .. })), "{broken:?}");
+    let mismatch = projects::update_settings(
+        ctx,
+        &owner,
+        "shop".into(),
+        body(json!({"featureNaming": {"pattern": "shop-[a-z]+", "example": "basket"}}))?,
+    )
+    .await;
+    assert!(
+        matches!(mismatch, Err(AdminError::Validation { .. })),
+        "{mismatch:?}"
+    );
+    projects::update_settings(
+        ctx,
+        &owner,
+        "shop".into(),
+        body(json!({"mode": "protected",
+                    "featureNaming": {"pattern": "shop-[a-z]+", "example": "shop-basket", "description": "shop- first"},
+                    "linkTemplates": [{"title": "Issue", "urlTemplate": "https://issues.example.com/{{feature}}"}]}))?,
+    )
+    .await?;
+    let refused = features::create(ctx, &writer(), "shop".into(), body(json!({"name": "basket"}))?).await;
+    match refused {
+        Err(AdminError::Validation { message, .. }) => {
+            assert!(
+                message.contains("shop-[a-z]+") && message.contains("shop-basket"),
+                "{message}"
+            );
+        }
+        other => panic!("a name off the pattern was taken: {other:?}"),
+    }
+    // The pattern matches the whole name.
+    let partial = features::create(
+        ctx,
+        &writer(),
+        "shop".into(),
+        body(json!({"name": "shop-basket-2"}))?,
+    )
+    .await;
+    assert!(partial.is_err(), "{partial:?}");
+    features::create(
+        ctx,
+        &writer(),
+        "shop".into(),
+        body(json!({"name": "shop-basket"}))?,
+    )
+    .await?;
+    let copy = features::clone(
+        ctx,
+        &common::admin(features::CLONE),
+        ("shop".into(), "shop-basket".into()),
+        body(json!({"name": "basket-copy"}))?,
+    )
+    .await;
+    assert!(matches!(copy, Err(AdminError::Validation { .. })), "{copy:?}");
+    // Other projects are free.
+    features::create(ctx, &writer(), "default".into(), body(json!({"name": "basket"}))?).await?;
+
+    let overview = crate::catalogue_fixture::json_of(
+        &flag_admin::catalogue::overview::overview(ctx, "shop".into()).await?,
+    )?;
+    assert_eq!(overview["mode"], "protected");
+    assert_eq!(overview["featureNaming"]["pattern"], "shop-[a-z]+");
+    assert_eq!(overview["linkTemplates"][0]["title"], "Issue");
+    let listed = crate::catalogue_fixture::json_of(&flag_admin::catalogue::overview::list(ctx).await?)?;
+    let shop = listed["projects"]
+        .as_array()
+        .and_then(|projects| projects.iter().find(|project| project["id"] == "shop"))
+        .ok_or("no shop in the list")?;
+    assert_eq!(shop["mode"], "protected");
+    Ok(())
+}
+
+#[tokio::test]
+async fn projects_are_renamed_and_deleted_once_they_hold_no_live_flag() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    projects::create(ctx, &administrator(), body(json!({"id": "old", "name": "Old"}))?).await?;
+    projects::update(
+        ctx,
+        &common::admin(projects::UPDATE),
+        "old".into(),
+        body(json!({"name": "Older", "description": "to go"}))?,
+    )
+    .await?;
+    let read = crate::catalogue_fixture::json_of(&projects::get(ctx, "old".into()).await?)?;
+    assert_eq!(read["name"], "Older");
+    assert_eq!(read["description"], "to go");
+
+    bare_feature(&world, "old", "leftover").await?;
+    store_token(&world, "client", "development", &["old"])?;
+    store_token(&world, "client", "production", &["old", "default"])?;
+    let deleter = common::admin(projects::DELETE);
+    let live = projects::delete(ctx, &deleter, "old".into()).await;
+    assert!(matches!(live, Err(AdminError::InvalidOperation(_))), "{live:?}");
+    let default = projects::delete(ctx, &deleter, "default".into()).await;
+    assert!(
+        matches!(default, Err(AdminError::InvalidOperation(_))),
+        "{default:?}"
+    );
+    archive::archive_one(
+        ctx,
+        &common::admin(archive::ARCHIVE_ONE),
+        "old".into(),
+        "leftover".into(),
+    )
+    .await?;
+    projects::delete(ctx, &deleter, "old".into()).await?;
+    assert!(matches!(
+        projects::get(ctx, "old".into()).await,
+        Err(AdminError::NotFound(_))
+    ));
+    // Its archived flag and the token limited to it went; the shared token stays.
+    let mut conn = world.store().connection()?;
+    assert!(flag_store::queries::features::named(&mut conn, &["leftover".to_owned()])?.is_empty());
+    let tokens = flag_store::queries::api_tokens::list(&mut conn)?;
+    assert!(
+        tokens
+            .iter()
+            .all(|token| token.projects.as_slice() != ["old".to_owned()])
+    );
+    assert!(
+        tokens
+            .iter()
+            .any(|token| token.projects.as_slice().contains(&"old".to_owned()))
+    );
+    // The name is free again.
+    projects::create(ctx, &administrator(), body(json!({"id": "old", "name": "Old"}))?).await?;
+
+    // Editors write flags everywhere but administer no project; owners administer theirs.
+    let editor = common::user(7, flag_admin::runtime::domain::RootRole::Editor);
+    assert!(projects::DELETE.admit_in(editor.clone(), Some("old")).is_err());
+    assert!(
+        projects::UPDATE_SETTINGS
+            .admit_in(editor.clone(), Some("old"))
+            .is_err()
+    );
+    assert!(features::CREATE.admit_in(editor, Some("old")).is_ok());
+    Ok(())
+}
+
+#[tokio::test]
+async fn environments_change_type_and_go_with_their_state_and_tokens() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    environments::create(
+        ctx,
+        &administrator(),
+        body(json!({"name": "qa", "type": "test"}))?,
+    )
+    .await?;
+    let updated = environments::update(
+        ctx,
+        &common::admin(environments::UPDATE),
+        "qa".into(),
+        body(json!({"type": "staging", "sortOrder": 40}))?,
+    )
+    .await?;
+    assert_eq!(updated.environment_type, "staging");
+    assert_eq!(updated.sort_order, 40);
+    let missing = environments::update(
+        ctx,
+        &common::admin(environments::UPDATE),
+        "mars".into(),
+        body(json!({"type": "x"}))?,
+    )
+    .await;
+    assert!(matches!(missing, Err(AdminError::NotFound(_))), "{missing:?}");
+
+    projects::enable_environment(
+        ctx,
+        &administrator(),
+        "default".into(),
+        environment_request("qa")?,
+    )
+    .await?;
+    seed_feature(&world, "in-qa").await?;
+    store_token(&world, "client", "qa", &["*"])?;
+    environments::delete(ctx, &common::admin(environments::DELETE), "qa".into()).await?;
+    assert!(matches!(
+        environments::get(ctx, "qa".into()).await,
+        Err(AdminError::NotFound(_))
+    ));
+    let mut conn = world.store().connection()?;
+    assert!(
+        flag_store::queries::api_tokens::list(&mut conn)?
+            .iter()
+            .all(|token| token.environment != "qa")
+    );
+    let feature = crate::catalogue_fixture::json_of(
+        &features::get(
+            ctx,
+            &common::admin(features::GET),
+            ("default".into(), "in-qa".into()),
+            FeatureQuery::default(),
+        )
+        .await?,
+    )?;
+    let names: Vec<&str> = feature["environments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|environment| environment["name"].as_str())
+        .collect();
+    assert!(!names.is_empty() && !names.contains(&"qa"), "{names:?}");
+    Ok(())
+}

@@ -352,6 +352,14 @@ impl NewEvent {
         })
     }
 
+    /// The event with `pre_data`, written as JSON, as what was before.
+    pub fn with_pre_data<T: Serialize + ?Sized>(self, pre_data: &T) -> Result<Self, StoreError> {
+        Ok(Self {
+            pre_data: Some(crate::queries::to_json("pre_data", pre_data)?),
+            ..self
+        })
+    }
+
     /// An event of `event_type` by `actor` at `created_at`, about nothing in particular yet.
     pub fn new(event_type: EventType, actor: &Actor, created_at: NaiveDateTime) -> Self {
         Self {

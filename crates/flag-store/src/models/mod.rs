@@ -37,7 +37,8 @@ pub use events::{Actor, EventRow, EventType, NewEvent};
 pub use features::{
     DependencyRow, FeatureEnvironmentRow, FeatureRow, FeatureTypeRow, LifecycleRow, TagRef, TagTypeRow,
 };
-pub use projects::{EnvironmentRow, ProjectRow};
+pub(crate) use projects::StoredProject;
+pub use projects::{EnvironmentRow, ProjectRow, ProjectSettingsRow};
 pub use segments::{NewSegment, SegmentRow};
 pub use settings::SettingRow;
 pub use strategies::{StrategyParameter, StrategyRow, StrategyTypeRow};

@@ -183,3 +183,71 @@ pub fn enabled_flags_of_project(
         .into_iter()
         .collect())
 }
+
+/// Changes an environment's type, and its place when `sort_order` is given.
+pub fn update(
+    conn: &mut DbConnection,
+    name: &str,
+    environment_type: &str,
+    sort_order: Option<i32>,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<EnvironmentRow, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = get(conn, name)?;
+        diesel::update(environments::table.find(name))
+            .set((
+                environments::environment_type.eq(environment_type),
+                environments::sort_order.eq(sort_order.unwrap_or(before.sort_order)),
+            ))
+            .execute(conn)?;
+        let after = get(conn, name)?;
+        let shown = |row: &EnvironmentRow| serde_json::json!({"name": row.name, "type": row.environment_type, "sortOrder": row.sort_order});
+        events::record(
+            conn,
+            &NewEvent {
+                environment: Some(name.to_owned()),
+                ..NewEvent::new(EventType::EnvironmentUpdated, actor, now)
+                    .with_data(&shown(&after))?
+                    .with_pre_data(&shown(&before))?
+            },
+        )?;
+        Ok(after)
+    })
+}
+
+/// Deletes an environment, with every flag's state and strategies in it and the API tokens
+/// bound to it; the last environment stays.
+pub fn delete(
+    conn: &mut DbConnection,
+    name: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = get(conn, name)?;
+        let count: i64 = environments::table.count().get_result(conn)?;
+        if count <= 1 {
+            return Err(StoreError::InvalidOperation {
+                message: "the last environment cannot be deleted".into(),
+            });
+        }
+        let tokens: Vec<crate::models::ApiTokenRow> = api_tokens::table
+            .filter(api_tokens::environment.eq(name))
+            .select(crate::models::ApiTokenRow::as_select())
+            .load(conn)?;
+        for token in tokens {
+            crate::queries::api_tokens::delete(conn, token.id, actor, now)?;
+        }
+        diesel::delete(environments::table.find(name)).execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                environment: Some(name.to_owned()),
+                ..NewEvent::new(EventType::EnvironmentDeleted, actor, now).with_pre_data(
+                    &serde_json::json!({"name": before.name, "type": before.environment_type}),
+                )?
+            },
+        )
+    })
+}

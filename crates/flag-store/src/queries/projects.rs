@@ -5,10 +5,11 @@ use chrono::NaiveDateTime;
 use diesel::prelude::*;
 
 use crate::error::StoreError;
-use crate::models::{Actor, EventType, FeatureEnvironmentRow, NewEvent, ProjectRow};
+use crate::models::{Actor, EventType, FeatureEnvironmentRow, NewEvent, ProjectRow, ProjectSettingsRow};
 use crate::queries::{events, to_json};
 use crate::schema::{
-    environments, feature_environments, feature_strategies, features, project_environments, projects,
+    api_tokens, environments, feature_environments, feature_strategies, features, project_environments,
+    projects, segments,
 };
 
 /// All projects, by id.
@@ -227,6 +228,159 @@ pub fn disable_environment(
                 project: Some(project.into()),
                 environment: Some(environment.into()),
                 ..NewEvent::new(EventType::ProjectEnvironmentRemoved, actor, now)
+            },
+        )
+    })
+}
+
+/// A project's settings.
+pub fn settings(conn: &mut DbConnection, id: &str) -> Result<ProjectSettingsRow, StoreError> {
+    projects::table
+        .find(id)
+        .select(ProjectSettingsRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("project", id))
+}
+
+/// Every project's settings.
+pub fn all_settings(conn: &mut DbConnection) -> Result<Vec<ProjectSettingsRow>, StoreError> {
+    Ok(projects::table
+        .order(projects::id)
+        .select(ProjectSettingsRow::as_select())
+        .load(conn)?)
+}
+
+fn settings_json(row: &ProjectSettingsRow) -> serde_json::Value {
+    serde_json::json!({
+        "id": row.id,
+        "mode": row.mode,
+        "featureNaming": row.feature_naming.as_deref().and_then(|text| serde_json::from_str::<serde_json::Value>(text).ok()),
+        "linkTemplates": serde_json::from_str::<serde_json::Value>(&row.link_templates).ok(),
+    })
+}
+
+/// Sets a project's mode, naming pattern (JSON, or `None`) and link templates (JSON).
+pub fn put_settings(
+    conn: &mut DbConnection,
+    id: &str,
+    mode: &str,
+    feature_naming: Option<&str>,
+    link_templates: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<ProjectSettingsRow, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = settings(conn, id)?;
+        diesel::update(projects::table.find(id))
+            .set((
+                projects::mode.eq(mode),
+                projects::feature_naming.eq(feature_naming),
+                projects::link_templates.eq(link_templates),
+            ))
+            .execute(conn)?;
+        let after = settings(conn, id)?;
+        events::record(
+            conn,
+            &NewEvent {
+                project: Some(id.to_owned()),
+                data: Some(to_json("data", &settings_json(&after))?),
+                pre_data: Some(to_json("pre_data", &settings_json(&before))?),
+                ..NewEvent::new(EventType::ProjectUpdated, actor, now)
+            },
+        )?;
+        Ok(after)
+    })
+}
+
+/// Changes a project's name and description.
+pub fn update(
+    conn: &mut DbConnection,
+    id: &str,
+    name: &str,
+    description: Option<&str>,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<ProjectRow, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = get(conn, id)?;
+        diesel::update(projects::table.find(id))
+            .set((projects::name.eq(name), projects::description.eq(description)))
+            .execute(conn)?;
+        let after = get(conn, id)?;
+        let shown = |row: &ProjectRow| serde_json::json!({"id": row.id, "name": row.name, "description": row.description});
+        events::record(
+            conn,
+            &NewEvent {
+                project: Some(id.to_owned()),
+                data: Some(to_json("data", &shown(&after))?),
+                pre_data: Some(to_json("pre_data", &shown(&before))?),
+                ..NewEvent::new(EventType::ProjectUpdated, actor, now)
+            },
+        )?;
+        Ok(after)
+    })
+}
+
+/// Deletes a project with no live flags and no segments of its own: its archived flags and the
+/// API tokens limited to it alone go with it. The default project stays.
+pub fn delete(
+    conn: &mut DbConnection,
+    id: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let before = get(conn, id)?;
+        if id == "default" {
+            return Err(StoreError::InvalidOperation {
+                message: "You can not delete the default project!".into(),
+            });
+        }
+        let live: i64 = features::table
+            .filter(features::project_id.eq(id))
+            .filter(features::archived_at.is_null())
+            .count()
+            .get_result(conn)?;
+        if live > 0 {
+            return Err(StoreError::InvalidOperation {
+                message: "You can not delete a project with active feature flags".into(),
+            });
+        }
+        let own_segments: i64 = segments::table
+            .filter(segments::project_id.eq(id))
+            .count()
+            .get_result(conn)?;
+        if own_segments > 0 {
+            return Err(StoreError::InUse {
+                message: format!(
+                    "the project {id} has {own_segments} segments of its own; delete them first"
+                ),
+            });
+        }
+        let archived: Vec<String> = features::table
+            .filter(features::project_id.eq(id))
+            .select(features::name)
+            .load(conn)?;
+        crate::queries::archive::delete(conn, Some(id), &archived, actor, now)?;
+        let tokens: Vec<crate::models::ApiTokenRow> = api_tokens::table
+            .select(crate::models::ApiTokenRow::as_select())
+            .load(conn)?;
+        for token in tokens
+            .iter()
+            .filter(|token| token.projects.as_slice() == [id.to_owned()])
+        {
+            crate::queries::api_tokens::delete(conn, token.id, actor, now)?;
+        }
+        diesel::delete(projects::table.find(id)).execute(conn)?;
+        events::record(
+            conn,
+            &NewEvent {
+                project: Some(id.to_owned()),
+                pre_data: Some(to_json(
+                    "pre_data",
+                    &serde_json::json!({"id": before.id, "name": before.name, "description": before.description}),
+                )?),
+                ..NewEvent::new(EventType::ProjectDeleted, actor, now)
             },
         )
     })

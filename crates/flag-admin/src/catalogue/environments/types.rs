@@ -75,6 +75,18 @@ pub struct CreateEnvironment {
     pub sort_order: Option<i32>,
 }
 
+/// Body of `PUT /api/admin/environments/update/{name}`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct UpdateEnvironment {
+    /// Its type, such as `development` or `production`.
+    #[serde(rename = "type")]
+    pub environment_type: String,
+    /// Display order; unchanged when absent.
+    #[serde(default)]
+    pub sort_order: Option<i32>,
+}
+
 /// One environment, as its own read and its creation answer it.
 #[derive(Debug, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]

@@ -44,8 +44,8 @@ pub struct ProjectListItem {
     pub created_at: String,
     /// Always `null`: projects are not archived here.
     pub archived_at: Option<String>,
-    /// `open`.
-    pub mode: &'static str,
+    /// `open`, `protected` or `private`.
+    pub mode: String,
     /// When an SDK last reported one of its flags.
     pub last_reported_flag_usage: Option<String>,
     /// When one of its flags last changed.
@@ -87,8 +87,8 @@ pub struct ProjectStatsOut {
     pub project_members_added_current_window: i64,
 }
 
-/// A naming pattern: none here.
-#[derive(Debug, Default, Serialize, ToSchema)]
+/// The pattern a project's flag names must match; all `null` when it has none.
+#[derive(Debug, Default, Serialize, serde::Deserialize, ToSchema)]
 pub struct FeatureNamingOut {
     /// The pattern.
     pub pattern: Option<String>,
@@ -125,8 +125,8 @@ pub struct ProjectOverviewOut {
     pub name: String,
     /// Free text.
     pub description: Option<String>,
-    /// `open`.
-    pub mode: &'static str,
+    /// `open`, `protected` or `private`.
+    pub mode: String,
     /// No limit: `null`.
     pub feature_limit: Option<u32>,
     /// No naming pattern.

@@ -15,7 +15,8 @@ pub struct CreatedProjectOut {
     pub id: String,
     /// Display name.
     pub name: String,
-    /// Free text.
+    /// Free text; absent when none was given, as Unleash echoes the request.
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// The environments it uses.
     pub environments: Vec<String>,
@@ -123,4 +124,78 @@ pub struct ProjectEnvironment {
     #[serde(default)]
     #[schema(value_type = Option<Object>)]
     pub default_strategy: Option<serde_json::Map<String, serde_json::Value>>,
+}
+
+/// A project's mode, as Unleash names it. It is kept and answered as written; what it asks of
+/// visibility (a private project hidden from non-members) is not enforced here.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum ProjectMode {
+    /// Everyone sees it.
+    #[default]
+    Open,
+    /// Everyone sees it; in Unleash only its members submit change requests.
+    Protected,
+    /// In Unleash only its members and administrators see it.
+    Private,
+}
+
+impl ProjectMode {
+    /// Unleash's name of the mode.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Open => "open",
+            Self::Protected => "protected",
+            Self::Private => "private",
+        }
+    }
+}
+
+/// The pattern a project's flag names must match.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+pub struct FeatureNaming {
+    /// A regular expression the whole name must match.
+    pub pattern: Option<String>,
+    /// A name that matches.
+    #[serde(default)]
+    pub example: Option<String>,
+    /// What it asks for, for people.
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
+/// A link every flag of a project shows, its URL made from the flag's name and project.
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkTemplate {
+    /// Its title.
+    #[serde(default)]
+    pub title: Option<String>,
+    /// The URL, with `{{project}}` and `{{feature}}` in it.
+    pub url_template: String,
+}
+
+/// Body of `PUT /api/admin/projects/{projectId}/settings`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+pub struct ProjectSettingsIn {
+    /// Who may see and change it; `open` when absent.
+    #[serde(default)]
+    pub mode: Option<ProjectMode>,
+    /// The pattern its flag names must match; none when absent.
+    #[serde(default)]
+    pub feature_naming: Option<FeatureNaming>,
+    /// The links its flags show.
+    #[serde(default)]
+    pub link_templates: Option<Vec<LinkTemplate>>,
+}
+
+/// Body of `PUT /api/admin/projects/{projectId}`.
+#[derive(Debug, Clone, Deserialize, ToSchema)]
+pub struct UpdateProjectIn {
+    /// Display name, not empty.
+    pub name: String,
+    /// Free text.
+    #[serde(default)]
+    pub description: Option<String>,
 }

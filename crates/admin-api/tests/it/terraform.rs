@@ -1,0 +1,325 @@
+//! The lifecycles Unleash's two Terraform providers (Unleash's own v3.4.3 and philips-labs'
+//! v1.0.0) run against the admin API, with the secrets setting on: each call as their Go
+//! clients send it, the status they require (exactly; 204 for 200 fails them), and the fields
+//! they parse and compare with what they wrote. Roles, groups, project access and service
+//! accounts are in `identity::teams`; context fields in `catalogue::context_fields`.
+
+use actix_web::http::StatusCode;
+use flag_admin::Settings;
+use flag_admin::runtime::secrets::SealingKey;
+use serde_json::{Value, json};
+
+use crate::common::{ADMIN, TestApp, assert_error, delete, expect, get, post, put, send};
+
+const KEY: &str = "8f1e0c2d3b4a59687766554433221100ffeeddccbbaa99887766554433221100";
+
+fn keyed() -> TestApp {
+    TestApp::with_settings(Settings {
+        sealing: Some(SealingKey::from_hex(KEY).unwrap_or_else(|error| panic!("{error}"))),
+        ..Settings::default()
+    })
+}
+
+fn find<'a>(list: &'a Value, key: &str, value: &str) -> Option<&'a Value> {
+    list.as_array()?.iter().find(|item| item[key] == value)
+}
+
+#[actix_web::test]
+async fn api_tokens_are_found_again_by_their_secret_and_echo_what_was_written() {
+    let app = keyed();
+    let service = app.service().await;
+    let expires = "2031-05-04T03:02:01Z";
+    let created = expect(
+        &service,
+        post(
+            "/api/admin/api-tokens",
+            ADMIN,
+            json!({"type": "client", "tokenName": "terraform-client", "environment": "production",
+                   "projects": ["default"], "expiresAt": expires}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let secret = created["secret"].as_str().unwrap_or_default().to_owned();
+    for field in ["secret", "tokenName", "type", "projects", "createdAt", "project"] {
+        assert!(!created[field].is_null(), "{field} in {created}");
+    }
+    let listed = expect(&service, get("/api/admin/api-tokens", ADMIN), StatusCode::OK).await;
+    let found =
+        find(&listed["tokens"], "secret", &secret).unwrap_or_else(|| panic!("not found by secret: {listed}"));
+    assert_eq!(found["tokenName"], "terraform-client");
+    assert_eq!(found["type"], "client");
+    assert_eq!(found["environment"], "production");
+    assert_eq!(found["projects"], json!(["default"]));
+    assert_eq!(found["project"], "default");
+    let read_expiry = found["expiresAt"].as_str().unwrap_or_default();
+    assert_eq!(
+        chrono::DateTime::parse_from_rfc3339(read_expiry).map(|at| at.timestamp()),
+        chrono::DateTime::parse_from_rfc3339(expires).map(|at| at.timestamp()),
+        "{found}"
+    );
+    assert!(
+        read_expiry.ends_with('Z'),
+        "Terraform compares the offset too: {read_expiry}"
+    );
+
+    // Update and delete answer exactly 200, the secret path-escaped as Go's client sends it.
+    let escaped = secret.replace('*', "%2A");
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/api-tokens/{escaped}"),
+            ADMIN,
+            json!({"expiresAt": "2032-01-01T00:00:00Z"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send(
+        &service,
+        delete(&format!("/api/admin/api-tokens/{escaped}"), ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let listed = expect(&service, get("/api/admin/api-tokens", ADMIN), StatusCode::OK).await;
+    assert!(find(&listed["tokens"], "secret", &secret).is_none(), "{listed}");
+
+    // A token for every project, whose secret begins with `*`.
+    let every = expect(
+        &service,
+        post(
+            "/api/admin/api-tokens",
+            ADMIN,
+            json!({"type": "frontend", "tokenName": "web", "environment": "development"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let every_secret = every["secret"].as_str().unwrap_or_default();
+    assert!(every_secret.starts_with("*:development."), "{every}");
+    let listed = expect(&service, get("/api/admin/api-tokens", ADMIN), StatusCode::OK).await;
+    assert!(
+        find(&listed["tokens"], "secret", every_secret).is_some(),
+        "{listed}"
+    );
+    let (status, body) = send(
+        &service,
+        delete(
+            &format!("/api/admin/api-tokens/{}", every_secret.replace('*', "%2A")),
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+#[actix_web::test]
+async fn projects_and_their_settings_are_created_read_changed_and_deleted() {
+    let app = keyed();
+    let service = app.service().await;
+    let created = expect(
+        &service,
+        post(
+            "/api/admin/projects",
+            ADMIN,
+            json!({"id": "checkout", "name": "Checkout", "mode": "open", "defaultStickiness": "default", "environments": []}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(created["id"], "checkout");
+    assert!(
+        created.get("description").is_none(),
+        "no null description: {created}"
+    );
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/checkout/settings",
+            ADMIN,
+            json!({"mode": "private", "featureNaming": {"pattern": "co-.+", "example": null, "description": null},
+                   "linkTemplates": [{"title": null, "urlTemplate": "https://ci.example.com/{{feature}}"}]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let listed = expect(&service, get("/api/admin/projects", ADMIN), StatusCode::OK).await;
+    assert_eq!(listed["version"], 1);
+    let project = find(&listed["projects"], "id", "checkout").unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(project["mode"], "private");
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/checkout",
+            ADMIN,
+            json!({"name": "Checkout v2", "description": "Payments"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let listed = expect(&service, get("/api/admin/projects", ADMIN), StatusCode::OK).await;
+    let project = find(&listed["projects"], "id", "checkout").unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(project["name"], "Checkout v2");
+    assert_eq!(project["description"], "Payments");
+
+    // unleash_project_environment: enabled is "listed", twice is 409.
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/checkout/environments",
+            ADMIN,
+            json!({"environment": "production"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/checkout/environments",
+            ADMIN,
+            json!({"environment": "production"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CONFLICT);
+    let environments = expect(
+        &service,
+        get("/api/admin/environments/project/checkout", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(environments["version"], 1);
+    let production =
+        find(&environments["environments"], "name", "production").unwrap_or_else(|| panic!("{environments}"));
+    for field in ["name", "type", "enabled", "protected", "sortOrder"] {
+        assert!(!production[field].is_null(), "{field} in {production}");
+    }
+    let (status, body) = send(
+        &service,
+        delete("/api/admin/projects/checkout/environments/production", ADMIN),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    // The naming pattern holds.
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/checkout/features",
+            ADMIN,
+            json!({"name": "cart"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+
+    let (status, body) = send(&service, delete("/api/admin/projects/checkout", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = send(&service, get("/api/admin/projects/checkout", ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, body) = send(&service, delete("/api/admin/projects/default", ADMIN)).await;
+    assert_error(status, &body, 403, "InvalidOperationError");
+}
+
+#[actix_web::test]
+async fn environments_are_created_read_updated_and_deleted() {
+    let app = keyed();
+    let service = app.service().await;
+    let created = expect(
+        &service,
+        post(
+            "/api/admin/environments",
+            ADMIN,
+            json!({"name": "staging", "type": "test"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    for field in ["name", "type", "enabled", "protected", "sortOrder"] {
+        assert!(!created[field].is_null(), "{field} in {created}");
+    }
+    let updated = expect(
+        &service,
+        put(
+            "/api/admin/environments/update/staging",
+            ADMIN,
+            json!({"type": "preproduction"}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(updated["type"], "preproduction");
+    let read = expect(
+        &service,
+        get("/api/admin/environments/staging", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(read["type"], "preproduction");
+    let (status, body) = send(
+        &service,
+        put("/api/admin/environments/update/staging", ADMIN, json!({})),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(&service, delete("/api/admin/environments/staging", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, _) = send(&service, get("/api/admin/environments/staging", ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _) = send(&service, delete("/api/admin/environments/staging", ADMIN)).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+}
+
+#[actix_web::test]
+async fn the_openid_settings_read_back_the_secret_terraform_wrote() {
+    let app = keyed();
+    let service = app.service().await;
+    let before = expect(
+        &service,
+        get("/api/admin/auth/oidc/settings", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert!(before.is_object(), "{before}");
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/auth/oidc/settings",
+            ADMIN,
+            json!({"enabled": false, "clientId": "halyard", "secret": "s3cret-from-terraform",
+                   "discoverUrl": "https://login.example.com/realms/acme", "autoCreate": false,
+                   "defaultRootRoleId": 3}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let read = expect(
+        &service,
+        get("/api/admin/auth/oidc/settings", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(read["secret"], "s3cret-from-terraform");
+    assert_eq!(read["clientId"], "halyard");
+    // Without the setting the secret stays masked, as it always was.
+    let plain = TestApp::new();
+    let service = plain.service().await;
+    send(
+        &service,
+        post(
+            "/api/admin/auth/oidc/settings",
+            ADMIN,
+            json!({"enabled": false, "clientId": "halyard", "secret": "s3cret",
+                   "discoverUrl": "https://login.example.com/realms/acme"}),
+        ),
+    )
+    .await;
+    let read = expect(
+        &service,
+        get("/api/admin/auth/oidc/settings", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(read["secret"], "*****");
+}
