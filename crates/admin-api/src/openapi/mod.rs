@@ -89,6 +89,7 @@ fn security(access: Access) -> Option<Vec<SecurityRequirement>> {
         | Access::ReadIn(_)
         | Access::WriteIn(_)
         | Access::Write(_)
+        | Access::Root(_)
         | Access::Admin => Some(vec![
             token(),
             SecurityRequirement::new::<_, _, &str>("session", []),

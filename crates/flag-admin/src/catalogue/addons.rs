@@ -11,6 +11,7 @@ use crate::catalogue::addons::types::{
     AddonIn, AddonOut, AddonTypeOut, AddonsOut, DeliveriesOut, DeliveriesQuery, DeliveryOut,
 };
 use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::runtime::domain::ResourceName;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
@@ -148,7 +149,7 @@ pub async fn get(ctx: &Runtime, id: i32) -> Result<AddonOut, AdminError> {
 }
 
 /// Who may create a webhook.
-pub const CREATE: Access = Access::Admin;
+pub const CREATE: Access = Access::Root(Permission::CreateAddon);
 
 /// Creates a webhook; the answer shows its parameters as given.
 pub async fn create(ctx: &Runtime, caller: &Caller, request: AddonIn) -> Result<AddonOut, AdminError> {
@@ -163,7 +164,7 @@ pub async fn create(ctx: &Runtime, caller: &Caller, request: AddonIn) -> Result<
 }
 
 /// Who may change a webhook.
-pub const UPDATE: Access = Access::Admin;
+pub const UPDATE: Access = Access::Root(Permission::UpdateAddon);
 
 /// Replaces a webhook's settings. A sensitive parameter given as [`MASKED`] keeps its stored
 /// value; the answer shows the parameters as stored.
@@ -197,7 +198,7 @@ pub async fn update(
 }
 
 /// Who may delete a webhook.
-pub const DELETE: Access = Access::Admin;
+pub const DELETE: Access = Access::Root(Permission::DeleteAddon);
 
 /// Deletes a webhook.
 pub async fn delete(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
@@ -338,7 +339,7 @@ pub fn text(parameters: &Map<String, Value>, name: &str) -> Option<String> {
 }
 
 /// Who may send a webhook a sample event.
-pub const SEND_SAMPLE: Access = Access::Admin;
+pub const SEND_SAMPLE: Access = Access::Root(Permission::UpdateAddon);
 
 /// Sends webhook `id` a sample `feature-created` event now, as its deliveries are sent (its
 /// template, headers, address policy, one retry), records the delivery in its list, and answers

@@ -10,6 +10,7 @@ use crate::catalogue::context_fields::types::{
 };
 use crate::catalogue::segments::types::{NameIn, StrategyUseOut};
 use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::runtime::domain::ResourceName;
 use crate::runtime::error::Detail;
 use crate::{AdminError, runtime::Runtime, runtime::db};
@@ -37,7 +38,7 @@ pub async fn of_project(ctx: &Runtime, project: String) -> Result<Vec<ContextFie
 }
 
 /// Who may create a context field.
-pub const CREATE: Access = Access::Admin;
+pub const CREATE: Access = Access::Root(Permission::CreateContextField);
 
 /// Creates a context field; its sort order is 0 unless the request says otherwise, as in Unleash.
 /// The answer is the field as a read of it answers (legal values included), which Terraform
@@ -74,7 +75,7 @@ pub async fn get(ctx: &Runtime, name: String) -> Result<ContextFieldOut, AdminEr
 }
 
 /// Who may change a context field.
-pub const UPDATE: Access = Access::Admin;
+pub const UPDATE: Access = Access::Root(Permission::UpdateContextField);
 
 /// Replaces a field's stickiness and legal values (none when absent), and its description and
 /// order when given.
@@ -103,7 +104,7 @@ pub async fn update(
 }
 
 /// Who may add a legal value to a context field.
-pub const ADD_LEGAL_VALUE: Access = Access::Admin;
+pub const ADD_LEGAL_VALUE: Access = Access::Root(Permission::UpdateContextField);
 
 /// Adds a legal value to a field, or replaces the description of one it has.
 pub async fn add_legal_value(
@@ -127,7 +128,7 @@ pub async fn add_legal_value(
 }
 
 /// Who may remove a legal value from a context field.
-pub const REMOVE_LEGAL_VALUE: Access = Access::Admin;
+pub const REMOVE_LEGAL_VALUE: Access = Access::Root(Permission::UpdateContextField);
 
 /// Removes a legal value from a field; removing one it lacks is not an error.
 pub async fn remove_legal_value(
@@ -168,7 +169,7 @@ async fn change_legal_values(
 }
 
 /// Who may delete a context field.
-pub const DELETE: Access = Access::Admin;
+pub const DELETE: Access = Access::Root(Permission::DeleteContextField);
 
 /// Deletes a field that no strategy of a live flag constrains on.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
@@ -180,7 +181,7 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), 
 }
 
 /// Who may check a new context field's name.
-pub const VALIDATE_NAME: Access = Access::Admin;
+pub const VALIDATE_NAME: Access = Access::Root(Permission::CreateContextField);
 
 /// Checks that a field could have this name: URL-friendly and not taken.
 pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminError> {

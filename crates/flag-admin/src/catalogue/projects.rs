@@ -24,7 +24,7 @@ fn id_from(name: &str) -> Result<ResourceName, AdminError> {
 }
 
 /// Who may create a project.
-pub const CREATE: Access = Access::Admin;
+pub const CREATE: Access = Access::Root(Permission::CreateProject);
 
 /// Creates a project with the given environments, or every enabled one.
 pub async fn create(
@@ -95,7 +95,7 @@ pub async fn get(ctx: &Runtime, id: String) -> Result<ProjectDetailOut, AdminErr
 }
 
 /// Who may add an environment to a project.
-pub const ENABLE_ENVIRONMENT: Access = Access::Admin;
+pub const ENABLE_ENVIRONMENT: Access = Access::Write(Permission::UpdateProject);
 
 /// Enables an environment in a project. Change requests are not supported. An unknown project
 /// is not found; an unknown environment is bad data, as in Unleash.
@@ -133,7 +133,7 @@ pub async fn enable_environment(
 }
 
 /// Who may remove an environment from a project.
-pub const DISABLE_ENVIRONMENT: Access = Access::Admin;
+pub const DISABLE_ENVIRONMENT: Access = Access::Write(Permission::UpdateProject);
 
 /// Disables an environment in a project.
 pub async fn disable_environment(

@@ -9,6 +9,7 @@ use crate::catalogue::strategy_types::types::{
     CreateStrategyType, StrategyTypeOut, StrategyTypesOut, UpdateStrategyType,
 };
 use crate::identity::auth::{Access, Caller};
+use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// Who may list the strategy types.
@@ -29,7 +30,7 @@ pub async fn list(ctx: &Runtime) -> Result<StrategyTypesOut, AdminError> {
 }
 
 /// Who may create a strategy type.
-pub const CREATE: Access = Access::Admin;
+pub const CREATE: Access = Access::Root(Permission::CreateStrategy);
 
 /// Registers a custom strategy type.
 pub async fn create(
@@ -62,7 +63,7 @@ pub async fn get(ctx: &Runtime, name: String) -> Result<StrategyTypeOut, AdminEr
 }
 
 /// Who may change a strategy type.
-pub const UPDATE: Access = Access::Admin;
+pub const UPDATE: Access = Access::Root(Permission::UpdateStrategy);
 
 /// Replaces a custom strategy type's title, description and parameters; built-in ones cannot
 /// change.
@@ -88,7 +89,7 @@ pub async fn update(
 }
 
 /// Who may delete a strategy type.
-pub const DELETE: Access = Access::Admin;
+pub const DELETE: Access = Access::Root(Permission::DeleteStrategy);
 
 /// Deletes a custom strategy type that no strategy uses; built-in ones cannot go.
 pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), AdminError> {
@@ -100,7 +101,7 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, name: String) -> Result<(), 
 }
 
 /// Who may deprecate or reactivate a strategy type.
-pub const SET_DEPRECATED: Access = Access::Admin;
+pub const SET_DEPRECATED: Access = Access::Root(Permission::UpdateStrategy);
 
 /// Deprecates a strategy type, or reactivates it; deprecated types are still evaluated.
 pub async fn set_deprecated(

@@ -83,8 +83,12 @@ pub enum Access {
     /// A write whose effect reaches every environment (features, dependencies, segments): the
     /// Editor and Admin roles, and admin tokens for every environment.
     Write(Permission),
-    /// Administration (tokens, users, invite links, projects, environments, context fields,
-    /// strategy types, settings): the Admin role and admin tokens for every environment.
+    /// Administration that a custom root role can be given (context fields, strategy types,
+    /// integrations, API tokens, creating projects): the Admin role, admin tokens for every
+    /// environment, and custom root roles holding the permission.
+    Root(Permission),
+    /// Administration (users, roles, groups, invite links, environments, settings): the Admin
+    /// role and admin tokens for every environment.
     Admin,
 }
 
@@ -231,6 +235,16 @@ impl Access {
             (Self::AdminRead, _) if principal.administers() => Ok(()),
             (Self::AdminRead, _) => Err(no_access(Permission::Admin, "")),
             (Self::Admin, Some(allowed)) => Err(beyond(Permission::Admin, allowed)),
+            (Self::Root(permission), Some(allowed)) => Err(beyond(permission, allowed)),
+            (Self::Root(permission), None)
+                if principal.administers()
+                    || principal
+                        .grants()
+                        .is_some_and(|grants| grants.at_root(permission.as_str())) =>
+            {
+                Ok(())
+            }
+            (Self::Root(permission), None) => Err(no_access(permission, "")),
             (Self::Admin, None) if principal.administers() => Ok(()),
             (Self::Admin, None) => Err(no_access(Permission::Admin, "")),
             (Self::Write(permission), Some(allowed)) => Err(beyond(permission, allowed)),
@@ -274,6 +288,22 @@ impl Caller {
         let actor = self.actor();
         let now = crate::now();
         db::run(&runtime.store, move |conn| write(conn, &actor, now)).await
+    }
+
+    /// Checks a further root permission the request turned out to need, beyond the one its
+    /// operation declares (a frontend token, where creating tokens declares client tokens).
+    pub fn require_root(&self, permission: Permission) -> Result<(), AdminError> {
+        let held = self.principal.limited_to().is_none()
+            && (self.principal.administers()
+                || self
+                    .principal
+                    .grants()
+                    .is_some_and(|grants| grants.at_root(permission.as_str())));
+        if held {
+            Ok(())
+        } else {
+            Err(no_access(permission, ""))
+        }
     }
 
     /// Whether the caller may see state specific to `environment`.

@@ -12,7 +12,7 @@ use crate::identity::auth::{Access, Caller, DEFAULT_ENVIRONMENT};
 use crate::identity::tokens::types::{
     CreateToken, CreatedTokenOut, TokenOut, TokensOut, UpdateToken, project_field, project_part,
 };
-use crate::runtime::domain::TokenType;
+use crate::runtime::domain::{Permission, TokenType};
 use crate::{AdminError, runtime::Runtime, runtime::db, runtime::secrets};
 
 /// Who may list the API tokens.
@@ -62,7 +62,7 @@ fn reveal(ctx: &Runtime, sealed: Option<&String>) -> Option<String> {
 }
 
 /// Who may create an API token.
-pub const CREATE: Access = Access::Admin;
+pub const CREATE: Access = Access::Root(Permission::CreateClientApiToken);
 
 /// Creates a client, backend or frontend token for an existing environment
 /// ([`DEFAULT_ENVIRONMENT`] when none is named) and existing projects (every project when none is
@@ -79,6 +79,9 @@ pub async fn create(
             "/type",
             "/type must be client, backend or frontend",
         ));
+    }
+    if request.token_type == TokenType::Frontend {
+        caller.require_root(Permission::CreateFrontendApiToken)?;
     }
     let token_name = request
         .token_name
@@ -178,7 +181,7 @@ pub async fn create(
 }
 
 /// Who may delete an API token by its secret.
-pub const DELETE: Access = Access::Admin;
+pub const DELETE: Access = Access::Root(Permission::DeleteClientApiToken);
 
 /// Deletes the token whose secret is `secret`; an unknown secret changes nothing and is no
 /// error, as in Unleash.
@@ -196,7 +199,7 @@ pub async fn delete(ctx: &Runtime, caller: &Caller, secret: &str) -> Result<(), 
 }
 
 /// Who may delete an API token by its id.
-pub const DELETE_BY_ID: Access = Access::Admin;
+pub const DELETE_BY_ID: Access = Access::Root(Permission::DeleteClientApiToken);
 
 /// Deletes the token with `id`, as the token list numbers them: for the console, which shows
 /// tokens without their secrets.
@@ -225,7 +228,7 @@ pub async fn by_name(ctx: &Runtime, name: String) -> Result<TokensOut, AdminErro
 }
 
 /// Who may change when an API token expires.
-pub const SET_EXPIRY: Access = Access::Admin;
+pub const SET_EXPIRY: Access = Access::Root(Permission::UpdateClientApiToken);
 
 /// Sets when the token whose secret is `secret` stops working; a time in the past revokes it.
 /// An unknown secret changes nothing.

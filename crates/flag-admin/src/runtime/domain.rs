@@ -332,6 +332,34 @@ pub enum Permission {
     ProjectUserAccessWrite,
     /// Deleting a project.
     DeleteProject,
+    /// Creating a context field.
+    CreateContextField,
+    /// Changing a context field and its legal values.
+    UpdateContextField,
+    /// Deleting a context field.
+    DeleteContextField,
+    /// Registering a strategy type.
+    CreateStrategy,
+    /// Changing or deprecating a strategy type.
+    UpdateStrategy,
+    /// Deleting a strategy type.
+    DeleteStrategy,
+    /// Creating an integration.
+    CreateAddon,
+    /// Changing an integration, or sending it a sample.
+    UpdateAddon,
+    /// Deleting an integration.
+    DeleteAddon,
+    /// Creating a client or backend API token.
+    CreateClientApiToken,
+    /// Changing when an API token expires.
+    UpdateClientApiToken,
+    /// Deleting an API token.
+    DeleteClientApiToken,
+    /// Creating a frontend API token.
+    CreateFrontendApiToken,
+    /// Creating a project.
+    CreateProject,
 }
 
 impl Permission {
@@ -360,6 +388,20 @@ impl Permission {
             Self::ProjectSettingsWrite => "PROJECT_SETTINGS_WRITE",
             Self::ProjectUserAccessWrite => "PROJECT_USER_ACCESS_WRITE",
             Self::DeleteProject => "DELETE_PROJECT",
+            Self::CreateContextField => "CREATE_CONTEXT_FIELD",
+            Self::UpdateContextField => "UPDATE_CONTEXT_FIELD",
+            Self::DeleteContextField => "DELETE_CONTEXT_FIELD",
+            Self::CreateStrategy => "CREATE_STRATEGY",
+            Self::UpdateStrategy => "UPDATE_STRATEGY",
+            Self::DeleteStrategy => "DELETE_STRATEGY",
+            Self::CreateAddon => "CREATE_ADDON",
+            Self::UpdateAddon => "UPDATE_ADDON",
+            Self::DeleteAddon => "DELETE_ADDON",
+            Self::CreateClientApiToken => "CREATE_CLIENT_API_TOKEN",
+            Self::UpdateClientApiToken => "UPDATE_CLIENT_API_TOKEN",
+            Self::DeleteClientApiToken => "DELETE_CLIENT_API_TOKEN",
+            Self::CreateFrontendApiToken => "CREATE_FRONTEND_API_TOKEN",
+            Self::CreateProject => "CREATE_PROJECT",
         }
     }
 

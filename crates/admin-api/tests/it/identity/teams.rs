@@ -418,3 +418,139 @@ fn operations_with(method: Method) -> usize {
         .filter(|operation| operation.method == method)
         .count()
 }
+
+/// For every declared operation that a custom root role can be given, generated from the
+/// declarations: a service account whose root role holds exactly that permission is admitted,
+/// one whose root role holds another is refused (403 over HTTP), and neither is admitted to
+/// the administration no custom role grants.
+#[actix_web::test]
+async fn every_root_permission_is_granted_by_a_custom_root_role_and_nothing_more() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let principal = |secret: String| {
+        let state = app.state.clone();
+        async move {
+            match flag_admin::identity::auth::resolve_token(&state.app, state.app.identity(), &secret).await {
+                Ok(flag_admin::identity::auth::Credential::Admin(principal)) => principal,
+                other => panic!("the token resolved to {other:?}"),
+            }
+        }
+    };
+    let mut checked = std::collections::BTreeSet::new();
+    for operation in admin_api::routes::operations() {
+        let Access::Root(permission) = operation.access else {
+            continue;
+        };
+        let name = permission.as_str();
+        if !checked.insert(name) {
+            continue;
+        }
+        let role_of = |permission: &str, tag: &str| json!({"name": format!("{tag} {permission}"), "type": "root-custom", "permissions": [{"name": permission}]});
+        let holding = expect(
+            &service,
+            post("/api/admin/roles", ADMIN, role_of(name, "holds")),
+            StatusCode::OK,
+        )
+        .await;
+        let other = if name == "CREATE_TAG_TYPE" {
+            "READ_LOGS"
+        } else {
+            "CREATE_TAG_TYPE"
+        };
+        let lacking = expect(
+            &service,
+            post(
+                "/api/admin/roles",
+                ADMIN,
+                role_of(other, &format!("lacks {name}")),
+            ),
+            StatusCode::OK,
+        )
+        .await;
+        let (_, holder) = service_account(
+            &service,
+            &format!("holds-{name}").to_lowercase(),
+            holding["roles"]["id"].as_i64().unwrap_or_default(),
+        )
+        .await;
+        let (_, lacker) = service_account(
+            &service,
+            &format!("lacks-{name}").to_lowercase(),
+            lacking["roles"]["id"].as_i64().unwrap_or_default(),
+        )
+        .await;
+        let holder = principal(holder).await;
+        assert!(
+            operation.access.admit(holder.clone()).is_ok(),
+            "{} {} with {name}",
+            operation.method,
+            operation.path
+        );
+        assert!(Access::Admin.admit(holder).is_err());
+        let lacker_principal = principal(lacker.clone()).await;
+        assert!(
+            operation.access.admit(lacker_principal).is_err(),
+            "{} {}",
+            operation.method,
+            operation.path
+        );
+        let body = super::token_scope::body_of(&operation.method.as_str().to_lowercase(), &operation.path)
+            .unwrap_or(Value::Null);
+        let request = actix_web::test::TestRequest::default()
+            .method(operation.method.clone())
+            .uri(&filled(&operation.path, "default"))
+            .insert_header(("Authorization", lacker.as_str()))
+            .set_json(body);
+        let (status, answer) = send(&service, request).await;
+        assert_error(status, &answer, 403, "NoAccessError");
+        assert!(
+            answer["message"]
+                .as_str()
+                .is_some_and(|message| message.contains(name)),
+            "{answer}"
+        );
+    }
+    assert!(checked.len() >= 10, "only {checked:?}");
+}
+
+#[actix_web::test]
+async fn a_client_token_role_makes_no_frontend_token() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let role = expect(
+        &service,
+        post(
+            "/api/admin/roles",
+            ADMIN,
+            json!({"name": "client tokens", "type": "root-custom", "permissions": [{"name": "CREATE_CLIENT_API_TOKEN"}]}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    let (_, secret) = service_account(
+        &service,
+        "tokens",
+        role["roles"]["id"].as_i64().unwrap_or_default(),
+    )
+    .await;
+    expect(
+        &service,
+        post(
+            "/api/admin/api-tokens",
+            &secret,
+            json!({"type": "client", "tokenName": "ok", "environment": "development"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/api-tokens",
+            &secret,
+            json!({"type": "frontend", "tokenName": "no", "environment": "development"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 403, "NoAccessError");
+}

@@ -283,7 +283,7 @@ fn scope_of(access: Access) -> Scope {
         Access::Public => Scope::Public,
         Access::Read | Access::AdminRead => Scope::Read,
         Access::ReadIn(_) | Access::WriteIn(_) => Scope::Development,
-        Access::Write(_) | Access::Admin => Scope::Everywhere,
+        Access::Write(_) | Access::Root(_) | Access::Admin => Scope::Everywhere,
         Access::Client | Access::Frontend => Scope::SdkOnly,
     }
 }
