@@ -156,6 +156,7 @@ pub(super) fn admin_nav(current: &str) -> Markup {
     html! {
         nav.row aria-label="Administration" {
             @for (path, name, label) in [("/admin/invites", "invites", "Invite links"), ("/admin/tokens", "tokens", "API tokens"), ("/admin/users", "users", "Users"),
+                ("/admin/groups", "groups", "Groups"), ("/admin/roles", "roles", "Roles"), ("/admin/service-accounts", "service-accounts", "Service accounts"),
                 ("/admin/webhooks", "webhooks", "Webhooks"), ("/admin/sign-in", "sign-in", "Sign-in"), ("/admin/import", "import", "Import and export")] {
                 a href=(path) aria-current=[(name == current).then_some("page")] { (label) }
             }

@@ -133,7 +133,7 @@ async fn render(
     // Whether the operation `access` declares admits the signed-in user in `environment`.
     let may = |access: Access, environment: &str| {
         access
-            .admit(principal.clone())
+            .admit_in(principal.clone(), Some(&detail.project))
             .is_ok_and(|caller| caller.require_in(environment).is_ok())
     };
     let strategy_writes = |environment: &str| StrategyWrites {
@@ -166,7 +166,7 @@ async fn render(
         h1 { span.mono { (detail.name) } }
         @if let Some(error) = error { (layout::notice(error)) }
         @if let Some(description) = &detail.description { p { (description) } }
-        @if archive::ARCHIVE_ONE.admit(principal.clone()).is_ok() {
+        @if archive::ARCHIVE_ONE.admit_in(principal.clone(), Some(&detail.project)).is_ok() {
             form method="post" action=(format!("{}/archive", flag_path(&detail.project, &detail.name))) {
                 button.danger type="submit" { "Archive this flag" }
             }
@@ -424,7 +424,7 @@ pub async fn save_variants(
     let (project, feature) = path.into_inner();
     let (chosen, environments) = variants_form(&super::form_fields(&body));
     let result = async {
-        let caller = variants::BATCH.admit(principal.clone())?;
+        let caller = variants::BATCH.admit_in(principal.clone(), Some(&project))?;
         if environments.is_empty() {
             return Err(AdminError::invalid(
                 "/environments",

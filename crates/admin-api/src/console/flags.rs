@@ -66,9 +66,10 @@ struct Refused {
     message: String,
 }
 
-/// The caller admitted by `access`, an operation's declaration, when the policy admits them.
-fn admitted(access: Access, principal: &Principal) -> Option<Caller> {
-    access.admit(principal.clone()).ok()
+/// The caller admitted by `access`, an operation's declaration, in `project` (where project
+/// roles count), when the policy admits them.
+fn admitted(access: Access, principal: &Principal, project: &str) -> Option<Caller> {
+    access.admit_in(principal.clone(), Some(project)).ok()
 }
 
 /// `GET /flags`.
@@ -132,7 +133,7 @@ async fn render(
         Ok(found) => found,
         Err(error) => return layout::failure(&error),
     };
-    let may_create = admitted(features::CREATE, principal).is_some();
+    let may_create = admitted(features::CREATE, principal, &project).is_some();
     // This list's address on page `page`, its filters kept.
     let at = |page: usize| {
         let mut address = format!("/flags?project={}", url_escape(&project));
@@ -263,12 +264,12 @@ fn table(principal: &Principal, found: &SearchOut, back: &str, every: bool, may_
 }
 
 fn archived_table(principal: &Principal, found: &SearchOut) -> Markup {
-    let may_revive = admitted(archive::REVIVE_ONE, principal).is_some();
-    let may_delete = admitted(archive::DELETE_ONE, principal).is_some();
     html! {
         p.muted { (found.total) (if found.total == 1 { " archived flag" } else { " archived flags" }) }
         ul {
             @for feature in &found.features {
+                @let may_revive = admitted(archive::REVIVE_ONE, principal, &feature.project).is_some();
+                @let may_delete = admitted(archive::DELETE_ONE, principal, &feature.project).is_some();
                 li {
                     span.mono { (feature.name) }
                     " " span.muted { "archived " (feature.archived_at.as_deref().unwrap_or("").get(..10).unwrap_or("")) }
@@ -300,15 +301,15 @@ pub async fn archive(
     };
     let (project, feature, action) = path.into_inner();
     let result = match action.as_str() {
-        "archive" => match archive::ARCHIVE_ONE.admit(principal) {
+        "archive" => match archive::ARCHIVE_ONE.admit_in(principal, Some(&project)) {
             Ok(caller) => archive::archive_one(&state.app, &caller, project.clone(), feature).await,
             Err(error) => Err(error),
         },
-        "revive" => match archive::REVIVE_ONE.admit(principal) {
+        "revive" => match archive::REVIVE_ONE.admit_in(principal, Some(&project)) {
             Ok(caller) => archive::revive_one(&state.app, &caller, feature).await,
             Err(error) => Err(error),
         },
-        "delete" => match archive::DELETE_ONE.admit(principal) {
+        "delete" => match archive::DELETE_ONE.admit_in(principal, Some(&project)) {
             Ok(caller) => archive::delete_one(&state.app, &caller, feature).await,
             Err(error) => Err(error),
         },
@@ -330,7 +331,7 @@ fn switch_form(
     enabled: bool,
     back: &str,
 ) -> Markup {
-    let may_switch = admitted(features::SWITCH_WITH, principal)
+    let may_switch = admitted(features::SWITCH_WITH, principal, project)
         .is_some_and(|caller| caller.require_in(environment).is_ok());
     let label = format!("{feature} in {environment}");
     html! {
@@ -392,7 +393,7 @@ pub async fn create(
     };
     let fields = fields.into_inner();
     let result = async {
-        let caller = features::CREATE.admit(principal.clone())?;
+        let caller = features::CREATE.admit_in(principal.clone(), Some(&fields.project))?;
         let name = ResourceName::try_from(fields.name.as_str())
             .map_err(|message| AdminError::invalid("/name", message))?;
         let request = CreateFeature {
@@ -443,7 +444,7 @@ pub async fn switch(
     };
     let enabled = fields.enabled == "true";
     let result = async {
-        let caller = features::SWITCH_WITH.admit(principal.clone())?;
+        let caller = features::SWITCH_WITH.admit_in(principal.clone(), Some(&path.0))?;
         features::switch_with(
             &state.app,
             &caller,

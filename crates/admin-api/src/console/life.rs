@@ -37,7 +37,9 @@ pub struct Offers {
 
 /// The card: stage, stale, tags, parent, copy.
 pub fn card(detail: &FeatureDetailOut, offers: &Offers, principal: &Principal) -> Markup {
-    let may = |access: flag_admin::identity::auth::Access| access.admit(principal.clone()).is_ok();
+    let may = |access: flag_admin::identity::auth::Access| {
+        access.admit_in(principal.clone(), Some(&detail.project)).is_ok()
+    };
     let path = flag_path(&detail.project, &detail.name);
     html! {
         section.card aria-labelledby="life" {
@@ -185,7 +187,7 @@ pub async fn post(
     let result: Result<Option<String>, AdminError> = async {
         match what.as_str() {
             "stale" => {
-                let caller = archive::STALE_MANY.admit(principal.clone())?;
+                let caller = archive::STALE_MANY.admit_in(principal.clone(), Some(&project))?;
                 let request = BatchStale {
                     features: vec![feature.clone()],
                     stale: get("stale") == "true",
@@ -194,7 +196,7 @@ pub async fn post(
                 Ok(None)
             }
             "clone" => {
-                let caller = features::CLONE.admit(principal.clone())?;
+                let caller = features::CLONE.admit_in(principal.clone(), Some(&project))?;
                 let name = ResourceName::try_from(get("name").as_str())
                     .map_err(|problem| AdminError::invalid("/name", format!("the name {problem}")))?;
                 let request = CloneFeature {
@@ -211,7 +213,7 @@ pub async fn post(
                 let value = TagValue::try_from(get("value").as_str())
                     .map_err(|problem| AdminError::invalid("/value", format!("the tag {problem}")))?;
                 if what == "tags" {
-                    let caller = tags::ADD_TO_FEATURE.admit(principal.clone())?;
+                    let caller = tags::ADD_TO_FEATURE.admit_in(principal.clone(), Some(&project))?;
                     let request = TagIn {
                         value,
                         tag_type,
@@ -219,7 +221,7 @@ pub async fn post(
                     };
                     tags::add_to_feature(&state.app, &caller, feature.clone(), request).await?;
                 } else {
-                    let caller = tags::REMOVE_FROM_FEATURE.admit(principal.clone())?;
+                    let caller = tags::REMOVE_FROM_FEATURE.admit_in(principal.clone(), Some(&project))?;
                     tags::remove_from_feature(
                         &state.app,
                         &caller,
@@ -230,7 +232,7 @@ pub async fn post(
                 Ok(None)
             }
             "dependencies" => {
-                let caller = dependencies::ADD.admit(principal.clone())?;
+                let caller = dependencies::ADD.admit_in(principal.clone(), Some(&project))?;
                 let request = AddDependency {
                     feature: get("feature"),
                     enabled: Some(get("enabled") != "false"),
@@ -240,7 +242,7 @@ pub async fn post(
                 Ok(None)
             }
             "dependencies/delete" => {
-                let caller = dependencies::REMOVE.admit(principal.clone())?;
+                let caller = dependencies::REMOVE.admit_in(principal.clone(), Some(&project))?;
                 dependencies::remove(&state.app, &caller, project.clone(), feature.clone()).await?;
                 Ok(None)
             }

@@ -27,6 +27,7 @@ mod settings;
 mod signup;
 mod sso;
 mod strategy;
+mod teams;
 mod usage;
 mod variants;
 
@@ -181,6 +182,46 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(web::resource("/admin/export").route(web::get().to(settings::download)))
         .service(web::resource("/admin/users/{id}").route(web::post().to(admin::update_user)))
+        .service(
+            web::resource("/admin/roles")
+                .route(web::get().to(teams::roles))
+                .route(web::post().to(teams::create_role)),
+        )
+        .service(
+            web::resource("/admin/roles/{id}")
+                .route(web::get().to(teams::role))
+                .route(web::post().to(teams::save_role)),
+        )
+        .service(web::resource("/admin/roles/{id}/delete").route(web::post().to(teams::delete_role)))
+        .service(
+            web::resource("/admin/groups")
+                .route(web::get().to(teams::groups))
+                .route(web::post().to(teams::create_group)),
+        )
+        .service(
+            web::resource("/admin/groups/{id}")
+                .route(web::get().to(teams::group))
+                .route(web::post().to(teams::save_group)),
+        )
+        .service(web::resource("/admin/groups/{id}/delete").route(web::post().to(teams::delete_group)))
+        .service(
+            web::resource("/admin/service-accounts")
+                .route(web::get().to(teams::service_accounts))
+                .route(web::post().to(teams::create_service_account)),
+        )
+        .service(
+            web::resource("/admin/service-accounts/{id}")
+                .route(web::get().to(teams::service_account))
+                .route(web::post().to(teams::save_service_account)),
+        )
+        .service(
+            web::resource("/admin/service-accounts/{id}/tokens/{token}/delete")
+                .route(web::post().to(teams::delete_service_account_token)),
+        )
+        .service(
+            web::resource("/admin/service-accounts/{id}/{action}").route(web::post().to(teams::service_account_action)),
+        )
+        .service(web::resource("/projects/{id}/access").route(web::post().to(teams::change_access)))
         .service(web::resource("/console/{file}").route(web::get().to(assets::serve)));
 }
 

@@ -133,15 +133,20 @@ async fn render(
         let known = environments::list(&state.app).await?;
         projects::TOKEN_COUNTS.admit(principal.clone())?;
         let tokens = projects::token_counts(&state.app, id.to_owned()).await?;
-        Ok::<_, AdminError>((project, known, tokens))
+        let access = super::teams::access_section(state, principal, id).await?;
+        Ok::<_, AdminError>((project, known, tokens, access))
     }
     .await;
-    let (project, known, tokens) = match loaded {
+    let (project, known, tokens, access) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => return layout::failure(&error),
     };
-    let may_enable = projects::ENABLE_ENVIRONMENT.admit(principal.clone()).is_ok();
-    let may_disable = projects::DISABLE_ENVIRONMENT.admit(principal.clone()).is_ok();
+    let may_enable = projects::ENABLE_ENVIRONMENT
+        .admit_in(principal.clone(), Some(id))
+        .is_ok();
+    let may_disable = projects::DISABLE_ENVIRONMENT
+        .admit_in(principal.clone(), Some(id))
+        .is_ok();
     let every = tokens.get("*").copied().unwrap_or(0);
     let status = error.map_or(StatusCode::OK, crate::error::status_of);
     let body = html! {
@@ -188,6 +193,7 @@ async fn render(
                 }
             }
         }
+        (access)
     };
     layout::page(
         status,
@@ -214,7 +220,7 @@ pub async fn environment(
     let name = field(&fields, "environment");
     let result = async {
         if field(&fields, "enabled") == "true" {
-            let caller = projects::ENABLE_ENVIRONMENT.admit(principal.clone())?;
+            let caller = projects::ENABLE_ENVIRONMENT.admit_in(principal.clone(), Some(&project))?;
             let environment = ResourceName::try_from(name.as_str()).map_err(|problem| {
                 AdminError::invalid("/environment", format!("the environment {problem}"))
             })?;
@@ -225,7 +231,7 @@ pub async fn environment(
             };
             projects::enable_environment(&state.app, &caller, project.clone(), request).await
         } else {
-            let caller = projects::DISABLE_ENVIRONMENT.admit(principal.clone())?;
+            let caller = projects::DISABLE_ENVIRONMENT.admit_in(principal.clone(), Some(&project))?;
             projects::disable_environment(&state.app, &caller, project.clone(), name.clone()).await
         }
     }

@@ -277,7 +277,7 @@ async fn render(
         Some(_) => strategies::UPDATE,
         None => strategies::ADD,
     }
-    .admit(principal.clone())
+    .admit_in(principal.clone(), Some(place.project))
     .is_ok_and(|caller| caller.require_in(place.environment).is_ok());
     let viewer = Viewer::of(principal);
     let body = html! {
@@ -493,11 +493,11 @@ pub async fn save(
         let command = draft.clone().into_request(stored)?;
         match &id {
             Some(id) => {
-                let caller = strategies::UPDATE.admit(principal.clone())?;
+                let caller = strategies::UPDATE.admit_in(principal.clone(), Some(&project))?;
                 strategies::update(&state.app, &caller, place, id.clone(), command).await
             }
             None => {
-                let caller = strategies::ADD.admit(principal.clone())?;
+                let caller = strategies::ADD.admit_in(principal.clone(), Some(&project))?;
                 strategies::add(&state.app, &caller, place, command).await
             }
         }

@@ -546,6 +546,18 @@ pub async fn flows(console: &Console) -> TestResult {
                 .first()
                 .and_then(|strategy| strategy["id"].as_str().map(str::to_owned))
                 .unwrap_or_default();
+            let role = console.must(
+                "POST",
+                "/api/admin/roles",
+                Some(json!({"name": "axe", "type": "custom", "permissions": [{"name": "CREATE_FEATURE"}]})),
+            )?["roles"]["id"]
+                .clone();
+            let account = console.must(
+                "POST",
+                "/api/admin/service-account",
+                Some(json!({"username": "axe-bot", "rootRole": 3})),
+            )?["id"]
+                .clone();
             let pages = [
                 "/flags".to_owned(),
                 "/flags?project=*&q=r".to_owned(),
@@ -570,6 +582,11 @@ pub async fn flows(console: &Console) -> TestResult {
                 "/admin/invites".to_owned(),
                 "/admin/tokens".to_owned(),
                 "/admin/users".to_owned(),
+                "/admin/roles".to_owned(),
+                format!("/admin/roles/{role}"),
+                "/admin/groups".to_owned(),
+                "/admin/service-accounts".to_owned(),
+                format!("/admin/service-accounts/{account}"),
                 "/admin/webhooks".to_owned(),
                 "/admin/sign-in".to_owned(),
                 "/admin/import".to_owned(),

@@ -1846,3 +1846,170 @@ async fn admins_keep_webhooks_sign_in_and_imports_from_the_console() -> Result<(
     assert_eq!(status, StatusCode::OK);
     Ok(())
 }
+
+#[actix_web::test]
+async fn admins_keep_roles_groups_service_accounts_and_project_access_and_owners_their_project() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let admin = user(&service, "admin@example.com", 1).await;
+    let editor = user(&service, "editor@example.com", 2).await;
+    let viewer = user(&service, "viewer@example.com", 3).await;
+    for path in ["/admin/groups", "/admin/service-accounts"] {
+        let refused = call(&service, page(path, Some(&editor))).await;
+        assert_eq!(refused.status, StatusCode::FORBIDDEN, "{path}");
+    }
+    // Roles: anyone signed in reads them; only an admin is offered the form.
+    let roles = call(&service, page("/admin/roles", Some(&editor))).await;
+    assert_eq!(roles.status, StatusCode::OK);
+    assert!(
+        !roles.body.contains("action=\"/admin/roles\""),
+        "an editor is offered the form"
+    );
+    let created = call(
+        &service,
+        form(
+            "/admin/roles",
+            Some(&admin),
+            &[
+                ("name", "Releaser"),
+                ("type", "custom"),
+                ("permission", "UPDATE_FEATURE_ENVIRONMENT@production"),
+                ("permission", "CREATE_FEATURE"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(created.status, StatusCode::SEE_OTHER, "{}", created.body);
+    let (_, listed) = send(&service, get("/api/admin/roles", ADMIN)).await;
+    let role = listed["roles"]
+        .as_array()
+        .and_then(|roles| roles.iter().find(|role| role["name"] == "Releaser"))
+        .and_then(|role| role["id"].as_i64())
+        .unwrap_or_default();
+    let edit = call(&service, page(&format!("/admin/roles/{role}"), Some(&admin))).await;
+    assert!(
+        edit.body
+            .contains("value=\"UPDATE_FEATURE_ENVIRONMENT@production\" checked"),
+        "{}",
+        edit.body
+    );
+    let wrong = call(
+        &service,
+        form(
+            "/admin/roles",
+            Some(&admin),
+            &[
+                ("name", "Bad"),
+                ("type", "custom"),
+                ("permission", "CREATE_PROJECT"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::BAD_REQUEST);
+    assert!(wrong.body.contains("CREATE_PROJECT"), "{}", wrong.body);
+
+    // A group holding the viewer, then a service account with a token shown once.
+    let (_, users) = send(&service, get("/api/admin/user-admin", ADMIN)).await;
+    let viewer_id = users["users"]
+        .as_array()
+        .and_then(|users| users.iter().find(|user| user["email"] == "viewer@example.com"))
+        .and_then(|user| user["id"].as_i64())
+        .unwrap_or_default()
+        .to_string();
+    let grouped = call(
+        &service,
+        form(
+            "/admin/groups",
+            Some(&admin),
+            &[
+                ("name", "Release team"),
+                ("rootRole", ""),
+                ("user", &viewer_id),
+                ("mappingsSSO", "release, ops"),
+            ],
+        ),
+    )
+    .await;
+    assert_eq!(grouped.status, StatusCode::SEE_OTHER, "{}", grouped.body);
+    let (_, groups) = send(&service, get("/api/admin/groups", ADMIN)).await;
+    assert_eq!(groups["groups"][0]["mappingsSSO"], json!(["release", "ops"]));
+    let group_id = groups["groups"][0]["id"].as_i64().unwrap_or_default().to_string();
+    let account = call(
+        &service,
+        form(
+            "/admin/service-accounts",
+            Some(&admin),
+            &[("username", "deployer"), ("name", "CI"), ("rootRole", "3")],
+        ),
+    )
+    .await;
+    assert_eq!(account.status, StatusCode::SEE_OTHER, "{}", account.body);
+    let (_, accounts) = send(&service, get("/api/admin/service-account", ADMIN)).await;
+    let account_id = accounts["serviceAccounts"][0]["id"].as_i64().unwrap_or_default();
+    let later = (chrono::Utc::now() + chrono::Duration::days(30))
+        .format("%Y-%m-%dT%H:%M")
+        .to_string();
+    let token = call(
+        &service,
+        form(
+            &format!("/admin/service-accounts/{account_id}/tokens"),
+            Some(&admin),
+            &[("description", "pipeline"), ("expiresAt", &later)],
+        ),
+    )
+    .await;
+    assert_eq!(token.status, StatusCode::OK, "{}", token.body);
+    assert!(token.body.contains("user:"), "{}", token.body);
+
+    // Project access: the group gets the custom role, the viewer becomes the project's owner.
+    for who in [format!("group:{group_id}"), format!("user:{viewer_id}")] {
+        let role_id = if who.starts_with("group") {
+            role.to_string()
+        } else {
+            "4".to_owned()
+        };
+        let given = call(
+            &service,
+            form(
+                "/projects/default/access",
+                Some(&admin),
+                &[("action", "add"), ("role", &role_id), ("who", &who)],
+            ),
+        )
+        .await;
+        assert_eq!(given.status, StatusCode::SEE_OTHER, "{}", given.body);
+    }
+    let project = call(&service, page("/projects/default", Some(&admin))).await;
+    assert!(
+        project.body.contains("Group Release team") && project.body.contains("Releaser"),
+        "{}",
+        project.body
+    );
+    // The viewer now owns `default`: offered the access forms and its environments' switches.
+    let owned = call(&service, page("/projects/default", Some(&viewer))).await;
+    assert!(owned.body.contains("Give the role"), "{}", owned.body);
+    assert!(owned.body.contains("Switch off"), "{}", owned.body);
+    let refused = call(
+        &service,
+        form(
+            "/projects/default/access",
+            Some(&editor),
+            &[("action", "remove"), ("user", &viewer_id)],
+        ),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+    let removed = call(
+        &service,
+        form(
+            "/projects/default/access",
+            Some(&viewer),
+            &[("action", "remove"), ("group", &group_id)],
+        ),
+    )
+    .await;
+    assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
+    let (_, access) = send(&service, get("/api/admin/projects/default/access", ADMIN)).await;
+    assert_eq!(access["groups"].as_array().map(Vec::len), Some(0), "{access}");
+}
