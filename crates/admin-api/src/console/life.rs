@@ -208,6 +208,16 @@ pub async fn post(
                 Ok(Some(made.name))
             }
             "tags" | "tags/delete" => {
+                // Tags are written by the flag's name alone: admitted by a role in this
+                // project, the flag must be one of it.
+                let reader = features::GET.admit(principal.clone())?;
+                features::get(
+                    &state.app,
+                    &reader,
+                    (project.clone(), feature.clone()),
+                    Default::default(),
+                )
+                .await?;
                 let tag_type = TagTypeName::try_from(get("type").as_str())
                     .map_err(|problem| AdminError::invalid("/type", format!("the tag type {problem}")))?;
                 let value = TagValue::try_from(get("value").as_str())

@@ -199,15 +199,14 @@ impl Config {
         }))
     }
 
-    /// The root role the claims give, with group syncing: the strongest a group maps to, or the
-    /// default. `None` without group syncing, and when the token has no groups claim at all (a
-    /// provider that did not release it, or too many groups to list), so that a missing claim
-    /// never demotes anyone.
-    fn role_from(&self, claims: &Map<String, Value>) -> Option<RootRole> {
+    /// The provider's groups the claims name, with group syncing. `None` without group syncing,
+    /// and when the token has no groups claim at all (a provider that did not release it, or
+    /// too many groups to list), so that a missing claim never demotes anyone or empties a
+    /// group.
+    fn groups_from(&self, claims: &Map<String, Value>) -> Option<Vec<String>> {
         if !self.group_syncing {
             return None;
         }
-        let mut found = None;
         let mut at: Option<&Value> = None;
         for (index, name) in self.group_path.iter().enumerate() {
             at = if index == 0 {
@@ -216,18 +215,29 @@ impl Config {
                 at.and_then(|value| value.get(name))
             };
         }
-        let groups: Vec<&str> = match at {
-            Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).collect(),
-            Some(Value::String(one)) => vec![one.as_str()],
+        match at {
+            Some(Value::Array(items)) => Some(
+                items
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect(),
+            ),
+            Some(Value::String(one)) => Some(vec![one.clone()]),
             _ => {
                 tracing::warn!(
                     path = %self.group_path.join("."),
-                    "the ID token has no groups claim at {}; the user's root role is left as it is",
+                    "the ID token has no groups claim at {}; the user's root role and groups are left as they are",
                     self.group_path.join(".")
                 );
-                return None;
+                None
             }
-        };
+        }
+    }
+
+    /// The root role `groups` give: the strongest a group maps to, or the default.
+    fn role_from(&self, groups: &[String]) -> RootRole {
+        let mut found = None;
         for group in groups {
             if let Some(&role) = self.group_roles.get(group) {
                 found = Some(match found {
@@ -236,7 +246,7 @@ impl Config {
                 });
             }
         }
-        Some(found.unwrap_or(self.default_role))
+        found.unwrap_or(self.default_role)
     }
 }
 
@@ -851,8 +861,17 @@ pub async fn finish(
         .name()
         .and_then(|names| names.get(None))
         .map(|name| name.as_str().to_owned());
-    let role = config.role_from(&claims.additional_claims().0);
+    let groups = config.groups_from(&claims.additional_claims().0);
+    let role = groups.as_deref().map(|groups| config.role_from(groups));
     let user = sign_in_user(ctx, &config, &email, name, role).await?;
+    if let Some(groups) = groups {
+        // Membership of the groups that map the provider's groups follows the claim.
+        let id = user.id;
+        db::run(&ctx.store, move |conn| {
+            queries::access::sync_sso_groups(conn, id, &groups, &Actor::system(), now)
+        })
+        .await?;
+    }
     // Kept with the session, on the server only, for `id_token_hint` when signing out at the
     // provider too; without single sign-out it has no use, and is not kept.
     let id_token = config.single_sign_out.then_some(raw);
@@ -1043,7 +1062,11 @@ mod tests {
     #[test]
     fn the_strongest_mapped_group_wins_and_a_missing_claim_changes_nothing() -> Result<(), AdminError> {
         let config = Config::parse(&settings())?.ok_or_else(|| AdminError::Internal("enabled".into()))?;
-        let role = |value| config.role_from(&claims(value));
+        let role = |value| {
+            config
+                .groups_from(&claims(value))
+                .map(|groups| config.role_from(&groups))
+        };
         assert_eq!(
             role(serde_json::json!({"realm_access": {"roles": ["staff", "flag-editors", "flag-admins"]}})),
             Some(RootRole::Admin)
@@ -1066,7 +1089,7 @@ mod tests {
         off.enable_group_syncing = false;
         let config = Config::parse(&off)?.ok_or_else(|| AdminError::Internal("enabled".into()))?;
         assert_eq!(
-            config.role_from(&claims(
+            config.groups_from(&claims(
                 serde_json::json!({"realm_access": {"roles": ["flag-admins"]}})
             )),
             None

@@ -573,3 +573,106 @@ async fn email_verified_as_a_string_signs_in() -> Result<(), Box<dyn std::error:
     );
     Ok(())
 }
+
+/// With group syncing, a login through the provider puts the user in the groups that map the
+/// provider's groups they are in, and out of the mapped ones they left; what those groups hold
+/// in a project comes with them. Groups without mappings are left alone.
+#[actix_web::test]
+async fn group_syncing_fills_the_mapped_groups_at_each_login() -> Result<(), Box<dyn std::error::Error>> {
+    let base = format!("http://127.0.0.1:{}", free_port()?);
+    let provider = OidcProvider::start(&base)?;
+    let settings: OidcSettings = serde_json::from_value(json!({
+        "enabled": true,
+        "discoverUrl": provider.issuer,
+        "clientId": "halyard",
+        "secret": "halyard-secret",
+        "autoCreate": true,
+        "enableGroupSyncing": true,
+        "groupJsonPath": "groups",
+        "addGroupsScope": true,
+    }))?;
+    let app = TestApp::with_settings(Settings {
+        unleash_url: base.clone(),
+        oidc: Some(settings),
+        logins_per_minute: 100,
+        ..Settings::default()
+    });
+    let service = app.service().await;
+    let (status, platform) = send(
+        &service,
+        post(
+            "/api/admin/groups",
+            ADMIN,
+            json!({"name": "Platform", "mappingsSSO": ["platform"]}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{platform}");
+    let (status, owners) = send(
+        &service,
+        post("/api/admin/groups", ADMIN, json!({"name": "Hand-picked"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{owners}");
+    let (status, body) = send(
+        &service,
+        actix_web::test::TestRequest::put()
+            .uri("/api/admin/projects/default/access")
+            .insert_header(("Authorization", ADMIN))
+            .set_json(json!({"roles": [{"id": 4, "groups": [platform["id"]]}]})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+
+    provider.control("/__test/account?login=pat@example.com&groups=platform,staff")?;
+    let signed_in = sign_in_through(&service, &mut AtProvider::new(), "pat@example.com", &base).await?;
+    assert_eq!(signed_in.status, StatusCode::SEE_OTHER, "{}", signed_in.body);
+    let members = |group: &Value| {
+        group["users"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|member| member["user"]["email"].as_str().map(str::to_owned))
+            .collect::<Vec<_>>()
+    };
+    let (_, read) = send(
+        &service,
+        get(&format!("/api/admin/groups/{}", platform["id"]), ADMIN),
+    )
+    .await;
+    assert_eq!(members(&read), ["pat@example.com"]);
+    let (_, read) = send(
+        &service,
+        get(&format!("/api/admin/groups/{}", owners["id"]), ADMIN),
+    )
+    .await;
+    assert!(
+        members(&read).is_empty(),
+        "an unmapped group is left alone: {read}"
+    );
+    // Through the group, the new Viewer owns `default`: it may write there.
+    let session = signed_in.cookie.ok_or("no session")?;
+    let (status, body) = send(
+        &service,
+        actix_web::test::TestRequest::post()
+            .uri("/api/admin/projects/default/features")
+            .cookie(session)
+            .set_json(json!({"name": "from-platform"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+
+    provider.control("/__test/account?login=pat@example.com&groups=staff")?;
+    let again = sign_in_through(&service, &mut AtProvider::new(), "pat@example.com", &base).await?;
+    assert_eq!(again.status, StatusCode::SEE_OTHER, "{}", again.body);
+    let (_, read) = send(
+        &service,
+        get(&format!("/api/admin/groups/{}", platform["id"]), ADMIN),
+    )
+    .await;
+    assert!(
+        members(&read).is_empty(),
+        "left the provider's group, left ours: {read}"
+    );
+    Ok(())
+}

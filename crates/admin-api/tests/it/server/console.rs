@@ -2012,4 +2012,61 @@ async fn admins_keep_roles_groups_service_accounts_and_project_access_and_owners
     assert_eq!(removed.status, StatusCode::SEE_OTHER, "{}", removed.body);
     let (_, access) = send(&service, get("/api/admin/projects/default/access", ADMIN)).await;
     assert_eq!(access["groups"].as_array().map(Vec::len), Some(0), "{access}");
+
+    // Owning `default` reaches its flags, not another project's under its name.
+    send(
+        &service,
+        post("/api/admin/projects", ADMIN, json!({"id": "web", "name": "Web"})),
+    )
+    .await;
+    send(
+        &service,
+        post(
+            "/api/admin/projects/web/features",
+            ADMIN,
+            json!({"name": "elsewhere"}),
+        ),
+    )
+    .await;
+    send(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "owned"}),
+        ),
+    )
+    .await;
+    let mine = call(
+        &service,
+        form(
+            "/flags/default/owned/tags",
+            Some(&viewer),
+            &[("type", "simple"), ("value", "mine")],
+        ),
+    )
+    .await;
+    assert_eq!(mine.status, StatusCode::SEE_OTHER, "{}", mine.body);
+    let theirs = call(
+        &service,
+        form(
+            "/flags/default/elsewhere/tags",
+            Some(&viewer),
+            &[("type", "simple"), ("value", "theirs")],
+        ),
+    )
+    .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND, "{}", theirs.body);
+    let direct = call(
+        &service,
+        form(
+            "/flags/web/elsewhere/tags",
+            Some(&viewer),
+            &[("type", "simple"), ("value", "theirs")],
+        ),
+    )
+    .await;
+    assert_eq!(direct.status, StatusCode::FORBIDDEN, "{}", direct.body);
+    let (_, tags) = send(&service, get("/api/admin/features/elsewhere/tags", ADMIN)).await;
+    assert_eq!(tags["tags"].as_array().map(Vec::len), Some(0), "{tags}");
 }
