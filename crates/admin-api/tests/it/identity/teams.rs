@@ -230,6 +230,21 @@ async fn the_official_providers_lifecycles_of_roles_groups_access_and_service_ac
     )
     .await;
     assert_eq!(updated["rootRole"], 2);
+    // An import, refused to admin tokens as in Unleash, is made with a service account's token.
+    let import = json!({"project": "default", "environment": "development",
+                        "data": {"features": [], "featureStrategies": [], "tagTypes": []}});
+    let (status, body) = send(
+        &service,
+        post("/api/admin/features-batch/import", ADMIN, import.clone()),
+    )
+    .await;
+    assert_eq!(status, StatusCode::BAD_REQUEST, "{body}");
+    let (status, body) = send(
+        &service,
+        post("/api/admin/features-batch/import", &account_secret, import),
+    )
+    .await;
+    assert!(status.is_success(), "{status} {body}");
     let users = expect(&service, get("/api/admin/user-admin", ADMIN), StatusCode::OK).await;
     assert!(
         users["users"]
