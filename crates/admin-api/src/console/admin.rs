@@ -357,7 +357,7 @@ pub async fn users_page(state: web::Data<AppState>, request: HttpRequest) -> Htt
                                         label.visually-hidden for=(format!("role-{id}")) { "Root role of " (login) }
                                         select id=(format!("role-{id}")) name="rootRole" {
                                             @for role in listed.root_roles() {
-                                                option value=(role.id()) selected[role.id() == user.root_role().id()] { (role.name()) }
+                                                option value=(role.id()) selected[role.id() == user.root_role()] { (role.name()) }
                                             }
                                         }
                                         button.secondary type="submit" { "Save" }

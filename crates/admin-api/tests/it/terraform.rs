@@ -323,3 +323,98 @@ async fn the_openid_settings_read_back_the_secret_terraform_wrote() {
     .await;
     assert_eq!(read["secret"], "*****");
 }
+
+#[actix_web::test]
+async fn a_user_holds_a_custom_root_role_as_terraform_gives_it() {
+    let app = keyed();
+    let service = app.service().await;
+    let role = expect(
+        &service,
+        post(
+            "/api/admin/roles",
+            ADMIN,
+            json!({"name": "Segment keepers", "type": "root-custom", "permissions": [{"name": "CREATE_SEGMENT"}]}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    let role_id = role["roles"]["id"].as_i64().unwrap_or_default();
+    let created = expect(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": "seg@example.com", "rootRole": role_id, "sendEmail": false}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(created["rootRole"], role_id, "{created}");
+    let id = created["id"].as_i64().unwrap_or_default();
+    let read = expect(
+        &service,
+        get(&format!("/api/admin/user-admin/{id}"), ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(read["rootRole"], role_id);
+    let listed = expect(&service, get("/api/admin/user-admin", ADMIN), StatusCode::OK).await;
+    assert!(
+        listed["rootRoles"]
+            .as_array()
+            .is_some_and(|roles| roles.iter().any(|role| role["id"] == role_id)),
+        "{listed}"
+    );
+    let updated = expect(
+        &service,
+        put(
+            &format!("/api/admin/user-admin/{id}"),
+            ADMIN,
+            json!({"rootRole": 2}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(updated["rootRole"], 2);
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/user-admin/{id}"),
+            ADMIN,
+            json!({"rootRole": 4}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/user-admin/{id}"),
+            ADMIN,
+            json!({"rootRole": 999}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+    // A custom project role is no root role.
+    let project_role = expect(
+        &service,
+        post(
+            "/api/admin/roles",
+            ADMIN,
+            json!({"name": "p", "type": "custom", "permissions": [{"name": "CREATE_FEATURE"}]}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    let (status, body) = send(
+        &service,
+        put(
+            &format!("/api/admin/user-admin/{id}"),
+            ADMIN,
+            json!({"rootRole": project_role["roles"]["id"]}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+}

@@ -638,6 +638,7 @@ pub async fn update_service_account(
                 name: request.name,
                 email: None,
                 root_role: role.map(|(built_in, _)| built_in),
+                custom_root_role: None,
             };
             queries::users::update(conn, id, &changes, actor, now)?;
             match role {

@@ -8,6 +8,7 @@ use flag_store::queries;
 use crate::identity::auth::{Access, Caller};
 use crate::identity::users::types::UserOut;
 use crate::identity::users::types::{CreateUserRequest, PasswordRequest, UpdateUserRequest, UsersResponse};
+use crate::runtime::domain::AnyRootRole;
 use crate::runtime::input;
 use crate::{AdminError, Detail, identity::password, runtime::Runtime, runtime::db};
 
@@ -16,10 +17,13 @@ pub const LIST: Access = Access::AdminRead;
 
 /// Every user, and the root roles.
 pub async fn list(ctx: &Runtime) -> Result<UsersResponse, AdminError> {
-    let mut users = db::run(&ctx.store, queries::users::list).await?;
+    let (mut users, roles) = db::run(&ctx.store, |conn| {
+        Ok((queries::users::list(conn)?, queries::access::roles(conn)?))
+    })
+    .await?;
     // Service accounts are listed at /api/admin/service-account, as in Unleash.
     users.retain(|user| !user.is_service);
-    Ok(UsersResponse::from(users))
+    Ok(UsersResponse::new(users, roles))
 }
 
 /// A password's Argon2id hash, made on the CPU pool.
@@ -28,6 +32,25 @@ pub(crate) async fn hash_password(ctx: &Runtime, password: String) -> Result<Str
         .run(move || password::hash(&password))
         .await?
         .map_err(|error| AdminError::Internal(format!("password hashing failed: {error}")))
+}
+
+/// Refuses a custom root role that is not there or not a root role, at `/rootRole`, as a body's
+/// mistake.
+async fn check_root_role(ctx: &Runtime, role: Option<AnyRootRole>) -> Result<(), AdminError> {
+    let Some(AnyRootRole::Custom(id)) = role else {
+        return Ok(());
+    };
+    let found = db::run(&ctx.store, move |conn| queries::users::role(conn, id))
+        .await
+        .map_err(|_| AdminError::invalid("/rootRole", format!("there is no role {id}")))?;
+    if found.role_type == "root-custom" {
+        Ok(())
+    } else {
+        Err(AdminError::invalid(
+            "/rootRole",
+            format!("role {} is not a root role", found.name),
+        ))
+    }
 }
 
 /// Who may create a user.
@@ -69,12 +92,15 @@ pub async fn create(
         username,
         email,
         password_hash,
-        root_role: request.root_role,
+        root_role: request.root_role.parts().0,
         created_at: crate::now(),
     };
+    check_root_role(ctx, Some(request.root_role)).await?;
+    let custom = request.root_role.parts().1;
     let row = caller
-        .write(ctx, move |conn, actor, _| {
-            queries::users::create(conn, &user, actor)
+        .write(ctx, move |conn, actor, _| match custom {
+            Some(custom) => queries::users::create_with_custom_root(conn, &user, custom, actor),
+            None => queries::users::create(conn, &user, actor),
         })
         .await?;
     Ok(UserOut::from(row))
@@ -95,10 +121,12 @@ pub async fn update(
         None,
         request.name.as_deref(),
     ))?;
+    check_root_role(ctx, request.root_role).await?;
     let changes = UserChanges {
         name: request.name.map(|name| name.trim().to_owned()),
         email: request.email.map(|email| email.trim().to_owned()),
-        root_role: request.root_role,
+        root_role: request.root_role.map(|role| role.parts().0),
+        custom_root_role: request.root_role.map(|role| role.parts().1),
     };
     let row = caller
         .write(ctx, move |conn, actor, now| {

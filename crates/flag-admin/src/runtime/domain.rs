@@ -219,6 +219,73 @@ impl ToSchema for RootRoleSchema {
     }
 }
 
+/// A root role as a request gives one: built in (1 Admin, 2 Editor, 3 Viewer, or the name), or
+/// a custom root role by its id, whose existence and kind the store checks when it is given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AnyRootRole {
+    /// Admin, Editor or Viewer.
+    BuiltIn(RootRole),
+    /// A custom root role's id (above 5, the built-in roles').
+    Custom(i32),
+}
+
+impl AnyRootRole {
+    /// The built-in root role it gives (Viewer under a custom one, whose permissions add to
+    /// it), and the custom role.
+    pub fn parts(self) -> (RootRole, Option<i32>) {
+        match self {
+            Self::BuiltIn(role) => (role, None),
+            Self::Custom(id) => (RootRole::Viewer, Some(id)),
+        }
+    }
+
+    /// The role with id `id`, read as a body's `rootRole` number is.
+    pub fn from_id(id: i64) -> Result<Self, String> {
+        match i32::try_from(id) {
+            Ok(id) if id > 5 => Ok(Self::Custom(id)),
+            _ => RootRole::deserialize(
+                serde::de::IntoDeserializer::<serde::de::value::Error>::into_deserializer(id),
+            )
+            .map(Self::BuiltIn)
+            .map_err(|error| format!("{error}, or a custom root role's id")),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for AnyRootRole {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match serde_json::Value::deserialize(deserializer)? {
+            serde_json::Value::Number(number) => number
+                .as_i64()
+                .ok_or_else(|| de::Error::custom(format!("{number} is not a role's id")))
+                .and_then(|id| Self::from_id(id).map_err(de::Error::custom)),
+            serde_json::Value::String(text) => match text.trim().parse::<i64>() {
+                Ok(id) => Self::from_id(id).map_err(de::Error::custom),
+                Err(_) => RootRole::deserialize(serde_json::Value::String(text))
+                    .map(Self::BuiltIn)
+                    .map_err(de::Error::custom),
+            },
+            other => Err(de::Error::custom(format!(
+                "{other} is not a root role: give 1 (Admin), 2 (Editor), 3 (Viewer), a custom root role's id, or a name"
+            ))),
+        }
+    }
+}
+
+impl PartialSchema for AnyRootRole {
+    fn schema() -> RefOr<Schema> {
+        OneOfBuilder::new()
+            .item(ObjectBuilder::new().schema_type(Type::Integer).minimum(Some(1)))
+            .item(ObjectBuilder::new().schema_type(Type::String))
+            .description(Some(
+                "1 (Admin), 2 (Editor), 3 (Viewer) or a custom root role's id, as a number or a numeric string, or a built-in role's name in any letter case",
+            ))
+            .into()
+    }
+}
+
+impl ToSchema for AnyRootRole {}
+
 /// The OpenAPI schema of [`TokenType`]: its names, lower-case. The type lives in flag-store, which
 /// does not depend on utoipa, so a field of that type names this one with
 /// `#[schema(value_type = TokenTypeSchema)]`; the document calls it `TokenType`.

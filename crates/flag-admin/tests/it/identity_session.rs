@@ -36,7 +36,7 @@ async fn user_with_password(
         email: email.map(str::to_owned),
         username: username.map(str::to_owned),
         name: None,
-        root_role: role,
+        root_role: flag_admin::runtime::domain::AnyRootRole::BuiltIn(role),
         password: Some(PASSWORD.into()),
         send_email: None,
     };
@@ -144,7 +144,9 @@ async fn a_session_follows_its_users_role_and_ends_at_logout_or_deletion() -> Ou
     let demote = UpdateUserRequest {
         email: None,
         name: None,
-        root_role: Some(RootRole::Viewer),
+        root_role: Some(flag_admin::runtime::domain::AnyRootRole::BuiltIn(
+            RootRole::Viewer,
+        )),
     };
     users::update(ctx, &admin, id, demote).await?;
     assert_eq!(

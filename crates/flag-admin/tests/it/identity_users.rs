@@ -22,7 +22,7 @@ fn person(
         email: email.map(str::to_owned),
         username: username.map(str::to_owned),
         name: Some("Ed".into()),
-        root_role: role,
+        root_role: flag_admin::runtime::domain::AnyRootRole::BuiltIn(role),
         password: password.map(str::to_owned),
         send_email: None,
     }
@@ -89,7 +89,9 @@ async fn administrators_create_update_and_delete_users() -> Outcome {
     let update = UpdateUserRequest {
         email: None,
         name: Some(" Edward ".into()),
-        root_role: Some(RootRole::Viewer),
+        root_role: Some(flag_admin::runtime::domain::AnyRootRole::BuiltIn(
+            RootRole::Viewer,
+        )),
     };
     let updated = common::json(&users::update(ctx, &caller, id, update).await?)?;
     // Only the fields named change.
@@ -100,11 +102,23 @@ async fn administrators_create_update_and_delete_users() -> Outcome {
     // The console's role change reads a role id as a body's `rootRole` is read.
     let editor = common::json(&users::update(ctx, &caller, id, UpdateUserRequest::role_change(2)?).await?)?;
     assert_eq!(editor["rootRole"], json!(2));
-    assert!(UpdateUserRequest::role_change(9).is_err());
+    assert!(
+        UpdateUserRequest::role_change(4).is_err(),
+        "a project role is no root role"
+    );
+    assert!(UpdateUserRequest::role_change(0).is_err());
+    // Above 5, a custom root role's id: refused at `/rootRole` when there is none.
+    let no_such_role = users::update(ctx, &caller, id, UpdateUserRequest::role_change(9)?).await;
+    assert!(
+        matches!(no_such_role, Err(AdminError::Validation { .. })),
+        "{no_such_role:?}"
+    );
     let unknown = UpdateUserRequest {
         email: None,
         name: None,
-        root_role: Some(RootRole::Editor),
+        root_role: Some(flag_admin::runtime::domain::AnyRootRole::BuiltIn(
+            RootRole::Editor,
+        )),
     };
     let missing = users::update(ctx, &caller, id + 100, unknown).await;
     assert!(matches!(missing, Err(AdminError::NotFound(_))), "{missing:?}");

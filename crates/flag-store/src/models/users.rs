@@ -173,6 +173,8 @@ pub struct UserChanges {
     pub email: Option<String>,
     /// New root role.
     pub root_role: Option<RootRole>,
+    /// A custom root role, or none (`Some(None)` takes it away).
+    pub custom_root_role: Option<Option<i32>>,
 }
 
 /// A new user; `email` must already be lower-cased (see [`crate::queries::users::create`]).

@@ -36,6 +36,46 @@ pub fn create_if_none(conn: &mut DbConnection, user: &NewUser, actor: &Actor) ->
     })
 }
 
+/// Inserts a user as [`create`] does, holding the custom root role `custom` (whose
+/// permissions add to the built-in root role's), in one write.
+pub fn create_with_custom_root(
+    conn: &mut DbConnection,
+    user: &NewUser,
+    custom: i32,
+    actor: &Actor,
+) -> Result<UserRow, StoreError> {
+    let mut user = user.clone();
+    user.email = user.email.map(|email| flag_eval::fold_case(&email));
+    crate::queries::write(conn, |conn| {
+        check_custom_root(conn, custom)?;
+        let row = insert_quietly(conn, &user)?;
+        diesel::update(users::table.find(row.id))
+            .set(users::custom_root_role.eq(Some(custom)))
+            .execute(conn)?;
+        let row = get(conn, row.id)?;
+        events::record(
+            conn,
+            &NewEvent {
+                data: Some(to_json("data", &event_json(&row))?),
+                ..NewEvent::new(EventType::UserCreated, actor, row.created_at)
+            },
+        )?;
+        Ok(row)
+    })
+}
+
+/// Refuses a role that is not a custom root role.
+fn check_custom_root(conn: &mut DbConnection, id: i32) -> Result<(), StoreError> {
+    let found = role(conn, id)?;
+    if found.role_type == "root-custom" {
+        Ok(())
+    } else {
+        Err(StoreError::Rejected {
+            message: format!("role {} is not a root role", found.name),
+        })
+    }
+}
+
 /// The insert and its event, for callers already in a transaction.
 pub(crate) fn insert(conn: &mut DbConnection, user: &NewUser, actor: &Actor) -> Result<UserRow, StoreError> {
     let row = insert_quietly(conn, user)?;
@@ -174,6 +214,9 @@ pub fn update(
                 });
             }
         }
+        if let Some(Some(custom)) = changes.custom_root_role {
+            check_custom_root(conn, custom)?;
+        }
         let before = get(conn, id)?;
         if changes != UserChanges::default() {
             diesel::update(users::table.find(id))
@@ -215,7 +258,7 @@ fn event_json(user: &UserRow) -> serde_json::Value {
         "name": user.name,
         "username": user.username,
         "email": user.email,
-        "rootRole": user.root_role,
+        "rootRole": user.custom_root_role.unwrap_or(user.root_role.id()),
     })
 }
 

@@ -1,12 +1,11 @@
 //! Bodies and answers of `/api/admin/user-admin`.
 
 use flag_store::models::{RoleRow, UserRow};
-use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use utoipa::ToSchema;
 
-use crate::runtime::domain::{RootRole, RootRoleSchema};
+use crate::runtime::domain::{AnyRootRole, RootRole};
 use crate::runtime::input::iso;
 
 /// A role as Unleash lists it: `{id, name, type}`.
@@ -75,11 +74,22 @@ impl UsersResponse {
     }
 }
 
-impl From<Vec<UserRow>> for UsersResponse {
-    fn from(users: Vec<UserRow>) -> Self {
+impl UsersResponse {
+    /// `users`, with the root roles they can hold: the built-in ones, then the custom root
+    /// roles among `roles`.
+    pub fn new(users: Vec<UserRow>, roles: Vec<RoleRow>) -> Self {
         Self {
             users: users.into_iter().map(UserOut::from).collect(),
-            root_roles: RootRole::ROOT.into_iter().map(Role::from).collect(),
+            root_roles: RootRole::ROOT
+                .into_iter()
+                .map(Role::from)
+                .chain(
+                    roles
+                        .into_iter()
+                        .filter(|role| role.role_type == "root-custom")
+                        .map(Role::from),
+                )
+                .collect(),
         }
     }
 }
@@ -101,9 +111,8 @@ pub struct CreateUserRequest {
     #[serde(default)]
     #[schema(max_length = 255)]
     pub name: Option<String>,
-    /// The user's root role.
-    #[schema(value_type = RootRoleSchema)]
-    pub root_role: RootRole,
+    /// The user's root role: built in, or a custom root role.
+    pub root_role: AnyRootRole,
     /// When given, it must follow Unleash's password rules.
     #[serde(default)]
     #[schema(min_length = 10, max_length = 128)]
@@ -149,22 +158,19 @@ pub struct UpdateUserRequest {
     #[serde(default)]
     #[schema(max_length = 255)]
     pub name: Option<String>,
-    /// The new root role.
+    /// The new root role: built in, or a custom root role.
     #[serde(default)]
-    #[schema(value_type = Option<RootRoleSchema>)]
-    pub root_role: Option<RootRole>,
+    pub root_role: Option<AnyRootRole>,
 }
 
 impl UpdateUserRequest {
     /// A change of root role alone, to the role with the id `role`, read as a body's `rootRole`
     /// number is; when it is no root role, why, as a body is told.
     pub fn role_change(role: i64) -> Result<Self, String> {
-        let root_role = RootRole::deserialize(role.into_deserializer())
-            .map_err(|error: serde::de::value::Error| error.to_string())?;
         Ok(Self {
             email: None,
             name: None,
-            root_role: Some(root_role),
+            root_role: Some(AnyRootRole::from_id(role)?),
         })
     }
 }
@@ -203,9 +209,11 @@ pub struct UserOut {
     company_role: Option<String>,
     /// Always null: not asked at signup.
     product_updates_email_consent: Option<bool>,
-    /// 1 (Admin), 2 (Editor) or 3 (Viewer), written as its id.
-    #[schema(value_type = RootRoleSchema)]
-    root_role: RootRole,
+    /// 1 (Admin), 2 (Editor), 3 (Viewer), or the id of the custom root role they hold.
+    root_role: i32,
+    /// Their built-in root role.
+    #[serde(skip)]
+    built_in: RootRole,
 }
 
 /// The Gravatar address Unleash makes for a user: the SHA-256 of their email, else username,
@@ -250,9 +258,14 @@ impl UserOut {
         self.email.as_deref()
     }
 
-    /// Their root role.
-    pub fn root_role(&self) -> RootRole {
+    /// Their root role's id: built in, or custom.
+    pub fn root_role(&self) -> i32 {
         self.root_role
+    }
+
+    /// Their built-in root role.
+    pub fn built_in_role(&self) -> RootRole {
+        self.built_in
     }
 }
 
@@ -274,7 +287,8 @@ impl From<UserRow> for UserOut {
             seat_type: None,
             company_role: None,
             product_updates_email_consent: None,
-            root_role: user.root_role,
+            root_role: user.custom_root_role.unwrap_or(user.root_role.id()),
+            built_in: user.root_role,
         }
     }
 }
