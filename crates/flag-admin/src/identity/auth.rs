@@ -204,6 +204,18 @@ impl Principal {
             || project.is_some_and(|project| grants.in_project(permission.as_str(), project, environment))
     }
 
+    /// Whether the caller may give someone else the permission `name` in `project` (in
+    /// `environment`, or every environment when it is empty): administrators may give anything;
+    /// others only what they hold there themselves, so that giving a role never widens anyone's
+    /// access beyond the giver's.
+    pub fn may_give(&self, name: &str, project: &str, environment: &str) -> bool {
+        if self.administers() {
+            return true;
+        }
+        self.grants()
+            .is_some_and(|grants| grants.at_root(name) || grants.in_project_fully(name, project, environment))
+    }
+
     /// Whether the caller administers: admin tokens and Admins.
     pub fn administers(&self) -> bool {
         matches!(

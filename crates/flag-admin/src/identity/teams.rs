@@ -449,6 +449,35 @@ pub async fn project_access(ctx: &Runtime, project: String) -> Result<ProjectAcc
     Ok(out)
 }
 
+/// Refuses giving a role in `project` that holds a permission the caller does not hold there:
+/// no one widens access beyond their own. Administrators give any role.
+async fn check_giving(
+    ctx: &Runtime,
+    caller: &Caller,
+    project: &str,
+    roles: &[i32],
+) -> Result<(), AdminError> {
+    if caller.principal().administers() || roles.is_empty() {
+        return Ok(());
+    }
+    let permissions = db::run(&ctx.store, queries::access::role_permissions).await?;
+    for role in roles {
+        for (name, environment) in grants::of_project_role(*role, &permissions) {
+            if !caller.principal().may_give(name, project, &environment) {
+                let place = if environment.is_empty() {
+                    String::new()
+                } else {
+                    format!(" in {environment}")
+                };
+                return Err(AdminError::NoAccess(format!(
+                    "role {role} holds {name}{place}, which you do not hold in this project, so you cannot give it"
+                )));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Who may set a project's access: its owners, and administrators.
 pub const SET_PROJECT_ACCESS: Access = Access::Write(Permission::ProjectUserAccessWrite);
 
@@ -482,6 +511,8 @@ pub async fn set_project_access(
                 .chain(role.groups.iter().map(|group| (role.id, Holder::Group(*group))))
         })
         .collect();
+    let given: Vec<i32> = add.iter().map(|(role, _)| *role).collect();
+    check_giving(ctx, caller, &project, &given).await?;
     caller
         .write(ctx, move |conn, actor, now| {
             queries::access::change_project_access(conn, &project, &remove, &add, actor, now)
@@ -507,6 +538,7 @@ pub async fn add_project_access(
         .map(|user| (role, Holder::User(user.id)))
         .chain(request.groups.iter().map(|group| (role, Holder::Group(group.id))))
         .collect();
+    check_giving(ctx, caller, &project, &[role]).await?;
     caller
         .write(ctx, move |conn, actor, now| {
             queries::access::change_project_access(conn, &project, &[], &add, actor, now)

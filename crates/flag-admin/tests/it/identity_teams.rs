@@ -5,7 +5,7 @@ use flag_admin::AdminError;
 use flag_admin::catalogue::{features, projects};
 use flag_admin::identity::auth::{self, Access, Credential, Principal};
 use flag_admin::identity::teams::{self, Holder};
-use flag_admin::runtime::domain::Permission;
+use flag_admin::runtime::domain::{Permission, RootRole};
 use serde_json::json;
 
 use crate::common::{self, Outcome, World};
@@ -460,5 +460,82 @@ async fn custom_root_roles_grant_their_root_permissions_everywhere() -> Outcome 
     );
     assert!(features::CREATE.admit(held.clone()).is_err());
     assert!(Access::Admin.admit(held).is_err());
+    Ok(())
+}
+
+#[tokio::test]
+async fn giving_a_role_in_a_project_never_widens_access_beyond_the_givers() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    project(&world, "web").await?;
+    let maker = common::admin(teams::CREATE_ROLE);
+    let make = |name: &'static str, permissions: serde_json::Value| {
+        teams::create_role(
+            ctx,
+            &maker,
+            body(json!({"name": name, "type": "custom", "permissions": permissions})),
+        )
+    };
+    let keeper = make("access keeper", json!([{"name": "PROJECT_USER_ACCESS_WRITE"}]))
+        .await?
+        .roles
+        .id;
+    let writer = make("writer", json!([{"name": "CREATE_FEATURE"}]))
+        .await?
+        .roles
+        .id;
+    let (keeper_id, secret) = account(&world, "keeper", 3).await?;
+    let (other, _) = account(&world, "other", 3).await?;
+    teams::add_project_access(
+        ctx,
+        &common::admin(teams::ADD_PROJECT_ACCESS),
+        "web".into(),
+        keeper,
+        body(json!({"users": [{"id": keeper_id}]})),
+    )
+    .await?;
+    let caller = teams::ADD_PROJECT_ACCESS.admit_in(principal(&world, &secret).await?, Some("web"))?;
+    // The keeper gives what it holds...
+    teams::add_project_access(
+        ctx,
+        &caller,
+        "web".into(),
+        keeper,
+        body(json!({"users": [{"id": other}]})),
+    )
+    .await?;
+    // ...but not the Owner role, nor a role holding what it lacks, to anyone, itself included.
+    for role in [RootRole::Owner.id(), RootRole::Member.id(), writer] {
+        let widened = teams::add_project_access(
+            ctx,
+            &caller,
+            "web".into(),
+            role,
+            body(json!({"users": [{"id": keeper_id}]})),
+        )
+        .await;
+        assert!(
+            matches!(widened, Err(AdminError::NoAccess(_))),
+            "role {role}: {widened:?}"
+        );
+    }
+    let replaced = teams::set_project_access(
+        ctx,
+        &teams::SET_PROJECT_ACCESS.admit_in(principal(&world, &secret).await?, Some("web"))?,
+        "web".into(),
+        body(json!({"roles": [{"id": RootRole::Owner.id(), "users": [keeper_id]}]})),
+    )
+    .await;
+    assert!(matches!(replaced, Err(AdminError::NoAccess(_))), "{replaced:?}");
+    // Nothing else changed: the keeper still holds only its role.
+    let access = common::json(&teams::project_access(ctx, "web".into()).await?)?;
+    let roles_of = |id: i32| {
+        access["users"]
+            .as_array()
+            .and_then(|users| users.iter().find(|user| user["id"] == id))
+            .map(|user| user["roles"].clone())
+    };
+    assert_eq!(roles_of(keeper_id), Some(json!([keeper])));
+    assert_eq!(roles_of(other), Some(json!([keeper])));
     Ok(())
 }

@@ -188,6 +188,25 @@ const MEMBER: [&str; 12] = [
     "READ_PROJECT_API_TOKEN",
 ];
 
+/// The permissions a project role holds in its project, as `(name, environment)` (an empty
+/// environment: every environment): Owner every project and environment permission, Member
+/// the flag permissions, a custom role its own rows.
+pub fn of_project_role(role: i32, permissions: &[RolePermissionRow]) -> Vec<(&'static str, String)> {
+    match RootRole::from_id(role) {
+        Some(RootRole::Owner) => PERMISSIONS
+            .iter()
+            .filter(|(_, _, scope)| *scope != Scope::Root)
+            .map(|(name, _, _)| (*name, String::new()))
+            .collect(),
+        Some(RootRole::Member) => MEMBER.iter().map(|name| (*name, String::new())).collect(),
+        _ => permissions
+            .iter()
+            .filter(|row| row.role_id == role)
+            .filter_map(|row| Some((permission(&row.permission)?.1, row.environment.clone())))
+            .collect(),
+    }
+}
+
 /// What a user holds beyond their built-in root role: root permissions, and permissions per
 /// project (an environment permission held in every environment, or in the ones named).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -224,6 +243,21 @@ impl Grants {
             || grant.environments.iter().any(|(held, place)| {
                 *held == name && environment.is_none_or(|environment| environment == place)
             })
+    }
+
+    /// Whether `name` is held in `project` in every environment (`environment` empty) or in
+    /// `environment`: what giving it to someone else asks.
+    pub fn in_project_fully(&self, name: &str, project: &str, environment: &str) -> bool {
+        let Some(grant) = self.projects.get(project) else {
+            return false;
+        };
+        grant.everything
+            || grant.anywhere.contains(name)
+            || (!environment.is_empty()
+                && grant
+                    .environments
+                    .iter()
+                    .any(|(held, place)| *held == name && place == environment))
     }
 
     /// The projects in which anything is held.
