@@ -418,3 +418,166 @@ async fn a_user_holds_a_custom_root_role_as_terraform_gives_it() {
     .await;
     assert_error(status, &body, 400, "ValidationError");
 }
+
+/// philips-labs' provider sends whole feature objects where Unleash reads a few fields, and
+/// parses strings, integers and objects where it expects them (it panics on a parameter that
+/// is not a string).
+#[actix_web::test]
+async fn the_philips_providers_feature_lifecycle() {
+    let app = keyed();
+    let service = app.service().await;
+    let whole = |description: &str| {
+        json!({"archived": false, "description": description, "name": "checkout-v2", "project": "default",
+               "stale": false, "type": "release", "environments": null, "variants": null})
+    };
+    let created = expect(
+        &service,
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            whole("New checkout"),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(created["name"], "checkout-v2");
+    // Feature-wide variants (`PUT …/features/{name}/variants`), which the provider sends only
+    // when a flag's variants are configured, are gone from Unleash 8 as from Halyard: they live
+    // per environment.
+    let strategy = expect(
+        &service,
+        post(
+            "/api/admin/projects/default/features/checkout-v2/environments/development/strategies",
+            ADMIN,
+            json!({"name": "flexibleRollout", "sortOrder": 0,
+                   "parameters": {"rollout": "50", "stickiness": "default", "groupId": "checkout-v2"},
+                   "constraints": [{"contextName": "userId", "operator": "IN", "value": "", "values": ["1"],
+                                    "inverted": false, "caseInsensitive": false}]}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    assert!(
+        strategy["id"].as_str().is_some_and(|id| !id.is_empty()),
+        "{strategy}"
+    );
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/checkout-v2/environments/development/on",
+            ADMIN,
+            whole(""),
+        ),
+    )
+    .await;
+    assert!(status.is_success(), "{status} {body}");
+    let tag = expect(
+        &service,
+        post(
+            "/api/admin/features/checkout-v2/tags",
+            ADMIN,
+            json!({"type": "simple", "value": "team-web"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(tag["value"], "team-web");
+    let tags = expect(
+        &service,
+        put(
+            "/api/admin/features/checkout-v2/tags",
+            ADMIN,
+            json!({"addedTags": [{"type": "simple", "value": "team-pay"}], "removedTags": [{"type": "simple", "value": "team-web"}]}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    assert!(tags["version"].is_i64() && tags["tags"].is_array(), "{tags}");
+
+    let read = expect(
+        &service,
+        get("/api/admin/projects/default/features/checkout-v2", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(read["description"], "New checkout");
+    assert!(read["createdAt"].is_string(), "{read}");
+    let development = read["environments"]
+        .as_array()
+        .and_then(|environments| {
+            environments
+                .iter()
+                .find(|environment| environment["name"] == "development")
+        })
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(development["enabled"], true);
+    let parameters = &development["strategies"][0]["parameters"];
+    assert!(
+        parameters
+            .as_object()
+            .is_some_and(|parameters| parameters.values().all(Value::is_string)),
+        "every parameter a string: {parameters}"
+    );
+    assert!(development["strategies"][0]["sortOrder"].is_i64());
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/default/features/checkout-v2",
+            ADMIN,
+            whole("Changed"),
+        ),
+    )
+    .await;
+    assert!(status.is_success(), "{status} {body}");
+
+    let definition = expect(
+        &service,
+        get("/api/admin/strategies/flexibleRollout", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert!(
+        definition["editable"].is_boolean() && definition["deprecated"].is_boolean(),
+        "{definition}"
+    );
+    assert!(definition["parameters"].as_array().is_some_and(|parameters| {
+        parameters
+            .iter()
+            .all(|parameter| parameter["required"].is_boolean())
+    }));
+    let project = expect(
+        &service,
+        get("/api/admin/projects/default", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    // Its data source reads `environments` as objects; `health` and `updatedAt`, absent, read
+    // as zero values in Go.
+    assert!(project["environments"][0]["environment"].is_string(), "{project}");
+    let types = expect(&service, get("/api/admin/feature-types", ADMIN), StatusCode::OK).await;
+    assert!(
+        types["version"].is_i64() && types["types"][0]["id"].is_string(),
+        "{types}"
+    );
+    let users = expect(
+        &service,
+        post(
+            "/api/admin/user-admin",
+            ADMIN,
+            json!({"email": "named@example.com", "rootRole": "Editor", "sendEmail": true}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    assert_eq!(users["rootRole"], 2);
+
+    let (status, body) = send(
+        &service,
+        delete("/api/admin/projects/default/features/checkout-v2", ADMIN),
+    )
+    .await;
+    assert!(status.is_success(), "{status} {body}");
+    let (status, body) = send(&service, delete("/api/admin/archive/checkout-v2", ADMIN)).await;
+    assert!(status.is_success(), "{status} {body}");
+}
