@@ -223,8 +223,8 @@ pub async fn update_invite(
 /// `GET /admin/tokens`.
 pub async fn tokens(state: web::Data<AppState>, request: HttpRequest) -> HttpResponse {
     let app = &state.app;
-    admin_page(&state, &request, tokens::LIST, "admin", "API tokens", |_| async move {
-        let listed = tokens::list(app).await?;
+    admin_page(&state, &request, tokens::LIST, "admin", "API tokens", |principal| async move {
+        let listed = tokens::list(app, &tokens::LIST.admit(principal)?).await?;
         Ok(html! {
             h1 { "API tokens" }
             (admin_nav("tokens"))

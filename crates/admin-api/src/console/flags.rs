@@ -4,7 +4,7 @@
 use actix_web::http::StatusCode;
 use actix_web::http::header::{ACCEPT, LOCATION};
 use actix_web::{HttpRequest, HttpResponse, web};
-use flag_admin::catalogue::features::types::{CreateFeature, SwitchQuery};
+use flag_admin::catalogue::features::types::{BatchFeatures, CreateFeature, SwitchQuery};
 use flag_admin::catalogue::search::types::{SearchOut, SearchQuery};
 use flag_admin::identity::auth::{Access, Caller, Principal};
 use flag_admin::runtime::domain::{FeatureType, ResourceName};
@@ -268,8 +268,8 @@ fn archived_table(principal: &Principal, found: &SearchOut) -> Markup {
         p.muted { (found.total) (if found.total == 1 { " archived flag" } else { " archived flags" }) }
         ul {
             @for feature in &found.features {
-                @let may_revive = admitted(archive::REVIVE_ONE, principal, &feature.project).is_some();
-                @let may_delete = admitted(archive::DELETE_ONE, principal, &feature.project).is_some();
+                @let may_revive = admitted(archive::REVIVE_MANY, principal, &feature.project).is_some();
+                @let may_delete = admitted(archive::DELETE_MANY, principal, &feature.project).is_some();
                 li {
                     span.mono { (feature.name) }
                     " " span.muted { "archived " (feature.archived_at.as_deref().unwrap_or("").get(..10).unwrap_or("")) }
@@ -305,12 +305,24 @@ pub async fn archive(
             Ok(caller) => archive::archive_one(&state.app, &caller, project.clone(), feature).await,
             Err(error) => Err(error),
         },
-        "revive" => match archive::REVIVE_ONE.admit_in(principal, Some(&project)) {
-            Ok(caller) => archive::revive_one(&state.app, &caller, feature).await,
+        // By the project's batch operations, which hold to the project that admitted the
+        // caller, as the API's project routes do.
+        "revive" => match archive::REVIVE_MANY.admit_in(principal, Some(&project)) {
+            Ok(caller) => {
+                let request = BatchFeatures {
+                    features: vec![feature],
+                };
+                archive::revive_many(&state.app, &caller, project.clone(), request).await
+            }
             Err(error) => Err(error),
         },
-        "delete" => match archive::DELETE_ONE.admit_in(principal, Some(&project)) {
-            Ok(caller) => archive::delete_one(&state.app, &caller, feature).await,
+        "delete" => match archive::DELETE_MANY.admit_in(principal, Some(&project)) {
+            Ok(caller) => {
+                let request = BatchFeatures {
+                    features: vec![feature],
+                };
+                archive::delete_many(&state.app, &caller, project.clone(), request).await
+            }
             Err(error) => Err(error),
         },
         _ => Err(AdminError::NotFound("no such page".into())),

@@ -212,7 +212,12 @@ pub async fn sign_in(state: web::Data<AppState>, request: HttpRequest) -> HttpRe
         "admin",
         "Sign-in",
         |principal| async move {
-            let settings = oidc::settings(app).await?;
+            let mut settings = oidc::settings(app, &oidc::SETTINGS.admit(principal.clone())?).await?;
+            // The page never carries the secret, even where the API reads it back: `*****`
+            // saved again keeps it.
+            if settings.secret.is_some() {
+                settings.secret = Some("*****".to_owned());
+            }
             oidc::PASSWORD_SETTINGS.admit(principal.clone())?;
             let password = oidc::password_settings(app).await?;
             let from_environment = oidc::configured_through_env(app);
@@ -312,7 +317,7 @@ pub async fn save_oidc(state: web::Data<AppState>, request: HttpRequest, body: w
         "/admin/sign-in",
         |caller| async move {
             let text = |name: &str| Some(field(&fields, name)).filter(|value| !value.is_empty());
-            let mut settings = oidc::settings(app).await?;
+            let mut settings = oidc::settings(app, &caller).await?;
             settings.enabled = field(&fields, "enabled") == "true";
             settings.discover_url = text("discoverUrl");
             settings.client_id = text("clientId");

@@ -8,7 +8,7 @@ use flag_admin::catalogue::environments::types::{
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::{Created, Done, NoContent};
 use crate::state::AppState;
 
@@ -179,7 +179,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateEnvironment>,
+    ObjectBody(request): ObjectBody<UpdateEnvironment>,
 ) -> Result<web::Json<EnvironmentDetailOut>, ApiError> {
     Ok(web::Json(
         environments::update(&state.app, &caller, path.into_inner(), request).await?,

@@ -12,7 +12,7 @@ use flag_admin::{catalogue::overview, catalogue::projects};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -240,7 +240,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateProjectIn>,
+    ObjectBody(request): ObjectBody<UpdateProjectIn>,
 ) -> Result<Done, ApiError> {
     projects::update(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)
@@ -264,7 +264,7 @@ pub async fn update_settings(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<ProjectSettingsIn>,
+    ObjectBody(request): ObjectBody<ProjectSettingsIn>,
 ) -> Result<Done, ApiError> {
     projects::update_settings(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

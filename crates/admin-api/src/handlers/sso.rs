@@ -25,9 +25,9 @@ use crate::state::AppState;
 )]
 pub async fn get_oidc(
     state: web::Data<AppState>,
-    _caller: Admitted,
+    Admitted(caller): Admitted,
 ) -> Result<web::Json<OidcSettings>, ApiError> {
-    Ok(web::Json(oidc::settings(&state.app).await?))
+    Ok(web::Json(oidc::settings(&state.app, &caller).await?))
 }
 
 /// Change the OpenID Connect settings.

@@ -12,7 +12,7 @@ use flag_admin::identity::teams::types::{
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -84,7 +84,7 @@ pub async fn role(
 pub async fn create_role(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<RoleIn>,
+    ObjectBody(request): ObjectBody<RoleIn>,
 ) -> Result<web::Json<RoleWrittenOut>, ApiError> {
     Ok(web::Json(teams::create_role(&state.app, &caller, request).await?))
 }
@@ -108,7 +108,7 @@ pub async fn update_role(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<RoleIn>,
+    ObjectBody(request): ObjectBody<RoleIn>,
 ) -> Result<web::Json<RoleWrittenOut>, ApiError> {
     Ok(web::Json(
         teams::update_role(&state.app, &caller, path.into_inner(), request).await?,
@@ -189,7 +189,7 @@ pub async fn group(
 pub async fn create_group(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<GroupIn>,
+    ObjectBody(request): ObjectBody<GroupIn>,
 ) -> Result<Created<GroupOut>, ApiError> {
     Ok(Created::new(
         teams::create_group(&state.app, &caller, request).await?,
@@ -215,7 +215,7 @@ pub async fn update_group(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<GroupIn>,
+    ObjectBody(request): ObjectBody<GroupIn>,
 ) -> Result<web::Json<GroupOut>, ApiError> {
     Ok(web::Json(
         teams::update_group(&state.app, &caller, path.into_inner(), request).await?,
@@ -285,7 +285,7 @@ pub async fn set_project_access(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<ProjectAccessIn>,
+    ObjectBody(request): ObjectBody<ProjectAccessIn>,
 ) -> Result<Done, ApiError> {
     teams::set_project_access(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)
@@ -309,7 +309,7 @@ pub async fn add_project_access(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, i32)>,
-    Body(request): Body<AddAccessIn>,
+    ObjectBody(request): ObjectBody<AddAccessIn>,
 ) -> Result<Done, ApiError> {
     {
         let (project, role) = path.into_inner();
@@ -404,7 +404,7 @@ pub async fn service_accounts(
 pub async fn create_service_account(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<ServiceAccountIn>,
+    ObjectBody(request): ObjectBody<ServiceAccountIn>,
 ) -> Result<Created<ServiceAccountOut>, ApiError> {
     Ok(Created::new(
         teams::create_service_account(&state.app, &caller, request).await?,
@@ -430,7 +430,7 @@ pub async fn update_service_account(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<ServiceAccountUpdate>,
+    ObjectBody(request): ObjectBody<ServiceAccountUpdate>,
 ) -> Result<web::Json<ServiceAccountOut>, ApiError> {
     Ok(web::Json(
         teams::update_service_account(&state.app, &caller, path.into_inner(), request).await?,
@@ -499,7 +499,7 @@ pub async fn create_token(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<PatIn>,
+    ObjectBody(request): ObjectBody<PatIn>,
 ) -> Result<Created<PatOut>, ApiError> {
     Ok(Created::new(
         teams::create_token(&state.app, &caller, path.into_inner(), request).await?,

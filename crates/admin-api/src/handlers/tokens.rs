@@ -20,8 +20,11 @@ use crate::state::AppState;
         (status = 200, description = "The tokens", body = TokensOut),
     ),
 )]
-pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::Json<TokensOut>, ApiError> {
-    Ok(web::Json(tokens::list(&state.app).await?))
+pub async fn list(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+) -> Result<web::Json<TokensOut>, ApiError> {
+    Ok(web::Json(tokens::list(&state.app, &caller).await?))
 }
 
 /// Creates a client, backend or frontend token; the answer is the only one with its secret.
@@ -83,10 +86,12 @@ pub async fn delete(
 )]
 pub async fn by_name(
     state: web::Data<AppState>,
-    _caller: Admitted,
+    Admitted(caller): Admitted,
     path: web::Path<String>,
 ) -> Result<web::Json<TokensOut>, ApiError> {
-    Ok(web::Json(tokens::by_name(&state.app, path.into_inner()).await?))
+    Ok(web::Json(
+        tokens::by_name(&state.app, &caller, path.into_inner()).await?,
+    ))
 }
 
 /// Sets when a token stops working; a time in the past revokes it. An unknown secret changes nothing.
@@ -131,11 +136,11 @@ pub async fn set_expiry(
 )]
 pub async fn of_project(
     state: web::Data<AppState>,
-    _caller: Admitted,
+    Admitted(caller): Admitted,
     path: web::Path<String>,
 ) -> Result<web::Json<TokensOut>, ApiError> {
     Ok(web::Json(
-        tokens::of_project(&state.app, path.into_inner()).await?,
+        tokens::of_project(&state.app, &caller, path.into_inner()).await?,
     ))
 }
 

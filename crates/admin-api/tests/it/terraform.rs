@@ -581,3 +581,78 @@ async fn the_philips_providers_feature_lifecycle() {
     let (status, body) = send(&service, delete("/api/admin/archive/checkout-v2", ADMIN)).await;
     assert!(status.is_success(), "{status} {body}");
 }
+
+/// A service account whose custom root role holds `CREATE_PROJECT` runs the whole
+/// `unleash_project` create: the project, then its settings, as the project's new Owner.
+#[actix_web::test]
+async fn a_project_creator_owns_it_and_sets_it_up() {
+    let app = keyed();
+    let service = app.service().await;
+    let role = expect(
+        &service,
+        post("/api/admin/roles", ADMIN, json!({"name": "project maker", "type": "root-custom", "permissions": [{"name": "CREATE_PROJECT"}]})),
+        StatusCode::OK,
+    )
+    .await;
+    let account = expect(
+        &service,
+        post(
+            "/api/admin/service-account",
+            ADMIN,
+            json!({"username": "tf", "name": "tf", "rootRole": role["roles"]["id"]}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let id = account["id"].as_i64().unwrap_or_default();
+    let token = expect(
+        &service,
+        post(
+            &format!("/api/admin/service-account/{id}/token"),
+            ADMIN,
+            json!({"description": "tf", "expiresAt": "2999-01-01T00:00:00Z"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let secret = token["secret"].as_str().unwrap_or_default();
+    expect(
+        &service,
+        post(
+            "/api/admin/projects",
+            secret,
+            json!({"id": "tf-made", "name": "TF"}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/tf-made/settings",
+            secret,
+            json!({"mode": "open"}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let access = expect(
+        &service,
+        get("/api/admin/projects/tf-made/access", ADMIN),
+        StatusCode::OK,
+    )
+    .await;
+    assert_eq!(access["users"][0]["id"], id);
+    assert_eq!(access["users"][0]["roles"], json!([4]));
+    // Owning it is not owning others.
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/default/settings",
+            secret,
+            json!({"mode": "open"}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 403, "NoAccessError");
+}

@@ -69,6 +69,10 @@ pub async fn import(ctx: &Runtime, caller: &Caller, request: ImportRequest) -> R
         return Err(AdminError::bad_request(ADMIN_TOKEN_IMPORT));
     }
     caller.require_in(&request.environment)?;
+    // The project's naming pattern holds for imported flags as for new ones.
+    for feature in &request.data.features {
+        crate::catalogue::projects::check_flag_name(ctx, &request.project, &feature.name).await?;
+    }
     caller
         .write(ctx, move |conn, actor, now| {
             queries::export::import(

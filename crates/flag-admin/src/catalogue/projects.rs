@@ -26,7 +26,9 @@ fn id_from(name: &str) -> Result<ResourceName, AdminError> {
 /// Who may create a project.
 pub const CREATE: Access = Access::Root(Permission::CreateProject);
 
-/// Creates a project with the given environments, or every enabled one.
+/// Creates a project with the given environments, or every enabled one. A user or service
+/// account who creates one becomes its Owner, as in Unleash, so that a custom root role holding
+/// `CREATE_PROJECT` can go on to set the project up.
 pub async fn create(
     ctx: &Runtime,
     caller: &Caller,
@@ -49,9 +51,20 @@ pub async fn create(
     let environments: Option<Vec<String>> = request
         .environments
         .map(|names| names.into_iter().map(ResourceName::into_string).collect());
+    let creator = match caller.principal() {
+        crate::identity::auth::Principal::User { id, .. } => Some(*id),
+        crate::identity::auth::Principal::AdminToken { .. } => None,
+    };
     let (row, environments) = caller
-        .write(ctx, move |conn, actor, _| {
+        .write(ctx, move |conn, actor, now| {
             let row = queries::projects::create(conn, &row, environments.as_deref(), actor)?;
+            if let Some(creator) = creator {
+                let owner = (
+                    flag_store::models::RootRole::Owner.id(),
+                    flag_store::models::Holder::User(creator),
+                );
+                queries::access::change_project_access(conn, &row.id, &[], &[owner], actor, now)?;
+            }
             let environments = queries::projects::environments_of(conn, &row.id)?;
             Ok((row, environments))
         })

@@ -216,6 +216,12 @@ impl Principal {
             .is_some_and(|grants| grants.at_root(name) || grants.in_project_fully(name, project, environment))
     }
 
+    /// Whether the caller may read stored secrets back (with the operator's key): Admins and
+    /// admin tokens for every environment, never a token limited to some.
+    pub fn may_read_secrets(&self) -> bool {
+        self.administers() && self.limited_to().is_none()
+    }
+
     /// Whether the caller administers: admin tokens and Admins.
     pub fn administers(&self) -> bool {
         matches!(

@@ -480,10 +480,14 @@ async fn config(ctx: &Runtime) -> Result<Option<Config>, AdminError> {
 pub const SETTINGS: Access = Access::AdminRead;
 
 /// `GET /api/admin/auth/oidc/settings`: the settings in force, the secret masked; with the
-/// operator's key, the secret as it was saved (what Terraform reads back).
-pub async fn settings(ctx: &Runtime) -> Result<OidcSettings, AdminError> {
+/// operator's key, to a caller who may read secrets, the secret as it was saved (what Terraform
+/// reads back).
+pub async fn settings(ctx: &Runtime, caller: &Caller) -> Result<OidcSettings, AdminError> {
     let mut settings = current(ctx).await?;
-    if settings.secret.is_some() && (ctx.settings().sealing.is_none() || configured_through_env(ctx)) {
+    let revealed = ctx.settings().sealing.is_some()
+        && !configured_through_env(ctx)
+        && caller.principal().may_read_secrets();
+    if settings.secret.is_some() && !revealed {
         settings.secret = Some(MASKED.to_owned());
     }
     Ok(settings)
@@ -552,7 +556,7 @@ pub async fn save_settings(
         .await?;
     // The provider may have changed: discover it again at the next login.
     identity.oidc.forget().await;
-    self::settings(ctx).await
+    self::settings(ctx, caller).await
 }
 
 /// Who may read whether password logins are allowed.

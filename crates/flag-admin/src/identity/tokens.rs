@@ -18,13 +18,20 @@ use crate::{AdminError, runtime::Runtime, runtime::db, runtime::secrets};
 /// Who may list the API tokens.
 pub const LIST: Access = Access::AdminRead;
 
-/// Every token: its secret masked, or, with the operator's key, as made when it was sealed.
-pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
-    let key = ctx.settings().sealing.clone();
+/// Every token: its secret masked, or, with the operator's key and to a caller who may read
+/// secrets (an Admin, an admin token for every environment), as made when it was sealed.
+pub async fn list(ctx: &Runtime, caller: &Caller) -> Result<TokensOut, AdminError> {
+    let key = ctx
+        .settings()
+        .sealing
+        .clone()
+        .filter(|_| caller.principal().may_read_secrets());
+    let wanted = key.is_some();
     let (rows, sealed) = db::run(&ctx.store, move |conn| {
-        let sealed = match key {
-            Some(_) => queries::access::all_sealed(conn)?,
-            None => Vec::new(),
+        let sealed = if wanted {
+            queries::access::all_sealed(conn)?
+        } else {
+            Vec::new()
         };
         Ok((queries::api_tokens::list(conn)?, sealed))
     })
@@ -34,10 +41,12 @@ pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
     let tokens = rows
         .into_iter()
         .map(|row| {
-            let secret = reveal(
-                ctx,
-                sealed.get(&queries::access::api_token_owner(&row.secret_hash)),
-            );
+            let secret = key.as_ref().and_then(|key| {
+                reveal(
+                    key,
+                    sealed.get(&queries::access::api_token_owner(&row.secret_hash)),
+                )
+            });
             let mut token = TokenOut::from(row);
             if let Some(secret) = secret {
                 token.secret = secret;
@@ -48,10 +57,9 @@ pub async fn list(ctx: &Runtime) -> Result<TokensOut, AdminError> {
     Ok(TokensOut { tokens })
 }
 
-/// The secret `sealed` holds, opened with the operator's key; `None` without a key or a sealed
-/// value. One that does not open is logged (never its value) and stays masked.
-fn reveal(ctx: &Runtime, sealed: Option<&String>) -> Option<String> {
-    let key = ctx.settings().sealing.as_ref()?;
+/// The secret `sealed` holds, opened with the operator's key; `None` without a sealed value.
+/// One that does not open is logged (never its value) and stays masked.
+fn reveal(key: &crate::runtime::secrets::SealingKey, sealed: Option<&String>) -> Option<String> {
     match key.open(sealed?) {
         Ok(secret) => Some(secret),
         Err(error) => {
@@ -180,6 +188,26 @@ pub async fn create(
     })
 }
 
+/// Checks that the caller may `change` (delete or update) a token of `token_type`, beyond the
+/// client-token permission the operation declares: a frontend token needs its own permission,
+/// an admin token administration.
+fn require_for(caller: &Caller, token_type: TokenType, frontend: Permission) -> Result<(), AdminError> {
+    match token_type {
+        TokenType::Admin => caller.require_root(Permission::Admin),
+        TokenType::Frontend => caller.require_root(frontend),
+        TokenType::Client | TokenType::Backend => Ok(()),
+    }
+}
+
+/// The type of the token whose verifier is `hash`, when there is one.
+async fn type_of(ctx: &Runtime, hash: String) -> Result<Option<TokenType>, AdminError> {
+    Ok(db::run(&ctx.store, move |conn| {
+        queries::api_tokens::find_by_hash(conn, &hash)
+    })
+    .await?
+    .map(|token| token.token_type))
+}
+
 /// Who may delete an API token by its secret.
 pub const DELETE: Access = Access::Root(Permission::DeleteClientApiToken);
 
@@ -187,6 +215,9 @@ pub const DELETE: Access = Access::Root(Permission::DeleteClientApiToken);
 /// error, as in Unleash.
 pub async fn delete(ctx: &Runtime, caller: &Caller, secret: &str) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
+    if let Some(token_type) = type_of(ctx, hash.clone()).await? {
+        require_for(caller, token_type, Permission::DeleteFrontendApiToken)?;
+    }
     caller
         .write(
             ctx,
@@ -204,14 +235,17 @@ pub const DELETE_BY_ID: Access = Access::Root(Permission::DeleteClientApiToken);
 /// Deletes the token with `id`, as the token list numbers them: for the console, which shows
 /// tokens without their secrets.
 pub async fn delete_by_id(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(), AdminError> {
+    let token_type = db::run(&ctx.store, move |conn| {
+        queries::api_tokens::list(conn)?
+            .into_iter()
+            .find(|token| token.id == id)
+            .map(|token| token.token_type)
+            .ok_or_else(|| flag_store::StoreError::not_found("api token", id.to_string()))
+    })
+    .await?;
+    require_for(caller, token_type, Permission::DeleteFrontendApiToken)?;
     caller
         .write(ctx, move |conn, actor, now| {
-            if !queries::api_tokens::list(conn)?
-                .iter()
-                .any(|token| token.id == id)
-            {
-                return Err(flag_store::StoreError::not_found("api token", id.to_string()));
-            }
             queries::api_tokens::delete(conn, id, actor, now)
         })
         .await
@@ -221,8 +255,8 @@ pub async fn delete_by_id(ctx: &Runtime, caller: &Caller, id: i32) -> Result<(),
 pub const BY_NAME: Access = Access::AdminRead;
 
 /// The tokens named `name`, without their secrets; names need not be unique.
-pub async fn by_name(ctx: &Runtime, name: String) -> Result<TokensOut, AdminError> {
-    let mut tokens = list(ctx).await?;
+pub async fn by_name(ctx: &Runtime, caller: &Caller, name: String) -> Result<TokensOut, AdminError> {
+    let mut tokens = list(ctx, caller).await?;
     tokens.tokens.retain(|token| token.token_name == name);
     Ok(tokens)
 }
@@ -239,6 +273,9 @@ pub async fn set_expiry(
     request: UpdateToken,
 ) -> Result<(), AdminError> {
     let hash = secrets::verifier(secret);
+    if let Some(token_type) = type_of(ctx, hash.clone()).await? {
+        require_for(caller, token_type, Permission::UpdateFrontendApiToken)?;
+    }
     let expires_at = flag_store::time::stored(request.expires_at.0.naive_utc());
     caller
         .write(ctx, move |conn, actor, now| {
@@ -253,10 +290,10 @@ pub const OF_PROJECT: Access = Access::AdminRead;
 
 /// The client and frontend tokens that reach `project`, without their secrets: those limited
 /// to it (alone or with others) and those for every project.
-pub async fn of_project(ctx: &Runtime, project: String) -> Result<TokensOut, AdminError> {
+pub async fn of_project(ctx: &Runtime, caller: &Caller, project: String) -> Result<TokensOut, AdminError> {
     let check = project.clone();
     db::run(&ctx.store, move |conn| queries::projects::get(conn, &check)).await?;
-    let mut tokens = list(ctx).await?;
+    let mut tokens = list(ctx, caller).await?;
     tokens.tokens.retain(|token| {
         token.token_type != "admin"
             && token
@@ -353,32 +390,26 @@ pub fn check_sealing_key(
     Ok(sealed.len())
 }
 
-/// Seals every stored secret under `new` instead of `current`, in one write: the rotation of
-/// the operator's key. Answers how many were sealed again.
+/// Seals every stored secret under `new` instead of `current`, reading and writing them in one
+/// write: the rotation of the operator's key. A secret that does not open with `current` stops
+/// it, changing nothing. Answers how many were sealed again.
 pub fn rotate_sealing_key(
     store: &flag_store::Store,
     current: &crate::runtime::secrets::SealingKey,
     new: &crate::runtime::secrets::SealingKey,
 ) -> Result<usize, AdminError> {
     let mut conn = store.connection()?;
-    let sealed = queries::access::all_sealed(&mut conn)?;
-    let resealed = sealed
-        .into_iter()
-        .map(|row| {
-            let secret = current.open(&row.sealed).map_err(|error| {
-                AdminError::InvalidOperation(format!(
-                    "the sealed secret of {} does not open with the current key: {error}",
-                    row.owner
-                ))
-            })?;
-            Ok(flag_store::models::SealedSecretRow {
-                sealed: new
-                    .seal(&secret)
-                    .map_err(|error| AdminError::Internal(error.to_string()))?,
-                owner: row.owner,
-            })
-        })
-        .collect::<Result<Vec<_>, AdminError>>()?;
-    queries::access::reseal(&mut conn, &resealed)?;
-    Ok(resealed.len())
+    queries::access::reseal(&mut conn, |row: &flag_store::models::SealedSecretRow| {
+        let secret = current.open(&row.sealed).map_err(|error| {
+            format!(
+                "the sealed secret of {} does not open with the current key: {error}",
+                row.owner
+            )
+        })?;
+        new.seal(&secret).map_err(|error| error.to_string())
+    })
+    .map_err(|error| match error {
+        flag_store::StoreError::Rejected { message } => AdminError::InvalidOperation(message),
+        other => other.into(),
+    })
 }

@@ -419,12 +419,16 @@ pub enum Permission {
     DeleteAddon,
     /// Creating a client or backend API token.
     CreateClientApiToken,
-    /// Changing when an API token expires.
+    /// Changing when a client or backend API token expires.
     UpdateClientApiToken,
-    /// Deleting an API token.
+    /// Deleting a client or backend API token.
     DeleteClientApiToken,
     /// Creating a frontend API token.
     CreateFrontendApiToken,
+    /// Changing when a frontend API token expires.
+    UpdateFrontendApiToken,
+    /// Deleting a frontend API token.
+    DeleteFrontendApiToken,
     /// Creating a project.
     CreateProject,
 }
@@ -468,6 +472,8 @@ impl Permission {
             Self::UpdateClientApiToken => "UPDATE_CLIENT_API_TOKEN",
             Self::DeleteClientApiToken => "DELETE_CLIENT_API_TOKEN",
             Self::CreateFrontendApiToken => "CREATE_FRONTEND_API_TOKEN",
+            Self::UpdateFrontendApiToken => "UPDATE_FRONTEND_API_TOKEN",
+            Self::DeleteFrontendApiToken => "DELETE_FRONTEND_API_TOKEN",
             Self::CreateProject => "CREATE_PROJECT",
         }
     }

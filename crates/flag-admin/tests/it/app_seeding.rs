@@ -40,7 +40,7 @@ async fn configured_tokens_are_stored_once_with_the_scope_their_secret_names() -
         TokenType::Frontend,
         &["*:production.browser".into()],
     )?;
-    let listed = tokens::list(ctx).await?;
+    let listed = tokens::list(ctx, &crate::common::admin(tokens::LIST)).await?;
     let stored: Vec<(&str, &str, &str, &str)> = listed
         .tokens
         .iter()

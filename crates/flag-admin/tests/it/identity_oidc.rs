@@ -68,7 +68,10 @@ async fn settings_are_checked_stored_and_never_read_back() -> Outcome {
     let world = World::new()?;
     let (ctx, identity) = (&world.ctx, world.ctx.identity());
     let caller = common::admin(oidc::SAVE_SETTINGS);
-    assert_eq!(oidc::settings(ctx).await?, OidcSettings::default());
+    assert_eq!(
+        oidc::settings(ctx, &common::admin(oidc::SETTINGS)).await?,
+        OidcSettings::default()
+    );
     assert!(!oidc::configured_through_env(ctx));
 
     for (change, field) in [
@@ -100,7 +103,7 @@ async fn settings_are_checked_stored_and_never_read_back() -> Outcome {
         );
     }
     assert_eq!(
-        oidc::settings(ctx).await?,
+        oidc::settings(ctx, &common::admin(oidc::SETTINGS)).await?,
         OidcSettings::default(),
         "nothing was stored"
     );
@@ -113,7 +116,7 @@ async fn settings_are_checked_stored_and_never_read_back() -> Outcome {
     let saved = oidc::save_settings(ctx, identity, &caller, with(json!({}))?).await?;
     assert_eq!(saved.secret.as_deref(), Some("*****"));
     assert_eq!(saved.default_root_role.as_deref(), Some("Editor"));
-    assert_eq!(oidc::settings(ctx).await?, saved);
+    assert_eq!(oidc::settings(ctx, &common::admin(oidc::SETTINGS)).await?, saved);
     // The masked secret sent back keeps the stored one.
     oidc::save_settings(
         ctx,
@@ -218,7 +221,7 @@ async fn settings_from_the_environment_cannot_be_changed() -> Outcome {
     })?;
     let (ctx, identity) = (&world.ctx, world.ctx.identity());
     assert!(oidc::configured_through_env(ctx));
-    let shown = oidc::settings(ctx).await?;
+    let shown = oidc::settings(ctx, &common::admin(oidc::SETTINGS)).await?;
     assert!(shown.enabled);
     assert_eq!(shown.secret.as_deref(), Some("*****"));
     let changed = oidc::save_settings(

@@ -39,7 +39,7 @@ async fn with_the_key_admins_read_token_secrets_back_and_the_database_holds_none
     let world = keyed(KEY)?;
     let ctx = &world.ctx;
     let created = tokens::create(ctx, &common::admin(tokens::CREATE), client_token("terraform")).await?;
-    let listed = tokens::list(ctx).await?;
+    let listed = tokens::list(ctx, &common::admin(tokens::LIST)).await?;
     assert_eq!(listed.tokens[0].secret, created.secret, "read back as made");
     // Stored sealed, never in clear: not in the sealed value, the token row or the audit log.
     let mut conn = world.store().connection()?;
@@ -74,7 +74,7 @@ async fn without_the_key_secrets_stay_masked_and_a_wrong_key_is_refused_at_start
     // No key: masked, and the server still starts.
     assert_eq!(tokens::check_sealing_key(store, None)?, 1);
     let unkeyed = flag_admin::Ctx::new(store.clone(), Settings::default())?;
-    let listed = tokens::list(&unkeyed).await?;
+    let listed = tokens::list(&unkeyed, &common::admin(tokens::LIST)).await?;
     assert!(
         listed.tokens[0].secret.ends_with(".***"),
         "{}",
@@ -110,7 +110,10 @@ async fn rotating_the_key_seals_every_secret_under_the_new_one() -> Outcome {
             ..Settings::default()
         },
     )?;
-    assert_eq!(tokens::list(&rotated).await?.tokens[0].secret, created.secret);
+    assert_eq!(
+        tokens::list(&rotated, &common::admin(tokens::LIST)).await?.tokens[0].secret,
+        created.secret
+    );
     // Rotating from a key that does not open them changes nothing.
     assert!(tokens::rotate_sealing_key(store, &old, &new).is_err());
     assert_eq!(tokens::check_sealing_key(store, Some(&new))?, 1);
@@ -131,7 +134,10 @@ async fn with_the_key_the_openid_client_secret_reads_back_and_is_stored_sealed()
     let saved = oidc::save_settings(ctx, ctx.identity(), &caller, settings).await?;
     assert_eq!(saved.secret.as_deref(), Some("a-client-secret-from-terraform"));
     assert_eq!(
-        oidc::settings(ctx).await?.secret.as_deref(),
+        oidc::settings(ctx, &common::admin(oidc::SETTINGS))
+            .await?
+            .secret
+            .as_deref(),
         Some("a-client-secret-from-terraform")
     );
     let mut conn = world.store().connection()?;
@@ -145,10 +151,33 @@ async fn with_the_key_the_openid_client_secret_reads_back_and_is_stored_sealed()
     );
     // Without the key, single sign-on cannot read its secret, and says why.
     let unkeyed = flag_admin::Ctx::new(world.store().clone(), Settings::default())?;
-    let read = oidc::settings(&unkeyed).await;
+    let read = oidc::settings(&unkeyed, &common::admin(oidc::SETTINGS)).await;
     assert!(
         matches!(read, Err(AdminError::Internal(_))),
         "a sealed secret needs the key: {read:?}"
     );
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_token_limited_to_an_environment_never_reads_secrets_back() -> Outcome {
+    let world = keyed(KEY)?;
+    let ctx = &world.ctx;
+    let created = tokens::create(ctx, &common::admin(tokens::CREATE), client_token("dev")).await?;
+    let limited = common::token(tokens::LIST, Some(&["production"]));
+    let listed = tokens::list(ctx, &limited).await?;
+    assert!(
+        listed.tokens[0].secret.ends_with(".***"),
+        "{}",
+        listed.tokens[0].secret
+    );
+    assert_ne!(listed.tokens[0].secret, created.secret);
+    let settings: OidcSettings = serde_json::from_value(json!({
+        "enabled": false, "clientId": "halyard", "secret": "kept-from-limited",
+        "discoverUrl": "https://login.example.com/realms/acme",
+    }))?;
+    oidc::save_settings(ctx, ctx.identity(), &common::admin(oidc::SAVE_SETTINGS), settings).await?;
+    let read = oidc::settings(ctx, &common::token(oidc::SETTINGS, Some(&["production"]))).await?;
+    assert_eq!(read.secret.as_deref(), Some("*****"));
     Ok(())
 }

@@ -75,7 +75,7 @@ async fn a_token_is_made_for_an_environment_and_projects_and_its_secret_shown_on
     );
 
     // Listed without secrets; a backend token reads back as a client token, as in Unleash.
-    let listed = tokens::list(&world.ctx).await?;
+    let listed = tokens::list(&world.ctx, &common::admin(tokens::LIST)).await?;
     assert_eq!(listed.tokens.len(), 4);
     let web = listed
         .tokens
@@ -93,10 +93,10 @@ async fn a_token_is_made_for_an_environment_and_projects_and_its_secret_shown_on
         (backend.token_type.as_str(), backend.secret.as_str()),
         ("client", "[]:production.***")
     );
-    let named = tokens::by_name(&world.ctx, "two".into()).await?;
+    let named = tokens::by_name(&world.ctx, &common::admin(tokens::BY_NAME), "two".into()).await?;
     assert_eq!(named.tokens.len(), 1);
     assert!(
-        tokens::by_name(&world.ctx, "nobody".into())
+        tokens::by_name(&world.ctx, &common::admin(tokens::BY_NAME), "nobody".into())
             .await?
             .tokens
             .is_empty()
@@ -160,7 +160,10 @@ async fn a_token_request_that_breaks_a_rule_is_refused_and_stores_nothing() -> O
         "{refused:?}"
     );
     assert!(
-        tokens::list(&world.ctx).await?.tokens.is_empty(),
+        tokens::list(&world.ctx, &common::admin(tokens::LIST))
+            .await?
+            .tokens
+            .is_empty(),
         "nothing was stored"
     );
     Ok(())
@@ -261,7 +264,7 @@ async fn each_credential_grants_what_its_token_type_says_until_it_expires() -> O
             .await?
             .is_empty()
     );
-    let listed = tokens::by_name(ctx, "client".into()).await?;
+    let listed = tokens::by_name(ctx, &common::admin(tokens::BY_NAME), "client".into()).await?;
     assert!(listed.tokens[0].expires_at.is_some(), "{listed:?}");
     // An unknown secret changes nothing and is no error, as in Unleash.
     let future = UpdateToken {
@@ -286,7 +289,7 @@ async fn deleting_a_token_revokes_it_and_an_unknown_one_is_quietly_left() -> Out
     );
     tokens::delete(ctx, &caller, &first.secret).await?;
     tokens::delete(ctx, &caller, "*:development.never-made").await?;
-    let left = tokens::list(ctx).await?;
+    let left = tokens::list(ctx, &common::admin(tokens::LIST)).await?;
     assert_eq!(left.tokens.len(), 1);
 
     // The console deletes by id, which must name a token.
@@ -298,7 +301,12 @@ async fn deleting_a_token_revokes_it_and_an_unknown_one_is_quietly_left() -> Out
         auth::resolve_token(ctx, identity, &second.secret).await?,
         Credential::Unknown
     );
-    assert!(tokens::list(ctx).await?.tokens.is_empty());
+    assert!(
+        tokens::list(ctx, &common::admin(tokens::LIST))
+            .await?
+            .tokens
+            .is_empty()
+    );
     Ok(())
 }
 
@@ -330,18 +338,21 @@ async fn a_projects_tokens_are_those_that_reach_it() -> Outcome {
     .await?;
     assert_eq!(own.projects, ["default"]);
     assert!(own.secret.starts_with("default:development."), "{}", own.secret);
-    let mut names: Vec<String> = tokens::of_project(ctx, "default".into())
-        .await?
-        .tokens
-        .into_iter()
-        .map(|token| token.token_name)
-        .collect();
+    let mut names: Vec<String> =
+        tokens::of_project(ctx, &common::admin(tokens::OF_PROJECT), "default".into())
+            .await?
+            .tokens
+            .into_iter()
+            .map(|token| token.token_name)
+            .collect();
     names.sort();
     // Admin tokens and tokens for other projects only are not the project's.
     assert_eq!(names, ["everywhere", "own"]);
 
     for missing in [
-        tokens::of_project(ctx, "nope".into()).await.map(drop),
+        tokens::of_project(ctx, &common::admin(tokens::OF_PROJECT), "nope".into())
+            .await
+            .map(drop),
         tokens::create_for_project(ctx, &caller, "nope".into(), request("t", TokenType::Client))
             .await
             .map(drop),
@@ -359,6 +370,11 @@ async fn a_projects_tokens_are_those_that_reach_it() -> Outcome {
     let unknown = tokens::delete_for_project(ctx, &caller, "default".into(), "default:development.x").await;
     assert!(matches!(unknown, Err(AdminError::NotFound(_))), "{unknown:?}");
     tokens::delete_for_project(ctx, &caller, "default".into(), &own.secret).await?;
-    assert!(tokens::by_name(ctx, "own".into()).await?.tokens.is_empty());
+    assert!(
+        tokens::by_name(ctx, &common::admin(tokens::BY_NAME), "own".into())
+            .await?
+            .tokens
+            .is_empty()
+    );
     Ok(())
 }

@@ -848,15 +848,21 @@ pub fn delete_sealed(conn: &mut DbConnection, owner: &str) -> Result<(), StoreEr
     Ok(())
 }
 
-/// Replaces every sealed secret with `rows` (a key rotation), in one write.
-pub fn reseal(conn: &mut DbConnection, rows: &[SealedSecretRow]) -> Result<(), StoreError> {
+/// Seals every sealed secret again with `reseal` (a key rotation), reading and writing them
+/// in one write, so that no secret sealed meanwhile is lost; a secret `reseal` refuses (why, as
+/// text) refuses the whole rotation. Answers how many were sealed again.
+pub fn reseal(
+    conn: &mut DbConnection,
+    mut reseal: impl FnMut(&SealedSecretRow) -> Result<String, String>,
+) -> Result<usize, StoreError> {
     crate::queries::write(conn, |conn| {
-        diesel::delete(sealed_secrets::table).execute(conn)?;
-        for row in rows {
-            diesel::insert_into(sealed_secrets::table)
-                .values(row)
+        let rows = all_sealed(conn)?;
+        for row in &rows {
+            let sealed = reseal(row).map_err(|message| StoreError::Rejected { message })?;
+            diesel::update(sealed_secrets::table.find(&row.owner))
+                .set(sealed_secrets::sealed.eq(sealed))
                 .execute(conn)?;
         }
-        Ok(())
+        Ok(rows.len())
     })
 }

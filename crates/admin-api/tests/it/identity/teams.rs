@@ -451,10 +451,26 @@ async fn every_root_permission_is_granted_by_a_custom_root_role_and_nothing_more
             }
         }
     };
+    let permissions = expect(&service, get("/api/admin/permissions", ADMIN), StatusCode::OK).await;
+    let root_names: Vec<String> = permissions["permissions"]["root"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|permission| permission["name"].as_str().map(str::to_owned))
+        .collect();
     let mut checked = std::collections::BTreeSet::new();
     for operation in admin_api::routes::operations() {
-        let Access::Root(permission) = operation.access else {
-            continue;
+        // Administration a custom root role can be given, and writes of root permissions
+        // (segments, tag types) that name no project.
+        let permission = match operation.access {
+            Access::Root(permission) => permission,
+            Access::Write(permission)
+                if !operation.path.contains("{projectId}")
+                    && root_names.iter().any(|name| name == permission.as_str()) =>
+            {
+                permission
+            }
+            _ => continue,
         };
         let name = permission.as_str();
         if !checked.insert(name) {
@@ -494,6 +510,26 @@ async fn every_root_permission_is_granted_by_a_custom_root_role_and_nothing_more
             lacking["roles"]["id"].as_i64().unwrap_or_default(),
         )
         .await;
+        // The same role given through a group.
+        let (member, member_secret) =
+            service_account(&service, &format!("member-{name}").to_lowercase(), 3).await;
+        expect(
+            &service,
+            post(
+                "/api/admin/groups",
+                ADMIN,
+                json!({"name": format!("holders of {name}"), "rootRole": holding["roles"]["id"], "users": [{"user": {"id": member}}]}),
+            ),
+            StatusCode::CREATED,
+        )
+        .await;
+        let member = principal(member_secret).await;
+        assert!(
+            operation.access.admit(member).is_ok(),
+            "{} {} with {name} through a group",
+            operation.method,
+            operation.path
+        );
         let holder = principal(holder).await;
         assert!(
             operation.access.admit(holder.clone()).is_ok(),
@@ -525,7 +561,11 @@ async fn every_root_permission_is_granted_by_a_custom_root_role_and_nothing_more
             "{answer}"
         );
     }
-    assert!(checked.len() >= 10, "only {checked:?}");
+    assert!(checked.len() >= 14, "only {checked:?}");
+    assert!(
+        checked.contains("CREATE_SEGMENT") && checked.contains("CREATE_TAG_TYPE"),
+        "{checked:?}"
+    );
 }
 
 #[actix_web::test]
@@ -568,4 +608,261 @@ async fn a_client_token_role_makes_no_frontend_token() {
     )
     .await;
     assert_error(status, &body, 403, "NoAccessError");
+}
+
+/// A custom root role's token permissions reach client tokens only: a frontend token needs its
+/// own permission, an admin token administration.
+#[actix_web::test]
+async fn token_permissions_reach_only_their_token_types() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let role = expect(
+        &service,
+        post(
+            "/api/admin/roles",
+            ADMIN,
+            json!({"name": "client keeper", "type": "root-custom", "permissions": [
+                {"name": "DELETE_CLIENT_API_TOKEN"}, {"name": "UPDATE_CLIENT_API_TOKEN"}]}),
+        ),
+        StatusCode::OK,
+    )
+    .await;
+    let (_, secret) = service_account(
+        &service,
+        "keeper",
+        role["roles"]["id"].as_i64().unwrap_or_default(),
+    )
+    .await;
+    let make = |kind: &str| {
+        post(
+            "/api/admin/api-tokens",
+            ADMIN,
+            json!({"type": kind, "tokenName": kind, "environment": "development"}),
+        )
+    };
+    let client = expect(&service, make("client"), StatusCode::CREATED).await["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let frontend = expect(&service, make("frontend"), StatusCode::CREATED).await["secret"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let escaped = |secret: &str| secret.replace('*', "%2A");
+    for target in [&frontend, &ADMIN.to_owned()] {
+        let (status, body) = send(
+            &service,
+            put(
+                &format!("/api/admin/api-tokens/{}", escaped(target)),
+                &secret,
+                json!({"expiresAt": "2001-01-01T00:00:00Z"}),
+            ),
+        )
+        .await;
+        assert_error(status, &body, 403, "NoAccessError");
+        let (status, body) = send(
+            &service,
+            delete(&format!("/api/admin/api-tokens/{}", escaped(target)), &secret),
+        )
+        .await;
+        assert_error(status, &body, 403, "NoAccessError");
+    }
+    let (status, body) = send(
+        &service,
+        delete(&format!("/api/admin/api-tokens/{}", escaped(&client)), &secret),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    // The admin token still works.
+    expect(&service, get("/api/admin/user-admin", ADMIN), StatusCode::OK).await;
+}
+
+/// The permission each project write declares is the one checked, generated from the
+/// declarations: for every declared permission, a project role holding it alone in `web` (an
+/// environment permission in `development` only), held directly or through a group, admits
+/// the operations declaring it there, in that environment only; a role holding every other
+/// project and environment permission is refused them (403 over HTTP).
+#[actix_web::test]
+async fn each_project_write_is_admitted_by_exactly_its_declared_permission() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    crate::common::seed_feature(&service, "f").await;
+    crate::common::seed_feature(&service, "parent").await;
+    expect(
+        &service,
+        post("/api/admin/projects", ADMIN, json!({"id": "web", "name": "Web"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    let permissions = expect(&service, get("/api/admin/permissions", ADMIN), StatusCode::OK).await;
+    let project_names: Vec<String> = permissions["permissions"]["project"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|permission| permission["name"].as_str().map(str::to_owned))
+        .collect();
+    let environment_names: Vec<String> = permissions["permissions"]["environments"][0]["permissions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|permission| permission["name"].as_str().map(str::to_owned))
+        .collect();
+    let grant = |name: &str, environment: &str| {
+        if environment_names.iter().any(|known| known == name) {
+            json!({"name": name, "environment": environment})
+        } else {
+            json!({"name": name})
+        }
+    };
+    let principal = |secret: String| {
+        let state = app.state.clone();
+        async move {
+            match flag_admin::identity::auth::resolve_token(&state.app, state.app.identity(), &secret).await {
+                Ok(flag_admin::identity::auth::Credential::Admin(principal)) => principal,
+                other => panic!("the token resolved to {other:?}"),
+            }
+        }
+    };
+    let mut by_permission: std::collections::BTreeMap<&'static str, Vec<admin_api::routes::Operation>> =
+        std::collections::BTreeMap::new();
+    for operation in admin_api::routes::operations() {
+        if let Access::Write(permission) | Access::WriteIn(permission) = operation.access
+            && operation.path.contains("{projectId}")
+        {
+            by_permission
+                .entry(permission.as_str())
+                .or_default()
+                .push(operation);
+        }
+    }
+    assert!(
+        by_permission.len() >= 8,
+        "only {:?}",
+        by_permission.keys().collect::<Vec<_>>()
+    );
+    for (name, operations) in &by_permission {
+        assert!(
+            project_names
+                .iter()
+                .chain(&environment_names)
+                .any(|known| known == name),
+            "{name} is declared but no project role can hold it"
+        );
+        let environmental = environment_names.iter().any(|known| known == name);
+        let exact = expect(
+            &service,
+            post("/api/admin/roles", ADMIN, json!({"name": format!("only {name}"), "type": "custom", "permissions": [grant(name, "development")]})),
+            StatusCode::OK,
+        )
+        .await["roles"]["id"]
+            .clone();
+        let mut others: Vec<Value> = project_names
+            .iter()
+            .filter(|other| *other != name)
+            .map(|other| grant(other, ""))
+            .collect();
+        for environment in ["development", "production"] {
+            others.extend(
+                environment_names
+                    .iter()
+                    .filter(|other| *other != name)
+                    .map(|other| grant(other, environment)),
+            );
+        }
+        let lacking = expect(
+            &service,
+            post(
+                "/api/admin/roles",
+                ADMIN,
+                json!({"name": format!("all but {name}"), "type": "custom", "permissions": others}),
+            ),
+            StatusCode::OK,
+        )
+        .await["roles"]["id"]
+            .clone();
+        let tag = name.to_lowercase().replace('_', "-");
+        let (direct, direct_secret) = service_account(&service, &format!("only-{tag}"), 3).await;
+        let (grouped, grouped_secret) = service_account(&service, &format!("grouped-{tag}"), 3).await;
+        let (lacker, lacker_secret) = service_account(&service, &format!("lacks-{tag}"), 3).await;
+        let group = expect(
+            &service,
+            post(
+                "/api/admin/groups",
+                ADMIN,
+                json!({"name": format!("group {tag}"), "users": [{"user": {"id": grouped}}]}),
+            ),
+            StatusCode::CREATED,
+        )
+        .await;
+        expect(
+            &service,
+            post(
+                &format!("/api/admin/projects/web/role/{exact}/access"),
+                ADMIN,
+                json!({"users": [{"id": direct}], "groups": [{"id": group["id"]}]}),
+            ),
+            StatusCode::OK,
+        )
+        .await;
+        expect(
+            &service,
+            post(
+                &format!("/api/admin/projects/web/role/{lacking}/access"),
+                ADMIN,
+                json!({"users": [{"id": lacker}]}),
+            ),
+            StatusCode::OK,
+        )
+        .await;
+        for operation in operations {
+            for secret in [&direct_secret, &grouped_secret] {
+                let caller = operation
+                    .access
+                    .admit_in(principal(secret.clone()).await, Some("web"))
+                    .unwrap_or_else(|error| {
+                        panic!(
+                            "{} {} with {name} alone: {error}",
+                            operation.method, operation.path
+                        )
+                    });
+                assert!(
+                    caller.require_in("development").is_ok(),
+                    "{} {}",
+                    operation.method,
+                    operation.path
+                );
+                if environmental && matches!(operation.access, Access::WriteIn(_)) {
+                    assert!(
+                        caller.require_in("production").is_err(),
+                        "{} {} reached production",
+                        operation.method,
+                        operation.path
+                    );
+                }
+            }
+            let body =
+                super::token_scope::body_of(&operation.method.as_str().to_lowercase(), &operation.path)
+                    .unwrap_or(Value::Null);
+            for (secret, project) in [(&lacker_secret, "web"), (&direct_secret, "default")] {
+                let path = filled(&operation.path, project);
+                let request = actix_web::test::TestRequest::default()
+                    .method(operation.method.clone())
+                    .uri(&path)
+                    .insert_header(("Authorization", secret.as_str()))
+                    .set_json(body.clone());
+                let (status, answer) = send(&service, request).await;
+                assert_eq!(
+                    status,
+                    StatusCode::FORBIDDEN,
+                    "{} {path} without {name}: {answer}",
+                    operation.method
+                );
+                assert_eq!(
+                    answer["name"], "NoAccessError",
+                    "{} {path}: {answer}",
+                    operation.method
+                );
+            }
+        }
+    }
 }

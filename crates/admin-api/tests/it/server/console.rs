@@ -2069,4 +2069,36 @@ async fn admins_keep_roles_groups_service_accounts_and_project_access_and_owners
     assert_eq!(direct.status, StatusCode::FORBIDDEN, "{}", direct.body);
     let (_, tags) = send(&service, get("/api/admin/features/elsewhere/tags", ADMIN)).await;
     assert_eq!(tags["tags"].as_array().map(Vec::len), Some(0), "{tags}");
+    // Nor another project's archived flag, revived or deleted for good under its name.
+    send(
+        &service,
+        actix_web::test::TestRequest::delete()
+            .uri("/api/admin/projects/web/features/elsewhere")
+            .insert_header(("Authorization", ADMIN)),
+    )
+    .await;
+    for action in ["revive", "delete"] {
+        let refused = call(
+            &service,
+            form(&format!("/flags/default/elsewhere/{action}"), Some(&viewer), &[]),
+        )
+        .await;
+        assert!(
+            !refused.status.is_success() && !refused.status.is_redirection(),
+            "{action}: {}",
+            refused.status
+        );
+    }
+    let (_, archived) = send(
+        &service,
+        get(
+            "/api/admin/search/features?project=IS:web&archived=IS:true",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(
+        archived["features"][0]["name"], "elsewhere",
+        "still archived, still there: {archived}"
+    );
 }

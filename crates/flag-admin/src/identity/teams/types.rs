@@ -12,6 +12,7 @@ use crate::runtime::input::iso;
 /// A permission, as `GET /api/admin/permissions` and a role's permissions list it.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
+#[schema(as = AdminPermission)]
 pub struct PermissionOut {
     /// Its place in the list of permissions, from 1.
     pub id: i32,
@@ -73,6 +74,7 @@ pub struct PermissionsOut {
 
 /// A role: `{id, name, type, description}`.
 #[derive(Debug, Clone, Serialize, ToSchema)]
+#[schema(as = TeamRole)]
 pub struct RoleOut {
     /// Its id.
     pub id: i32,
