@@ -656,3 +656,53 @@ async fn a_project_creator_owns_it_and_sets_it_up() {
     .await;
     assert_error(status, &body, 403, "NoAccessError");
 }
+
+/// Bodies whose parts must be objects refuse arrays in their place, which serde would read by
+/// position.
+#[actix_web::test]
+async fn arrays_in_place_of_objects_are_refused() {
+    let app = keyed();
+    let service = app.service().await;
+    for (method, path, body) in [
+        ("PUT", "/api/admin/projects/default/settings", json!([null, null])),
+        (
+            "PUT",
+            "/api/admin/projects/default/settings",
+            json!({"mode": null, "featureNaming": [null, null], "linkTemplates": []}),
+        ),
+        (
+            "PUT",
+            "/api/admin/projects/default/settings",
+            json!({"linkTemplates": [[null, "https://x"]]}),
+        ),
+        (
+            "POST",
+            "/api/admin/roles",
+            json!({"name": "r", "permissions": [["CREATE_FEATURE"]]}),
+        ),
+        (
+            "POST",
+            "/api/admin/groups",
+            json!({"name": "g", "users": [{"user": [1]}]}),
+        ),
+        (
+            "PUT",
+            "/api/admin/projects/default/access",
+            json!({"roles": [[4, [1], []]]}),
+        ),
+        (
+            "PUT",
+            "/api/admin/environments/update/development",
+            json!(["development"]),
+        ),
+    ] {
+        let request = actix_web::test::TestRequest::default()
+            .method(method.parse().unwrap_or_default())
+            .uri(path)
+            .insert_header(("Authorization", ADMIN))
+            .set_json(body.clone());
+        let (status, answer) = send(&service, request).await;
+        assert_error(status, &answer, 400, "ValidationError");
+        assert!(!status.is_success(), "{method} {path} {body}");
+    }
+}

@@ -160,6 +160,61 @@ where
     }
 }
 
+/// A field that, when given, must be a JSON object (serde would read a struct from an array
+/// too, by position): `#[serde(default, deserialize_with = "input::optional_object")]`.
+pub fn optional_object<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::Deserialize as _;
+    match Option::<serde_json::Map<String, Value>>::deserialize(deserializer)? {
+        Some(object) => T::deserialize(Value::Object(object))
+            .map(Some)
+            .map_err(serde::de::Error::custom),
+        None => Ok(None),
+    }
+}
+
+/// A field that, when given, must be an array of JSON objects:
+/// `#[serde(default, deserialize_with = "input::optional_objects")]`.
+pub fn optional_objects<'de, D, T>(deserializer: D) -> Result<Option<Vec<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::Deserialize as _;
+    match Option::<Vec<serde_json::Map<String, Value>>>::deserialize(deserializer)? {
+        Some(objects) => objects
+            .into_iter()
+            .map(|object| T::deserialize(Value::Object(object)).map_err(serde::de::Error::custom))
+            .collect::<Result<Vec<T>, D::Error>>()
+            .map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A field that must be a JSON object: `#[serde(deserialize_with = "input::object")]`.
+pub fn object<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    use serde::Deserialize as _;
+    let object = serde_json::Map::<String, Value>::deserialize(deserializer)?;
+    T::deserialize(Value::Object(object)).map_err(serde::de::Error::custom)
+}
+
+/// A field that must be an array of JSON objects:
+/// `#[serde(deserialize_with = "input::objects")]`.
+pub fn objects<'de, D, T>(deserializer: D) -> Result<Vec<T>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: serde::de::DeserializeOwned,
+{
+    Ok(optional_objects(deserializer)?.unwrap_or_default())
+}
+
 /// Unleash's date format: ISO 8601 with milliseconds and `Z`.
 pub fn iso(time: NaiveDateTime) -> String {
     flag_store::time::iso(time)

@@ -183,10 +183,10 @@ pub struct ProjectSettingsIn {
     #[serde(default)]
     pub mode: Option<ProjectMode>,
     /// The pattern its flag names must match; none when absent.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::runtime::input::optional_object")]
     pub feature_naming: Option<FeatureNaming>,
     /// The links its flags show.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::runtime::input::optional_objects")]
     pub link_templates: Option<Vec<LinkTemplate>>,
 }
 

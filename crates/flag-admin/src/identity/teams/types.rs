@@ -170,7 +170,7 @@ pub struct RoleIn {
     #[serde(default)]
     pub description: Option<String>,
     /// What it holds.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::runtime::input::objects")]
     pub permissions: Vec<PermissionIn>,
 }
 
@@ -274,6 +274,7 @@ pub struct GroupsOut {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct MemberIn {
     /// The user.
+    #[serde(deserialize_with = "crate::runtime::input::object")]
     pub user: UserRef,
 }
 
@@ -300,7 +301,7 @@ pub struct GroupIn {
     #[serde(default)]
     pub root_role: Option<i32>,
     /// Its members.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::runtime::input::optional_objects")]
     pub users: Option<Vec<MemberIn>>,
 }
 
@@ -365,6 +366,7 @@ pub struct RoleHoldersIn {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct ProjectAccessIn {
     /// Each role with its holders.
+    #[serde(deserialize_with = "crate::runtime::input::objects")]
     pub roles: Vec<RoleHoldersIn>,
 }
 
@@ -372,10 +374,10 @@ pub struct ProjectAccessIn {
 #[derive(Debug, Clone, Deserialize, ToSchema)]
 pub struct AddAccessIn {
     /// Users to add, `[{id}]`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::runtime::input::objects")]
     pub users: Vec<UserRef>,
     /// Groups to add, `[{id}]`.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "crate::runtime::input::objects")]
     pub groups: Vec<UserRef>,
 }
 
