@@ -212,7 +212,11 @@ where
     D: serde::Deserializer<'de>,
     T: serde::de::DeserializeOwned,
 {
-    Ok(optional_objects(deserializer)?.unwrap_or_default())
+    use serde::Deserialize as _;
+    Vec::<serde_json::Map<String, Value>>::deserialize(deserializer)?
+        .into_iter()
+        .map(|object| T::deserialize(Value::Object(object)).map_err(serde::de::Error::custom))
+        .collect()
 }
 
 /// Unleash's date format: ISO 8601 with milliseconds and `Z`.
