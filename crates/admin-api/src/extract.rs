@@ -36,8 +36,9 @@ impl<T: DeserializeOwned + 'static> FromRequest for Body<T> {
     }
 }
 
-/// A JSON request body that must be an object: for bodies whose every field may be left out,
-/// which serde would otherwise also read from an array (`[null, null]`). Otherwise as [`Body`].
+/// A JSON request body that must be an object: every body whose type is a struct, which serde
+/// would otherwise also read from an array by position (`[null, null]`). Otherwise as [`Body`],
+/// which is left for bodies that are arrays, maps or any JSON value.
 #[derive(Debug)]
 pub struct ObjectBody<T>(pub T);
 

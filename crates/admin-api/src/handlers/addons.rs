@@ -6,7 +6,7 @@ use flag_admin::catalogue::addons::types::{AddonIn, AddonOut, AddonsOut, Deliver
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -40,7 +40,7 @@ pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<AddonIn>,
+    ObjectBody(request): ObjectBody<AddonIn>,
 ) -> Result<Created<AddonOut>, ApiError> {
     Ok(Created::new(addons::create(&state.app, &caller, request).await?))
 }
@@ -88,7 +88,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<AddonIn>,
+    ObjectBody(request): ObjectBody<AddonIn>,
 ) -> Result<web::Json<AddonOut>, ApiError> {
     Ok(web::Json(
         addons::update(&state.app, &caller, path.into_inner(), request).await?,

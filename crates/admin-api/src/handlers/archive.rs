@@ -6,7 +6,7 @@ use flag_admin::catalogue::features::types::{ArchiveImpactOut, BatchFeatures, Ba
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::{Accepted, Done};
 use crate::state::AppState;
 
@@ -54,7 +54,7 @@ pub async fn archive_many(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<BatchFeatures>,
+    ObjectBody(request): ObjectBody<BatchFeatures>,
 ) -> Result<Accepted, ApiError> {
     archive::archive_many(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Accepted)
@@ -77,7 +77,7 @@ pub async fn archive_many(
 pub async fn validate(
     state: web::Data<AppState>,
     _caller: Admitted,
-    Body(request): Body<BatchFeatures>,
+    ObjectBody(request): ObjectBody<BatchFeatures>,
 ) -> Result<web::Json<ArchiveImpactOut>, ApiError> {
     Ok(web::Json(archive::validate(&state.app, request).await?))
 }
@@ -123,7 +123,7 @@ pub async fn revive_many(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<BatchFeatures>,
+    ObjectBody(request): ObjectBody<BatchFeatures>,
 ) -> Result<Done, ApiError> {
     archive::revive_many(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)
@@ -169,7 +169,7 @@ pub async fn delete_many(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<BatchFeatures>,
+    ObjectBody(request): ObjectBody<BatchFeatures>,
 ) -> Result<Done, ApiError> {
     archive::delete_many(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)
@@ -193,7 +193,7 @@ pub async fn stale(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<BatchStale>,
+    ObjectBody(request): ObjectBody<BatchStale>,
 ) -> Result<Accepted, ApiError> {
     archive::stale_many(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Accepted)

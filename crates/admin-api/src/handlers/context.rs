@@ -46,7 +46,7 @@ pub async fn list(
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateContextField>,
+    ObjectBody(request): ObjectBody<CreateContextField>,
 ) -> Result<Created<ContextFieldOut>, ApiError> {
     Ok(Created::new(
         context_fields::create(&state.app, &caller, request).await?,
@@ -143,7 +143,7 @@ pub async fn delete(
 pub async fn validate(
     state: web::Data<AppState>,
     _caller: Admitted,
-    Body(request): Body<NameIn>,
+    ObjectBody(request): ObjectBody<NameIn>,
 ) -> Result<Done, ApiError> {
     context_fields::validate_name(&state.app, request).await?;
     Ok(Done)
@@ -169,7 +169,7 @@ pub async fn add_legal_value(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<LegalValueIn>,
+    ObjectBody(request): ObjectBody<LegalValueIn>,
 ) -> Result<Done, ApiError> {
     context_fields::add_legal_value(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

@@ -6,7 +6,7 @@ use flag_admin::catalogue::dependencies::types::AddDependency;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::Done;
 use crate::state::AppState;
 
@@ -34,7 +34,7 @@ pub async fn add(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
-    Body(request): Body<AddDependency>,
+    ObjectBody(request): ObjectBody<AddDependency>,
 ) -> Result<Done, ApiError> {
     let (project, child) = path.into_inner();
     dependencies::add(&state.app, &caller, project, child, request).await?;

@@ -8,7 +8,7 @@ use flag_admin::delivery::reports::types::{EdgeInstance, ValidTokens, ValidateRe
 
 use crate::auth::ClientToken;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::Accepted;
 use crate::state::AppState;
 
@@ -28,7 +28,7 @@ use crate::state::AppState;
 )]
 pub async fn validate(
     state: web::Data<AppState>,
-    Body(request): Body<ValidateRequest>,
+    ObjectBody(request): ObjectBody<ValidateRequest>,
 ) -> Result<web::Json<ValidTokens>, ApiError> {
     // An edge asked by another edge first learns of the tokens it does not hold from its own
     // upstream.

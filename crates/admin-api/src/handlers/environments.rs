@@ -46,7 +46,7 @@ pub async fn list(
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateEnvironment>,
+    ObjectBody(request): ObjectBody<CreateEnvironment>,
 ) -> Result<Created<EnvironmentDetailOut>, ApiError> {
     Ok(Created::new(
         environments::create(&state.app, &caller, request).await?,

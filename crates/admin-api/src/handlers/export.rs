@@ -8,7 +8,7 @@ use flag_admin::catalogue::export::types::{
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::Done;
 use crate::state::AppState;
 
@@ -50,7 +50,7 @@ pub async fn export(
 pub async fn validate(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<ImportRequest>,
+    ObjectBody(request): ObjectBody<ImportRequest>,
 ) -> Result<web::Json<ImportCheckOut>, ApiError> {
     Ok(web::Json(export::validate(&state.app, &caller, request).await?))
 }
@@ -71,7 +71,7 @@ pub async fn validate(
 pub async fn import(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<ImportRequest>,
+    ObjectBody(request): ObjectBody<ImportRequest>,
 ) -> Result<Done, ApiError> {
     export::import(&state.app, &caller, request).await?;
     Ok(Done)

@@ -33,7 +33,7 @@ pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<CreateFeature>,
+    ObjectBody(request): ObjectBody<CreateFeature>,
 ) -> Result<Created<FeatureOut>, ApiError> {
     Ok(Created::new(
         features::create(&state.app, &caller, path.into_inner(), request).await?,
@@ -225,7 +225,7 @@ pub async fn patch(
 pub async fn validate_name(
     state: web::Data<AppState>,
     _caller: Admitted,
-    Body(request): Body<ValidateFeatureName>,
+    ObjectBody(request): ObjectBody<ValidateFeatureName>,
 ) -> Result<Done, ApiError> {
     features::validate_name(&state.app, request).await?;
     Ok(Done)
@@ -264,7 +264,7 @@ pub async fn set_lifetime(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateLifetime>,
+    ObjectBody(request): ObjectBody<UpdateLifetime>,
 ) -> Result<web::Json<FeatureTypeOut>, ApiError> {
     Ok(web::Json(
         features::set_lifetime(&state.app, &caller, path.into_inner(), request).await?,
@@ -320,7 +320,7 @@ pub async fn bulk_on(
     Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
     query: web::Query<SwitchQuery>,
-    Body(request): Body<BulkSwitch>,
+    ObjectBody(request): ObjectBody<BulkSwitch>,
 ) -> Result<Done, ApiError> {
     features::switch_many(
         &state.app,
@@ -355,7 +355,7 @@ pub async fn bulk_off(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
-    Body(request): Body<BulkSwitch>,
+    ObjectBody(request): ObjectBody<BulkSwitch>,
 ) -> Result<Done, ApiError> {
     features::switch_many(
         &state.app,
@@ -454,7 +454,7 @@ pub async fn clone(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
-    Body(request): Body<CloneFeature>,
+    ObjectBody(request): ObjectBody<CloneFeature>,
 ) -> Result<Created<FeatureOut>, ApiError> {
     Ok(Created::new(
         features::clone(&state.app, &caller, path.into_inner(), request).await?,

@@ -9,7 +9,7 @@ use flag_admin::delivery::frontend::types::{FrontendFeatures, FrontendRequest, S
 
 use crate::auth::{Admitted, FrontendToken};
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{Body, JsonBytes, client_address};
+use crate::extract::{JsonBytes, ObjectBody, client_address};
 use crate::respond::{NoContent, Tagged, weak_etag};
 use crate::state::AppState;
 
@@ -127,7 +127,7 @@ pub async fn ui_config(
 pub async fn set_cors(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<SetCors>,
+    ObjectBody(request): ObjectBody<SetCors>,
 ) -> Result<NoContent, ApiError> {
     frontend::set_cors(&state.app, &caller, request).await?;
     Ok(NoContent)

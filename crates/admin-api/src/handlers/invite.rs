@@ -11,7 +11,7 @@ use flag_admin::identity::users::types::UserOut;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{Body, client_address};
+use crate::extract::{ObjectBody, client_address};
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -70,7 +70,7 @@ pub async fn get(
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateSignupTokenRequest>,
+    ObjectBody(request): ObjectBody<CreateSignupTokenRequest>,
 ) -> Result<Created<SignupTokenResponse>, ApiError> {
     let token = invite::create(&state.app, &caller, request).await?;
     Ok(Created::at(format!("tokens/{}", token.secret()), token))
@@ -96,7 +96,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateSignupTokenRequest>,
+    ObjectBody(request): ObjectBody<UpdateSignupTokenRequest>,
 ) -> Result<web::Json<SignupTokenResponse>, ApiError> {
     Ok(web::Json(
         invite::update(&state.app, &caller, path.into_inner(), request).await?,
@@ -145,7 +145,7 @@ pub async fn sign_up(
     state: web::Data<AppState>,
     http: HttpRequest,
     path: web::Path<String>,
-    Body(request): Body<CreateInvitedUserRequest>,
+    ObjectBody(request): ObjectBody<CreateInvitedUserRequest>,
 ) -> Result<web::Json<UserOut>, ApiError> {
     let user = invite::sign_up(
         &state.app,

@@ -7,7 +7,7 @@ use flag_admin::catalogue::lifecycle::types::{CompleteFeature, LifecycleCountOut
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::Done;
 use crate::state::AppState;
 
@@ -53,7 +53,7 @@ pub async fn complete(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String)>,
-    Body(request): Body<CompleteFeature>,
+    ObjectBody(request): ObjectBody<CompleteFeature>,
 ) -> Result<Done, ApiError> {
     lifecycle::complete(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

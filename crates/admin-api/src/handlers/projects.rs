@@ -12,7 +12,7 @@ use flag_admin::{catalogue::overview, catalogue::projects};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{Body, ObjectBody};
+use crate::extract::ObjectBody;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -50,7 +50,7 @@ pub async fn list(
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateProject>,
+    ObjectBody(request): ObjectBody<CreateProject>,
 ) -> Result<Created<CreatedProjectOut>, ApiError> {
     Ok(Created::new(
         projects::create(&state.app, &caller, request).await?,
@@ -96,7 +96,7 @@ pub async fn enable_environment(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<ProjectEnvironment>,
+    ObjectBody(request): ObjectBody<ProjectEnvironment>,
 ) -> Result<Done, ApiError> {
     projects::enable_environment(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

@@ -9,7 +9,7 @@ use flag_admin::catalogue::segments::types::{
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::{Created, NoContent};
 use crate::state::AppState;
 
@@ -43,7 +43,7 @@ pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateSegment>,
+    ObjectBody(request): ObjectBody<CreateSegment>,
 ) -> Result<Created<CreatedSegmentOut>, ApiError> {
     let segment = segments::create(&state.app, &caller, request).await?;
     Ok(Created::at(format!("segments/{}", segment.id), segment))
@@ -93,7 +93,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<CreateSegment>,
+    ObjectBody(request): ObjectBody<CreateSegment>,
 ) -> Result<NoContent, ApiError> {
     segments::update(&state.app, &caller, path.into_inner(), request).await?;
     Ok(NoContent)
@@ -188,7 +188,7 @@ pub async fn of_strategy(
 pub async fn validate(
     state: web::Data<AppState>,
     _caller: Admitted,
-    Body(request): Body<NameIn>,
+    ObjectBody(request): ObjectBody<NameIn>,
 ) -> Result<NoContent, ApiError> {
     segments::validate_name(&state.app, request).await?;
     Ok(NoContent)

@@ -8,7 +8,7 @@ use flag_admin::identity::users::types::UserOut;
 
 use crate::auth::SESSION_COOKIE;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{Body, client_address};
+use crate::extract::{ObjectBody, client_address};
 use crate::respond::{Found, WithCookie};
 use crate::state::AppState;
 
@@ -36,7 +36,7 @@ use crate::state::AppState;
 pub async fn login(
     state: web::Data<AppState>,
     http: HttpRequest,
-    Body(request): Body<LoginRequest>,
+    ObjectBody(request): ObjectBody<LoginRequest>,
 ) -> Result<WithCookie<web::Json<UserOut>>, ApiError> {
     let logged_in = session::login(&state.app, state.app.identity(), client_address(&http), request).await?;
     let cookie = crate::auth::session_cookie(&state.app, logged_in.session);

@@ -10,7 +10,7 @@ use flag_admin::catalogue::strategies::types::StrategyRequest;
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::{Body, ObjectBody};
 use crate::respond::{Done, DoneAsJson};
 use crate::state::AppState;
 
@@ -36,7 +36,7 @@ pub async fn add(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String, String)>,
-    Body(request): Body<StrategyRequest>,
+    ObjectBody(request): ObjectBody<StrategyRequest>,
 ) -> Result<web::Json<flag_eval::Strategy>, ApiError> {
     Ok(web::Json(
         strategies::add(&state.app, &caller, path.into_inner(), request).await?,
@@ -66,7 +66,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<(String, String, String, String)>,
-    Body(request): Body<StrategyRequest>,
+    ObjectBody(request): ObjectBody<StrategyRequest>,
 ) -> Result<web::Json<StrategyOut>, ApiError> {
     let (project, feature, environment, id) = path.into_inner();
     let place = (project, feature, environment);

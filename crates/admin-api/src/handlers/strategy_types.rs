@@ -8,7 +8,7 @@ use flag_admin::catalogue::strategy_types::types::{
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -46,7 +46,7 @@ pub async fn list(
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateStrategyType>,
+    ObjectBody(request): ObjectBody<CreateStrategyType>,
 ) -> Result<Created<StrategyTypeOut>, ApiError> {
     Ok(Created::new(
         strategy_types::create(&state.app, &caller, request).await?,
@@ -97,7 +97,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateStrategyType>,
+    ObjectBody(request): ObjectBody<UpdateStrategyType>,
 ) -> Result<Done, ApiError> {
     strategy_types::update(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

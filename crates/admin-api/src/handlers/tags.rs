@@ -9,7 +9,7 @@ use flag_admin::catalogue::tags::types::{
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::{Body, ObjectBody};
+use crate::extract::ObjectBody;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -44,7 +44,7 @@ pub async fn list_types(
 pub async fn create_type(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateTagType>,
+    ObjectBody(request): ObjectBody<CreateTagType>,
 ) -> Result<Created<CreateTagType>, ApiError> {
     let created = tags::create_type(&state.app, &caller, request).await?;
     Ok(Created::at(
@@ -69,7 +69,7 @@ pub async fn create_type(
 pub async fn validate_type(
     state: web::Data<AppState>,
     _caller: Admitted,
-    Body(request): Body<CreateTagType>,
+    ObjectBody(request): ObjectBody<CreateTagType>,
 ) -> Result<web::Json<ValidTagType>, ApiError> {
     Ok(web::Json(tags::validate_type(&state.app, request).await?))
 }
@@ -167,7 +167,7 @@ pub async fn list(state: web::Data<AppState>, _caller: Admitted) -> Result<web::
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<TagIn>,
+    ObjectBody(request): ObjectBody<TagIn>,
 ) -> Result<Created<TagWithVersion>, ApiError> {
     let created = tags::create(&state.app, &caller, request).await?;
     let location = format!("tags/{}/{}", created.tag.tag_type, created.tag.value);
@@ -275,7 +275,7 @@ pub async fn add_to_feature(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<TagIn>,
+    ObjectBody(request): ObjectBody<TagIn>,
 ) -> Result<Created<TagOut>, ApiError> {
     let feature = path.into_inner();
     let tag = tags::add_to_feature(&state.app, &caller, feature.clone(), request).await?;
@@ -300,7 +300,7 @@ pub async fn update_feature(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateFeatureTags>,
+    ObjectBody(request): ObjectBody<UpdateFeatureTags>,
 ) -> Result<web::Json<FeatureTagsOut>, ApiError> {
     Ok(web::Json(
         tags::update_feature(&state.app, &caller, path.into_inner(), request).await?,
@@ -349,7 +349,7 @@ pub async fn update_many(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<BulkTags>,
+    ObjectBody(request): ObjectBody<BulkTags>,
 ) -> Result<Done, ApiError> {
     tags::update_many(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)

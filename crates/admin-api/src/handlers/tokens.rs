@@ -6,7 +6,7 @@ use flag_admin::identity::tokens::types::{CreateToken, CreatedTokenOut, TokensOu
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -42,7 +42,7 @@ pub async fn list(
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateToken>,
+    ObjectBody(request): ObjectBody<CreateToken>,
 ) -> Result<Created<CreatedTokenOut>, ApiError> {
     Ok(Created::at(
         "api-tokens",
@@ -113,7 +113,7 @@ pub async fn set_expiry(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<UpdateToken>,
+    ObjectBody(request): ObjectBody<UpdateToken>,
 ) -> Result<Done, ApiError> {
     tokens::set_expiry(&state.app, &caller, &path.into_inner(), request).await?;
     Ok(Done)
@@ -164,7 +164,7 @@ pub async fn create_for_project(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<String>,
-    Body(request): Body<CreateToken>,
+    ObjectBody(request): ObjectBody<CreateToken>,
 ) -> Result<Created<CreatedTokenOut>, ApiError> {
     let created = tokens::create_for_project(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Created::at("api-tokens", created))

@@ -9,7 +9,7 @@ use flag_admin::identity::users::types::{
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
-use crate::extract::Body;
+use crate::extract::ObjectBody;
 use crate::respond::{Created, Done};
 use crate::state::AppState;
 
@@ -98,7 +98,7 @@ pub async fn search(
 pub async fn create(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
-    Body(request): Body<CreateUserRequest>,
+    ObjectBody(request): ObjectBody<CreateUserRequest>,
 ) -> Result<Created<UserOut>, ApiError> {
     Ok(Created::new(users::create(&state.app, &caller, request).await?))
 }
@@ -122,7 +122,7 @@ pub async fn update(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<UpdateUserRequest>,
+    ObjectBody(request): ObjectBody<UpdateUserRequest>,
 ) -> Result<web::Json<UserOut>, ApiError> {
     Ok(web::Json(
         users::update(&state.app, &caller, path.into_inner(), request).await?,
@@ -147,7 +147,7 @@ pub async fn change_password(
     state: web::Data<AppState>,
     Admitted(caller): Admitted,
     path: web::Path<i32>,
-    Body(request): Body<PasswordRequest>,
+    ObjectBody(request): ObjectBody<PasswordRequest>,
 ) -> Result<Done, ApiError> {
     users::change_password(&state.app, &caller, path.into_inner(), request).await?;
     Ok(Done)
