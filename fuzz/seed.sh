@@ -4,12 +4,12 @@
 # Reads the copies vendored in crates/flag-eval/tests/data.
 set -euo pipefail
 cd "$(dirname "$0")"
-shared=../crates/flag-eval/tests/data
+vendored=../crates/flag-eval/tests/data
 mkdir -p corpus/evaluate corpus/regex
-python3 - "$shared" <<'PY'
+python3 - "$vendored" <<'PY'
 import json, pathlib, sys
-shared = pathlib.Path(sys.argv[1])
-files = sorted((shared / "client-specification").glob("[0-9]*.json")) + [shared / "workload" / "micro.json"]
+vendored = pathlib.Path(sys.argv[1])
+files = sorted((vendored / "client-specification").glob("[0-9]*.json")) + [vendored / "workload" / "micro.json"]
 count = 0
 for path in files:
     spec = json.loads(path.read_text())

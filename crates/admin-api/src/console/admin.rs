@@ -17,7 +17,7 @@ use crate::state::AppState;
 
 /// A `datetime-local` field (`2026-12-01T12:00`, read as UTC) or an RFC 3339 time, parsed by
 /// the API's own request types.
-fn utc(text: &str) -> String {
+pub(super) fn utc(text: &str) -> String {
     if text.len() == 16 {
         format!("{text}:00Z")
     } else {

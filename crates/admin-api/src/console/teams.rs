@@ -6,21 +6,17 @@
 use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::identity::auth::Principal;
 use flag_admin::identity::teams::grants::{PERMISSIONS, Scope};
-use flag_admin::identity::teams::types::{GroupIn, PatIn, RoleIn, ServiceAccountIn, ServiceAccountUpdate};
+use flag_admin::identity::teams::types::{
+    AddAccessIn, CustomRoleType, GroupIn, MemberIn, PatIn, PermissionIn, RoleIn, ServiceAccountIn,
+    ServiceAccountUpdate, UserRef,
+};
 use flag_admin::identity::teams::{self, Holder};
 use flag_admin::{AdminError, catalogue::environments, identity::users};
 use maud::{Markup, html};
-use serde_json::json;
 
-use super::admin::{admin_nav, admin_page, admin_write};
+use super::admin::{admin_nav, admin_page, admin_write, utc};
 use super::{comma_list, field, form_fields};
 use crate::state::AppState;
-
-/// A request type read from a form's fields, as the API reads its JSON body.
-fn body<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> Result<T, AdminError> {
-    serde_json::from_value(value)
-        .map_err(|error| AdminError::invalid("/", format!("the form does not read: {error}")))
-}
 
 /// Every value of a repeated field (checkboxes, multiple selects).
 fn all(fields: &[(String, String)], name: &str) -> Vec<String> {
@@ -32,25 +28,45 @@ fn all(fields: &[(String, String)], name: &str) -> Vec<String> {
         .collect()
 }
 
+/// The field `name` when it is not empty.
+fn given(fields: &[(String, String)], name: &str) -> Option<String> {
+    Some(field(fields, name)).filter(|value| !value.is_empty())
+}
+
+/// An id from a form's select.
+fn id_of(text: &str, path: &str) -> Result<i32, AdminError> {
+    text.parse()
+        .map_err(|_| AdminError::invalid(path, "choose from the list"))
+}
+
 /// A role's body from its form: checked permissions are `NAME` or `NAME@environment`.
 fn role_body(fields: &[(String, String)]) -> Result<RoleIn, AdminError> {
-    let permissions: Vec<serde_json::Value> = all(fields, "permission")
+    let role_type = match given(fields, "type") {
+        Some(kind) => Some(
+            CustomRoleType::parse(&kind)
+                .ok_or_else(|| AdminError::invalid("/type", "a role is a root or a project role"))?,
+        ),
+        None => None,
+    };
+    let permissions = all(fields, "permission")
         .into_iter()
         .map(|checked| match checked.split_once('@') {
-            Some((name, environment)) => json!({"name": name, "environment": environment}),
-            None => json!({"name": checked}),
+            Some((name, environment)) => PermissionIn {
+                name: name.to_owned(),
+                environment: Some(environment.to_owned()),
+            },
+            None => PermissionIn {
+                name: checked,
+                environment: None,
+            },
         })
         .collect();
-    let description = field(fields, "description");
-    let mut role = json!({"name": field(fields, "name"), "permissions": permissions});
-    if !description.is_empty() {
-        role["description"] = json!(description);
-    }
-    let kind = field(fields, "type");
-    if !kind.is_empty() {
-        role["type"] = json!(kind);
-    }
-    body(role)
+    Ok(RoleIn {
+        name: field(fields, "name"),
+        role_type,
+        description: given(fields, "description"),
+        permissions,
+    })
 }
 
 /// The checkboxes of every permission a role of `kind` can hold, `held` ticked.
@@ -360,20 +376,27 @@ pub async fn group(state: web::Data<AppState>, request: HttpRequest, path: web::
 }
 
 fn group_body(fields: &[(String, String)]) -> Result<GroupIn, AdminError> {
-    let role = field(fields, "rootRole");
-    let users: Vec<serde_json::Value> = all(fields, "user")
-        .into_iter()
-        .map(|id| id.parse::<i32>().map(|id| json!({"user": {"id": id}})))
-        .collect::<Result<_, _>>()
-        .map_err(|_| AdminError::invalid("/users", "choose members from the list"))?;
-    let description = field(fields, "description");
-    body(json!({
-        "name": field(fields, "name"),
-        "description": (!description.is_empty()).then_some(description),
-        "rootRole": role.parse::<i32>().ok(),
-        "mappingsSSO": comma_list(&field(fields, "mappingsSSO")),
-        "users": users,
-    }))
+    let users = all(fields, "user")
+        .iter()
+        .map(|id| {
+            Ok(MemberIn {
+                user: UserRef {
+                    id: id_of(id, "/users")?,
+                },
+            })
+        })
+        .collect::<Result<Vec<_>, AdminError>>()?;
+    let root_role = match given(fields, "rootRole") {
+        Some(role) => Some(id_of(&role, "/rootRole")?),
+        None => None,
+    };
+    Ok(GroupIn {
+        name: field(fields, "name"),
+        description: given(fields, "description"),
+        mappings_sso: Some(comma_list(&field(fields, "mappingsSSO"))),
+        root_role,
+        users: Some(users),
+    })
 }
 
 /// `POST /admin/groups`.
@@ -505,12 +528,11 @@ pub async fn create_service_account(
         teams::CREATE_SERVICE_ACCOUNT,
         "/admin/service-accounts",
         |caller| async move {
-            let name = field(&fields, "name");
-            let account: ServiceAccountIn = body(json!({
-                "username": field(&fields, "username"),
-                "name": (!name.is_empty()).then_some(name),
-                "rootRole": field(&fields, "rootRole").parse::<i32>().unwrap_or(0),
-            }))?;
+            let account = ServiceAccountIn {
+                username: field(&fields, "username"),
+                name: given(&fields, "name"),
+                root_role: id_of(&field(&fields, "rootRole"), "/rootRole")?,
+            };
             teams::create_service_account(app, &caller, account).await?;
             Ok(None)
         },
@@ -615,11 +637,14 @@ pub async fn save_service_account(
         teams::UPDATE_SERVICE_ACCOUNT,
         &format!("/admin/service-accounts/{id}"),
         |caller| async move {
-            let name = field(&fields, "name");
-            let change: ServiceAccountUpdate = body(json!({
-                "name": (!name.is_empty()).then_some(name),
-                "rootRole": field(&fields, "rootRole").parse::<i32>().ok(),
-            }))?;
+            let root_role = match given(&fields, "rootRole") {
+                Some(role) => Some(id_of(&role, "/rootRole")?),
+                None => None,
+            };
+            let change = ServiceAccountUpdate {
+                name: given(&fields, "name"),
+                root_role,
+            };
             teams::update_service_account(app, &caller, id, change).await?;
             Ok(None)
         },
@@ -647,14 +672,8 @@ pub async fn service_account_action(
                 teams::CREATE_TOKEN,
                 &back,
                 |caller| async move {
-                    let expires = field(&fields, "expiresAt");
-                    let expires = if expires.len() == 16 {
-                        format!("{expires}:00Z")
-                    } else {
-                        expires
-                    };
-                    let token: PatIn =
-                        body(json!({"description": field(&fields, "description"), "expiresAt": expires}))?;
+                    let token = PatIn::new(field(&fields, "description"), &utc(&field(&fields, "expiresAt")))
+                        .map_err(|error| AdminError::invalid("/expiresAt", error))?;
                     let created = teams::create_token(app, &caller, id, token).await?;
                     let secret = created.secret.unwrap_or_default();
                     Ok(Some(html! {
@@ -817,10 +836,7 @@ pub async fn change_access(
     };
     let back = format!("/projects/{}#access", super::url_escape(&project));
     let result = async {
-        let id = |text: &str| {
-            text.parse::<i32>()
-                .map_err(|_| AdminError::invalid("/who", "choose whom from the list"))
-        };
+        let id = |text: &str| id_of(text, "/who");
         if field(&fields, "action") == "remove" {
             let caller = teams::REMOVE_PROJECT_ACCESS.admit_in(principal.clone(), Some(&project))?;
             let holder = match (field(&fields, "user"), field(&fields, "group")) {
@@ -833,8 +849,14 @@ pub async fn change_access(
             let role = id(&field(&fields, "role"))?;
             let who = field(&fields, "who");
             let request = match who.split_once(':') {
-                Some(("user", user)) => body(json!({"users": [{"id": id(user)?}]}))?,
-                Some(("group", group)) => body(json!({"groups": [{"id": id(group)?}]}))?,
+                Some(("user", user)) => AddAccessIn {
+                    users: vec![UserRef { id: id(user)? }],
+                    groups: Vec::new(),
+                },
+                Some(("group", group)) => AddAccessIn {
+                    users: Vec::new(),
+                    groups: vec![UserRef { id: id(group)? }],
+                },
                 _ => return Err(AdminError::invalid("/who", "choose whom from the list")),
             };
             teams::add_project_access(&state.app, &caller, project.clone(), role, request).await

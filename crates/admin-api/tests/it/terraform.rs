@@ -706,3 +706,53 @@ async fn arrays_in_place_of_objects_are_refused() {
         assert!(!status.is_success(), "{method} {path} {body}");
     }
 }
+
+/// What the project and environment writes refuse, with the statuses and error names they
+/// document.
+#[actix_web::test]
+async fn project_and_environment_refusals() {
+    let app = keyed();
+    let service = app.service().await;
+    let (status, body) = send(&service, get("/api/admin/projects/nope/access", ADMIN)).await;
+    assert_error(status, &body, 404, "NotFoundError");
+    let (status, body) = send(
+        &service,
+        put("/api/admin/projects/nope/access", ADMIN, json!({"roles": []})),
+    )
+    .await;
+    assert_error(status, &body, 404, "NotFoundError");
+    let (status, body) = send(
+        &service,
+        put(
+            "/api/admin/projects/default/access",
+            ADMIN,
+            json!({"roles": [{"id": 1, "users": [1]}]}),
+        ),
+    )
+    .await;
+    assert_error(status, &body, 400, "ValidationError");
+    // A project with segments of its own stays: 409.
+    expect(
+        &service,
+        post("/api/admin/projects", ADMIN, json!({"id": "seg", "name": "Seg"})),
+        StatusCode::CREATED,
+    )
+    .await;
+    expect(
+        &service,
+        post(
+            "/api/admin/segments",
+            ADMIN,
+            json!({"name": "own", "project": "seg", "constraints": []}),
+        ),
+        StatusCode::CREATED,
+    )
+    .await;
+    let (status, body) = send(&service, delete("/api/admin/projects/seg", ADMIN)).await;
+    assert_error(status, &body, 409, "ConflictError");
+    // The last environment stays: 403.
+    let (status, body) = send(&service, delete("/api/admin/environments/production", ADMIN)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = send(&service, delete("/api/admin/environments/development", ADMIN)).await;
+    assert_error(status, &body, 403, "InvalidOperationError");
+}

@@ -20,7 +20,7 @@ use crate::identity::teams::types::{
     RoleWithPermissionsOut, RoleWrittenOut, RolesOut, ServiceAccountIn, ServiceAccountOut,
     ServiceAccountUpdate, ServiceAccountsOut,
 };
-use crate::runtime::domain::{Permission, RootRole};
+use crate::runtime::domain::{AnyRootRole, Permission, RootRole};
 use crate::runtime::{Runtime, db, input, secrets};
 use crate::{AdminError, Detail};
 
@@ -309,15 +309,7 @@ async fn checked_group(ctx: &Runtime, request: &GroupIn) -> Result<(NewGroup, Ve
         return Err(AdminError::invalid("/name", "/name must not be empty"));
     }
     if let Some(role) = request.root_role {
-        let found = db::run(&ctx.store, move |conn| queries::users::role(conn, role))
-            .await
-            .map_err(|_| AdminError::invalid("/rootRole", format!("there is no role {role}")))?;
-        if found.role_type != "root" && found.role_type != "root-custom" {
-            return Err(AdminError::invalid(
-                "/rootRole",
-                format!("{} is not a root role", found.name),
-            ));
-        }
+        root_role(ctx, role).await?;
     }
     let mut users: Vec<i32> = request
         .users
@@ -567,23 +559,32 @@ pub async fn remove_project_access(
 
 // Service accounts.
 
-/// A root role a service account or user may hold: Admin, Editor, Viewer or a custom root role,
-/// as `(built-in role, custom role)`.
+/// The built-in root role and custom root role that `role` gives: a custom one must exist and
+/// be a root role, refused at `/rootRole` otherwise, as a body's mistake. Users, groups and
+/// service accounts are given root roles through it.
+pub(crate) async fn check_root_role(
+    ctx: &Runtime,
+    role: AnyRootRole,
+) -> Result<(RootRole, Option<i32>), AdminError> {
+    if let AnyRootRole::Custom(id) = role {
+        let found = db::run(&ctx.store, move |conn| queries::users::role(conn, id))
+            .await
+            .map_err(|_| AdminError::invalid("/rootRole", format!("there is no role {id}")))?;
+        if found.role_type != "root-custom" {
+            return Err(AdminError::invalid(
+                "/rootRole",
+                format!("role {} is not a root role", found.name),
+            ));
+        }
+    }
+    Ok(role.parts())
+}
+
+/// The root role with id `id`, as a body's number is read.
 async fn root_role(ctx: &Runtime, id: i32) -> Result<(RootRole, Option<i32>), AdminError> {
-    if let Some(role) = RootRole::from_id(id).filter(|role| role.is_root()) {
-        return Ok((role, None));
-    }
-    let found = db::run(&ctx.store, move |conn| queries::users::role(conn, id))
-        .await
-        .map_err(|_| AdminError::invalid("/rootRole", format!("there is no role {id}")))?;
-    if found.role_type == "root-custom" {
-        Ok((RootRole::Viewer, Some(id)))
-    } else {
-        Err(AdminError::invalid(
-            "/rootRole",
-            format!("{} is not a root role", found.name),
-        ))
-    }
+    let role =
+        AnyRootRole::from_id(i64::from(id)).map_err(|error| AdminError::invalid("/rootRole", error))?;
+    check_root_role(ctx, role).await
 }
 
 /// Who may list the service accounts.

@@ -8,7 +8,6 @@ use flag_store::queries;
 use crate::identity::auth::{Access, Caller};
 use crate::identity::users::types::UserOut;
 use crate::identity::users::types::{CreateUserRequest, PasswordRequest, UpdateUserRequest, UsersResponse};
-use crate::runtime::domain::AnyRootRole;
 use crate::runtime::input;
 use crate::{AdminError, Detail, identity::password, runtime::Runtime, runtime::db};
 
@@ -32,25 +31,6 @@ pub(crate) async fn hash_password(ctx: &Runtime, password: String) -> Result<Str
         .run(move || password::hash(&password))
         .await?
         .map_err(|error| AdminError::Internal(format!("password hashing failed: {error}")))
-}
-
-/// Refuses a custom root role that is not there or not a root role, at `/rootRole`, as a body's
-/// mistake.
-async fn check_root_role(ctx: &Runtime, role: Option<AnyRootRole>) -> Result<(), AdminError> {
-    let Some(AnyRootRole::Custom(id)) = role else {
-        return Ok(());
-    };
-    let found = db::run(&ctx.store, move |conn| queries::users::role(conn, id))
-        .await
-        .map_err(|_| AdminError::invalid("/rootRole", format!("there is no role {id}")))?;
-    if found.role_type == "root-custom" {
-        Ok(())
-    } else {
-        Err(AdminError::invalid(
-            "/rootRole",
-            format!("role {} is not a root role", found.name),
-        ))
-    }
 }
 
 /// Who may create a user.
@@ -95,7 +75,7 @@ pub async fn create(
         root_role: request.root_role.parts().0,
         created_at: crate::now(),
     };
-    check_root_role(ctx, Some(request.root_role)).await?;
+    crate::identity::teams::check_root_role(ctx, request.root_role).await?;
     let custom = request.root_role.parts().1;
     let row = caller
         .write(ctx, move |conn, actor, _| match custom {
@@ -121,7 +101,9 @@ pub async fn update(
         None,
         request.name.as_deref(),
     ))?;
-    check_root_role(ctx, request.root_role).await?;
+    if let Some(role) = request.root_role {
+        crate::identity::teams::check_root_role(ctx, role).await?;
+    }
     let changes = UserChanges {
         name: request.name.map(|name| name.trim().to_owned()),
         email: request.email.map(|email| email.trim().to_owned()),

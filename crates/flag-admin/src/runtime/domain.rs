@@ -503,14 +503,20 @@ impl fmt::Display for Permission {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Timestamp(pub DateTime<Utc>);
 
+impl Timestamp {
+    /// `text` read as a body's time is (a form's field, say), with the same refusal.
+    pub fn read(text: &str) -> Result<Self, String> {
+        flag_eval::parse_time_strict(text).map(Self).ok_or_else(|| {
+            format!(
+                "{text:?} is not an RFC 3339 date-time with a time zone, a four-digit year and no leap second"
+            )
+        })
+    }
+}
+
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        flag_eval::parse_time_strict(&text).map(Self).ok_or_else(|| {
-            de::Error::custom(format!(
-                "{text:?} is not an RFC 3339 date-time with a time zone, a four-digit year and no leap second"
-            ))
-        })
+        Self::read(&String::deserialize(deserializer)?).map_err(de::Error::custom)
     }
 }
 

@@ -633,12 +633,7 @@ pub fn set_custom_root_role(
     crate::queries::write(conn, |conn| {
         let before = crate::queries::users::get(conn, user)?;
         if let Some(role) = role {
-            let found = crate::queries::users::role(conn, role)?;
-            if found.role_type != "root-custom" {
-                return Err(StoreError::Rejected {
-                    message: format!("{} is not a custom root role", found.name),
-                });
-            }
+            crate::queries::users::check_custom_root(conn, role)?;
         }
         diesel::update(users::table.find(user))
             .set(users::custom_root_role.eq(role))

@@ -65,7 +65,7 @@ pub fn create_with_custom_root(
 }
 
 /// Refuses a role that is not a custom root role.
-fn check_custom_root(conn: &mut DbConnection, id: i32) -> Result<(), StoreError> {
+pub(crate) fn check_custom_root(conn: &mut DbConnection, id: i32) -> Result<(), StoreError> {
     let found = role(conn, id)?;
     if found.role_type == "root-custom" {
         Ok(())

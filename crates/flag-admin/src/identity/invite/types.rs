@@ -4,7 +4,6 @@
 use chrono::NaiveDateTime;
 use flag_store::models::UserRow;
 use flag_store::queries::signup_tokens::SignupToken;
-use serde::de::IntoDeserializer;
 use serde::{Deserialize, Serialize};
 use utoipa::ToSchema;
 
@@ -154,7 +153,7 @@ impl CreateSignupTokenRequest {
     pub fn new(name: String, expires_at: &str) -> Result<Self, String> {
         Ok(Self {
             name,
-            expires_at: timestamp(expires_at)?,
+            expires_at: Timestamp::read(expires_at)?,
         })
     }
 }
@@ -178,7 +177,7 @@ impl UpdateSignupTokenRequest {
     /// body is told.
     pub fn expiring(expires_at: &str) -> Result<Self, String> {
         Ok(Self {
-            expires_at: Some(timestamp(expires_at)?),
+            expires_at: Some(Timestamp::read(expires_at)?),
             enabled: None,
         })
     }
@@ -190,12 +189,6 @@ impl UpdateSignupTokenRequest {
             enabled: Some(enabled),
         }
     }
-}
-
-/// `text` read as a body's time is, with the same refusal.
-fn timestamp(text: &str) -> Result<Timestamp, String> {
-    Timestamp::deserialize(text.into_deserializer())
-        .map_err(|error: serde::de::value::Error| error.to_string())
 }
 
 /// Body of `POST /invite/{token}/signup` (Unleash's `createInvitedUserSchema`).

@@ -139,6 +139,15 @@ pub enum CustomRoleType {
 }
 
 impl CustomRoleType {
+    /// The kind Unleash names `name` (`root-custom` or `custom`).
+    pub fn parse(name: &str) -> Option<Self> {
+        match name {
+            "root-custom" => Some(Self::Root),
+            "custom" => Some(Self::Project),
+            _ => None,
+        }
+    }
+
     /// Unleash's name of it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -432,6 +441,17 @@ pub struct PatIn {
     /// When it stops working: required, and in the future.
     #[schema(value_type = Timestamp)]
     pub expires_at: Timestamp,
+}
+
+impl PatIn {
+    /// A token described by `description` that expires at `expires_at`, read as a body's
+    /// `expiresAt` is; when it does not read, why.
+    pub fn new(description: String, expires_at: &str) -> Result<Self, String> {
+        Ok(Self {
+            description,
+            expires_at: Timestamp::read(expires_at)?,
+        })
+    }
 }
 
 /// A service account.
