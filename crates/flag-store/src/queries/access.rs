@@ -706,14 +706,6 @@ pub fn tokens_of(conn: &mut DbConnection, user: i32) -> Result<Vec<PersonalToken
         .load(conn)?)
 }
 
-/// Every personal access token.
-pub fn all_tokens(conn: &mut DbConnection) -> Result<Vec<PersonalTokenRow>, StoreError> {
-    Ok(personal_access_tokens::table
-        .order(personal_access_tokens::id)
-        .select(PersonalTokenRow::as_select())
-        .load(conn)?)
-}
-
 fn token_json(row: &PersonalTokenRow) -> serde_json::Value {
     serde_json::json!({
         "id": row.id,

@@ -260,16 +260,6 @@ impl Grants {
                     .any(|(held, place)| *held == name && place == environment))
     }
 
-    /// The projects in which anything is held.
-    pub fn projects(&self) -> impl Iterator<Item = &str> {
-        self.projects.keys().map(String::as_str)
-    }
-
-    /// Whether nothing beyond the built-in root role is held.
-    pub fn is_empty(&self) -> bool {
-        self.root.is_empty() && self.projects.is_empty()
-    }
-
     fn add_role(&mut self, role: i32, project: Option<&str>, permissions: &[RolePermissionRow]) {
         let held = permissions
             .iter()
