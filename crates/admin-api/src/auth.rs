@@ -5,9 +5,11 @@
 use std::future::Future;
 use std::pin::Pin;
 
-use actix_web::dev::Payload;
+use actix_web::body::MessageBody;
+use actix_web::dev::{Payload, ServiceRequest, ServiceResponse};
 use actix_web::http::header::AUTHORIZATION;
-use actix_web::{FromRequest, HttpRequest, web};
+use actix_web::middleware::Next;
+use actix_web::{FromRequest, HttpMessage, HttpRequest, web};
 use flag_admin::AdminError;
 use flag_admin::identity::auth::{
     self, Access, Caller, ClientAccess, Credential, FrontendAccess, wrong_token_type,
@@ -114,6 +116,110 @@ async fn resolve_sdk_token(state: &AppState, token: &str) -> Result<Credential, 
     Ok(credential)
 }
 
+/// A request's credentials, admitted by the access its operation declares.
+#[derive(Debug)]
+enum Admission {
+    Admin(Caller),
+    Client(ClientAccess),
+    Frontend(FrontendAccess),
+}
+
+/// Admits `request` by the access its operation declares; `None` for a public operation.
+async fn admission(request: &HttpRequest) -> Option<Result<Admission, ApiError>> {
+    // A method the path does not serve is answered by the resource's default service.
+    let access = match declared(request) {
+        Ok(Access::Public) | Err(_) => return None,
+        Ok(access) => access,
+    };
+    let state = match app_state(request) {
+        Ok(state) => state,
+        Err(error) => return Some(Err(error)),
+    };
+    Some(match access {
+        Access::Client => sdk_token(state, bearer(request))
+            .await
+            .and_then(|credential| match credential {
+                Credential::Client(access) => Ok(Admission::Client(access)),
+                Credential::Admin(_) | Credential::Frontend(_) => Err(wrong_token_type().into()),
+                Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
+            }),
+        Access::Frontend => {
+            // OpenFeature's providers may send the token as `X-API-Key`, as OFREP allows.
+            let api_key = || {
+                request
+                    .path()
+                    .starts_with("/ofrep/")
+                    .then(|| request.headers().get("X-API-Key")?.to_str().ok())
+                    .flatten()
+                    .map(|key| key.trim().to_owned())
+                    .filter(|key| !key.is_empty())
+            };
+            let token = bearer(request).or_else(api_key);
+            sdk_token(state, token)
+                .await
+                .and_then(|credential| match credential {
+                    Credential::Frontend(access) => Ok(Admission::Frontend(access)),
+                    Credential::Admin(_) | Credential::Client(_) => Err(wrong_token_type().into()),
+                    Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
+                })
+        }
+        _ => match resolve(state, request).await {
+            // Project roles count in the project the path names.
+            Ok(Credential::Admin(principal)) => access
+                .admit_in(principal, request.match_info().get("projectId"))
+                .map(Admission::Admin)
+                .map_err(ApiError::from),
+            Ok(Credential::Client(_) | Credential::Frontend(_)) => Err(wrong_token_type().into()),
+            Ok(Credential::Unknown) => Err(AdminError::AuthenticationRequired.into()),
+            Err(error) => Err(error),
+        },
+    })
+}
+
+/// An SDK's token, resolved; a request without one needs authentication.
+async fn sdk_token(state: &AppState, token: Option<String>) -> Result<Credential, ApiError> {
+    match token {
+        Some(token) => resolve_sdk_token(state, &token).await,
+        None => Err(AdminError::AuthenticationRequired.into()),
+    }
+}
+
+/// Resolves and admits every request's credentials before its handler's extractors read its
+/// path, query or body, so a request without the access its operation declares is answered 401
+/// or 403 whatever else is wrong with it, as Unleash answers, and never by whichever extractor
+/// happened to finish first. The extractors below take what this admitted.
+pub async fn admit(
+    request: ServiceRequest,
+    next: Next<impl MessageBody>,
+) -> Result<ServiceResponse<impl MessageBody>, actix_web::Error> {
+    if let Some(admission) = admission(request.request()).await {
+        request.extensions_mut().insert(Admitting(admission));
+    }
+    next.call(request).await
+}
+
+/// What [`admit`] decided for a request, until its extractor takes it.
+struct Admitting(Result<Admission, ApiError>);
+
+/// What [`admit`] decided for `request`, or, on a resource it does not wrap, the decision made
+/// now.
+async fn take(request: &HttpRequest) -> Result<Admission, ApiError> {
+    let admitted = request.extensions_mut().remove::<Admitting>();
+    match admitted {
+        Some(Admitting(admission)) => admission,
+        None => match admission(request).await {
+            Some(admission) => admission,
+            None => Err(declared(request).err().unwrap_or_else(|| {
+                ApiError::internal(format!(
+                    "{} {} is public and takes no credentials",
+                    request.method(),
+                    request.path()
+                ))
+            })),
+        },
+    }
+}
+
 /// An administrator admitted to the operation by the access it declares.
 impl FromRequest for Admitted {
     type Error = ApiError;
@@ -122,15 +228,13 @@ impl FromRequest for Admitted {
     fn from_request(request: &HttpRequest, _payload: &mut Payload) -> Self::Future {
         let request = request.clone();
         Box::pin(async move {
-            let access = declared(&request)?;
-            let state = app_state(&request)?;
-            match resolve(state, &request).await? {
-                // Project roles count in the project the path names.
-                Credential::Admin(principal) => Ok(Self(
-                    access.admit_in(principal, request.match_info().get("projectId"))?,
-                )),
-                Credential::Client(_) | Credential::Frontend(_) => Err(wrong_token_type().into()),
-                Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
+            match take(&request).await? {
+                Admission::Admin(caller) => Ok(Self(caller)),
+                Admission::Client(_) | Admission::Frontend(_) => Err(ApiError::internal(format!(
+                    "{} {} declares an SDK's access but takes an administrator's credentials",
+                    request.method(),
+                    request.path()
+                ))),
             }
         })
     }
@@ -152,14 +256,9 @@ impl FromRequest for ClientToken {
         let request = request.clone();
         Box::pin(async move {
             expect(&request, Access::Client)?;
-            let state = app_state(&request)?;
-            let Some(token) = bearer(&request) else {
-                return Err(AdminError::AuthenticationRequired.into());
-            };
-            match resolve_sdk_token(state, &token).await? {
-                Credential::Client(access) => Ok(Self(access)),
-                Credential::Admin(_) | Credential::Frontend(_) => Err(wrong_token_type().into()),
-                Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
+            match take(&request).await? {
+                Admission::Client(access) => Ok(Self(access)),
+                Admission::Admin(_) | Admission::Frontend(_) => Err(wrong_token_type().into()),
             }
         })
     }
@@ -177,24 +276,9 @@ impl FromRequest for FrontendToken {
         let request = request.clone();
         Box::pin(async move {
             expect(&request, Access::Frontend)?;
-            let state = app_state(&request)?;
-            // OpenFeature's providers may send the token as `X-API-Key`, as OFREP allows.
-            let api_key = || {
-                request
-                    .path()
-                    .starts_with("/ofrep/")
-                    .then(|| request.headers().get("X-API-Key")?.to_str().ok())
-                    .flatten()
-                    .map(|key| key.trim().to_owned())
-                    .filter(|key| !key.is_empty())
-            };
-            let Some(token) = bearer(&request).or_else(api_key) else {
-                return Err(AdminError::AuthenticationRequired.into());
-            };
-            match resolve_sdk_token(state, &token).await? {
-                Credential::Frontend(access) => Ok(Self(access)),
-                Credential::Admin(_) | Credential::Client(_) => Err(wrong_token_type().into()),
-                Credential::Unknown => Err(AdminError::AuthenticationRequired.into()),
+            match take(&request).await? {
+                Admission::Frontend(access) => Ok(Self(access)),
+                Admission::Admin(_) | Admission::Client(_) => Err(wrong_token_type().into()),
             }
         })
     }

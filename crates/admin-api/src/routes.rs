@@ -968,6 +968,7 @@ fn configure_only(config: &mut web::ServiceConfig, served: impl Fn(&Operation) -
         };
         let mut resource = web::resource(path)
             .app_data(declared)
+            .wrap(actix_web::middleware::from_fn(crate::auth::admit))
             .default_service(other_methods);
         for operation in operations {
             let route = (operation.route)();

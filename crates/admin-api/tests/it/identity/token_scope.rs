@@ -45,6 +45,35 @@ async fn missing_or_unknown_credentials_are_401() {
 }
 
 #[actix_web::test]
+async fn credentials_are_judged_before_the_path_and_body() {
+    // Credentials are resolved asynchronously, a body's type and a path's numbers at once: the
+    // answer must not depend on which finishes first.
+    let app = TestApp::new();
+    let service = app.service().await;
+    for _ in 0..20 {
+        let no_body = test::TestRequest::post()
+            .uri("/api/admin/projects/default/features")
+            .insert_header(("Authorization", "*:*.wrong"));
+        let (status, response) = send(&service, no_body).await;
+        assert_error(status, &response, 401, "AuthenticationRequired");
+        let bad_number = test::TestRequest::put()
+            .uri("/api/admin/roles/not-a-number")
+            .insert_header(("Authorization", "*:*.wrong"))
+            .set_json(json!({"name": "r"}));
+        let (status, response) = send(&service, bad_number).await;
+        assert_error(status, &response, 401, "AuthenticationRequired");
+        let (status, response) = send(
+            &service,
+            test::TestRequest::post()
+                .uri("/api/frontend")
+                .insert_header(("Authorization", PRODUCTION_ADMIN)),
+        )
+        .await;
+        assert_error(status, &response, 403, "NoAccessError");
+    }
+}
+
+#[actix_web::test]
 async fn client_tokens_are_refused_on_the_admin_api() -> Result<(), Box<dyn std::error::Error>> {
     let app = TestApp::new();
     let client = "default:development.client-secret";
@@ -494,6 +523,9 @@ async fn an_environment_token_stays_in_its_environment_on_every_route() {
         }
         let (status, answer) = send(&service, request).await;
         let route = format!("{method_name} {}", operation.path);
+        if matches!(scope, Scope::SdkOnly | Scope::Development | Scope::Everywhere) {
+            assert_eq!(status, StatusCode::FORBIDDEN, "{route}: {answer}");
+        }
         match scope {
             Scope::Read => assert_ne!(status, StatusCode::FORBIDDEN, "{route}: {answer}"),
             Scope::SdkOnly => {
