@@ -73,6 +73,7 @@ impl ApiError {
                 AdminError::PasswordMismatch => "PasswordMismatch",
                 AdminError::NoAccess(_) => "NoAccessError",
                 AdminError::InvalidOperation(_) => "InvalidOperationError",
+                AdminError::ChangeRequestRequired(_) => "PermissionError",
                 AdminError::NotFound(_) => "NotFoundError",
                 AdminError::NameExists(_) => "NameExistsError",
                 AdminError::Conflict(_) => "ConflictError",
@@ -103,7 +104,9 @@ pub fn status_of(error: &AdminError) -> StatusCode {
             StatusCode::UNAUTHORIZED
         }
         AdminError::ProviderUnavailable(_) => StatusCode::BAD_GATEWAY,
-        AdminError::NoAccess(_) | AdminError::InvalidOperation(_) => StatusCode::FORBIDDEN,
+        AdminError::NoAccess(_) | AdminError::InvalidOperation(_) | AdminError::ChangeRequestRequired(_) => {
+            StatusCode::FORBIDDEN
+        }
         AdminError::NotFound(_) => StatusCode::NOT_FOUND,
         AdminError::NameExists(_) | AdminError::Conflict(_) => StatusCode::CONFLICT,
         AdminError::TooManyRequests { .. } | AdminError::Throttled { .. } => StatusCode::TOO_MANY_REQUESTS,

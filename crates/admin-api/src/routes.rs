@@ -17,9 +17,9 @@ use utoipa::openapi::path::{HttpMethod, Operation as Documented};
 
 use crate::auth::Declared;
 use crate::handlers::{
-    self, addons, applications, archive, client, context, dependencies, edge, environments, events, export,
-    flags, frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments, session, sso,
-    strategies, strategy_types, tags, teams, tokens, usage, users, variants,
+    self, addons, applications, archive, change_requests, client, context, dependencies, edge, environments,
+    events, export, flags, frontend, invite, lifecycle, me, ofrep, playground, projects, search, segments,
+    session, sso, strategies, strategy_types, tags, teams, tokens, usage, users, variants,
 };
 use crate::state::AppState;
 
@@ -224,6 +224,76 @@ declare! {
         projects::__path_update,
         projects::update,
         catalogue::projects::UPDATE,
+    ),
+    operation(
+        change_requests::__path_config,
+        change_requests::config,
+        catalogue::change_requests::CONFIG,
+    ),
+    operation(
+        change_requests::__path_set_config,
+        change_requests::set_config,
+        catalogue::change_requests::SET_CONFIG,
+    ),
+    operation(
+        change_requests::__path_add,
+        change_requests::add,
+        catalogue::change_requests::ADD,
+    ),
+    operation(
+        change_requests::__path_list,
+        change_requests::list,
+        catalogue::change_requests::LIST,
+    ),
+    operation(
+        change_requests::__path_open,
+        change_requests::open,
+        catalogue::change_requests::LIST,
+    ),
+    operation(
+        change_requests::__path_pending_for_feature,
+        change_requests::pending_for_feature,
+        catalogue::change_requests::PENDING_FOR_FEATURE,
+    ),
+    operation(
+        change_requests::__path_scheduled,
+        change_requests::scheduled,
+        catalogue::change_requests::SCHEDULED,
+    ),
+    operation(
+        change_requests::__path_get,
+        change_requests::get,
+        catalogue::change_requests::GET,
+    ),
+    operation(
+        change_requests::__path_discard,
+        change_requests::discard,
+        catalogue::change_requests::DISCARD,
+    ),
+    operation(
+        change_requests::__path_change_state,
+        change_requests::change_state,
+        catalogue::change_requests::CHANGE_STATE,
+    ),
+    operation(
+        change_requests::__path_set_title,
+        change_requests::set_title,
+        catalogue::change_requests::SET_TITLE,
+    ),
+    operation(
+        change_requests::__path_comment,
+        change_requests::comment,
+        catalogue::change_requests::COMMENT,
+    ),
+    operation(
+        change_requests::__path_edit_change,
+        change_requests::edit_change,
+        catalogue::change_requests::EDIT_CHANGE,
+    ),
+    operation(
+        change_requests::__path_discard_change,
+        change_requests::discard_change,
+        catalogue::change_requests::DISCARD_CHANGE,
     ),
     operation(
         projects::__path_update_settings,

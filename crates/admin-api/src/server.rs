@@ -107,9 +107,11 @@ pub async fn run(server: Server, state: web::Data<AppState>) -> io::Result<()> {
         return stopped;
     }
     let flusher = actix_web::rt::spawn(flush_periodically(state.clone()));
+    let scheduler = actix_web::rt::spawn(apply_scheduled_periodically(state.clone()));
     let webhooks = state.app.start_webhooks()?;
     let stopped = server.await;
     flusher.abort();
+    scheduler.abort();
     follower.abort();
     // Deliveries already queued get a few seconds to finish; new events wait for the next start.
     let _ = actix_web::rt::task::spawn_blocking(move || webhooks.stop(WEBHOOK_GRACE)).await;
@@ -160,6 +162,28 @@ async fn flush_periodically(state: web::Data<AppState>) {
         }
         if let Err(error) = state.app.flush_usage().await {
             tracing::warn!(%error, "writing SDK usage failed; it is kept for the next flush");
+        }
+    }
+}
+
+/// How often scheduled change requests are looked for: each is applied within this of its time,
+/// by whichever replica finds it first (the store applies each once).
+const SCHEDULE_INTERVAL: Duration = Duration::from_millis(200);
+
+/// Applies the scheduled change requests as they fall due, for as long as the server runs.
+async fn apply_scheduled_periodically(state: web::Data<AppState>) {
+    let mut interval = actix_web::rt::time::interval(SCHEDULE_INTERVAL);
+    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        interval.tick().await;
+        match flag_admin::catalogue::change_requests::apply_due(&state.app).await {
+            Ok((0, 0)) => {}
+            Ok((applied, failed)) => tracing::info!(applied, failed, "applied scheduled change requests"),
+            Err(error) => {
+                // Once a second while the database cannot answer, not at every tick.
+                tracing::warn!(%error, "applying scheduled change requests failed; trying again in a second");
+                actix_web::rt::time::sleep(Duration::from_secs(1)).await;
+            }
         }
     }
 }

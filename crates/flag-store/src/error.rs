@@ -54,6 +54,17 @@ pub enum StoreError {
         /// What uses it, for the user.
         message: String,
     },
+    /// The write would change an environment of a project that takes changes only through
+    /// change requests.
+    #[error(
+        "project \"{project}\" takes changes to the \"{environment}\" environment only through change requests: propose this change in a change request"
+    )]
+    ChangeRequestRequired {
+        /// The project whose rule refuses the write.
+        project: String,
+        /// The environment it protects.
+        environment: String,
+    },
     /// A stored column of one row could not be read back into its type: JSON that does not
     /// decode, or a token type or role that is none.
     #[error("stored {column} of {entity} {key} is not valid: {source}")]

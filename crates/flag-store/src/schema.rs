@@ -29,6 +29,65 @@ diesel::table! {
 }
 
 diesel::table! {
+    change_request_changes (id) {
+        id -> Integer,
+        change_request_id -> Integer,
+        feature -> Nullable<Text>,
+        segment_id -> Nullable<Integer>,
+        action -> Text,
+        payload -> Text,
+        snapshot -> Nullable<Text>,
+        created_by_user_id -> Integer,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    change_request_comments (id) {
+        id -> Integer,
+        change_request_id -> Integer,
+        text -> Text,
+        created_by_user_id -> Integer,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    change_request_reviews (change_request_id, user_id, decision) {
+        change_request_id -> Integer,
+        user_id -> Integer,
+        decision -> Text,
+        created_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    change_request_settings (project, environment) {
+        project -> Text,
+        environment -> Text,
+        required_approvals -> Integer,
+    }
+}
+
+diesel::table! {
+    change_requests (id) {
+        id -> Integer,
+        project -> Text,
+        environment -> Text,
+        title -> Nullable<Text>,
+        state -> Text,
+        min_approvals -> Integer,
+        created_by_user_id -> Integer,
+        created_at -> Timestamp,
+        state_timestamps -> Text,
+        scheduled_at -> Nullable<Timestamp>,
+        scheduled_by_user_id -> Nullable<Integer>,
+        schedule_status -> Nullable<Text>,
+        schedule_reason -> Nullable<Text>,
+    }
+}
+
+diesel::table! {
     client_applications (app_name) {
         app_name -> Text,
         strategies -> Text,
@@ -421,6 +480,13 @@ diesel::table! {
     }
 }
 
+diesel::joinable!(change_request_changes -> change_requests (change_request_id));
+diesel::joinable!(change_request_comments -> change_requests (change_request_id));
+diesel::joinable!(change_request_reviews -> change_requests (change_request_id));
+diesel::joinable!(change_request_settings -> environments (environment));
+diesel::joinable!(change_request_settings -> projects (project));
+diesel::joinable!(change_requests -> environments (environment));
+diesel::joinable!(change_requests -> projects (project));
 diesel::joinable!(feature_environments -> environments (environment_name));
 diesel::joinable!(feature_environments -> features (feature_name));
 diesel::joinable!(feature_lifecycles -> features (feature_name));
@@ -455,6 +521,11 @@ diesel::joinable!(users -> roles (root_role));
 diesel::allow_tables_to_appear_in_same_query!(
     addons,
     api_tokens,
+    change_request_changes,
+    change_request_comments,
+    change_request_reviews,
+    change_request_settings,
+    change_requests,
     client_applications,
     client_instances,
     client_usage,

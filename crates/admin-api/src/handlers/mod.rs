@@ -4,6 +4,7 @@ pub mod addons;
 pub mod applications;
 pub mod archive;
 pub mod backstage;
+pub mod change_requests;
 pub mod client;
 pub mod context;
 pub mod dependencies;

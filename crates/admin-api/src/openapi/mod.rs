@@ -85,6 +85,7 @@ fn security(access: Access) -> Option<Vec<SecurityRequirement>> {
         Access::Public => None,
         Access::Client | Access::Frontend => Some(vec![token()]),
         Access::Read
+        | Access::Person
         | Access::AdminRead
         | Access::ReadIn(_)
         | Access::WriteIn(_)

@@ -11,6 +11,7 @@
 
 pub mod addons;
 pub mod archive;
+pub mod change_requests;
 pub mod context_fields;
 pub mod dependencies;
 pub mod environments;

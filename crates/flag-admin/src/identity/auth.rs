@@ -71,6 +71,10 @@ pub enum Access {
     Frontend,
     /// Any administrator credential; reads nothing specific to an environment.
     Read,
+    /// People only: a signed-in user, or a user or service account through a personal access
+    /// token; never an API token. Change requests are made, reviewed and applied by people, so
+    /// that their approvals are those of distinct people.
+    Person,
     /// The lists administrators keep (users, API tokens, invite links): every admin token, since
     /// none of it is specific to an environment, and the Admin role.
     AdminRead,
@@ -249,6 +253,8 @@ impl Access {
         let holds = |permission| principal.holds(permission, project, None);
         let admitted = match (self, principal.limited_to()) {
             (Self::Public | Self::Read | Self::ReadIn(_), _) => Ok(()),
+            (Self::Person, _) if matches!(principal, Principal::User { .. }) => Ok(()),
+            (Self::Person, _) => Err(AdminError::NoAccess(PEOPLE_ONLY.into())),
             (Self::Client | Self::Frontend, _) => Err(wrong_token_type()),
             (Self::AdminRead, _) if principal.administers() => Ok(()),
             (Self::AdminRead, _) => Err(no_access(Permission::Admin, "")),
@@ -278,6 +284,10 @@ impl Access {
         })
     }
 }
+
+/// The refusal of an API token where only people are admitted.
+pub const PEOPLE_ONLY: &str =
+    "change requests are made, reviewed and applied by people: sign in, or use a personal access token";
 
 /// How a refusal names the project it was asked in.
 fn in_project(project: Option<&str>) -> &'static str {

@@ -431,6 +431,10 @@ pub enum Permission {
     DeleteFrontendApiToken,
     /// Creating a project.
     CreateProject,
+    /// Approving or rejecting change requests in an environment.
+    ApproveChangeRequest,
+    /// Applying or scheduling approved change requests in an environment.
+    ApplyChangeRequest,
 }
 
 impl Permission {
@@ -475,6 +479,8 @@ impl Permission {
             Self::UpdateFrontendApiToken => "UPDATE_FRONTEND_API_TOKEN",
             Self::DeleteFrontendApiToken => "DELETE_FRONTEND_API_TOKEN",
             Self::CreateProject => "CREATE_PROJECT",
+            Self::ApproveChangeRequest => "APPROVE_CHANGE_REQUEST",
+            Self::ApplyChangeRequest => "APPLY_CHANGE_REQUEST",
         }
     }
 
@@ -487,6 +493,8 @@ impl Permission {
                 | Self::ProjectSettingsWrite
                 | Self::ProjectUserAccessWrite
                 | Self::DeleteProject
+                | Self::ApproveChangeRequest
+                | Self::ApplyChangeRequest
         )
     }
 }

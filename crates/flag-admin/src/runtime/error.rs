@@ -52,6 +52,9 @@ pub enum AdminError {
     /// An operation Unleash does not allow on these objects.
     #[error("{0}")]
     InvalidOperation(String),
+    /// A direct write to an environment that takes changes only through change requests.
+    #[error("{0}")]
+    ChangeRequestRequired(String),
     /// The object does not exist.
     #[error("{0}")]
     NotFound(String),
@@ -163,6 +166,9 @@ impl From<StoreError> for AdminError {
             StoreError::InvalidOperation { message } => Self::InvalidOperation(message),
             StoreError::InUse { message } => Self::Conflict(message),
             StoreError::Archived => Self::ArchivedFeature,
+            error @ StoreError::ChangeRequestRequired { .. } => {
+                Self::ChangeRequestRequired(error.to_string())
+            }
             other => Self::Internal(other.to_string()),
         }
     }

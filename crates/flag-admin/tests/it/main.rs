@@ -4,6 +4,7 @@
 mod app_seeding;
 mod catalogue_access;
 mod catalogue_archive;
+mod catalogue_change_requests;
 mod catalogue_context_fields;
 mod catalogue_events;
 mod catalogue_export;

@@ -190,6 +190,36 @@ pub enum EventType {
     ServiceAccountDeleted,
     /// `service-account-updated`.
     ServiceAccountUpdated,
+    /// `change-request-created`.
+    ChangeRequestCreated,
+    /// `change-request-discarded`.
+    ChangeRequestDiscarded,
+    /// `change-added`.
+    ChangeAdded,
+    /// `change-discarded`.
+    ChangeDiscarded,
+    /// `change-edited`.
+    ChangeEdited,
+    /// `change-request-approved`.
+    ChangeRequestApproved,
+    /// `change-request-rejected`.
+    ChangeRequestRejected,
+    /// `change-request-approval-added`.
+    ChangeRequestApprovalAdded,
+    /// `change-request-cancelled`.
+    ChangeRequestCancelled,
+    /// `change-request-sent-to-review`.
+    ChangeRequestSentToReview,
+    /// `change-request-applied`.
+    ChangeRequestApplied,
+    /// `change-request-scheduled`.
+    ChangeRequestScheduled,
+    /// `change-request-scheduled-application-success`.
+    ChangeRequestScheduledApplicationSuccess,
+    /// `change-request-scheduled-application-failure`.
+    ChangeRequestScheduledApplicationFailure,
+    /// `change-request-configuration-updated`.
+    ChangeRequestConfigurationUpdated,
 }
 
 impl EventType {
@@ -269,6 +299,21 @@ impl EventType {
             Self::ServiceAccountCreated => "service-account-created",
             Self::ServiceAccountDeleted => "service-account-deleted",
             Self::ServiceAccountUpdated => "service-account-updated",
+            Self::ChangeRequestCreated => "change-request-created",
+            Self::ChangeRequestDiscarded => "change-request-discarded",
+            Self::ChangeAdded => "change-added",
+            Self::ChangeDiscarded => "change-discarded",
+            Self::ChangeEdited => "change-edited",
+            Self::ChangeRequestApproved => "change-request-approved",
+            Self::ChangeRequestRejected => "change-request-rejected",
+            Self::ChangeRequestApprovalAdded => "change-request-approval-added",
+            Self::ChangeRequestCancelled => "change-request-cancelled",
+            Self::ChangeRequestSentToReview => "change-request-sent-to-review",
+            Self::ChangeRequestApplied => "change-request-applied",
+            Self::ChangeRequestScheduled => "change-request-scheduled",
+            Self::ChangeRequestScheduledApplicationSuccess => "change-request-scheduled-application-success",
+            Self::ChangeRequestScheduledApplicationFailure => "change-request-scheduled-application-failure",
+            Self::ChangeRequestConfigurationUpdated => "change-request-configuration-updated",
         }
     }
 }

@@ -15,6 +15,7 @@
 
 mod access;
 mod addons;
+mod change_requests;
 mod client_metrics;
 mod context_fields;
 mod events;
@@ -31,6 +32,10 @@ pub use access::{
     RolePermissionRow, SealedSecretRow,
 };
 pub use addons::{Addon, AddonConfig, AddonRow, IntegrationEventRow, NewIntegrationEvent};
+pub use change_requests::{
+    ChangeRequestRecord, ChangeRequestRow, ChangeRequestRuleRow, ChangeRequestState, ChangeRow, CommentRow,
+    NewChange, ReviewRow,
+};
 pub use client_metrics::{ClientApplicationRow, ClientInstanceRow, UnknownFlagRow, UsageRow};
 pub use context_fields::{ContextFieldRow, LegalValue};
 pub use events::{Actor, EventRow, EventType, NewEvent};

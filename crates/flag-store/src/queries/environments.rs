@@ -232,14 +232,7 @@ pub fn delete(
                 message: "the last environment cannot be deleted".into(),
             });
         }
-        let tokens: Vec<crate::models::ApiTokenRow> = api_tokens::table
-            .filter(api_tokens::environment.eq(name))
-            .select(crate::models::ApiTokenRow::as_select())
-            .load(conn)?;
-        for token in tokens {
-            crate::queries::api_tokens::delete(conn, token.id, actor, now)?;
-        }
-        diesel::delete(environments::table.find(name)).execute(conn)?;
+        // Recorded first, while the rules that protect the environment are still there.
         events::record(
             conn,
             &NewEvent {
@@ -248,6 +241,15 @@ pub fn delete(
                     &serde_json::json!({"name": before.name, "type": before.environment_type}),
                 )?
             },
-        )
+        )?;
+        let tokens: Vec<crate::models::ApiTokenRow> = api_tokens::table
+            .filter(api_tokens::environment.eq(name))
+            .select(crate::models::ApiTokenRow::as_select())
+            .load(conn)?;
+        for token in tokens {
+            crate::queries::api_tokens::delete(conn, token.id, actor, now)?;
+        }
+        diesel::delete(environments::table.find(name)).execute(conn)?;
+        Ok(())
     })
 }

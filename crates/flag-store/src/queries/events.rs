@@ -21,6 +21,9 @@ pub const TRANSACTION_GROUP: &str = "transaction";
 /// Appends an event. Call it inside the transaction of the write it records. As in Unleash, an
 /// event whose value before and after are the same records nothing: nothing changed.
 pub fn record(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreError> {
+    // Before anything is skipped as unchanged: a write the rule refuses is refused even when it
+    // would change nothing.
+    crate::queries::change_requests::guard(conn, event)?;
     if let (Some(data), Some(pre_data)) = (&event.data, &event.pre_data)
         && unchanged(data, pre_data)
     {

@@ -212,30 +212,29 @@ fn store_switch(
     now: NaiveDateTime,
 ) -> Result<(), StoreError> {
     let (name, environment_name) = (before.feature_name.as_str(), before.environment_name.as_str());
+    let event = NewEvent {
+        project: Some(project.into()),
+        environment: Some(environment_name.into()),
+        feature_name: Some(name.into()),
+        // As Unleash's switch events, these hold no data: their type says it all.
+        ..NewEvent::new(
+            if enabled {
+                EventType::FeatureEnvironmentEnabled
+            } else {
+                EventType::FeatureEnvironmentDisabled
+            },
+            actor,
+            now,
+        )
+    };
     if before.enabled == enabled {
-        return Ok(());
+        // Nothing to write, but a switch the change-request rule refuses is refused all the same.
+        return crate::queries::change_requests::guard(conn, &event);
     }
     diesel::update(feature_environments::table.find((name, environment_name)))
         .set(feature_environments::enabled.eq(enabled))
         .execute(conn)?;
-    events::record(
-        conn,
-        &NewEvent {
-            project: Some(project.into()),
-            environment: Some(environment_name.into()),
-            feature_name: Some(name.into()),
-            // As Unleash's switch events, these hold no data: their type says it all.
-            ..NewEvent::new(
-                if enabled {
-                    EventType::FeatureEnvironmentEnabled
-                } else {
-                    EventType::FeatureEnvironmentDisabled
-                },
-                actor,
-                now,
-            )
-        },
-    )
+    events::record(conn, &event)
 }
 
 /// A feature as Unleash writes it in events and in the answers of writes:

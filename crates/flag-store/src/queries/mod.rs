@@ -9,6 +9,7 @@ pub mod access;
 pub mod addons;
 pub mod api_tokens;
 pub mod archive;
+pub mod change_requests;
 pub mod client_metrics;
 pub mod context_fields;
 pub mod dependencies;

@@ -2,6 +2,7 @@
 //! their types, variants, dependencies, context fields, segments, environments, tags, the
 //! search, events, export and import, and webhooks; and the catalogue's answers, pinned.
 
+mod change_requests;
 mod context_fields;
 mod contract;
 mod dependencies;

@@ -6,6 +6,6 @@ mod sealing;
 mod session;
 mod sso;
 mod teams;
-mod token_scope;
+pub(crate) mod token_scope;
 mod tokens;
 mod users;

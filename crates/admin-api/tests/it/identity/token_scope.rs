@@ -304,6 +304,8 @@ enum Scope {
     /// The SDK protocols, for client, backend or frontend tokens only: 403, the token's type
     /// is wrong.
     SdkOnly,
+    /// People only: 403, an API token is not a person.
+    PeopleOnly,
 }
 
 /// The outcome the declared access implies; the test checks the server keeps to it.
@@ -314,6 +316,7 @@ fn scope_of(access: Access) -> Scope {
         Access::ReadIn(_) | Access::WriteIn(_) => Scope::Development,
         Access::Write(_) | Access::Root(_) | Access::Admin => Scope::Everywhere,
         Access::Client | Access::Frontend => Scope::SdkOnly,
+        Access::Person => Scope::PeopleOnly,
     }
 }
 
@@ -357,6 +360,18 @@ pub(crate) fn body_of(method: &str, path: &str) -> Option<Value> {
         ("post", "/api/admin/projects") => json!({"name": "other"}),
         ("put", "/api/admin/projects/{projectId}") => json!({"name": "Default"}),
         ("put", "/api/admin/projects/{projectId}/settings") => json!({"mode": "open"}),
+        ("put", "/api/admin/projects/{projectId}/environments/{environment}/change-requests/config") => {
+            json!({"changeRequestsEnabled": false})
+        }
+        ("post", "/api/admin/projects/{projectId}/environments/{environment}/change-requests")
+        | ("put", "/api/admin/projects/{projectId}/change-requests/{changeRequestId}/changes/{changeId}") => {
+            json!({"feature": "f", "action": "updateEnabled", "payload": {"enabled": false}})
+        }
+        ("put", "/api/admin/projects/{projectId}/change-requests/{id}/state") => {
+            json!({"state": "Cancelled"})
+        }
+        ("put", "/api/admin/projects/{projectId}/change-requests/{id}/title") => json!({"title": "t"}),
+        ("post", "/api/admin/projects/{projectId}/change-requests/{id}/comments") => json!({"text": "c"}),
         ("put", "/api/admin/environments/update/{name}") => json!({"type": "development"}),
         ("post", "/api/admin/projects/{projectId}/environments") => json!({"environment": "production"}),
         ("post", "/api/admin/context") => json!({"name": "tenant"}),
@@ -523,7 +538,10 @@ async fn an_environment_token_stays_in_its_environment_on_every_route() {
         }
         let (status, answer) = send(&service, request).await;
         let route = format!("{method_name} {}", operation.path);
-        if matches!(scope, Scope::SdkOnly | Scope::Development | Scope::Everywhere) {
+        if matches!(
+            scope,
+            Scope::SdkOnly | Scope::Development | Scope::Everywhere | Scope::PeopleOnly
+        ) {
             assert_eq!(status, StatusCode::FORBIDDEN, "{route}: {answer}");
         }
         match scope {
@@ -548,6 +566,15 @@ async fn an_environment_token_stays_in_its_environment_on_every_route() {
                 assert!(
                     message.contains(environment) && message.contains("permission"),
                     "{route}: {message}"
+                );
+            }
+            Scope::PeopleOnly => {
+                assert_error(status, &answer, 403, "NoAccessError");
+                assert!(
+                    answer["message"]
+                        .as_str()
+                        .is_some_and(|message| message.contains("people")),
+                    "{route}: {answer}"
                 );
             }
             Scope::Public => {}

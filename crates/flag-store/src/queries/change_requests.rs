@@ -1,0 +1,930 @@
+//! Change requests: the rule that an environment of a project takes changes only through them
+//! (and the guard every audited write passes, [`guard`]), the requests, their changes, reviews
+//! and comments, and applying one exactly once.
+
+use std::cell::Cell;
+use std::collections::BTreeMap;
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+
+use crate::connection::DbConnection;
+use crate::error::StoreError;
+use crate::models::{
+    Actor, ChangeRequestRecord, ChangeRequestRow, ChangeRequestRuleRow, ChangeRequestState, ChangeRow,
+    CommentRow, EventType, NewChange, NewEvent, ReviewRow,
+};
+use crate::queries::{events, to_json};
+use crate::schema::{
+    change_request_changes, change_request_comments, change_request_reviews, change_request_settings,
+    change_requests,
+};
+
+// The rule.
+
+/// The environments of `project` that take changes only through change requests.
+pub fn rules(conn: &mut DbConnection, project: &str) -> Result<Vec<ChangeRequestRuleRow>, StoreError> {
+    Ok(change_request_settings::table
+        .filter(change_request_settings::project.eq(project))
+        .order(change_request_settings::environment)
+        .select(ChangeRequestRuleRow::as_select())
+        .load(conn)?)
+}
+
+/// The rule of `environment` in `project`, if it has one.
+pub fn rule(
+    conn: &mut DbConnection,
+    project: &str,
+    environment: &str,
+) -> Result<Option<ChangeRequestRuleRow>, StoreError> {
+    Ok(change_request_settings::table
+        .find((project, environment))
+        .select(ChangeRequestRuleRow::as_select())
+        .first(conn)
+        .optional()?)
+}
+
+/// Turns the rule of `environment` in `project` on, with `required_approvals`, or off (`None`).
+/// The project must use the environment.
+pub fn set_rule(
+    conn: &mut DbConnection,
+    project: &str,
+    environment: &str,
+    required_approvals: Option<i32>,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        crate::queries::projects::get(conn, project)?;
+        if !crate::queries::projects::environments_of(conn, project)?
+            .iter()
+            .any(|name| name == environment)
+        {
+            return Err(StoreError::not_found(
+                "environment",
+                format!("{environment} in project {project}"),
+            ));
+        }
+        let before = rule(conn, project, environment)?;
+        diesel::delete(change_request_settings::table.find((project, environment))).execute(conn)?;
+        if let Some(required_approvals) = required_approvals {
+            diesel::insert_into(change_request_settings::table)
+                .values(ChangeRequestRuleRow {
+                    project: project.to_owned(),
+                    environment: environment.to_owned(),
+                    required_approvals,
+                })
+                .execute(conn)?;
+        }
+        let json = |rule: Option<i32>| {
+            serde_json::json!({
+                "environment": environment,
+                "changeRequestsEnabled": rule.is_some(),
+                "requiredApprovals": rule,
+            })
+        };
+        events::record(
+            conn,
+            &NewEvent {
+                project: Some(project.to_owned()),
+                environment: Some(environment.to_owned()),
+                data: Some(to_json("data", &json(required_approvals))?),
+                pre_data: Some(to_json(
+                    "pre_data",
+                    &json(before.map(|rule| rule.required_approvals)),
+                )?),
+                ..NewEvent::new(EventType::ChangeRequestConfigurationUpdated, actor, now)
+            },
+        )
+    })
+}
+
+thread_local! {
+    /// Whether the write running on this thread applies a change request, which the rule lets
+    /// through.
+    static APPLYING: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Refuses `event`'s write when what it changes is in an environment that takes changes only
+/// through change requests: the one check every audited write passes, whatever interface asked
+/// for it (API, console, import, a file at start, a migration), so none can go around it. A change
+/// request being applied passes.
+///
+/// - Writes to one environment of a flag (its switch, strategies, their order, its variants, an
+///   import into the environment, the environment leaving the project) are refused where that
+///   environment has the rule.
+/// - Writes to a flag in every environment (archiving or reviving it, its dependencies) are
+///   refused where any environment of its project has it.
+/// - A segment's change or deletion is refused where a strategy in such an environment uses it.
+/// - Switching off or deleting an environment is refused while any project protects it.
+pub(crate) fn guard(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreError> {
+    if APPLYING.with(Cell::get) {
+        return Ok(());
+    }
+    let protected = match event.event_type {
+        EventType::FeatureStrategyAdd
+        | EventType::FeatureStrategyRemove
+        | EventType::FeatureStrategyUpdate
+        | EventType::FeatureEnvironmentEnabled
+        | EventType::FeatureEnvironmentDisabled
+        | EventType::FeatureEnvironmentVariantsUpdated
+        | EventType::StrategyOrderChanged
+        | EventType::FeaturesImported
+        | EventType::ProjectEnvironmentRemoved => match (&event.project, &event.environment) {
+            (Some(project), Some(environment)) => {
+                rule(conn, project, environment)?.map(|rule| (rule.project, rule.environment))
+            }
+            _ => None,
+        },
+        EventType::FeatureArchived
+        | EventType::FeatureRevived
+        | EventType::FeatureDependencyAdded
+        | EventType::FeatureDependenciesRemoved => match &event.project {
+            Some(project) => rules(conn, project)?
+                .into_iter()
+                .next()
+                .map(|rule| (rule.project, rule.environment)),
+            None => None,
+        },
+        EventType::SegmentUpdated | EventType::SegmentDeleted => match segment_of(event) {
+            Some(segment) => protected_uses_of_segment(conn, segment)?,
+            None => None,
+        },
+        EventType::EnvironmentDisabled | EventType::EnvironmentDeleted => match &event.environment {
+            Some(environment) => change_request_settings::table
+                .filter(change_request_settings::environment.eq(environment))
+                .order(change_request_settings::project)
+                .select(ChangeRequestRuleRow::as_select())
+                .first(conn)
+                .optional()?
+                .map(|rule| (rule.project, rule.environment)),
+            None => None,
+        },
+        _ => None,
+    };
+    match protected {
+        Some((project, environment)) => Err(StoreError::ChangeRequestRequired { project, environment }),
+        None => Ok(()),
+    }
+}
+
+/// The segment a segment event is about: the `id` of what it records.
+fn segment_of(event: &NewEvent) -> Option<i32> {
+    [&event.data, &event.pre_data]
+        .into_iter()
+        .flatten()
+        .find_map(|json| {
+            let value: serde_json::Value = serde_json::from_str(json).ok()?;
+            i32::try_from(value.get("id")?.as_i64()?).ok()
+        })
+}
+
+/// A protected environment, as `(project, environment)`, in which a strategy of a live flag uses
+/// `segment`.
+fn protected_uses_of_segment(
+    conn: &mut DbConnection,
+    segment: i32,
+) -> Result<Option<(String, String)>, StoreError> {
+    use crate::schema::{feature_strategies, feature_strategy_segments, features};
+    Ok(feature_strategy_segments::table
+        .inner_join(feature_strategies::table.inner_join(features::table))
+        .inner_join(
+            change_request_settings::table.on(change_request_settings::project
+                .eq(features::project_id)
+                .and(change_request_settings::environment.eq(feature_strategies::environment_name))),
+        )
+        .filter(feature_strategy_segments::segment_id.eq(segment))
+        .filter(features::archived_at.is_null())
+        .select((
+            change_request_settings::project,
+            change_request_settings::environment,
+        ))
+        .first(conn)
+        .optional()?)
+}
+
+/// Runs `work`, the writes of an approved change request, past the rule that refuses direct
+/// writes; put back as it was when `work` returns or unwinds.
+fn applying<T>(work: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            APPLYING.with(|applying| applying.set(self.0));
+        }
+    }
+    let _restore = Restore(APPLYING.with(|applying| applying.replace(true)));
+    work()
+}
+
+// Requests.
+
+/// A request by id, with its changes, reviews and comments.
+pub fn get(conn: &mut DbConnection, id: i32) -> Result<ChangeRequestRecord, StoreError> {
+    crate::queries::snapshot(conn, |conn| {
+        let request = change_requests::table
+            .find(id)
+            .select(ChangeRequestRow::as_select())
+            .first(conn)
+            .map_err(StoreError::or_not_found("change request", id.to_string()))?;
+        let changes = change_request_changes::table
+            .filter(change_request_changes::change_request_id.eq(id))
+            .order(change_request_changes::id)
+            .select(ChangeRow::as_select())
+            .load(conn)?;
+        let reviews = change_request_reviews::table
+            .filter(change_request_reviews::change_request_id.eq(id))
+            .order((
+                change_request_reviews::created_at,
+                change_request_reviews::user_id,
+            ))
+            .select(ReviewRow::as_select())
+            .load(conn)?;
+        let comments = change_request_comments::table
+            .filter(change_request_comments::change_request_id.eq(id))
+            .order(change_request_comments::id)
+            .select(CommentRow::as_select())
+            .load(conn)?;
+        Ok(ChangeRequestRecord {
+            request,
+            changes,
+            reviews,
+            comments,
+        })
+    })
+}
+
+/// The requests of `project`, newest first, at most `limit`; with `states`, only those in them.
+pub fn of_project(
+    conn: &mut DbConnection,
+    project: &str,
+    states: Option<&[ChangeRequestState]>,
+    limit: i64,
+) -> Result<Vec<ChangeRequestRecord>, StoreError> {
+    let mut query = change_requests::table
+        .filter(change_requests::project.eq(project))
+        .select(change_requests::id)
+        .order(change_requests::id.desc())
+        .limit(limit)
+        .into_boxed();
+    if let Some(states) = states {
+        query = query.filter(change_requests::state.eq_any(states.iter().map(|state| state.as_str())));
+    }
+    let ids: Vec<i32> = query.load(conn)?;
+    ids.into_iter().map(|id| get(conn, id)).collect()
+}
+
+/// The requests not yet closed whose changes touch `feature`.
+pub fn pending_for_feature(
+    conn: &mut DbConnection,
+    project: &str,
+    feature: &str,
+) -> Result<Vec<ChangeRequestRecord>, StoreError> {
+    let open = [
+        ChangeRequestState::Draft,
+        ChangeRequestState::InReview,
+        ChangeRequestState::Approved,
+        ChangeRequestState::Scheduled,
+    ];
+    let ids: Vec<i32> = change_requests::table
+        .inner_join(change_request_changes::table)
+        .filter(change_requests::project.eq(project))
+        .filter(change_request_changes::feature.eq(feature))
+        .filter(change_requests::state.eq_any(open.iter().map(|state| state.as_str())))
+        .select(change_requests::id)
+        .distinct()
+        .order(change_requests::id)
+        .load(conn)?;
+    ids.into_iter().map(|id| get(conn, id)).collect()
+}
+
+/// Adds `changes` to the draft `user` keeps for `environment` in `project`, making the draft
+/// when there is none; the draft's id.
+pub fn add_to_draft(
+    conn: &mut DbConnection,
+    project: &str,
+    environment: &str,
+    changes: &[NewChange],
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<i32, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let rule = rule(conn, project, environment)?;
+        let draft: Option<i32> = change_requests::table
+            .filter(change_requests::project.eq(project))
+            .filter(change_requests::environment.eq(environment))
+            .filter(change_requests::created_by_user_id.eq(actor.user_id))
+            .filter(change_requests::state.eq(ChangeRequestState::Draft.as_str()))
+            .select(change_requests::id)
+            .first(conn)
+            .optional()?;
+        let id = match draft {
+            Some(id) => id,
+            None => {
+                let stamps = BTreeMap::from([(ChangeRequestState::Draft.as_str(), crate::time::iso(now))]);
+                let id: i32 = diesel::insert_into(change_requests::table)
+                    .values((
+                        change_requests::project.eq(project),
+                        change_requests::environment.eq(environment),
+                        change_requests::state.eq(ChangeRequestState::Draft.as_str()),
+                        change_requests::min_approvals.eq(rule.map_or(1, |rule| rule.required_approvals)),
+                        change_requests::created_by_user_id.eq(actor.user_id),
+                        change_requests::created_at.eq(now),
+                        change_requests::state_timestamps.eq(to_json("state_timestamps", &stamps)?),
+                    ))
+                    .returning(change_requests::id)
+                    .get_result(conn)?;
+                record(
+                    conn,
+                    EventType::ChangeRequestCreated,
+                    id,
+                    project,
+                    environment,
+                    None,
+                    actor,
+                    now,
+                )?;
+                id
+            }
+        };
+        for change in changes {
+            insert_change(conn, id, change, actor, now)?;
+            record(
+                conn,
+                EventType::ChangeAdded,
+                id,
+                project,
+                environment,
+                change.feature.as_deref(),
+                actor,
+                now,
+            )?;
+        }
+        Ok(id)
+    })
+}
+
+fn insert_change(
+    conn: &mut DbConnection,
+    id: i32,
+    change: &NewChange,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    diesel::insert_into(change_request_changes::table)
+        .values((
+            change_request_changes::change_request_id.eq(id),
+            change_request_changes::feature.eq(&change.feature),
+            change_request_changes::segment_id.eq(change.segment_id),
+            change_request_changes::action.eq(&change.action),
+            change_request_changes::payload.eq(to_json("payload", &change.payload)?),
+            change_request_changes::snapshot.eq(change
+                .snapshot
+                .as_ref()
+                .map(|snapshot| to_json("snapshot", snapshot))
+                .transpose()?),
+            change_request_changes::created_by_user_id.eq(actor.user_id),
+            change_request_changes::created_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Replaces change `change_id` of request `id` with `change`; an edit of an approved request
+/// sends it back for review and drops its approvals.
+pub fn edit_change(
+    conn: &mut DbConnection,
+    id: i32,
+    change_id: i32,
+    change: &NewChange,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let request = editable(conn, id)?;
+        remove_change(conn, id, change_id)?;
+        insert_change(conn, id, change, actor, now)?;
+        reopen(conn, &request, now)?;
+        record(
+            conn,
+            EventType::ChangeEdited,
+            id,
+            &request.project,
+            &request.environment,
+            change.feature.as_deref(),
+            actor,
+            now,
+        )
+    })
+}
+
+/// Removes change `change_id` from request `id`.
+pub fn discard_change(
+    conn: &mut DbConnection,
+    id: i32,
+    change_id: i32,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let request = editable(conn, id)?;
+        let feature = remove_change(conn, id, change_id)?;
+        reopen(conn, &request, now)?;
+        record(
+            conn,
+            EventType::ChangeDiscarded,
+            id,
+            &request.project,
+            &request.environment,
+            feature.as_deref(),
+            actor,
+            now,
+        )
+    })
+}
+
+/// The request, if its changes may still be edited: a draft, or one in review or approved.
+fn editable(conn: &mut DbConnection, id: i32) -> Result<ChangeRequestRow, StoreError> {
+    let request = row(conn, id)?;
+    match request.state()? {
+        ChangeRequestState::Draft | ChangeRequestState::InReview | ChangeRequestState::Approved => {
+            Ok(request)
+        }
+        state => Err(StoreError::InvalidOperation {
+            message: format!("a change request that is {} cannot be changed", state.as_str()),
+        }),
+    }
+}
+
+fn remove_change(conn: &mut DbConnection, id: i32, change_id: i32) -> Result<Option<String>, StoreError> {
+    let feature: Option<String> = diesel::delete(
+        change_request_changes::table
+            .filter(change_request_changes::id.eq(change_id))
+            .filter(change_request_changes::change_request_id.eq(id)),
+    )
+    .returning(change_request_changes::feature)
+    .get_result(conn)
+    .map_err(StoreError::or_not_found(
+        "change",
+        format!("{change_id} in change request {id}"),
+    ))?;
+    Ok(feature)
+}
+
+/// An edit of an approved request sends it back for review, without its approvals.
+fn reopen(conn: &mut DbConnection, request: &ChangeRequestRow, now: NaiveDateTime) -> Result<(), StoreError> {
+    if request.state()? == ChangeRequestState::Approved {
+        diesel::delete(
+            change_request_reviews::table.filter(change_request_reviews::change_request_id.eq(request.id)),
+        )
+        .execute(conn)?;
+        enter(conn, request, ChangeRequestState::InReview, now)?;
+    }
+    Ok(())
+}
+
+fn row(conn: &mut DbConnection, id: i32) -> Result<ChangeRequestRow, StoreError> {
+    change_requests::table
+        .find(id)
+        .select(ChangeRequestRow::as_select())
+        .first(conn)
+        .map_err(StoreError::or_not_found("change request", id.to_string()))
+}
+
+/// Moves `request` into `state`, noting when.
+fn enter(
+    conn: &mut DbConnection,
+    request: &ChangeRequestRow,
+    state: ChangeRequestState,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    let mut stamps = request.state_timestamps()?;
+    stamps.insert(state.as_str().to_owned(), crate::time::iso(now));
+    diesel::update(change_requests::table.find(request.id))
+        .set((
+            change_requests::state.eq(state.as_str()),
+            change_requests::state_timestamps.eq(to_json("state_timestamps", &stamps)?),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// What a state change asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transition {
+    /// Send a draft for review, with the approvals its environment needs now.
+    SendToReview,
+    /// Approve, as one more distinct person.
+    Approve,
+    /// Reject.
+    Reject,
+    /// Withdraw.
+    Cancel,
+    /// Apply at `at`, by the approval of whoever scheduled it.
+    Schedule {
+        /// When.
+        at: NaiveDateTime,
+    },
+}
+
+/// Makes `transition` on request `id`, checking it against the request's state as it is in the
+/// transaction (so two approvals or an approval and a cancellation at once each see the other),
+/// and `rule`s that are the application's: the caller has already checked who may do it. The
+/// request's new state.
+pub fn transition(
+    conn: &mut DbConnection,
+    id: i32,
+    transition: &Transition,
+    comment: Option<&str>,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<ChangeRequestState, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let request = row(conn, id)?;
+        let state = request.state()?;
+        let refuse = |what: &str| {
+            Err(StoreError::InvalidOperation {
+                message: format!("a change request that is {} cannot be {what}", state.as_str()),
+            })
+        };
+        let (project, environment) = (request.project.clone(), request.environment.clone());
+        let event = |conn: &mut DbConnection, event_type| {
+            record(conn, event_type, id, &project, &environment, None, actor, now)
+        };
+        let next = match transition {
+            Transition::SendToReview => {
+                if state != ChangeRequestState::Draft {
+                    return refuse("sent for review");
+                }
+                let changes: i64 = change_request_changes::table
+                    .filter(change_request_changes::change_request_id.eq(id))
+                    .count()
+                    .get_result(conn)?;
+                if changes == 0 {
+                    return Err(StoreError::InvalidOperation {
+                        message: "a change request without changes cannot be sent for review".into(),
+                    });
+                }
+                let required = rule(conn, &project, &environment)?.map_or(1, |rule| rule.required_approvals);
+                diesel::update(change_requests::table.find(id))
+                    .set(change_requests::min_approvals.eq(required))
+                    .execute(conn)?;
+                event(conn, EventType::ChangeRequestSentToReview)?;
+                ChangeRequestState::InReview
+            }
+            Transition::Approve => {
+                if state != ChangeRequestState::InReview {
+                    return refuse("approved");
+                }
+                diesel::insert_into(change_request_reviews::table)
+                    .values((
+                        change_request_reviews::change_request_id.eq(id),
+                        change_request_reviews::user_id.eq(actor.user_id),
+                        change_request_reviews::decision.eq("approved"),
+                        change_request_reviews::created_at.eq(now),
+                    ))
+                    .execute(conn)
+                    .map_err(|error| match StoreError::from(error) {
+                        StoreError::Conflict { .. } => StoreError::InvalidOperation {
+                            message: "you have already approved this change request".into(),
+                        },
+                        other => other,
+                    })?;
+                event(conn, EventType::ChangeRequestApprovalAdded)?;
+                let approvals: i64 = change_request_reviews::table
+                    .filter(change_request_reviews::change_request_id.eq(id))
+                    .filter(change_request_reviews::decision.eq("approved"))
+                    .count()
+                    .get_result(conn)?;
+                if approvals >= i64::from(request.min_approvals) {
+                    event(conn, EventType::ChangeRequestApproved)?;
+                    ChangeRequestState::Approved
+                } else {
+                    ChangeRequestState::InReview
+                }
+            }
+            Transition::Reject => {
+                if !matches!(
+                    state,
+                    ChangeRequestState::InReview
+                        | ChangeRequestState::Approved
+                        | ChangeRequestState::Scheduled
+                ) {
+                    return refuse("rejected");
+                }
+                diesel::insert_into(change_request_reviews::table)
+                    .values((
+                        change_request_reviews::change_request_id.eq(id),
+                        change_request_reviews::user_id.eq(actor.user_id),
+                        change_request_reviews::decision.eq("rejected"),
+                        change_request_reviews::created_at.eq(now),
+                    ))
+                    .execute(conn)?;
+                clear_schedule(conn, id)?;
+                event(conn, EventType::ChangeRequestRejected)?;
+                ChangeRequestState::Rejected
+            }
+            Transition::Cancel => {
+                if state.is_closed() {
+                    return refuse("cancelled");
+                }
+                clear_schedule(conn, id)?;
+                event(conn, EventType::ChangeRequestCancelled)?;
+                ChangeRequestState::Cancelled
+            }
+            Transition::Schedule { at } => {
+                if !matches!(
+                    state,
+                    ChangeRequestState::Approved | ChangeRequestState::Scheduled
+                ) {
+                    return refuse("scheduled");
+                }
+                diesel::update(change_requests::table.find(id))
+                    .set((
+                        change_requests::scheduled_at.eq(Some(*at)),
+                        change_requests::scheduled_by_user_id.eq(Some(actor.user_id)),
+                        change_requests::schedule_status.eq(Some("pending")),
+                        change_requests::schedule_reason.eq(None::<String>),
+                    ))
+                    .execute(conn)?;
+                events::record(
+                    conn,
+                    &NewEvent {
+                        project: Some(project.clone()),
+                        environment: Some(environment.clone()),
+                        data: Some(to_json(
+                            "data",
+                            &serde_json::json!({"changeRequestId": id, "scheduledDate": crate::time::iso(*at)}),
+                        )?),
+                        ..NewEvent::new(EventType::ChangeRequestScheduled, actor, now)
+                    },
+                )?;
+                ChangeRequestState::Scheduled
+            }
+        };
+        if let Some(text) = comment.filter(|text| !text.trim().is_empty()) {
+            insert_comment(conn, id, text, actor, now)?;
+        }
+        if next != state {
+            enter(conn, &request, next, now)?;
+        }
+        Ok(next)
+    })
+}
+
+fn clear_schedule(conn: &mut DbConnection, id: i32) -> Result<(), StoreError> {
+    diesel::update(change_requests::table.find(id))
+        .set((
+            change_requests::scheduled_at.eq(None::<NaiveDateTime>),
+            change_requests::scheduled_by_user_id.eq(None::<i32>),
+            change_requests::schedule_status.eq(None::<String>),
+            change_requests::schedule_reason.eq(None::<String>),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Adds a comment to request `id`.
+pub fn comment(
+    conn: &mut DbConnection,
+    id: i32,
+    text: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        row(conn, id)?;
+        insert_comment(conn, id, text, actor, now)
+    })
+}
+
+fn insert_comment(
+    conn: &mut DbConnection,
+    id: i32,
+    text: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    diesel::insert_into(change_request_comments::table)
+        .values((
+            change_request_comments::change_request_id.eq(id),
+            change_request_comments::text.eq(text),
+            change_request_comments::created_by_user_id.eq(actor.user_id),
+            change_request_comments::created_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
+}
+
+/// Sets request `id`'s title.
+pub fn set_title(conn: &mut DbConnection, id: i32, title: &str) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        editable(conn, id)?;
+        diesel::update(change_requests::table.find(id))
+            .set(change_requests::title.eq(Some(title)))
+            .execute(conn)?;
+        Ok(())
+    })
+}
+
+/// Deletes draft `id`.
+pub fn discard_draft(
+    conn: &mut DbConnection,
+    id: i32,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    crate::queries::write(conn, |conn| {
+        let request = row(conn, id)?;
+        if request.state()? != ChangeRequestState::Draft {
+            return Err(StoreError::InvalidOperation {
+                message: "only a draft can be discarded; cancel a change request sent for review".into(),
+            });
+        }
+        diesel::delete(change_requests::table.find(id)).execute(conn)?;
+        record(
+            conn,
+            EventType::ChangeRequestDiscarded,
+            id,
+            &request.project,
+            &request.environment,
+            None,
+            actor,
+            now,
+        )
+    })
+}
+
+/// Who may apply: the request is approved, or scheduled (then only when due, for the scheduler,
+/// or at once, by a person).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Applier {
+    /// A person, now: the request must be approved or scheduled.
+    Person,
+    /// The scheduler, for a schedule due at or before `now`.
+    Scheduler,
+}
+
+/// What applying a request did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Applied {
+    /// Its changes were made and it is `Applied`.
+    Done,
+    /// It was not (or no longer) to be applied: already applied, cancelled, rescheduled, not due.
+    NotDue,
+    /// A change could not be made; nothing was, and (for a schedule) it is marked failed with
+    /// this reason.
+    Failed(String),
+}
+
+/// Applies request `id` exactly once: in one transaction that holds the write lock, its state is
+/// read, each change made by `make` (past the rule), and the state set to `Applied`; a change that
+/// fails undoes them all. A schedule that fails is kept, marked `failed` with the reason, and its
+/// failure recorded.
+pub fn apply(
+    conn: &mut DbConnection,
+    id: i32,
+    applier: Applier,
+    actor: &Actor,
+    now: NaiveDateTime,
+    mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
+) -> Result<Applied, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let request = row(conn, id)?;
+        let state = request.state()?;
+        let due = match applier {
+            Applier::Person => matches!(
+                state,
+                ChangeRequestState::Approved | ChangeRequestState::Scheduled
+            ),
+            Applier::Scheduler => {
+                state == ChangeRequestState::Scheduled
+                    && request.schedule_status.as_deref() == Some("pending")
+                    && request.scheduled_at.is_some_and(|at| at <= now)
+            }
+        };
+        if !due {
+            return match applier {
+                Applier::Person => Err(StoreError::InvalidOperation {
+                    message: format!(
+                        "a change request that is {} cannot be applied; it must be approved first",
+                        state.as_str()
+                    ),
+                }),
+                Applier::Scheduler => Ok(Applied::NotDue),
+            };
+        }
+        let changes: Vec<ChangeRow> = change_request_changes::table
+            .filter(change_request_changes::change_request_id.eq(id))
+            .order(change_request_changes::id)
+            .select(ChangeRow::as_select())
+            .load(conn)?;
+        // Every change in one savepoint: one that fails undoes the others.
+        let made = crate::queries::write(conn, |conn| {
+            applying(|| {
+                for change in &changes {
+                    make(conn, &request, change)?;
+                }
+                Ok(())
+            })
+        });
+        let scheduled = state == ChangeRequestState::Scheduled;
+        match made {
+            Ok(()) => {
+                clear_schedule(conn, id)?;
+                enter(conn, &request, ChangeRequestState::Applied, now)?;
+                record(
+                    conn,
+                    EventType::ChangeRequestApplied,
+                    id,
+                    &request.project,
+                    &request.environment,
+                    None,
+                    actor,
+                    now,
+                )?;
+                if scheduled && applier == Applier::Scheduler {
+                    record(
+                        conn,
+                        EventType::ChangeRequestScheduledApplicationSuccess,
+                        id,
+                        &request.project,
+                        &request.environment,
+                        None,
+                        actor,
+                        now,
+                    )?;
+                }
+                Ok(Applied::Done)
+            }
+            Err(error) if error.is_unavailable() => Err(error),
+            Err(error) if applier == Applier::Scheduler => {
+                let reason = error.to_string();
+                diesel::update(change_requests::table.find(id))
+                    .set((
+                        change_requests::schedule_status.eq(Some("failed")),
+                        change_requests::schedule_reason.eq(Some(&reason)),
+                    ))
+                    .execute(conn)?;
+                events::record(
+                    conn,
+                    &NewEvent {
+                        project: Some(request.project.clone()),
+                        environment: Some(request.environment.clone()),
+                        data: Some(to_json(
+                            "data",
+                            &serde_json::json!({"changeRequestId": id, "reason": reason}),
+                        )?),
+                        ..NewEvent::new(EventType::ChangeRequestScheduledApplicationFailure, actor, now)
+                    },
+                )?;
+                Ok(Applied::Failed(reason))
+            }
+            Err(error) => Err(error),
+        }
+    })
+}
+
+/// The scheduled requests due at `now`, soonest first, at most `limit`.
+pub fn due(conn: &mut DbConnection, now: NaiveDateTime, limit: i64) -> Result<Vec<i32>, StoreError> {
+    Ok(change_requests::table
+        .filter(change_requests::state.eq(ChangeRequestState::Scheduled.as_str()))
+        .filter(change_requests::schedule_status.eq("pending"))
+        .filter(change_requests::scheduled_at.le(now))
+        .order((change_requests::scheduled_at, change_requests::id))
+        .select(change_requests::id)
+        .limit(limit)
+        .load(conn)?)
+}
+
+/// When the next pending schedule is due, if any is.
+pub fn next_due(conn: &mut DbConnection) -> Result<Option<NaiveDateTime>, StoreError> {
+    Ok(change_requests::table
+        .filter(change_requests::state.eq(ChangeRequestState::Scheduled.as_str()))
+        .filter(change_requests::schedule_status.eq("pending"))
+        .select(diesel::dsl::min(change_requests::scheduled_at))
+        .first::<Option<NaiveDateTime>>(conn)?)
+}
+
+/// Records a change-request event about request `id`.
+#[allow(clippy::too_many_arguments)]
+fn record(
+    conn: &mut DbConnection,
+    event_type: EventType,
+    id: i32,
+    project: &str,
+    environment: &str,
+    feature: Option<&str>,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    events::record(
+        conn,
+        &NewEvent {
+            project: Some(project.to_owned()),
+            environment: Some(environment.to_owned()),
+            feature_name: feature.map(str::to_owned),
+            data: Some(to_json("data", &serde_json::json!({"changeRequestId": id}))?),
+            ..NewEvent::new(event_type, actor, now)
+        },
+    )
+}
