@@ -583,3 +583,17 @@ async fn drafts_are_edited_discarded_and_checked_as_direct_writes() -> Outcome {
     assert!(listed.is_empty());
     Ok(())
 }
+
+#[tokio::test]
+async fn a_file_imported_at_start_may_not_change_a_protected_environment() -> Outcome {
+    let world = World::new()?;
+    protected(&world).await?;
+    let document: flag_eval::ClientFeatures = serde_json::from_value(json!({"version": 2, "features": [
+        {"name": "f", "enabled": false, "strategies": [{"name": "default"}]}
+    ]}))?;
+    let refused = flag_admin::app::seeding::import(world.store(), "default", "production", &document);
+    assert!(matches!(refused, Err(AdminError::ChangeRequestRequired(_))), "{refused:?}");
+    // The same file in an environment without the rule goes in.
+    flag_admin::app::seeding::import(world.store(), "default", "development", &document)?;
+    Ok(())
+}

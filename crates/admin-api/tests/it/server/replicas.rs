@@ -643,3 +643,204 @@ fn copy_database_moves_everything_and_refuses_a_written_target() -> TestResult {
     assert!(message.contains("not empty"), "{message}");
     Ok(())
 }
+
+/// Sends `body` (or nothing) with `method` as the person whose session `cookie` is.
+fn call_as(
+    agent: &ureq::Agent,
+    method: &str,
+    url: &str,
+    cookie: &str,
+    body: &Value,
+) -> Result<(u16, Value), ureq::Error> {
+    let mut response = match method {
+        "POST" => agent.post(url).header("Cookie", cookie).send_json(body)?,
+        "PUT" => agent.put(url).header("Cookie", cookie).send_json(body)?,
+        _ => agent.get(url).header("Cookie", cookie).call()?,
+    };
+    let status = response.status().as_u16();
+    let text = response.body_mut().read_to_string()?;
+    Ok((status, serde_json::from_str(&text).unwrap_or(Value::String(text))))
+}
+
+/// `count` flags on in production, which then takes changes only through requests; an author
+/// and a reviewer signed in on `replica`.
+fn protected_flags(
+    agent: &ureq::Agent,
+    replica: &Replica,
+    count: usize,
+) -> Result<(Vec<String>, String, String), Box<dyn std::error::Error>> {
+    let mut flags = Vec::with_capacity(count);
+    for index in 0..count {
+        let name = format!("scheduled-{index}");
+        let (status, body) = call(
+            agent,
+            "POST",
+            &replica.url("/api/admin/projects/default/features"),
+            Some(&json!({"name": name})),
+        )?;
+        assert_eq!(status, 201, "{body}");
+        let on = format!("/api/admin/projects/default/features/{name}/environments/production/on");
+        assert_eq!(call(agent, "POST", &replica.url(&on), Some(&json!({})))?.0, 200);
+        flags.push(name);
+    }
+    for (email, role) in [("author@example.com", 2), ("reviewer@example.com", 1)] {
+        let (status, body) = call(
+            agent,
+            "POST",
+            &replica.url("/api/admin/user-admin"),
+            Some(&json!({"email": email, "rootRole": role, "password": PASSWORD})),
+        )?;
+        assert_eq!(status, 201, "{body}");
+    }
+    let (status, _) = call(
+        agent,
+        "PUT",
+        &replica.url("/api/admin/projects/default/environments/production/change-requests/config"),
+        Some(&json!({"changeRequestsEnabled": true, "requiredApprovals": 1})),
+    )?;
+    assert_eq!(status, 204);
+    let author = log_in(agent, replica, "author@example.com")?;
+    let reviewer = log_in(agent, replica, "reviewer@example.com")?;
+    Ok((flags, author, reviewer))
+}
+
+/// For each flag, a request switching it off in production, sent for review, approved and
+/// scheduled at `at`; their ids.
+fn schedule_switching_off(
+    agent: &ureq::Agent,
+    replica: &Replica,
+    (author, reviewer): (&str, &str),
+    flags: &[String],
+    at: &str,
+) -> Result<Vec<i64>, Box<dyn std::error::Error>> {
+    let mut ids = Vec::with_capacity(flags.len());
+    for flag in flags {
+        let (status, draft) = call_as(
+            agent,
+            "POST",
+            &replica.url("/api/admin/projects/default/environments/production/change-requests"),
+            author,
+            &json!({"feature": flag, "action": "updateEnabled", "payload": {"enabled": false}}),
+        )?;
+        assert_eq!(status, 200, "{draft}");
+        let id = draft["id"].as_i64().ok_or("no id")?;
+        let state = replica.url(&format!("/api/admin/projects/default/change-requests/{id}/state"));
+        for (who, body) in [
+            (author, json!({"state": "In review"})),
+            (reviewer, json!({"state": "Approved"})),
+            (reviewer, json!({"state": "Scheduled", "scheduledAt": at})),
+        ] {
+            let (status, answer) = call_as(agent, "PUT", &state, who, &body)?;
+            assert_eq!(status, 200, "{body}: {answer}");
+        }
+        ids.push(id);
+    }
+    Ok(ids)
+}
+
+/// How many events of `event_type` the database holds.
+fn events_of(scratch: &Scratch, event_type: &str) -> Result<usize, Box<dyn std::error::Error>> {
+    let store = scratch.open()?;
+    let mut conn = store.connection()?;
+    Ok(queries::events::of_type(&mut conn, event_type)?.len())
+}
+
+#[test]
+fn scheduled_change_requests_apply_once_across_two_replicas() -> TestResult {
+    let scratch = Scratch::new()?;
+    let replicas = start_replicas(&scratch, 2)?;
+    let agent = agent();
+    let (flags, author, reviewer) = protected_flags(&agent, &replicas[0], 20)?;
+    let due = chrono::Utc::now() + chrono::Duration::seconds(3);
+    let at = due.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let ids = schedule_switching_off(&agent, &replicas[0], (&author, &reviewer), &flags, &at)?;
+    let wait = (due - chrono::Utc::now()).to_std().unwrap_or_default();
+    std::thread::sleep(wait);
+    // Within a second of their time, on both replicas.
+    let mut all_applied = false;
+    let deadline = Instant::now() + Duration::from_secs(1);
+    while Instant::now() < deadline && !all_applied {
+        let mut applied = 0;
+        for id in &ids {
+            let url = replicas[1].url(&format!("/api/admin/projects/default/change-requests/{id}"));
+            let (_, read) = call_as(&agent, "GET", &url, &reviewer, &Value::Null)?;
+            applied += usize::from(read["state"] == "Applied");
+        }
+        all_applied = applied == ids.len();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(
+        all_applied,
+        "not every request was applied within a second of its time"
+    );
+    for replica in &replicas {
+        for flag in &flags {
+            let url = replica.url(&format!("/api/admin/projects/default/features/{flag}"));
+            let (_, read) = call(&agent, "GET", &url, None)?;
+            let production = read["environments"]
+                .as_array()
+                .and_then(|environments| environments.iter().find(|env| env["name"] == "production"))
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(production["enabled"], json!(false), "{flag}");
+        }
+    }
+    // Exactly once: one application and one switch each, though both replicas were looking.
+    std::thread::sleep(Duration::from_millis(500));
+    assert_eq!(events_of(&scratch, "change-request-applied")?, ids.len());
+    assert_eq!(
+        events_of(&scratch, "change-request-scheduled-application-success")?,
+        ids.len()
+    );
+    assert_eq!(events_of(&scratch, "feature-environment-disabled")?, ids.len());
+    Ok(())
+}
+
+#[test]
+fn scheduled_change_requests_survive_a_sigkill_of_the_replica_that_held_them() -> TestResult {
+    let scratch = Scratch::new()?;
+    let mut replicas = start_replicas(&scratch, 1)?;
+    let first = replicas.pop().ok_or("no replica")?;
+    let agent = agent();
+    let (flags, author, reviewer) = protected_flags(&agent, &first, 30)?;
+    let due = chrono::Utc::now() + chrono::Duration::seconds(2);
+    let at = due.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    let ids = schedule_switching_off(&agent, &first, (&author, &reviewer), &flags, &at)?;
+    // SIGKILL just as they fall due: some may be applied, the rest are not, none is half-applied.
+    let wait = (due - chrono::Utc::now()).to_std().unwrap_or_default();
+    std::thread::sleep(wait + Duration::from_millis(5));
+    let _ = std::process::Command::new("kill")
+        .args(["-KILL", &first.running.0.id().to_string()])
+        .status();
+    drop(first);
+    let applied_before = events_of(&scratch, "change-request-applied")?;
+    assert_eq!(
+        events_of(&scratch, "feature-environment-disabled")?,
+        applied_before
+    );
+
+    let mut replicas = start_replicas(&scratch, 1)?;
+    let second = replicas.pop().ok_or("no replica")?;
+    let reviewer = log_in(&agent, &second, "reviewer@example.com")?;
+    let deadline = Instant::now() + Duration::from_secs(2);
+    loop {
+        let mut applied = 0;
+        for id in &ids {
+            let url = second.url(&format!("/api/admin/projects/default/change-requests/{id}"));
+            let (_, read) = call_as(&agent, "GET", &url, &reviewer, &Value::Null)?;
+            applied += usize::from(read["state"] == "Applied");
+        }
+        if applied == ids.len() {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{applied} of {} applied after the restart",
+            ids.len()
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(events_of(&scratch, "change-request-applied")?, ids.len());
+    assert_eq!(events_of(&scratch, "feature-environment-disabled")?, ids.len());
+    Ok(())
+}

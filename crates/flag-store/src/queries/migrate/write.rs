@@ -226,6 +226,14 @@ pub(super) fn write(
             taken.insert(id);
             segment_ids.insert(segment.name.clone(), id);
         } else if let Some(id) = segment.id {
+            // Nor may a segment that a protected environment's strategy uses change.
+            crate::queries::change_requests::guard(
+                conn,
+                &NewEvent {
+                    data: Some(to_json("data", &serde_json::json!({ "id": id }))?),
+                    ..NewEvent::new(EventType::SegmentUpdated, &Actor::system(), now)
+                },
+            )?;
             diesel::update(segments::table.find(id))
                 .set(values)
                 .execute(conn)?;
@@ -234,6 +242,27 @@ pub(super) fn write(
 
     let flags: Vec<(&Flag, bool)> = written(&source.flags, plan, Kind::Flag).collect();
     for &(flag, new) in &flags {
+        // A flag written whole changes every environment it had or has: none of them may take
+        // changes only through change requests.
+        let before = stored_installation
+            .flags
+            .iter()
+            .find(|stored| stored.name == flag.name);
+        for environment in flag
+            .environments
+            .iter()
+            .chain(before.into_iter().flat_map(|stored| stored.environments.iter()))
+        {
+            crate::queries::change_requests::guard(
+                conn,
+                &NewEvent {
+                    project: Some(flag.project.clone()),
+                    environment: Some(environment.environment.clone()),
+                    feature_name: Some(flag.name.clone()),
+                    ..NewEvent::new(EventType::FeaturesImported, &Actor::system(), now)
+                },
+            )?;
+        }
         write_flag(conn, flag, new, &segment_ids, now)?;
     }
     // Parents after every flag, so that a child may come before its parent.
