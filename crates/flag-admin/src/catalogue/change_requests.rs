@@ -892,48 +892,75 @@ fn apply_in(
     now: chrono::NaiveDateTime,
 ) -> Result<queries::change_requests::Applied, flag_store::StoreError> {
     queries::change_requests::apply(conn, id, applier, actor, now, |conn, request, row| {
-        let feature = row.feature.as_deref().unwrap_or_default();
-        let place = (request.project.as_str(), feature, request.environment.as_str());
-        let made = stored(row)?;
-        match queries::features::find(conn, feature)? {
-            None => {
-                return Err(flag_store::StoreError::InUse {
-                    message: format!("{feature}: Feature has been deleted"),
-                });
-            }
-            Some(flag) if flag.archived_at.is_some() => {
-                return Err(flag_store::StoreError::InUse {
-                    message: format!("{feature}: Feature has been archived"),
-                });
-            }
-            Some(_) => {}
-        }
-        if let Some(conflict) = made.conflict(conn, place, row.snapshot()?.as_ref())? {
-            return Err(flag_store::StoreError::InUse {
-                message: format!("{feature}: {conflict}; change {} must be made again", row.id),
-            });
-        }
-        made.make(conn, place, actor, now)
+        make_checked(conn, (request, row), actor, now)
     })
 }
 
-/// Applies every scheduled request that is due, each once whichever replica gets to it first;
-/// how many were applied and how many failed.
+/// Makes the change `row` of `request`, refused when its flag or what it changes moved since it
+/// was made.
+fn make_checked(
+    conn: &mut flag_store::DbConnection,
+    (request, row): (
+        &flag_store::models::ChangeRequestRow,
+        &flag_store::models::ChangeRow,
+    ),
+    actor: &flag_store::models::Actor,
+    now: chrono::NaiveDateTime,
+) -> Result<(), flag_store::StoreError> {
+    let feature = row.feature.as_deref().unwrap_or_default();
+    let place = (request.project.as_str(), feature, request.environment.as_str());
+    let made = stored(row)?;
+    match queries::features::find(conn, feature)? {
+        None => {
+            return Err(flag_store::StoreError::InUse {
+                message: format!("{feature}: Feature has been deleted"),
+            });
+        }
+        Some(flag) if flag.archived_at.is_some() => {
+            return Err(flag_store::StoreError::InUse {
+                message: format!("{feature}: Feature has been archived"),
+            });
+        }
+        Some(_) => {}
+    }
+    if let Some(conflict) = made.conflict(conn, place, row.snapshot()?.as_ref())? {
+        return Err(flag_store::StoreError::InUse {
+            message: format!("{feature}: {conflict}; change {} must be made again", row.id),
+        });
+    }
+    made.make(conn, place, actor, now)
+}
+
+/// How many due requests one transaction applies, so that a burst does not hold the write lock
+/// for long.
+const DUE_BATCH: i64 = 200;
+
+/// Applies every scheduled request that is due, each once whichever replica gets to it first
+/// (the state is read under the write lock), in transactions of [`DUE_BATCH`]; how many were
+/// applied and how many failed.
 pub async fn apply_due(ctx: &Runtime) -> Result<(usize, usize), AdminError> {
     db::run(&ctx.store, move |conn| {
         let now = crate::now();
+        let system = flag_store::models::Actor::system();
         let (mut applied, mut failed) = (0, 0);
-        for id in queries::change_requests::due(conn, now, 1000)? {
-            match apply_in(conn, id, queries::change_requests::Applier::Scheduler, &flag_store::models::Actor::system(), now)? {
-                queries::change_requests::Applied::Done => applied += 1,
-                queries::change_requests::Applied::Failed(reason) => {
-                    tracing::warn!(change_request = id, %reason, "a scheduled change request could not be applied");
-                    failed += 1;
+        loop {
+            let outcomes = queries::change_requests::apply_due(conn, now, DUE_BATCH, &system, |conn, request, row| {
+                make_checked(conn, (request, row), &system, now)
+            })?;
+            for (id, outcome) in &outcomes {
+                match outcome {
+                    queries::change_requests::Applied::Done => applied += 1,
+                    queries::change_requests::Applied::Failed(reason) => {
+                        tracing::warn!(change_request = id, %reason, "a scheduled change request could not be applied");
+                        failed += 1;
+                    }
+                    queries::change_requests::Applied::NotDue => {}
                 }
-                queries::change_requests::Applied::NotDue => {}
+            }
+            if (outcomes.len() as i64) < DUE_BATCH {
+                return Ok((applied, failed));
             }
         }
-        Ok((applied, failed))
     })
     .await
 }

@@ -592,7 +592,10 @@ async fn a_file_imported_at_start_may_not_change_a_protected_environment() -> Ou
         {"name": "f", "enabled": false, "strategies": [{"name": "default"}]}
     ]}))?;
     let refused = flag_admin::app::seeding::import(world.store(), "default", "production", &document);
-    assert!(matches!(refused, Err(AdminError::ChangeRequestRequired(_))), "{refused:?}");
+    assert!(
+        matches!(refused, Err(AdminError::ChangeRequestRequired(_))),
+        "{refused:?}"
+    );
     // The same file in an environment without the rule goes in.
     flag_admin::app::seeding::import(world.store(), "default", "development", &document)?;
     Ok(())

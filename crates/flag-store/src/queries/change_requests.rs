@@ -788,99 +788,140 @@ pub fn apply(
     now: NaiveDateTime,
     mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
 ) -> Result<Applied, StoreError> {
-    crate::queries::write(conn, |conn| {
-        let request = row(conn, id)?;
-        let state = request.state()?;
-        let due = match applier {
-            Applier::Person => matches!(
-                state,
-                ChangeRequestState::Approved | ChangeRequestState::Scheduled
-            ),
-            Applier::Scheduler => {
-                state == ChangeRequestState::Scheduled
-                    && request.schedule_status.as_deref() == Some("pending")
-                    && request.scheduled_at.is_some_and(|at| at <= now)
-            }
-        };
-        if !due {
-            return match applier {
-                Applier::Person => Err(StoreError::InvalidOperation {
-                    message: format!(
-                        "a change request that is {} cannot be applied; it must be approved first",
-                        state.as_str()
-                    ),
-                }),
-                Applier::Scheduler => Ok(Applied::NotDue),
+    // Its events form a group of their own, also when applied beside others in one transaction.
+    events::in_group(|| {
+        crate::queries::write(conn, |conn| {
+            let request = row(conn, id)?;
+            let state = request.state()?;
+            let due = match applier {
+                Applier::Person => matches!(
+                    state,
+                    ChangeRequestState::Approved | ChangeRequestState::Scheduled
+                ),
+                Applier::Scheduler => {
+                    state == ChangeRequestState::Scheduled
+                        && request.schedule_status.as_deref() == Some("pending")
+                        && request.scheduled_at.is_some_and(|at| at <= now)
+                }
             };
-        }
-        let changes: Vec<ChangeRow> = change_request_changes::table
-            .filter(change_request_changes::change_request_id.eq(id))
-            .order(change_request_changes::id)
-            .select(ChangeRow::as_select())
-            .load(conn)?;
-        // Every change in one savepoint: one that fails undoes the others.
-        let made = crate::queries::write(conn, |conn| {
-            applying(|| {
-                for change in &changes {
-                    make(conn, &request, change)?;
-                }
-                Ok(())
-            })
-        });
-        let scheduled = state == ChangeRequestState::Scheduled;
-        match made {
-            Ok(()) => {
-                clear_schedule(conn, id)?;
-                enter(conn, &request, ChangeRequestState::Applied, now)?;
-                record(
-                    conn,
-                    EventType::ChangeRequestApplied,
-                    id,
-                    &request.project,
-                    &request.environment,
-                    None,
-                    actor,
-                    now,
-                )?;
-                if scheduled && applier == Applier::Scheduler {
-                    record(
+            if !due {
+                return match applier {
+                    Applier::Person => Err(StoreError::InvalidOperation {
+                        message: format!(
+                            "a change request that is {} cannot be applied; it must be approved first",
+                            state.as_str()
+                        ),
+                    }),
+                    Applier::Scheduler => Ok(Applied::NotDue),
+                };
+            }
+            let changes: Vec<ChangeRow> = change_request_changes::table
+                .filter(change_request_changes::change_request_id.eq(id))
+                .order(change_request_changes::id)
+                .select(ChangeRow::as_select())
+                .load(conn)?;
+            // Every change in one savepoint: one that fails undoes the others.
+            let made = crate::queries::write(conn, |conn| {
+                applying(|| {
+                    for change in &changes {
+                        make(conn, &request, change)?;
+                    }
+                    Ok(())
+                })
+            });
+            let scheduled = state == ChangeRequestState::Scheduled;
+            match made {
+                Ok(()) => {
+                    clear_schedule(conn, id)?;
+                    enter(conn, &request, ChangeRequestState::Applied, now)?;
+                    // What was applied and on whose approval, beside the changes' own events.
+                    let approved_by: Vec<i32> = change_request_reviews::table
+                        .filter(change_request_reviews::change_request_id.eq(id))
+                        .filter(change_request_reviews::decision.eq("approved"))
+                        .order(change_request_reviews::created_at)
+                        .select(change_request_reviews::user_id)
+                        .load(conn)?;
+                    events::record(
                         conn,
-                        EventType::ChangeRequestScheduledApplicationSuccess,
-                        id,
-                        &request.project,
-                        &request.environment,
-                        None,
-                        actor,
-                        now,
+                        &NewEvent {
+                            project: Some(request.project.clone()),
+                            environment: Some(request.environment.clone()),
+                            data: Some(to_json(
+                                "data",
+                                &serde_json::json!({
+                                    "changeRequestId": id,
+                                    "title": request.title,
+                                    "createdByUserId": request.created_by_user_id,
+                                    "approvedByUserIds": approved_by,
+                                    "changes": changes.iter().map(|change| serde_json::json!({
+                                        "id": change.id,
+                                        "feature": change.feature,
+                                        "action": change.action,
+                                    })).collect::<Vec<_>>(),
+                                }),
+                            )?),
+                            ..NewEvent::new(EventType::ChangeRequestApplied, actor, now)
+                        },
                     )?;
+                    if scheduled && applier == Applier::Scheduler {
+                        record(
+                            conn,
+                            EventType::ChangeRequestScheduledApplicationSuccess,
+                            id,
+                            &request.project,
+                            &request.environment,
+                            None,
+                            actor,
+                            now,
+                        )?;
+                    }
+                    Ok(Applied::Done)
                 }
-                Ok(Applied::Done)
+                Err(error) if error.is_unavailable() => Err(error),
+                Err(error) if applier == Applier::Scheduler => {
+                    let reason = error.to_string();
+                    diesel::update(change_requests::table.find(id))
+                        .set((
+                            change_requests::schedule_status.eq(Some("failed")),
+                            change_requests::schedule_reason.eq(Some(&reason)),
+                        ))
+                        .execute(conn)?;
+                    events::record(
+                        conn,
+                        &NewEvent {
+                            project: Some(request.project.clone()),
+                            environment: Some(request.environment.clone()),
+                            data: Some(to_json(
+                                "data",
+                                &serde_json::json!({"changeRequestId": id, "reason": reason}),
+                            )?),
+                            ..NewEvent::new(EventType::ChangeRequestScheduledApplicationFailure, actor, now)
+                        },
+                    )?;
+                    Ok(Applied::Failed(reason))
+                }
+                Err(error) => Err(error),
             }
-            Err(error) if error.is_unavailable() => Err(error),
-            Err(error) if applier == Applier::Scheduler => {
-                let reason = error.to_string();
-                diesel::update(change_requests::table.find(id))
-                    .set((
-                        change_requests::schedule_status.eq(Some("failed")),
-                        change_requests::schedule_reason.eq(Some(&reason)),
-                    ))
-                    .execute(conn)?;
-                events::record(
-                    conn,
-                    &NewEvent {
-                        project: Some(request.project.clone()),
-                        environment: Some(request.environment.clone()),
-                        data: Some(to_json(
-                            "data",
-                            &serde_json::json!({"changeRequestId": id, "reason": reason}),
-                        )?),
-                        ..NewEvent::new(EventType::ChangeRequestScheduledApplicationFailure, actor, now)
-                    },
-                )?;
-                Ok(Applied::Failed(reason))
-            }
-            Err(error) => Err(error),
+        })
+    })
+}
+
+/// Applies the scheduled requests due at `now`, at most `limit`, in one transaction (each in a
+/// savepoint of its own, with its own group of events): what became of each.
+pub fn apply_due(
+    conn: &mut DbConnection,
+    now: NaiveDateTime,
+    limit: i64,
+    actor: &Actor,
+    mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
+) -> Result<Vec<(i32, Applied)>, StoreError> {
+    crate::queries::write(conn, |conn| {
+        let mut outcomes = Vec::new();
+        for id in due(conn, now, limit)? {
+            let applied = apply(conn, id, Applier::Scheduler, actor, now, &mut make)?;
+            outcomes.push((id, applied));
         }
+        Ok(outcomes)
     })
 }
 
