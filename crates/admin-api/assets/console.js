@@ -27,7 +27,8 @@ for (const input of document.querySelectorAll("input[data-rules]")) {
   update();
 }
 
-// Switches flip without reloading the page; on failure the page reloads to show the truth.
+// Switches flip without reloading the page; a refused switch is sent again as the plain form,
+// so that the page the server answers says why.
 for (const form of document.querySelectorAll("form.toggle")) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
@@ -47,7 +48,7 @@ for (const form of document.querySelectorAll("form.toggle")) {
       button.textContent = on ? "On" : "Off";
       form.querySelector("input[name=enabled]").value = on ? "false" : "true";
     } catch (_error) {
-      window.location.reload();
+      form.submit();
     } finally {
       button.disabled = false;
     }

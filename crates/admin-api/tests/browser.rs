@@ -271,6 +271,18 @@ fn make_user(console: &Console, email: &str, role: i32) -> TestResult {
 #[path = "browser/day.rs"]
 mod day;
 
+#[path = "browser/change_requests.rs"]
+mod change_requests;
+
+/// A change request's whole life in the console.
+#[tokio::test(flavor = "current_thread")]
+async fn a_change_request_through_its_whole_life_in_a_real_browser() -> TestResult {
+    let console = Console::start().await?;
+    let result = change_requests::flows(&console).await;
+    let _ = console.browser.clone().close().await;
+    result
+}
+
 /// A team's whole day, every item of it checked through the API, then axe-core on every page.
 #[tokio::test(flavor = "current_thread")]
 async fn a_teams_whole_day_in_a_real_browser() -> TestResult {

@@ -123,10 +123,18 @@ async fn render(
                 lifecycle::stages(&state.app, feature.to_owned()).await?
             },
         };
-        Ok::<_, AdminError>((detail, history, (usage, hourly), types, segments, offers))
+        let requests = super::change_requests::flag_card(state, principal, project, feature).await?;
+        Ok::<_, AdminError>((
+            detail,
+            history,
+            (usage, hourly),
+            types,
+            segments,
+            (offers, requests),
+        ))
     }
     .await;
-    let (detail, history, (usage, hourly), types, segments, offers) = match loaded {
+    let (detail, history, (usage, hourly), types, segments, (offers, requests)) = match loaded {
         Ok(loaded) => loaded,
         Err(error) => return layout::failure(&error),
     };
@@ -177,6 +185,7 @@ async fn render(
             " · created " (detail.created_at.get(..10).unwrap_or(&detail.created_at))
         }
         (life::card(&detail, &offers, principal))
+        (requests)
         @for environment in &detail.environments {
             (environment_section(&detail, environment, strategy_writes(&environment.name), &type_names, &segment_names))
         }

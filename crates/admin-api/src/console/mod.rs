@@ -12,6 +12,7 @@
 
 mod admin;
 mod assets;
+mod change_requests;
 mod constraints;
 mod context;
 mod events;
@@ -148,6 +149,18 @@ pub fn configure(config: &mut web::ServiceConfig) {
                 .route(web::post().to(projects::create)),
         )
         .service(web::resource("/projects/{id}").route(web::get().to(projects::page)))
+        .service(web::resource("/projects/{id}/change-requests").route(web::get().to(change_requests::list)))
+        .service(
+            web::resource("/projects/{id}/change-requests/config").route(web::post().to(change_requests::config)),
+        )
+        .service(
+            web::resource("/projects/{id}/change-requests/propose").route(web::post().to(change_requests::propose)),
+        )
+        .service(
+            web::resource("/projects/{id}/change-requests/{request}")
+                .route(web::get().to(change_requests::page))
+                .route(web::post().to(change_requests::act)),
+        )
         .service(web::resource("/projects/{id}/environments").route(web::post().to(projects::environment)))
         .service(web::resource("/playground").route(web::get().to(playground::page)))
         .service(web::resource("/admin").route(web::get().to(admin_home)))

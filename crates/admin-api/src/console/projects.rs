@@ -159,6 +159,7 @@ async fn render(
                 (project.features.len()) (if project.features.len() == 1 { " flag" } else { " flags" })
             }
             " · created " (project.created_at.get(..10).unwrap_or(&project.created_at))
+            " · " a href=(format!("/projects/{}/change-requests", url_escape(&project.id))) { "Change requests" }
         }
         section.card aria-labelledby="environments" {
             h2 id="environments" { "Environments" }

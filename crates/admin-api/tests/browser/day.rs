@@ -12,7 +12,7 @@ use super::{ADMIN_PASSWORD, BACKEND, Console, TestResult};
 
 impl Console {
     /// Types `text` into the field with `id`, replacing what it held.
-    async fn fill(&self, id: &str, text: &str) -> TestResult {
+    pub(crate) async fn fill(&self, id: &str, text: &str) -> TestResult {
         let field = self.browser.find(Locator::Id(id)).await?;
         field.clear().await?;
         field.send_keys(text).await?;
@@ -20,14 +20,14 @@ impl Console {
     }
 
     /// Clicks the element `css` finds.
-    async fn press(&self, css: &str) -> TestResult {
+    pub(crate) async fn press(&self, css: &str) -> TestResult {
         self.browser.find(Locator::Css(css)).await?.click().await?;
         Ok(())
     }
 
     /// Clicks `css`, waits for the next page to load (the page marked before the click is
     /// gone), then for `then` on it.
-    async fn press_and_wait(&self, css: &str, then: &str) -> TestResult {
+    pub(crate) async fn press_and_wait(&self, css: &str, then: &str) -> TestResult {
         self.browser
             .execute("window.beforeThisClick = true;", Vec::new())
             .await?;
@@ -77,7 +77,7 @@ impl Console {
     }
 
     /// axe-core's serious and critical violations on the page shown, one line each.
-    async fn axe(&self) -> Result<Vec<String>, Box<dyn std::error::Error>> {
+    pub(crate) async fn axe(&self) -> Result<Vec<String>, Box<dyn std::error::Error>> {
         let source = axe_source()?;
         let found = self
             .browser

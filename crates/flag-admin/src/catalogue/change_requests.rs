@@ -4,6 +4,9 @@
 
 pub mod types;
 
+/// Where a request is in its life.
+pub use flag_store::models::ChangeRequestState as State;
+
 use flag_store::queries;
 
 use crate::AdminError;
@@ -773,7 +776,7 @@ pub async fn change_state(
 ) -> Result<types::ChangeRequestOut, AdminError> {
     use flag_store::models::ChangeRequestState as State;
     use queries::change_requests::Transition;
-    let me = person(caller)?;
+    person(caller)?;
     let state = State::parse(&request.state).ok_or_else(|| {
         AdminError::invalid(
             "/state",
@@ -799,8 +802,7 @@ pub async fn change_state(
         ));
     }
     let current = read(ctx, caller, project.clone(), id).await?;
-    let environment = current.environment.clone();
-    let author = current.created_by.id == me;
+    check_move(caller.principal(), &current, state)?;
     let transition = match state {
         State::Draft => {
             return Err(AdminError::invalid(
@@ -808,33 +810,11 @@ pub async fn change_state(
                 "a change request cannot be made a draft again",
             ));
         }
-        State::InReview if author => Transition::SendToReview,
-        State::InReview => {
-            return Err(AdminError::NoAccess(
-                "only its author sends a change request for review".into(),
-            ));
-        }
-        State::Approved if author => {
-            return Err(AdminError::NoAccess(
-                "you cannot approve your own change request".into(),
-            ));
-        }
-        State::Approved => {
-            require(caller, Permission::ApproveChangeRequest, &project, &environment)?;
-            Transition::Approve
-        }
-        State::Rejected => {
-            require(caller, Permission::ApproveChangeRequest, &project, &environment)?;
-            Transition::Reject
-        }
-        State::Cancelled if author || caller.principal().administers() => Transition::Cancel,
-        State::Cancelled => {
-            return Err(AdminError::NoAccess(
-                "only its author or an administrator cancels a change request".into(),
-            ));
-        }
+        State::InReview => Transition::SendToReview,
+        State::Approved => Transition::Approve,
+        State::Rejected => Transition::Reject,
+        State::Cancelled => Transition::Cancel,
         State::Scheduled => {
-            require(caller, Permission::ApplyChangeRequest, &project, &environment)?;
             let at = request
                 .scheduled_at
                 .ok_or_else(|| AdminError::invalid("/scheduledAt", "/scheduledAt is required to schedule"))?;
@@ -848,7 +828,6 @@ pub async fn change_state(
             Transition::Schedule { at }
         }
         State::Applied => {
-            require(caller, Permission::ApplyChangeRequest, &project, &environment)?;
             let applied = apply(ctx, id, queries::change_requests::Applier::Person, caller.actor()).await?;
             if let queries::change_requests::Applied::Failed(reason) = applied {
                 return Err(AdminError::Conflict(reason));
@@ -870,6 +849,88 @@ pub async fn change_state(
         })
         .await?;
     read(ctx, caller, project, id).await
+}
+
+/// Checks that `principal` may move `request` to `state` now: the move is one its state allows,
+/// and the principal is who makes it (see [`change_state`]). The one rule the API and the
+/// console's buttons share.
+pub fn check_move(
+    principal: &crate::identity::auth::Principal,
+    request: &types::ChangeRequestOut,
+    state: flag_store::models::ChangeRequestState,
+) -> Result<(), AdminError> {
+    use flag_store::models::ChangeRequestState as State;
+    let me = match principal {
+        crate::identity::auth::Principal::User { id, .. } => *id,
+        crate::identity::auth::Principal::AdminToken { .. } => {
+            return Err(AdminError::NoAccess(crate::identity::auth::PEOPLE_ONLY.into()));
+        }
+    };
+    let current = State::parse(&request.state)
+        .ok_or_else(|| AdminError::Internal(format!("{:?} is no state", request.state)))?;
+    if state == State::Draft {
+        return Err(AdminError::invalid(
+            "/state",
+            "a change request cannot be made a draft again",
+        ));
+    }
+    if !current.may_become(state) {
+        return Err(AdminError::InvalidOperation(format!(
+            "a change request that is {} cannot become {}",
+            current.as_str(),
+            state.as_str()
+        )));
+    }
+    let author = request.created_by.id == me;
+    let holds = |permission: Permission| {
+        if principal.holds(permission, Some(&request.project), Some(&request.environment))
+            && principal.may_read(&request.environment)
+        {
+            Ok(())
+        } else {
+            Err(AdminError::NoAccess(format!(
+                "You don't have the required permissions to perform this operation. To perform this action, you need the \"{permission}\" permission in the \"{}\" environment.",
+                request.environment
+            )))
+        }
+    };
+    match state {
+        State::Draft => Ok(()),
+        State::InReview if author => Ok(()),
+        State::InReview => Err(AdminError::NoAccess(
+            "only its author sends a change request for review".into(),
+        )),
+        State::Approved if author => Err(AdminError::NoAccess(
+            "you cannot approve your own change request".into(),
+        )),
+        State::Approved
+            if request
+                .approvals
+                .iter()
+                .any(|approval| approval.created_by.id == me) =>
+        {
+            Err(AdminError::InvalidOperation(
+                "you have already approved this change request".into(),
+            ))
+        }
+        State::Approved | State::Rejected => holds(Permission::ApproveChangeRequest),
+        State::Applied | State::Scheduled => holds(Permission::ApplyChangeRequest),
+        State::Cancelled if author || principal.administers() => Ok(()),
+        State::Cancelled => Err(AdminError::NoAccess(
+            "only its author or an administrator cancels a change request".into(),
+        )),
+    }
+}
+
+/// The states `principal` may move `request` to now, for the buttons an interface shows.
+pub fn moves(
+    principal: &crate::identity::auth::Principal,
+    request: &types::ChangeRequestOut,
+) -> Vec<flag_store::models::ChangeRequestState> {
+    flag_store::models::ChangeRequestState::ALL
+        .into_iter()
+        .filter(|state| check_move(principal, request, *state).is_ok())
+        .collect()
 }
 
 /// Applies request `id` once: each change re-read from its stored form and made in one

@@ -76,6 +76,21 @@ impl ChangeRequestState {
     pub fn is_closed(self) -> bool {
         matches!(self, Self::Applied | Self::Cancelled | Self::Rejected)
     }
+
+    /// Whether a request in this state may be moved to `next`: a draft is sent for review; one
+    /// in review is approved (one approval at a time, until it has enough); an approved one is
+    /// applied or scheduled, a scheduled one applied now or scheduled again; any open one is
+    /// rejected (once sent) or cancelled.
+    pub fn may_become(self, next: Self) -> bool {
+        match next {
+            Self::Draft => false,
+            Self::InReview => self == Self::Draft,
+            Self::Approved => self == Self::InReview,
+            Self::Applied | Self::Scheduled => matches!(self, Self::Approved | Self::Scheduled),
+            Self::Rejected => matches!(self, Self::InReview | Self::Approved | Self::Scheduled),
+            Self::Cancelled => !self.is_closed(),
+        }
+    }
 }
 
 /// A change request as stored.

@@ -552,7 +552,7 @@ pub fn transition(
         };
         let next = match transition {
             Transition::SendToReview => {
-                if state != ChangeRequestState::Draft {
+                if !state.may_become(ChangeRequestState::InReview) {
                     return refuse("sent for review");
                 }
                 let changes: i64 = change_request_changes::table
@@ -572,7 +572,7 @@ pub fn transition(
                 ChangeRequestState::InReview
             }
             Transition::Approve => {
-                if state != ChangeRequestState::InReview {
+                if !state.may_become(ChangeRequestState::Approved) {
                     return refuse("approved");
                 }
                 diesel::insert_into(change_request_reviews::table)
@@ -603,12 +603,7 @@ pub fn transition(
                 }
             }
             Transition::Reject => {
-                if !matches!(
-                    state,
-                    ChangeRequestState::InReview
-                        | ChangeRequestState::Approved
-                        | ChangeRequestState::Scheduled
-                ) {
+                if !state.may_become(ChangeRequestState::Rejected) {
                     return refuse("rejected");
                 }
                 diesel::insert_into(change_request_reviews::table)
@@ -624,7 +619,7 @@ pub fn transition(
                 ChangeRequestState::Rejected
             }
             Transition::Cancel => {
-                if state.is_closed() {
+                if !state.may_become(ChangeRequestState::Cancelled) {
                     return refuse("cancelled");
                 }
                 clear_schedule(conn, id)?;
@@ -632,10 +627,7 @@ pub fn transition(
                 ChangeRequestState::Cancelled
             }
             Transition::Schedule { at } => {
-                if !matches!(
-                    state,
-                    ChangeRequestState::Approved | ChangeRequestState::Scheduled
-                ) {
+                if !state.may_become(ChangeRequestState::Scheduled) {
                     return refuse("scheduled");
                 }
                 diesel::update(change_requests::table.find(id))
@@ -794,10 +786,7 @@ pub fn apply(
             let request = row(conn, id)?;
             let state = request.state()?;
             let due = match applier {
-                Applier::Person => matches!(
-                    state,
-                    ChangeRequestState::Approved | ChangeRequestState::Scheduled
-                ),
+                Applier::Person => state.may_become(ChangeRequestState::Applied),
                 Applier::Scheduler => {
                     state == ChangeRequestState::Scheduled
                         && request.schedule_status.as_deref() == Some("pending")

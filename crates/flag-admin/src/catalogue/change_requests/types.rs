@@ -51,6 +51,26 @@ pub struct ChangeIn {
     pub payload: serde_json::Value,
 }
 
+impl ChangeIn {
+    /// Switching `feature` on or off.
+    pub fn switch(feature: impl Into<String>, enabled: bool) -> Self {
+        Self {
+            feature: feature.into(),
+            action: "updateEnabled".into(),
+            payload: serde_json::json!({ "enabled": enabled }),
+        }
+    }
+
+    /// Archiving `feature`.
+    pub fn archive(feature: impl Into<String>) -> Self {
+        Self {
+            feature: feature.into(),
+            action: "archiveFeature".into(),
+            payload: serde_json::Value::Null,
+        }
+    }
+}
+
 /// One change, or several, to add to the caller's draft.
 #[derive(Debug, Clone, PartialEq, Deserialize, ToSchema)]
 #[serde(untagged)]
