@@ -170,21 +170,30 @@ async fn flush_periodically(state: web::Data<AppState>) {
 /// by whichever replica finds it first (the store applies each once).
 const SCHEDULE_INTERVAL: Duration = Duration::from_millis(200);
 
-/// Applies the scheduled change requests as they fall due, for as long as the server runs.
+/// Applies the scheduled change requests as they fall due, for as long as the server runs: it
+/// looks every [`SCHEDULE_INTERVAL`], and wakes at the next one's time when that is sooner.
 async fn apply_scheduled_periodically(state: web::Data<AppState>) {
-    let mut interval = actix_web::rt::time::interval(SCHEDULE_INTERVAL);
-    interval.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     loop {
-        interval.tick().await;
-        match flag_admin::catalogue::change_requests::apply_due(&state.app).await {
-            Ok((0, 0)) => {}
-            Ok((applied, failed)) => tracing::info!(applied, failed, "applied scheduled change requests"),
-            Err(error) => {
-                // Once a second while the database cannot answer, not at every tick.
-                tracing::warn!(%error, "applying scheduled change requests failed; trying again in a second");
-                actix_web::rt::time::sleep(Duration::from_secs(1)).await;
+        let wait = match flag_admin::catalogue::change_requests::apply_due(&state.app).await {
+            Ok(due) => {
+                if due.applied + due.failed > 0 {
+                    tracing::info!(
+                        applied = due.applied,
+                        failed = due.failed,
+                        "applied scheduled change requests"
+                    );
+                }
+                due.next
+                    .and_then(|next| (next - flag_admin::now()).to_std().ok())
+                    .map_or(SCHEDULE_INTERVAL, |until| until.min(SCHEDULE_INTERVAL))
             }
-        }
+            Err(error) => {
+                // Once a second while the database cannot answer, not at every look.
+                tracing::warn!(%error, "applying scheduled change requests failed; trying again in a second");
+                Duration::from_secs(1)
+            }
+        };
+        actix_web::rt::time::sleep(wait.max(Duration::from_millis(1))).await;
     }
 }
 

@@ -122,6 +122,19 @@ pub(crate) fn write<T>(
     Ok(written)
 }
 
+/// As [`write`], but a call made inside another write joins it instead of taking a savepoint:
+/// for a step of a larger write that fails the whole of it when it fails.
+pub(crate) fn write_or_join<T>(
+    conn: &mut DbConnection,
+    work: impl FnOnce(&mut DbConnection) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    if in_transaction(conn)? {
+        work(conn)
+    } else {
+        write(conn, work)
+    }
+}
+
 /// Runs reads that must agree with each other (a document assembled from several tables, and
 /// the revision it reflects) in one snapshot: a deferred transaction on SQLite, a REPEATABLE READ
 /// READ ONLY one on PostgreSQL. Inside a write it simply runs, in the write's transaction.

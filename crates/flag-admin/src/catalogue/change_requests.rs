@@ -992,14 +992,25 @@ fn make_checked(
     made.make(conn, place, actor, now)
 }
 
+/// What one look for due requests did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Due {
+    /// Requests applied.
+    pub applied: usize,
+    /// Requests that could not apply, marked failed.
+    pub failed: usize,
+    /// When the next pending one is due, UTC.
+    pub next: Option<chrono::NaiveDateTime>,
+}
+
 /// How many due requests one transaction applies, so that a burst does not hold the write lock
 /// for long.
 const DUE_BATCH: i64 = 200;
 
 /// Applies every scheduled request that is due, each once whichever replica gets to it first
-/// (the state is read under the write lock), in transactions of [`DUE_BATCH`]; how many were
-/// applied and how many failed.
-pub async fn apply_due(ctx: &Runtime) -> Result<(usize, usize), AdminError> {
+/// (the state is read under the write lock), in transactions of [`DUE_BATCH`]: how many were
+/// applied, how many failed, and when the next pending one is due.
+pub async fn apply_due(ctx: &Runtime) -> Result<Due, AdminError> {
     db::run(&ctx.store, move |conn| {
         let now = crate::now();
         let system = flag_store::models::Actor::system();
@@ -1019,7 +1030,11 @@ pub async fn apply_due(ctx: &Runtime) -> Result<(usize, usize), AdminError> {
                 }
             }
             if (outcomes.len() as i64) < DUE_BATCH {
-                return Ok((applied, failed));
+                return Ok(Due {
+                    applied,
+                    failed,
+                    next: queries::change_requests::next_due(conn)?,
+                });
             }
         }
     })

@@ -171,6 +171,19 @@ async fn a_request_is_made_reviewed_by_another_and_applied_once() -> Outcome {
         (sent.state.as_str(), sent.title.as_deref()),
         ("In review", Some("Half of users"))
     );
+    // What each may do now, as the console's buttons show it.
+    use change_requests::State;
+    assert_eq!(
+        change_requests::moves(&common::user(10, RootRole::Editor), &sent),
+        [State::Cancelled]
+    );
+    assert_eq!(
+        change_requests::moves(&common::user(11, RootRole::Admin), &sent),
+        [State::Approved, State::Cancelled, State::Rejected]
+    );
+    assert!(
+        change_requests::check_move(&common::user(12, RootRole::Editor), &sent, State::Approved).is_err()
+    );
     // The author may not approve their own; an editor without the permission may not either.
     let own = state(&world, &author_moves, made.id, "Approved").await;
     assert!(matches!(own, Err(AdminError::NoAccess(_))), "{own:?}");
@@ -355,10 +368,14 @@ async fn a_scheduled_request_applies_itself_once_when_due() -> Outcome {
     assert_eq!(pending.len(), 1);
 
     // Not due yet: nothing.
-    assert_eq!(change_requests::apply_due(ctx).await?, (0, 0));
+    let early = change_requests::apply_due(ctx).await?;
+    assert_eq!((early.applied, early.failed), (0, 0));
+    assert!(early.next.is_some(), "it is pending");
     tokio::time::sleep(std::time::Duration::from_millis(400)).await;
-    assert_eq!(change_requests::apply_due(ctx).await?, (1, 0));
-    assert_eq!(change_requests::apply_due(ctx).await?, (0, 0), "applied once");
+    let due = change_requests::apply_due(ctx).await?;
+    assert_eq!((due.applied, due.failed, due.next), (1, 0, None));
+    let again = change_requests::apply_due(ctx).await?;
+    assert_eq!((again.applied, again.failed), (0, 0), "applied once");
     let read = change_requests::get(
         ctx,
         &as_user(11, RootRole::Admin, change_requests::GET),
@@ -435,9 +452,11 @@ async fn a_scheduled_request_that_cannot_apply_is_marked_failed() -> Outcome {
     )
     .await?;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
-    assert_eq!(change_requests::apply_due(ctx).await?, (0, 1));
+    let due = change_requests::apply_due(ctx).await?;
+    assert_eq!((due.applied, due.failed), (0, 1));
+    let again = change_requests::apply_due(ctx).await?;
     assert_eq!(
-        change_requests::apply_due(ctx).await?,
+        (again.applied, again.failed),
         (0, 0),
         "a failed schedule is not retried"
     );

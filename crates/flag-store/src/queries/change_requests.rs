@@ -780,9 +780,10 @@ pub fn apply(
     now: NaiveDateTime,
     mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
 ) -> Result<Applied, StoreError> {
-    // Its events form a group of their own, also when applied beside others in one transaction.
+    // Its events form a group of their own, also when applied beside others in one transaction;
+    // applied beside others (`apply_due`), it is one step of their transaction.
     events::in_group(|| {
-        crate::queries::write(conn, |conn| {
+        crate::queries::write_or_join(conn, |conn| {
             let request = row(conn, id)?;
             let state = request.state()?;
             let due = match applier {
