@@ -2,7 +2,7 @@
 //! whole life, who may do what, conflicts, and scheduled requests applied once.
 
 use flag_admin::AdminError;
-use flag_admin::catalogue::change_requests::{self, types};
+use flag_admin::catalogue::change_requests::{self, State, types};
 use flag_admin::catalogue::{features, strategies};
 use flag_admin::identity::auth::{Access, Caller};
 use flag_admin::runtime::domain::RootRole;
@@ -172,7 +172,6 @@ async fn a_request_is_made_reviewed_by_another_and_applied_once() -> Outcome {
         ("In review", Some("Half of users"))
     );
     // What each may do now, as the console's buttons show it.
-    use change_requests::State;
     assert_eq!(
         change_requests::moves(&common::user(10, RootRole::Editor), &sent),
         [State::Cancelled]
