@@ -103,10 +103,14 @@ enum Change {
         variants: Vec<String>,
     },
     DeleteDependency,
+    UpdateSegment {
+        id: i32,
+        segment: serde_json::Value,
+    },
 }
 
 /// The actions a request can hold, as Unleash names them.
-pub const ACTIONS: [&str; 9] = [
+pub const ACTIONS: [&str; 10] = [
     "updateEnabled",
     "addStrategy",
     "updateStrategy",
@@ -116,6 +120,7 @@ pub const ACTIONS: [&str; 9] = [
     "archiveFeature",
     "addDependency",
     "deleteDependency",
+    "updateSegment",
 ];
 
 /// `payload` without what a read adds to it (`snapshot`) or names the target (`id`).
@@ -204,6 +209,20 @@ impl Change {
                 }
             }
             "deleteDependency" => Self::DeleteDependency,
+            "updateSegment" => {
+                let id = payload_field(payload, "id", at)?
+                    .as_i64()
+                    .and_then(|id| i32::try_from(id).ok())
+                    .ok_or_else(|| bad("id must be a segment's id".into()))?;
+                let segment = strategy_body(payload);
+                segment_input(&segment, "", chrono::NaiveDateTime::default()).map_err(
+                    |error| match error {
+                        SegmentError::Refused(error) => error,
+                        SegmentError::Store(error) => AdminError::from(error),
+                    },
+                )?;
+                Self::UpdateSegment { id, segment }
+            }
             other => {
                 return Err(AdminError::invalid(
                     format!("{at}/action"),
@@ -226,6 +245,7 @@ impl Change {
             Self::PatchVariant(_) => Permission::UpdateFeatureEnvironmentVariants,
             Self::ArchiveFeature => Permission::DeleteFeature,
             Self::AddDependency { .. } | Self::DeleteDependency => Permission::UpdateFeatureDependency,
+            Self::UpdateSegment { .. } => Permission::UpdateSegment,
         }
     }
 
@@ -271,6 +291,11 @@ impl Change {
                     },
                 )?,
             ),
+            Self::UpdateSegment { id, .. } => match queries::segments::get(conn, *id) {
+                Ok(row) => Some(queries::segments::segment_json(&row)?),
+                Err(flag_store::StoreError::NotFound { .. }) => None,
+                Err(error) => return Err(error),
+            },
             Self::AddStrategy(_)
             | Self::ArchiveFeature
             | Self::AddDependency { .. }
@@ -290,6 +315,7 @@ impl Change {
             (Self::UpdateStrategy { .. } | Self::DeleteStrategy { .. }, Some(_), None) => {
                 Some("Strategy has been deleted".into())
             }
+            (Self::UpdateSegment { .. }, Some(_), None) => Some("Segment has been deleted".into()),
             (_, Some(then), Some(now)) if *then != now => Some(
                 match self {
                     Self::UpdateEnabled { .. } => {
@@ -297,6 +323,7 @@ impl Change {
                     }
                     Self::ReorderStrategy(_) => "The strategies changed since this change was made",
                     Self::PatchVariant(_) => "The variants changed since this change was made",
+                    Self::UpdateSegment { .. } => "The segment changed since this change was made",
                     _ => "The strategy changed since this change was made",
                 }
                 .into(),
@@ -381,8 +408,43 @@ impl Change {
                 variants,
             } => queries::dependencies::set(conn, project, feature, parent, *enabled, variants, actor, now),
             Self::DeleteDependency => queries::dependencies::remove(conn, project, feature, actor, now),
+            Self::UpdateSegment { id, segment } => {
+                let changes = segment_input(segment, &actor.name, now).map_err(|error| match error {
+                    SegmentError::Refused(error) => refused(error),
+                    SegmentError::Store(error) => error,
+                })?;
+                queries::segments::update(conn, *id, &changes, actor, now).map(drop)
+            }
         }
     }
+}
+
+/// Why a segment's payload is not a segment.
+enum SegmentError {
+    Refused(AdminError),
+    Store(flag_store::StoreError),
+}
+
+/// A segment's payload as the segment it makes, by the direct update's rules.
+fn segment_input(
+    body: &serde_json::Value,
+    author: &str,
+    now: chrono::NaiveDateTime,
+) -> Result<flag_store::models::NewSegment, SegmentError> {
+    let request: crate::catalogue::segments::types::CreateSegment = serde_json::from_value(body.clone())
+        .map_err(|error| {
+            SegmentError::Refused(AdminError::invalid("/payload", format!("not a segment: {error}")))
+        })?;
+    crate::catalogue::segments::check(&request).map_err(SegmentError::Refused)?;
+    flag_store::models::NewSegment::new(
+        request.name,
+        request.description,
+        request.project,
+        &request.constraints,
+        Some(author.to_owned()),
+        now,
+    )
+    .map_err(SegmentError::Store)
 }
 
 /// The change a stored row holds.
@@ -458,7 +520,7 @@ pub async fn add(
         } else {
             format!("/{index}")
         };
-        let made = Change::parse(&change.action, &change.payload, &change.feature, &at)?;
+        let made = parse_change(&change, &at)?;
         require(caller, made.permission(), &project, &environment)?;
         parsed.push((change, made));
     }
@@ -474,33 +536,85 @@ pub async fn add(
             }
             let mut new = Vec::with_capacity(parsed.len());
             for (change, made) in &parsed {
-                let flag = queries::features::get(conn, &place_project, &change.feature)?;
-                if flag.archived_at.is_some() {
-                    return Err(flag_store::StoreError::Archived);
-                }
-                let snapshot = made.snapshot(conn, (&place_project, &change.feature, &place_environment))?;
-                if matches!(
-                    made,
-                    Change::UpdateStrategy { .. } | Change::DeleteStrategy { .. }
-                ) && snapshot.is_none()
-                {
-                    return Err(flag_store::StoreError::not_found(
-                        "strategy",
-                        change.payload["id"].to_string(),
-                    ));
-                }
-                new.push(flag_store::models::NewChange {
-                    feature: Some(change.feature.clone()),
-                    segment_id: None,
-                    action: change.action.clone(),
-                    payload: change.payload.clone(),
-                    snapshot,
-                });
+                new.push(kept(conn, (&place_project, &place_environment), change, made)?);
             }
             queries::change_requests::add_to_draft(conn, &place_project, &place_environment, &new, actor, now)
         })
         .await?;
     read(ctx, caller, project, id).await
+}
+
+/// `change` parsed: a flag's action names its flag, a segment's none.
+fn parse_change(change: &types::ChangeIn, at: &str) -> Result<Change, AdminError> {
+    let made = Change::parse(
+        &change.action,
+        &change.payload,
+        change.feature.as_deref().unwrap_or_default(),
+        at,
+    )?;
+    match (
+        matches!(made, Change::UpdateSegment { .. }),
+        change.feature.is_some(),
+    ) {
+        (true, false) | (false, true) => Ok(made),
+        (true, true) => Err(AdminError::invalid(
+            format!("{at}/feature"),
+            "a segment's change names no flag",
+        )),
+        (false, false) => Err(AdminError::invalid(
+            format!("{at}/feature"),
+            format!("{at}/feature is required"),
+        )),
+    }
+}
+
+/// The change as kept: what it changes exists in `project` (a live flag, or a segment of the
+/// project, whose change reaches only its project's flags), with a snapshot of it.
+fn kept(
+    conn: &mut flag_store::DbConnection,
+    (project, environment): (&str, &str),
+    change: &types::ChangeIn,
+    made: &Change,
+) -> Result<flag_store::models::NewChange, flag_store::StoreError> {
+    let feature = change.feature.as_deref().unwrap_or_default();
+    let segment_id = match made {
+        Change::UpdateSegment { id, .. } => {
+            let segment = queries::segments::get(conn, *id)?;
+            if segment.project_id.as_deref() != Some(project) {
+                return Err(flag_store::StoreError::InvalidOperation {
+                    message: format!(
+                        "segment {id} is not a segment of project {project}: only a project's own segments change through its change requests"
+                    ),
+                });
+            }
+            Some(*id)
+        }
+        _ => {
+            let flag = queries::features::get(conn, project, feature)?;
+            if flag.archived_at.is_some() {
+                return Err(flag_store::StoreError::Archived);
+            }
+            None
+        }
+    };
+    let snapshot = made.snapshot(conn, (project, feature, environment))?;
+    if matches!(
+        made,
+        Change::UpdateStrategy { .. } | Change::DeleteStrategy { .. }
+    ) && snapshot.is_none()
+    {
+        return Err(flag_store::StoreError::not_found(
+            "strategy",
+            change.payload["id"].to_string(),
+        ));
+    }
+    Ok(flag_store::models::NewChange {
+        feature: change.feature.clone(),
+        segment_id,
+        action: change.action.clone(),
+        payload: change.payload.clone(),
+        snapshot,
+    })
 }
 
 /// Who may read change requests: anyone who may read the project.
@@ -629,6 +743,14 @@ pub async fn scheduled(
     .await
 }
 
+/// A change's payload as read: with the snapshot of what it changes, as Unleash reads it.
+fn with_snapshot(mut payload: serde_json::Value, snapshot: Option<serde_json::Value>) -> serde_json::Value {
+    if let (Some(snapshot), Some(fields)) = (snapshot, payload.as_object_mut()) {
+        fields.insert("snapshot".into(), snapshot);
+    }
+    payload
+}
+
 /// A request as answered: its changes by flag with their conflicts, its reviews and comments,
 /// each person by id and name.
 fn view(
@@ -656,7 +778,33 @@ fn view(
         })
     };
     let mut features: Vec<types::FeatureChangesOut> = Vec::new();
+    let mut segments: Vec<types::SegmentChangeOut> = Vec::new();
+    let open = !request.state()?.is_closed();
     for change in &record.changes {
+        if let Some(segment) = change.segment_id {
+            let snapshot = change.snapshot()?;
+            let name = match queries::segments::get(conn, segment) {
+                Ok(row) => row.name,
+                Err(flag_store::StoreError::NotFound { .. }) => String::new(),
+                Err(error) => return Err(error),
+            };
+            let place = (request.project.as_str(), "", request.environment.as_str());
+            let conflict = match (open, stored(change)) {
+                (true, Ok(made)) => made.conflict(conn, place, snapshot.as_ref())?,
+                (true, Err(error)) => Some(error.to_string()),
+                (false, _) => None,
+            };
+            segments.push(types::SegmentChangeOut {
+                id: change.id,
+                action: change.action.clone(),
+                name,
+                payload: with_snapshot(change.payload()?, snapshot),
+                conflict,
+                created_by: user(conn, change.created_by_user_id)?,
+                created_at: iso(change.created_at),
+            });
+            continue;
+        }
         let feature = change.feature.clone().unwrap_or_default();
         let place = (
             request.project.as_str(),
@@ -669,21 +817,16 @@ fn view(
             Some(flag) if flag.archived_at.is_some() => Some("Feature has been archived".to_owned()),
             Some(_) => None,
         };
-        let open = !request.state()?.is_closed();
         let snapshot = change.snapshot()?;
         let conflict = match (open, &feature_conflict, stored(change)) {
             (true, None, Ok(made)) => made.conflict(conn, place, snapshot.as_ref())?,
             (true, None, Err(error)) => Some(error.to_string()),
             _ => None,
         };
-        let mut payload = change.payload()?;
-        if let (Some(snapshot), Some(fields)) = (snapshot, payload.as_object_mut()) {
-            fields.insert("snapshot".into(), snapshot);
-        }
         let out = types::ChangeOut {
             id: change.id,
             action: change.action.clone(),
-            payload,
+            payload: with_snapshot(change.payload()?, snapshot),
             conflict,
             created_by: user(conn, change.created_by_user_id)?,
             created_at: iso(change.created_at),
@@ -743,7 +886,7 @@ fn view(
         created_at: iso(request.created_at),
         state_timestamps: request.state_timestamps()?,
         features,
-        segments: Vec::new(),
+        segments,
         approvals,
         rejections,
         comments,
@@ -971,22 +1114,34 @@ fn make_checked(
     let feature = row.feature.as_deref().unwrap_or_default();
     let place = (request.project.as_str(), feature, request.environment.as_str());
     let made = stored(row)?;
-    match queries::features::find(conn, feature)? {
-        None => {
+    match row
+        .feature
+        .as_ref()
+        .map(|_| queries::features::find(conn, feature))
+        .transpose()?
+    {
+        None => {}
+        Some(None) => {
             return Err(flag_store::StoreError::InUse {
                 message: format!("{feature}: Feature has been deleted"),
             });
         }
-        Some(flag) if flag.archived_at.is_some() => {
+        Some(Some(flag)) if flag.archived_at.is_some() => {
             return Err(flag_store::StoreError::InUse {
                 message: format!("{feature}: Feature has been archived"),
             });
         }
-        Some(_) => {}
+        Some(Some(_)) => {}
     }
     if let Some(conflict) = made.conflict(conn, place, row.snapshot()?.as_ref())? {
         return Err(flag_store::StoreError::InUse {
-            message: format!("{feature}: {conflict}; change {} must be made again", row.id),
+            message: format!(
+                "{}: {conflict}; change {} must be made again",
+                row.feature
+                    .clone()
+                    .unwrap_or_else(|| format!("segment {}", row.segment_id.unwrap_or_default())),
+                row.id
+            ),
         });
     }
     made.make(conn, place, actor, now)
@@ -1008,7 +1163,7 @@ pub struct Due {
 const DUE_BATCH: i64 = 200;
 
 /// Applies every scheduled request that is due, each once whichever replica gets to it first
-/// (the state is read under the write lock), in transactions of [`DUE_BATCH`]: how many were
+/// (the state is read under the write lock), in transactions of 200: how many were
 /// applied, how many failed, and when the next pending one is due.
 pub async fn apply_due(ctx: &Runtime) -> Result<Due, AdminError> {
     db::run(&ctx.store, move |conn| {
@@ -1125,20 +1280,12 @@ pub async fn edit_change(
     change: types::ChangeIn,
 ) -> Result<types::ChangeRequestOut, AdminError> {
     let current = authored(ctx, caller, project.clone(), id).await?;
-    let made = Change::parse(&change.action, &change.payload, &change.feature, "")?;
+    let made = parse_change(&change, "")?;
     require(caller, made.permission(), &project, &current.environment)?;
     let (place_project, environment) = (project.clone(), current.environment.clone());
     caller
         .write(ctx, move |conn, actor, now| {
-            queries::features::get(conn, &place_project, &change.feature)?;
-            let snapshot = made.snapshot(conn, (&place_project, &change.feature, &environment))?;
-            let new = flag_store::models::NewChange {
-                feature: Some(change.feature.clone()),
-                segment_id: None,
-                action: change.action.clone(),
-                payload: change.payload.clone(),
-                snapshot,
-            };
+            let new = kept(conn, (&place_project, &environment), &change, &made)?;
             queries::change_requests::edit_change(conn, id, change_id, &new, actor, now)
         })
         .await?;

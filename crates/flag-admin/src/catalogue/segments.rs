@@ -144,11 +144,17 @@ pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminEr
 
 /// The segment a create or update request describes, its name not empty and its constraints
 /// checked as strategy constraints are.
-fn new_segment(caller: &Caller, request: CreateSegment) -> Result<NewSegment, AdminError> {
+/// The rules a segment's body keeps, wherever it is written from: a name, and constraints as
+/// strategies' constraints.
+pub fn check(request: &CreateSegment) -> Result<(), AdminError> {
     if request.name.trim().is_empty() {
         return Err(AdminError::invalid("/name", "/name must not be empty"));
     }
-    crate::runtime::input::check_constraints(&request.constraints)?;
+    crate::runtime::input::check_constraints(&request.constraints)
+}
+
+fn new_segment(caller: &Caller, request: CreateSegment) -> Result<NewSegment, AdminError> {
+    check(&request)?;
     Ok(NewSegment::new(
         request.name,
         request.description,

@@ -618,3 +618,116 @@ async fn a_file_imported_at_start_may_not_change_a_protected_environment() -> Ou
     flag_admin::app::seeding::import(world.store(), "default", "development", &document)?;
     Ok(())
 }
+
+#[tokio::test]
+async fn a_project_segment_changes_through_a_request_and_a_global_one_does_not() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    let strategy = protected(&world).await?;
+    let segments = flag_admin::catalogue::segments::create(
+        ctx,
+        &common::admin(flag_admin::catalogue::segments::CREATE),
+        body(json!({"name": "beta", "project": "default",
+                    "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]})),
+    )
+    .await?;
+    let global = flag_admin::catalogue::segments::create(
+        ctx,
+        &common::admin(flag_admin::catalogue::segments::CREATE),
+        body(json!({"name": "everyone", "constraints": []})),
+    )
+    .await?;
+    // The rule is off for a moment to use the segment in production.
+    change_requests::set_config(
+        ctx,
+        &common::admin(change_requests::SET_CONFIG),
+        "default".into(),
+        "production".into(),
+        body(json!({"changeRequestsEnabled": false})),
+    )
+    .await?;
+    strategies::update(
+        ctx,
+        &common::admin(strategies::UPDATE),
+        ("default".into(), "f".into(), "production".into()),
+        strategy,
+        body(json!({"name": "default", "segments": [segments.id]})),
+    )
+    .await?;
+    change_requests::set_config(
+        ctx,
+        &common::admin(change_requests::SET_CONFIG),
+        "default".into(),
+        "production".into(),
+        body(json!({"changeRequestsEnabled": true})),
+    )
+    .await?;
+    // Directly: refused, since production uses it.
+    let direct = flag_admin::catalogue::segments::update(
+        ctx,
+        &common::admin(flag_admin::catalogue::segments::UPDATE),
+        segments.id,
+        body(json!({"name": "beta", "project": "default", "constraints": []})),
+    )
+    .await;
+    assert!(
+        matches!(direct, Err(AdminError::ChangeRequestRequired(_))),
+        "{direct:?}"
+    );
+
+    let author = as_user(10, RootRole::Editor, change_requests::ADD);
+    let segment_change = |id: i32, feature: Option<&str>| -> types::ChangeIn {
+        body(json!({"feature": feature, "action": "updateSegment",
+                    "payload": {"id": id, "name": "beta", "project": "default",
+                                "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1", "2"]}]}}))
+    };
+    let refused = change_requests::add(
+        ctx,
+        &author,
+        "default".into(),
+        "production".into(),
+        vec![segment_change(global.id, None)],
+    )
+    .await;
+    assert!(
+        matches!(refused, Err(AdminError::InvalidOperation(_))),
+        "{refused:?}"
+    );
+    let named = change_requests::add(
+        ctx,
+        &author,
+        "default".into(),
+        "production".into(),
+        vec![segment_change(segments.id, Some("f"))],
+    )
+    .await;
+    assert!(matches!(named, Err(AdminError::Validation { .. })), "{named:?}");
+    let made = change_requests::add(
+        ctx,
+        &author,
+        "default".into(),
+        "production".into(),
+        vec![segment_change(segments.id, None)],
+    )
+    .await?;
+    assert_eq!(made.segments.len(), 1);
+    assert_eq!(made.segments[0].name, "beta");
+    assert_eq!(
+        made.segments[0].payload["snapshot"]["constraints"][0]["values"],
+        json!(["1"])
+    );
+    state(
+        &world,
+        &as_user(10, RootRole::Editor, change_requests::CHANGE_STATE),
+        made.id,
+        "In review",
+    )
+    .await?;
+    let admin = as_user(11, RootRole::Admin, change_requests::CHANGE_STATE);
+    state(&world, &admin, made.id, "Approved").await?;
+    let applied = state(&world, &admin, made.id, "Applied").await?;
+    assert_eq!(applied.state, "Applied");
+    let now = flag_admin::catalogue::segments::get(ctx, segments.id).await?;
+    assert_eq!(common::json(&now)?["constraints"][0]["values"], json!(["1", "2"]));
+    Ok(())
+}

@@ -1,5 +1,5 @@
 //! Change requests: the rule that an environment of a project takes changes only through them
-//! (and the guard every audited write passes, [`guard`]), the requests, their changes, reviews
+//! (and the guard every audited write passes, `guard`), the requests, their changes, reviews
 //! and comments, and applying one exactly once.
 
 use std::cell::Cell;

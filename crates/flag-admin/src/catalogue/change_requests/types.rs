@@ -39,13 +39,16 @@ pub struct UpdateChangeRequestConfigIn {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 #[schema(as = ChangeRequestCreateSchema)]
 pub struct ChangeIn {
-    /// The flag it changes.
-    pub feature: String,
+    /// The flag it changes; absent (or `null`) for a segment's change.
+    #[serde(default)]
+    pub feature: Option<String>,
     /// `updateEnabled`, `addStrategy`, `updateStrategy`, `deleteStrategy`, `reorderStrategy`,
-    /// `patchVariant`, `archiveFeature`, `addDependency` or `deleteDependency`.
+    /// `patchVariant`, `archiveFeature`, `addDependency` or `deleteDependency` for a flag;
+    /// `updateSegment` for a segment of the project.
     pub action: String,
     /// What the action takes: `{enabled}`; a strategy (with its `id` to update it); `{id}`;
-    /// `[{id, sortOrder}]`; `{variants}`; nothing; a dependency `{feature, enabled?, variants?}`.
+    /// `[{id, sortOrder}]`; `{variants}`; nothing; a dependency `{feature, enabled?, variants?}`;
+    /// a segment `{id, name, description?, project?, constraints}`.
     #[serde(default)]
     #[schema(value_type = Object)]
     pub payload: serde_json::Value,
@@ -55,7 +58,7 @@ impl ChangeIn {
     /// Switching `feature` on or off.
     pub fn switch(feature: impl Into<String>, enabled: bool) -> Self {
         Self {
-            feature: feature.into(),
+            feature: Some(feature.into()),
             action: "updateEnabled".into(),
             payload: serde_json::json!({ "enabled": enabled }),
         }
@@ -64,7 +67,7 @@ impl ChangeIn {
     /// Archiving `feature`.
     pub fn archive(feature: impl Into<String>) -> Self {
         Self {
-            feature: feature.into(),
+            feature: Some(feature.into()),
             action: "archiveFeature".into(),
             payload: serde_json::Value::Null,
         }
@@ -142,6 +145,29 @@ pub struct FeatureChangesOut {
     pub changes: Vec<ChangeOut>,
 }
 
+/// A segment's change in a request, as read.
+#[derive(Debug, Clone, PartialEq, Serialize, ToSchema)]
+#[serde(rename_all = "camelCase")]
+#[schema(as = ChangeRequestSegmentChangeSchema)]
+pub struct SegmentChangeOut {
+    /// The change's id.
+    pub id: i32,
+    /// `updateSegment`.
+    pub action: String,
+    /// The segment's name now.
+    pub name: String,
+    /// Its payload, with a `snapshot` of the segment as it was when the change was made.
+    #[schema(value_type = Object)]
+    pub payload: serde_json::Value,
+    /// Present when the segment moved since.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub conflict: Option<String>,
+    /// Who made it.
+    pub created_by: ChangeRequestUser,
+    /// When.
+    pub created_at: String,
+}
+
 /// An approval or a rejection.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, ToSchema)]
 #[serde(rename_all = "camelCase")]
@@ -215,9 +241,8 @@ pub struct ChangeRequestOut {
     pub state_timestamps: std::collections::BTreeMap<String, String>,
     /// Its changes, by flag.
     pub features: Vec<FeatureChangesOut>,
-    /// Segment changes: none are made through requests yet.
-    #[schema(value_type = Vec<Object>)]
-    pub segments: Vec<serde_json::Value>,
+    /// Its segments' changes.
+    pub segments: Vec<SegmentChangeOut>,
     /// Its approvals.
     pub approvals: Vec<ReviewOut>,
     /// Its rejections.
