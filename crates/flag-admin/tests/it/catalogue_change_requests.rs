@@ -731,3 +731,113 @@ async fn a_project_segment_changes_through_a_request_and_a_global_one_does_not()
     assert_eq!(common::json(&now)?["constraints"][0]["values"], json!(["1", "2"]));
     Ok(())
 }
+
+#[tokio::test]
+async fn a_request_passes_the_rule_in_its_own_environment_only() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    protected(&world).await?;
+    // Archiving through the flag's metadata is a write to every environment: refused.
+    let archived = features::update(
+        ctx,
+        &common::admin(features::UPDATE),
+        ("default".into(), "f".into()),
+        body(json!({"archived": true})),
+    )
+    .await;
+    assert!(
+        matches!(archived, Err(AdminError::ChangeRequestRequired(_))),
+        "{archived:?}"
+    );
+    // A request for development, which needs none, cannot archive the flag production protects.
+    let made = change_requests::add(
+        ctx,
+        &as_user(10, RootRole::Editor, change_requests::ADD),
+        "default".into(),
+        "development".into(),
+        vec![change("f", "archiveFeature", json!(null))],
+    )
+    .await?;
+    state(
+        &world,
+        &as_user(10, RootRole::Editor, change_requests::CHANGE_STATE),
+        made.id,
+        "In review",
+    )
+    .await?;
+    let admin = as_user(11, RootRole::Admin, change_requests::CHANGE_STATE);
+    state(&world, &admin, made.id, "Approved").await?;
+    let refused = state(&world, &admin, made.id, "Applied").await;
+    assert!(
+        matches!(&refused, Err(AdminError::ChangeRequestRequired(message)) if message.contains("\"production\"")),
+        "{refused:?}"
+    );
+    let still = change_requests::get(
+        ctx,
+        &as_user(11, RootRole::Admin, change_requests::GET),
+        "default".into(),
+        made.id,
+    )
+    .await?;
+    assert_eq!(still.state, "Approved", "nothing was applied");
+    Ok(())
+}
+
+#[tokio::test]
+async fn an_edit_drops_the_approvals_given_before_it() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    protected(&world).await?;
+    change_requests::set_config(
+        ctx,
+        &common::admin(change_requests::SET_CONFIG),
+        "default".into(),
+        "production".into(),
+        body(json!({"changeRequestsEnabled": true, "requiredApprovals": 2})),
+    )
+    .await?;
+    let made = change_requests::add(
+        ctx,
+        &as_user(10, RootRole::Editor, change_requests::ADD),
+        "default".into(),
+        "production".into(),
+        vec![change("f", "updateEnabled", json!({"enabled": false}))],
+    )
+    .await?;
+    state(
+        &world,
+        &as_user(10, RootRole::Editor, change_requests::CHANGE_STATE),
+        made.id,
+        "In review",
+    )
+    .await?;
+    let first = state(
+        &world,
+        &as_user(11, RootRole::Admin, change_requests::CHANGE_STATE),
+        made.id,
+        "Approved",
+    )
+    .await?;
+    assert_eq!((first.state.as_str(), first.approvals.len()), ("In review", 1));
+    let edited = change_requests::edit_change(
+        ctx,
+        &as_user(10, RootRole::Editor, change_requests::EDIT_CHANGE),
+        "default".into(),
+        (made.id, first.features[0].changes[0].id),
+        change("f", "archiveFeature", json!(null)),
+    )
+    .await?;
+    assert!(
+        edited.approvals.is_empty(),
+        "the approval was of what was there before"
+    );
+    let second = state(
+        &world,
+        &as_user(12, RootRole::Admin, change_requests::CHANGE_STATE),
+        made.id,
+        "Approved",
+    )
+    .await?;
+    assert_eq!((second.state.as_str(), second.approvals.len()), ("In review", 1));
+    Ok(())
+}

@@ -119,9 +119,9 @@ pub struct ChangeRequestRow {
     pub scheduled_at: Option<NaiveDateTime>,
     /// While scheduled: who scheduled it.
     pub scheduled_by_user_id: Option<i32>,
-    /// While scheduled: `pending`, `failed` or `suspended`.
+    /// While scheduled: `pending`, or `failed`.
     pub schedule_status: Option<String>,
-    /// Why a schedule failed or was suspended.
+    /// Why a schedule failed.
     pub schedule_reason: Option<String>,
 }
 

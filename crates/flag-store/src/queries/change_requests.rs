@@ -2,7 +2,7 @@
 //! (and the guard every audited write passes, `guard`), the requests, their changes, reviews
 //! and comments, and applying one exactly once.
 
-use std::cell::Cell;
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 
 use chrono::NaiveDateTime;
@@ -100,28 +100,27 @@ pub fn set_rule(
 }
 
 thread_local! {
-    /// Whether the write running on this thread applies a change request, which the rule lets
-    /// through.
-    static APPLYING: Cell<bool> = const { Cell::new(false) };
+    /// The project and environment of the change request whose changes the write running on
+    /// this thread makes: the rule lets its writes through there, and only there.
+    static APPLYING: RefCell<Option<(String, String)>> = const { RefCell::new(None) };
 }
 
 /// Refuses `event`'s write when what it changes is in an environment that takes changes only
 /// through change requests: the one check every audited write passes, whatever interface asked
 /// for it (API, console, import, a file at start, a migration), so none can go around it. A change
-/// request being applied passes.
+/// request being applied passes in its own project and environment, and nowhere else: a request
+/// for `development` cannot archive a flag whose `production` is protected.
 ///
 /// - Writes to one environment of a flag (its switch, strategies, their order, its variants, an
 ///   import into the environment, the environment leaving the project) are refused where that
 ///   environment has the rule.
-/// - Writes to a flag in every environment (archiving or reviving it, its dependencies) are
-///   refused where any environment of its project has it.
+/// - Writes to a flag in every environment (archiving or reviving it, through its own operations
+///   or its metadata, and its dependencies) are refused where any environment of its project has
+///   it.
 /// - A segment's change or deletion is refused where a strategy in such an environment uses it.
 /// - Switching off or deleting an environment is refused while any project protects it.
 pub(crate) fn guard(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreError> {
-    if APPLYING.with(Cell::get) {
-        return Ok(());
-    }
-    let protected = match event.event_type {
+    let protected: Vec<(String, String)> = match event.event_type {
         EventType::FeatureStrategyAdd
         | EventType::FeatureStrategyRemove
         | EventType::FeatureStrategyUpdate
@@ -131,41 +130,66 @@ pub(crate) fn guard(conn: &mut DbConnection, event: &NewEvent) -> Result<(), Sto
         | EventType::StrategyOrderChanged
         | EventType::FeaturesImported
         | EventType::ProjectEnvironmentRemoved => match (&event.project, &event.environment) {
-            (Some(project), Some(environment)) => {
-                rule(conn, project, environment)?.map(|rule| (rule.project, rule.environment))
-            }
-            _ => None,
+            (Some(project), Some(environment)) => rule(conn, project, environment)?
+                .into_iter()
+                .map(|rule| (rule.project, rule.environment))
+                .collect(),
+            _ => Vec::new(),
         },
         EventType::FeatureArchived
         | EventType::FeatureRevived
         | EventType::FeatureDependencyAdded
-        | EventType::FeatureDependenciesRemoved => match &event.project {
-            Some(project) => rules(conn, project)?
-                .into_iter()
-                .next()
-                .map(|rule| (rule.project, rule.environment)),
-            None => None,
-        },
+        | EventType::FeatureDependenciesRemoved => protected_in(conn, event.project.as_deref())?,
+        EventType::FeatureMetadataUpdated if archives_or_revives(event) => {
+            protected_in(conn, event.project.as_deref())?
+        }
         EventType::SegmentUpdated | EventType::SegmentDeleted => match segment_of(event) {
             Some(segment) => protected_uses_of_segment(conn, segment)?,
-            None => None,
+            None => Vec::new(),
         },
         EventType::EnvironmentDisabled | EventType::EnvironmentDeleted => match &event.environment {
             Some(environment) => change_request_settings::table
                 .filter(change_request_settings::environment.eq(environment))
                 .order(change_request_settings::project)
-                .select(ChangeRequestRuleRow::as_select())
-                .first(conn)
-                .optional()?
-                .map(|rule| (rule.project, rule.environment)),
-            None => None,
+                .select((
+                    change_request_settings::project,
+                    change_request_settings::environment,
+                ))
+                .load(conn)?,
+            None => Vec::new(),
         },
-        _ => None,
+        _ => Vec::new(),
     };
-    match protected {
+    let applying = APPLYING.with(|applying| applying.borrow().clone());
+    match protected
+        .into_iter()
+        .find(|place| Some(place) != applying.as_ref())
+    {
         Some((project, environment)) => Err(StoreError::ChangeRequestRequired { project, environment }),
         None => Ok(()),
     }
+}
+
+/// The protected environments of `project`, as `(project, environment)`.
+fn protected_in(conn: &mut DbConnection, project: Option<&str>) -> Result<Vec<(String, String)>, StoreError> {
+    Ok(match project {
+        Some(project) => rules(conn, project)?
+            .into_iter()
+            .map(|rule| (rule.project, rule.environment))
+            .collect(),
+        None => Vec::new(),
+    })
+}
+
+/// Whether a flag's metadata event archives or revives it: its `archived` before and after differ.
+fn archives_or_revives(event: &NewEvent) -> bool {
+    let archived = |json: &Option<String>| {
+        json.as_deref()
+            .and_then(|json| serde_json::from_str::<serde_json::Value>(json).ok())
+            .and_then(|value| value.get("archived").and_then(serde_json::Value::as_bool))
+            .unwrap_or(false)
+    };
+    archived(&event.data) != archived(&event.pre_data)
 }
 
 /// The segment a segment event is about: the `id` of what it records.
@@ -179,12 +203,12 @@ fn segment_of(event: &NewEvent) -> Option<i32> {
         })
 }
 
-/// A protected environment, as `(project, environment)`, in which a strategy of a live flag uses
-/// `segment`.
+/// The protected environments, as `(project, environment)`, in which a strategy of a live flag
+/// uses `segment`.
 fn protected_uses_of_segment(
     conn: &mut DbConnection,
     segment: i32,
-) -> Result<Option<(String, String)>, StoreError> {
+) -> Result<Vec<(String, String)>, StoreError> {
     use crate::schema::{feature_strategies, feature_strategy_segments, features};
     Ok(feature_strategy_segments::table
         .inner_join(feature_strategies::table.inner_join(features::table))
@@ -199,20 +223,25 @@ fn protected_uses_of_segment(
             change_request_settings::project,
             change_request_settings::environment,
         ))
-        .first(conn)
-        .optional()?)
+        .distinct()
+        .load(conn)?)
 }
 
-/// Runs `work`, the writes of an approved change request, past the rule that refuses direct
-/// writes; put back as it was when `work` returns or unwinds.
-fn applying<T>(work: impl FnOnce() -> T) -> T {
-    struct Restore(bool);
+/// Runs `work`, the writes of an approved change request for `environment` of `project`, past
+/// the rule there; put back as it was when `work` returns or unwinds.
+fn applying<T>(project: &str, environment: &str, work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<(String, String)>);
     impl Drop for Restore {
         fn drop(&mut self) {
-            APPLYING.with(|applying| applying.set(self.0));
+            let previous = self.0.take();
+            APPLYING.with(|applying| *applying.borrow_mut() = previous);
         }
     }
-    let _restore = Restore(APPLYING.with(|applying| applying.replace(true)));
+    let _restore = Restore(APPLYING.with(|applying| {
+        applying
+            .borrow_mut()
+            .replace((project.to_owned(), environment.to_owned()))
+    }));
     work()
 }
 
@@ -470,13 +499,17 @@ fn remove_change(conn: &mut DbConnection, id: i32, change_id: i32) -> Result<Opt
     Ok(feature)
 }
 
-/// An edit of an approved request sends it back for review, without its approvals.
+/// An edit drops the approvals given to what was there before, and sends an approved request
+/// back for review: every approval is of the request as it is.
 fn reopen(conn: &mut DbConnection, request: &ChangeRequestRow, now: NaiveDateTime) -> Result<(), StoreError> {
-    if request.state()? == ChangeRequestState::Approved {
+    let state = request.state()?;
+    if matches!(state, ChangeRequestState::InReview | ChangeRequestState::Approved) {
         diesel::delete(
             change_request_reviews::table.filter(change_request_reviews::change_request_id.eq(request.id)),
         )
         .execute(conn)?;
+    }
+    if state == ChangeRequestState::Approved {
         enter(conn, request, ChangeRequestState::InReview, now)?;
     }
     Ok(())
@@ -812,7 +845,7 @@ pub fn apply(
                 .load(conn)?;
             // Every change in one savepoint: one that fails undoes the others.
             let made = crate::queries::write(conn, |conn| {
-                applying(|| {
+                applying(&request.project, &request.environment, || {
                     for change in &changes {
                         make(conn, &request, change)?;
                     }
@@ -896,8 +929,8 @@ pub fn apply(
     })
 }
 
-/// Applies the scheduled requests due at `now`, at most `limit`, in one transaction (each in a
-/// savepoint of its own, with its own group of events): what became of each.
+/// Applies the scheduled requests due at `now`, at most `limit`, in one transaction (each with
+/// its own group of events, its changes in a savepoint): what became of each.
 pub fn apply_due(
     conn: &mut DbConnection,
     now: NaiveDateTime,
@@ -905,6 +938,10 @@ pub fn apply_due(
     actor: &Actor,
     mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
 ) -> Result<Vec<(i32, Applied)>, StoreError> {
+    // Looked for first without the write lock, so that a look that finds nothing writes nothing.
+    if due(conn, now, 1)?.is_empty() {
+        return Ok(Vec::new());
+    }
     crate::queries::write(conn, |conn| {
         let mut outcomes = Vec::new();
         for id in due(conn, now, limit)? {

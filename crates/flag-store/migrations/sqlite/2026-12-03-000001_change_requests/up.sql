@@ -23,8 +23,8 @@ CREATE TABLE change_requests (
     created_at TIMESTAMP NOT NULL,
     -- When it entered each state: a JSON object of state to time.
     state_timestamps TEXT NOT NULL DEFAULT '{}',
-    -- While Scheduled: when it applies, who scheduled it, and pending, failed (with the reason)
-    -- or suspended.
+    -- While Scheduled: when it applies, who scheduled it, and pending or failed (with the
+    -- reason).
     scheduled_at TIMESTAMP,
     scheduled_by_user_id INTEGER,
     schedule_status TEXT,

@@ -60,6 +60,20 @@ pub(super) fn write(
                 ))
                 .execute(conn)?;
         } else {
+            // Switching off an environment a project protects is refused, as through the API.
+            let was_enabled = stored_installation
+                .environments
+                .iter()
+                .any(|stored| stored.name == environment.name && stored.enabled);
+            if was_enabled && !environment.enabled {
+                crate::queries::change_requests::guard(
+                    conn,
+                    &NewEvent {
+                        environment: Some(environment.name.clone()),
+                        ..NewEvent::new(EventType::EnvironmentDisabled, &Actor::system(), now)
+                    },
+                )?;
+            }
             diesel::update(environments::table.find(&environment.name))
                 .set(values)
                 .execute(conn)?;
@@ -244,19 +258,28 @@ pub(super) fn write(
     for &(flag, new) in &flags {
         // A flag written whole changes every environment it had or has: none of them may take
         // changes only through change requests.
+        // (The flag as stored counts in its own project: a flag moved out of a protected project
+        // changes that project's environments too.)
         let before = stored_installation
             .flags
             .iter()
             .find(|stored| stored.name == flag.name);
-        for environment in flag
+        let stored_places = before.into_iter().flat_map(|stored| {
+            stored
+                .environments
+                .iter()
+                .map(move |environment| (&stored.project, environment))
+        });
+        for (project, environment) in flag
             .environments
             .iter()
-            .chain(before.into_iter().flat_map(|stored| stored.environments.iter()))
+            .map(|environment| (&flag.project, environment))
+            .chain(stored_places)
         {
             crate::queries::change_requests::guard(
                 conn,
                 &NewEvent {
-                    project: Some(flag.project.clone()),
+                    project: Some(project.clone()),
                     environment: Some(environment.environment.clone()),
                     feature_name: Some(flag.name.clone()),
                     ..NewEvent::new(EventType::FeaturesImported, &Actor::system(), now)
