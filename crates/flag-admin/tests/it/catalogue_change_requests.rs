@@ -83,6 +83,48 @@ async fn state(
     .await
 }
 
+/// `changes` in `environment`, proposed by user 10 (an editor) and approved by user 11 (an
+/// admin).
+async fn approved(
+    world: &World,
+    environment: &str,
+    changes: Vec<types::ChangeIn>,
+) -> Result<types::ChangeRequestOut, AdminError> {
+    let made = change_requests::add(
+        &world.ctx,
+        &as_user(10, RootRole::Editor, change_requests::ADD),
+        "default".into(),
+        environment.into(),
+        changes,
+    )
+    .await?;
+    state(
+        world,
+        &as_user(10, RootRole::Editor, change_requests::CHANGE_STATE),
+        made.id,
+        "In review",
+    )
+    .await?;
+    state(
+        world,
+        &as_user(11, RootRole::Admin, change_requests::CHANGE_STATE),
+        made.id,
+        "Approved",
+    )
+    .await
+}
+
+/// Request `id` as user 11 (an admin) reads it.
+async fn read_request(world: &World, id: i32) -> Result<types::ChangeRequestOut, AdminError> {
+    change_requests::get(
+        &world.ctx,
+        &as_user(11, RootRole::Admin, change_requests::GET),
+        "default".into(),
+        id,
+    )
+    .await
+}
+
 #[tokio::test]
 async fn a_request_is_made_reviewed_by_another_and_applied_once() -> Outcome {
     let world = World::new()?;
@@ -269,13 +311,7 @@ async fn a_change_whose_base_moved_is_a_conflict_and_is_not_applied() -> Outcome
     state(&world, &admin, other.id, "Approved").await?;
     state(&world, &admin, other.id, "Applied").await?;
 
-    let read = change_requests::get(
-        ctx,
-        &as_user(11, RootRole::Admin, change_requests::GET),
-        "default".into(),
-        made.id,
-    )
-    .await?;
+    let read = read_request(&world, made.id).await?;
     assert_eq!(
         read.features[0].changes[0].conflict.as_deref(),
         Some("The strategy changed since this change was made")
@@ -285,13 +321,7 @@ async fn a_change_whose_base_moved_is_a_conflict_and_is_not_applied() -> Outcome
         matches!(&refused, Err(AdminError::Conflict(message)) if message.contains("changed since")),
         "{refused:?}"
     );
-    let still = change_requests::get(
-        ctx,
-        &as_user(11, RootRole::Admin, change_requests::GET),
-        "default".into(),
-        made.id,
-    )
-    .await?;
+    let still = read_request(&world, made.id).await?;
     assert_eq!(still.state, "Approved", "nothing was applied");
     Ok(())
 }
@@ -301,23 +331,13 @@ async fn a_scheduled_request_applies_itself_once_when_due() -> Outcome {
     let world = World::new()?;
     let ctx = &world.ctx;
     protected(&world).await?;
-    let made = change_requests::add(
-        ctx,
-        &as_user(10, RootRole::Editor, change_requests::ADD),
-        "default".into(),
-        "production".into(),
+    let made = approved(
+        &world,
+        "production",
         vec![change("f", "updateEnabled", json!({"enabled": false}))],
     )
     .await?;
-    state(
-        &world,
-        &as_user(10, RootRole::Editor, change_requests::CHANGE_STATE),
-        made.id,
-        "In review",
-    )
-    .await?;
     let admin = as_user(11, RootRole::Admin, change_requests::CHANGE_STATE);
-    state(&world, &admin, made.id, "Approved").await?;
     // A time without a zone does not read; one in the past is refused.
     let zoneless = serde_json::from_value::<types::ChangeStateIn>(
         json!({"state": "Scheduled", "scheduledAt": "2999-01-01T00:00:00"}),
@@ -375,13 +395,7 @@ async fn a_scheduled_request_applies_itself_once_when_due() -> Outcome {
     assert_eq!((due.applied, due.failed, due.next), (1, 0, None));
     let again = change_requests::apply_due(ctx).await?;
     assert_eq!((again.applied, again.failed), (0, 0), "applied once");
-    let read = change_requests::get(
-        ctx,
-        &as_user(11, RootRole::Admin, change_requests::GET),
-        "default".into(),
-        made.id,
-    )
-    .await?;
+    let read = read_request(&world, made.id).await?;
     assert_eq!(read.state, "Applied");
     let flag = features::get(
         ctx,
@@ -408,23 +422,13 @@ async fn a_scheduled_request_that_cannot_apply_is_marked_failed() -> Outcome {
     let world = World::new()?;
     let ctx = &world.ctx;
     let strategy = protected(&world).await?;
-    let made = change_requests::add(
-        ctx,
-        &as_user(10, RootRole::Editor, change_requests::ADD),
-        "default".into(),
-        "production".into(),
+    let made = approved(
+        &world,
+        "production",
         vec![change("f", "deleteStrategy", json!({"id": strategy}))],
     )
     .await?;
-    state(
-        &world,
-        &as_user(10, RootRole::Editor, change_requests::CHANGE_STATE),
-        made.id,
-        "In review",
-    )
-    .await?;
     let admin = as_user(11, RootRole::Admin, change_requests::CHANGE_STATE);
-    state(&world, &admin, made.id, "Approved").await?;
     let at = chrono::Utc::now() + chrono::TimeDelta::milliseconds(200);
     change_requests::change_state(
         ctx,
@@ -459,13 +463,7 @@ async fn a_scheduled_request_that_cannot_apply_is_marked_failed() -> Outcome {
         (0, 0),
         "a failed schedule is not retried"
     );
-    let read = change_requests::get(
-        ctx,
-        &as_user(11, RootRole::Admin, change_requests::GET),
-        "default".into(),
-        made.id,
-    )
-    .await?;
+    let read = read_request(&world, made.id).await?;
     assert_eq!(read.state, "Scheduled");
     let schedule = read.schedule.ok_or("no schedule")?;
     assert_eq!(schedule.status, "failed");
@@ -750,35 +748,19 @@ async fn a_request_passes_the_rule_in_its_own_environment_only() -> Outcome {
         "{archived:?}"
     );
     // A request for development, which needs none, cannot archive the flag production protects.
-    let made = change_requests::add(
-        ctx,
-        &as_user(10, RootRole::Editor, change_requests::ADD),
-        "default".into(),
-        "development".into(),
+    let made = approved(
+        &world,
+        "development",
         vec![change("f", "archiveFeature", json!(null))],
     )
     .await?;
-    state(
-        &world,
-        &as_user(10, RootRole::Editor, change_requests::CHANGE_STATE),
-        made.id,
-        "In review",
-    )
-    .await?;
     let admin = as_user(11, RootRole::Admin, change_requests::CHANGE_STATE);
-    state(&world, &admin, made.id, "Approved").await?;
     let refused = state(&world, &admin, made.id, "Applied").await;
     assert!(
         matches!(&refused, Err(AdminError::ChangeRequestRequired(message)) if message.contains("\"production\"")),
         "{refused:?}"
     );
-    let still = change_requests::get(
-        ctx,
-        &as_user(11, RootRole::Admin, change_requests::GET),
-        "default".into(),
-        made.id,
-    )
-    .await?;
+    let still = read_request(&world, made.id).await?;
     assert_eq!(still.state, "Approved", "nothing was applied");
     Ok(())
 }
