@@ -123,8 +123,9 @@ pub const ACTIONS: [&str; 10] = [
     "updateSegment",
 ];
 
-/// `payload` without what a read adds to it (`snapshot`) or names the target (`id`).
-fn strategy_body(payload: &serde_json::Value) -> serde_json::Value {
+/// `payload` without what names its target (`id`) or a read adds to it (`snapshot`): the body
+/// the direct write takes.
+fn target_removed(payload: &serde_json::Value) -> serde_json::Value {
     let mut body = payload.clone();
     if let Some(fields) = body.as_object_mut() {
         fields.remove("id");
@@ -168,13 +169,13 @@ impl Change {
                     .and_then(serde_json::Value::as_bool)
                     .unwrap_or(false),
             },
-            "addStrategy" => Self::AddStrategy(strategy(strategy_body(payload))?),
+            "addStrategy" => Self::AddStrategy(strategy(target_removed(payload))?),
             "updateStrategy" => Self::UpdateStrategy {
                 id: payload_field(payload, "id", at)?
                     .as_str()
                     .ok_or_else(|| bad("id must be a strategy id".into()))?
                     .to_owned(),
-                strategy: strategy(strategy_body(payload))?,
+                strategy: strategy(target_removed(payload))?,
             },
             "deleteStrategy" => Self::DeleteStrategy {
                 id: payload_field(payload, "id", at)?
@@ -214,7 +215,7 @@ impl Change {
                     .as_i64()
                     .and_then(|id| i32::try_from(id).ok())
                     .ok_or_else(|| bad("id must be a segment's id".into()))?;
-                let segment = strategy_body(payload);
+                let segment = target_removed(payload);
                 segment_input(&segment, "", chrono::NaiveDateTime::default()).map_err(
                     |error| match error {
                         SegmentError::Refused(error) => error,
@@ -464,7 +465,12 @@ fn stored(row: &flag_store::models::ChangeRow) -> Result<Change, flag_store::Sto
 /// The user behind `caller`: change requests are made, reviewed and applied by people, so that
 /// the approvals of a request are those of distinct people.
 fn person(caller: &Caller) -> Result<i32, AdminError> {
-    match caller.principal() {
+    person_id(caller.principal())
+}
+
+/// The user `principal` is; an API token is no person.
+fn person_id(principal: &crate::identity::auth::Principal) -> Result<i32, AdminError> {
+    match principal {
         crate::identity::auth::Principal::User { id, .. } => Ok(*id),
         crate::identity::auth::Principal::AdminToken { .. } => {
             Err(AdminError::NoAccess(crate::identity::auth::PEOPLE_ONLY.into()))
@@ -472,18 +478,14 @@ fn person(caller: &Caller) -> Result<i32, AdminError> {
     }
 }
 
-/// Checks that `caller` holds `permission` in `environment` of `project`.
+/// Checks that `principal` holds `permission` in `environment` of `project`.
 fn require(
-    caller: &Caller,
+    principal: &crate::identity::auth::Principal,
     permission: Permission,
     project: &str,
     environment: &str,
 ) -> Result<(), AdminError> {
-    if caller
-        .principal()
-        .holds(permission, Some(project), Some(environment))
-        && caller.may_read(environment)
-    {
+    if principal.holds(permission, Some(project), Some(environment)) && principal.may_read(environment) {
         Ok(())
     } else {
         Err(AdminError::NoAccess(format!(
@@ -515,13 +517,13 @@ pub async fn add(
     }
     let mut parsed = Vec::with_capacity(changes.len());
     for (index, change) in changes.into_iter().enumerate() {
-        let at = if parsed.is_empty() && index == 0 {
+        let at = if index == 0 {
             String::new()
         } else {
             format!("/{index}")
         };
         let made = parse_change(&change, &at)?;
-        require(caller, made.permission(), &project, &environment)?;
+        require(caller.principal(), made.permission(), &project, &environment)?;
         parsed.push((change, made));
     }
     let (place_project, place_environment) = (project.clone(), environment.clone());
@@ -1003,12 +1005,7 @@ pub fn check_move(
     state: flag_store::models::ChangeRequestState,
 ) -> Result<(), AdminError> {
     use flag_store::models::ChangeRequestState as State;
-    let me = match principal {
-        crate::identity::auth::Principal::User { id, .. } => *id,
-        crate::identity::auth::Principal::AdminToken { .. } => {
-            return Err(AdminError::NoAccess(crate::identity::auth::PEOPLE_ONLY.into()));
-        }
-    };
+    let me = person_id(principal)?;
     let current = State::parse(&request.state)
         .ok_or_else(|| AdminError::Internal(format!("{:?} is no state", request.state)))?;
     if state == State::Draft {
@@ -1025,18 +1022,7 @@ pub fn check_move(
         )));
     }
     let author = request.created_by.id == me;
-    let holds = |permission: Permission| {
-        if principal.holds(permission, Some(&request.project), Some(&request.environment))
-            && principal.may_read(&request.environment)
-        {
-            Ok(())
-        } else {
-            Err(AdminError::NoAccess(format!(
-                "You don't have the required permissions to perform this operation. To perform this action, you need the \"{permission}\" permission in the \"{}\" environment.",
-                request.environment
-            )))
-        }
-    };
+    let holds = |permission| require(principal, permission, &request.project, &request.environment);
     match state {
         State::Draft => Ok(()),
         State::InReview if author => Ok(()),
@@ -1281,7 +1267,12 @@ pub async fn edit_change(
 ) -> Result<types::ChangeRequestOut, AdminError> {
     let current = authored(ctx, caller, project.clone(), id).await?;
     let made = parse_change(&change, "")?;
-    require(caller, made.permission(), &project, &current.environment)?;
+    require(
+        caller.principal(),
+        made.permission(),
+        &project,
+        &current.environment,
+    )?;
     let (place_project, environment) = (project.clone(), current.environment.clone());
     caller
         .write(ctx, move |conn, actor, now| {

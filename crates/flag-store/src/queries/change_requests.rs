@@ -608,20 +608,12 @@ pub fn transition(
                 if !state.may_become(ChangeRequestState::Approved) {
                     return refuse("approved");
                 }
-                diesel::insert_into(change_request_reviews::table)
-                    .values((
-                        change_request_reviews::change_request_id.eq(id),
-                        change_request_reviews::user_id.eq(actor.user_id),
-                        change_request_reviews::decision.eq("approved"),
-                        change_request_reviews::created_at.eq(now),
-                    ))
-                    .execute(conn)
-                    .map_err(|error| match StoreError::from(error) {
-                        StoreError::Conflict { .. } => StoreError::InvalidOperation {
-                            message: "you have already approved this change request".into(),
-                        },
-                        other => other,
-                    })?;
+                review(conn, id, "approved", actor, now).map_err(|error| match error {
+                    StoreError::Conflict { .. } => StoreError::InvalidOperation {
+                        message: "you have already approved this change request".into(),
+                    },
+                    other => other,
+                })?;
                 event(conn, EventType::ChangeRequestApprovalAdded)?;
                 let approvals: i64 = change_request_reviews::table
                     .filter(change_request_reviews::change_request_id.eq(id))
@@ -639,14 +631,7 @@ pub fn transition(
                 if !state.may_become(ChangeRequestState::Rejected) {
                     return refuse("rejected");
                 }
-                diesel::insert_into(change_request_reviews::table)
-                    .values((
-                        change_request_reviews::change_request_id.eq(id),
-                        change_request_reviews::user_id.eq(actor.user_id),
-                        change_request_reviews::decision.eq("rejected"),
-                        change_request_reviews::created_at.eq(now),
-                    ))
-                    .execute(conn)?;
+                review(conn, id, "rejected", actor, now)?;
                 clear_schedule(conn, id)?;
                 event(conn, EventType::ChangeRequestRejected)?;
                 ChangeRequestState::Rejected
@@ -694,6 +679,25 @@ pub fn transition(
         }
         Ok(next)
     })
+}
+
+/// `actor`'s approval or rejection of request `id`: one of each per person, by its key.
+fn review(
+    conn: &mut DbConnection,
+    id: i32,
+    decision: &str,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<(), StoreError> {
+    diesel::insert_into(change_request_reviews::table)
+        .values((
+            change_request_reviews::change_request_id.eq(id),
+            change_request_reviews::user_id.eq(actor.user_id),
+            change_request_reviews::decision.eq(decision),
+            change_request_reviews::created_at.eq(now),
+        ))
+        .execute(conn)?;
+    Ok(())
 }
 
 fn clear_schedule(conn: &mut DbConnection, id: i32) -> Result<(), StoreError> {

@@ -290,3 +290,123 @@ async fn while_production_needs_change_requests_no_write_operation_changes_it() 
     let after = production_answers(&service, &sdk, "the rule went off").await;
     assert_eq!(after["flags"].as_array().map(Vec::len), Some(1), "{after}");
 }
+
+/// A JSON request with `method` as the user whose session `cookie` holds.
+fn as_user(
+    method: &str,
+    path: &str,
+    cookie: &actix_web::cookie::Cookie<'static>,
+    body: Value,
+) -> TestRequest {
+    let request = match method {
+        "PUT" => TestRequest::put(),
+        "POST" => TestRequest::post(),
+        _ => TestRequest::get(),
+    }
+    .uri(path)
+    .cookie(cookie.clone());
+    if body.is_null() {
+        request
+    } else {
+        request.set_json(body)
+    }
+}
+
+#[actix_web::test]
+async fn a_request_over_http_refuses_bad_moves_and_takes_two_approvals_at_once() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "f").await;
+    let on = json!({"changeRequestsEnabled": true, "requiredApprovals": 2});
+    assert_eq!(
+        send(&service, put(PRODUCTION_CONFIG, ADMIN, on)).await.0,
+        StatusCode::NO_CONTENT
+    );
+    let author = crate::common::signed_in(&service, "author@example.com", 2).await;
+    let first = crate::common::signed_in(&service, "first@example.com", 1).await;
+    let second = crate::common::signed_in(&service, "second@example.com", 1).await;
+    let base = "/api/admin/projects/default";
+    let (status, draft) = send(
+        &service,
+        as_user(
+            "POST",
+            &format!("{base}/environments/production/change-requests"),
+            &author,
+            json!([{"feature": "f", "action": "updateEnabled", "payload": {"enabled": false}}]),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{draft}");
+    let id = draft["id"].as_i64().unwrap_or_default();
+    let state = format!("{base}/change-requests/{id}/state");
+    let moved = |cookie, body| as_user("PUT", &state, cookie, body);
+    // Bad bodies and bad moves.
+    for (cookie, body, status, name) in [
+        (&author, json!({"state": "Nope"}), 400, "ValidationError"),
+        (
+            &author,
+            json!({"state": "In review", "extra": 1}),
+            400,
+            "ValidationError",
+        ),
+        // Another's draft is not there for them.
+        (&first, json!({"state": "In review"}), 404, "NotFoundError"),
+    ] {
+        let (got, answer) = send(&service, moved(cookie, body.clone())).await;
+        assert_error(got, &answer, status, name);
+    }
+    let (status, sent) = send(&service, moved(&author, json!({"state": "In review"}))).await;
+    assert_eq!(
+        (status, &sent["state"]),
+        (StatusCode::OK, &json!("In review")),
+        "{sent}"
+    );
+    let (status, answer) = send(&service, moved(&author, json!({"state": "Approved"}))).await;
+    assert_error(status, &answer, 403, "NoAccessError");
+    let (status, answer) = send(&service, moved(&first, json!({"state": "Applied"}))).await;
+    assert_error(status, &answer, 403, "InvalidOperationError");
+    // Two approvals at once, from two people: both count.
+    let (one, two) = futures_util::future::join(
+        send(&service, moved(&first, json!({"state": "Approved"}))),
+        send(&service, moved(&second, json!({"state": "Approved"}))),
+    )
+    .await;
+    assert_eq!(
+        (one.0, two.0),
+        (StatusCode::OK, StatusCode::OK),
+        "{} {}",
+        one.1,
+        two.1
+    );
+    let (_, read) = send(
+        &service,
+        as_user(
+            "GET",
+            &format!("{base}/change-requests/{id}"),
+            &first,
+            Value::Null,
+        ),
+    )
+    .await;
+    assert_eq!(read["state"], json!("Approved"), "{read}");
+    assert_eq!(read["approvals"].as_array().map(Vec::len), Some(2), "{read}");
+    let (status, answer) = send(&service, moved(&first, json!({"state": "Approved"}))).await;
+    assert_error(status, &answer, 403, "InvalidOperationError");
+    // Times: without a zone, or past.
+    for at in ["2999-01-01T00:00:00", "2020-01-01T00:00:00Z"] {
+        let (status, answer) = send(
+            &service,
+            moved(&first, json!({"state": "Scheduled", "scheduledAt": at})),
+        )
+        .await;
+        assert_error(status, &answer, 400, "ValidationError");
+    }
+    let (status, applied) = send(&service, moved(&first, json!({"state": "Applied"}))).await;
+    assert_eq!(
+        (status, &applied["state"]),
+        (StatusCode::OK, &json!("Applied")),
+        "{applied}"
+    );
+    let (status, answer) = send(&service, moved(&second, json!({"state": "Applied"}))).await;
+    assert_error(status, &answer, 403, "InvalidOperationError");
+}
