@@ -85,7 +85,8 @@ impl DbConnection {
 
 /// Runs a write in a transaction that holds the database's one write lock from its first
 /// statement, so every read it makes is still true when it commits, on any replica. A call made
-/// inside another write runs in a savepoint, so writes compose.
+/// inside another write runs in a savepoint, so writes compose (but for a write that fails whole
+/// on any error, such as a batch of scheduled change requests applied at once).
 ///
 /// - SQLite: `BEGIN IMMEDIATE` takes the file's write lock; other writers wait up to the busy
 ///   timeout.
@@ -101,6 +102,11 @@ pub(crate) fn write<T>(
 ) -> Result<T, StoreError> {
     use diesel::Connection;
     if in_transaction(conn)? {
+        // Inside a write that fails whole on any error, a savepoint would undo nothing that the
+        // whole's rollback does not.
+        if crate::queries::change_requests::fails_whole() {
+            return work(conn);
+        }
         return conn.transaction(work);
     }
     match conn {
@@ -120,19 +126,6 @@ pub(crate) fn write<T>(
     let written = crate::queries::events::in_group(|| finish(conn, work))?;
     LOCAL_COMMITS.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     Ok(written)
-}
-
-/// As [`write`], but a call made inside another write joins it instead of taking a savepoint:
-/// for a step of a larger write that fails the whole of it when it fails.
-pub(crate) fn write_or_join<T>(
-    conn: &mut DbConnection,
-    work: impl FnOnce(&mut DbConnection) -> Result<T, StoreError>,
-) -> Result<T, StoreError> {
-    if in_transaction(conn)? {
-        work(conn)
-    } else {
-        write(conn, work)
-    }
 }
 
 /// Runs reads that must agree with each other (a document assembled from several tables, and

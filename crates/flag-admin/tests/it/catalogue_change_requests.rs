@@ -418,26 +418,47 @@ async fn a_scheduled_request_applies_itself_once_when_due() -> Outcome {
 }
 
 #[tokio::test]
-async fn a_scheduled_request_that_cannot_apply_is_marked_failed() -> Outcome {
+async fn a_scheduled_request_that_cannot_apply_is_marked_failed_and_others_due_with_it_apply() -> Outcome {
     let world = World::new()?;
     let ctx = &world.ctx;
     let strategy = protected(&world).await?;
+    for name in ["g", "h"] {
+        features::create(
+            ctx,
+            &common::admin(features::CREATE),
+            "default".into(),
+            body(json!({"name": name})),
+        )
+        .await?;
+    }
+    // A good change before the one that cannot apply: neither may be made.
     let made = approved(
         &world,
         "production",
-        vec![change("f", "deleteStrategy", json!({"id": strategy}))],
+        vec![
+            change("g", "updateEnabled", json!({"enabled": true})),
+            change("f", "deleteStrategy", json!({"id": strategy})),
+        ],
+    )
+    .await?;
+    let other = approved(
+        &world,
+        "production",
+        vec![change("h", "updateEnabled", json!({"enabled": true}))],
     )
     .await?;
     let admin = as_user(11, RootRole::Admin, change_requests::CHANGE_STATE);
     let at = chrono::Utc::now() + chrono::TimeDelta::milliseconds(200);
-    change_requests::change_state(
-        ctx,
-        &admin,
-        "default".into(),
-        made.id,
-        body(json!({"state": "Scheduled", "scheduledAt": at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)})),
-    )
-    .await?;
+    for id in [made.id, other.id] {
+        change_requests::change_state(
+            ctx,
+            &admin,
+            "default".into(),
+            id,
+            body(json!({"state": "Scheduled", "scheduledAt": at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)})),
+        )
+        .await?;
+    }
     // The rule goes off, the strategy is removed directly: the scheduled deletion has nothing left.
     change_requests::set_config(
         ctx,
@@ -456,7 +477,7 @@ async fn a_scheduled_request_that_cannot_apply_is_marked_failed() -> Outcome {
     .await?;
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     let due = change_requests::apply_due(ctx).await?;
-    assert_eq!((due.applied, due.failed), (0, 1));
+    assert_eq!((due.applied, due.failed), (1, 1));
     let again = change_requests::apply_due(ctx).await?;
     assert_eq!(
         (again.applied, again.failed),
@@ -470,8 +491,33 @@ async fn a_scheduled_request_that_cannot_apply_is_marked_failed() -> Outcome {
     assert!(
         schedule
             .reason
-            .is_some_and(|reason| reason.contains("Strategy has been deleted"))
+            .as_ref()
+            .is_some_and(|reason| reason.contains("Strategy has been deleted")),
+        "{:?}",
+        schedule.reason
     );
+    assert_eq!(read_request(&world, other.id).await?.state, "Applied");
+    let enabled = |name: &'static str| async move {
+        let flag = features::get(
+            ctx,
+            &common::admin(features::GET),
+            ("default".into(), name.into()),
+            body(json!({})),
+        )
+        .await?;
+        Ok::<_, Box<dyn std::error::Error>>(
+            common::json(&flag)?["environments"]
+                .as_array()
+                .and_then(|environments| environments.iter().find(|env| env["name"] == "production"))
+                .map(|production| production["enabled"].clone()),
+        )
+    };
+    assert_eq!(
+        enabled("g").await?,
+        Some(json!(false)),
+        "the failed request changed nothing"
+    );
+    assert_eq!(enabled("h").await?, Some(json!(true)), "the other one applied");
     Ok(())
 }
 

@@ -130,6 +130,8 @@ pub(crate) fn guard(conn: &mut DbConnection, event: &NewEvent) -> Result<(), Sto
         | EventType::StrategyOrderChanged
         | EventType::FeaturesImported
         | EventType::ProjectEnvironmentRemoved => match (&event.project, &event.environment) {
+            // A request's own place passes without looking.
+            (Some(project), Some(environment)) if is_applying(project, environment) => Vec::new(),
             (Some(project), Some(environment)) => rule(conn, project, environment)?
                 .into_iter()
                 .map(|rule| (rule.project, rule.environment))
@@ -168,6 +170,17 @@ pub(crate) fn guard(conn: &mut DbConnection, event: &NewEvent) -> Result<(), Sto
         Some((project, environment)) => Err(StoreError::ChangeRequestRequired { project, environment }),
         None => Ok(()),
     }
+}
+
+/// Whether the write running on this thread applies a change request for `environment` of
+/// `project`.
+fn is_applying(project: &str, environment: &str) -> bool {
+    APPLYING.with(|applying| {
+        applying
+            .borrow()
+            .as_ref()
+            .is_some_and(|(p, e)| p == project && e == environment)
+    })
 }
 
 /// The protected environments of `project`, as `(project, environment)`.
@@ -817,124 +830,219 @@ pub fn apply(
     now: NaiveDateTime,
     mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
 ) -> Result<Applied, StoreError> {
-    // Its events form a group of their own, also when applied beside others in one transaction;
-    // applied beside others (`apply_due`), it is one step of their transaction.
-    events::in_group(|| {
-        crate::queries::write_or_join(conn, |conn| {
-            let request = row(conn, id)?;
-            let state = request.state()?;
-            let due = match applier {
-                Applier::Person => state.may_become(ChangeRequestState::Applied),
-                Applier::Scheduler => {
-                    state == ChangeRequestState::Scheduled
-                        && request.schedule_status.as_deref() == Some("pending")
-                        && request.scheduled_at.is_some_and(|at| at <= now)
-                }
-            };
-            if !due {
-                return match applier {
-                    Applier::Person => Err(StoreError::InvalidOperation {
-                        message: format!(
-                            "a change request that is {} cannot be applied; it must be approved first",
-                            state.as_str()
-                        ),
-                    }),
-                    Applier::Scheduler => Ok(Applied::NotDue),
-                };
+    crate::queries::write(conn, |conn| {
+        let request = row(conn, id)?;
+        let mut changes = changes_of(conn, &[id])?;
+        let mut approvals = approvals_of(conn, &[id])?;
+        let mut finish = Finish::default();
+        let applied = apply_loaded(
+            conn,
+            Loaded {
+                changes: changes.remove(&id).unwrap_or_default(),
+                approved_by: approvals.remove(&id).unwrap_or_default(),
+                request,
+            },
+            (applier, actor, now),
+            &mut make,
+            &mut finish,
+        )?;
+        finish.write(conn)?;
+        Ok(applied)
+    })
+}
+
+/// What is left to write of the requests applied in one write, written together at its end:
+/// their new states and their events.
+#[derive(Debug, Default)]
+struct Finish {
+    /// Each applied request, and its state timestamps with the time it was applied.
+    applied: Vec<(i32, String)>,
+    events: Vec<events::Held>,
+}
+
+impl Finish {
+    /// Writes what is left: on PostgreSQL in two statements, however many requests.
+    fn write(self, conn: &mut DbConnection) -> Result<(), StoreError> {
+        match conn {
+            DbConnection::Postgres(postgres) if !self.applied.is_empty() => {
+                let (ids, stamps): (Vec<i32>, Vec<String>) = self.applied.into_iter().unzip();
+                diesel::sql_query(
+                    "UPDATE change_requests SET state = $1, state_timestamps = applied.stamps, \
+                     scheduled_at = NULL, scheduled_by_user_id = NULL, schedule_status = NULL, \
+                     schedule_reason = NULL \
+                     FROM (SELECT unnest($2::integer[]) AS id, unnest($3::text[]) AS stamps) AS applied \
+                     WHERE change_requests.id = applied.id",
+                )
+                .bind::<diesel::sql_types::Text, _>(ChangeRequestState::Applied.as_str())
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Integer>, _>(ids)
+                .bind::<diesel::sql_types::Array<diesel::sql_types::Text>, _>(stamps)
+                .execute(postgres)?;
             }
-            let changes: Vec<ChangeRow> = change_request_changes::table
-                .filter(change_request_changes::change_request_id.eq(id))
-                .order(change_request_changes::id)
-                .select(ChangeRow::as_select())
-                .load(conn)?;
-            // Every change in one savepoint: one that fails undoes the others.
-            let made = crate::queries::write(conn, |conn| {
-                applying(&request.project, &request.environment, || {
-                    for change in &changes {
-                        make(conn, &request, change)?;
-                    }
-                    Ok(())
-                })
-            });
-            let scheduled = state == ChangeRequestState::Scheduled;
-            match made {
-                Ok(()) => {
-                    clear_schedule(conn, id)?;
-                    enter(conn, &request, ChangeRequestState::Applied, now)?;
-                    // What was applied and on whose approval, beside the changes' own events.
-                    let approved_by: Vec<i32> = change_request_reviews::table
-                        .filter(change_request_reviews::change_request_id.eq(id))
-                        .filter(change_request_reviews::decision.eq("approved"))
-                        .order(change_request_reviews::created_at)
-                        .select(change_request_reviews::user_id)
-                        .load(conn)?;
-                    events::record(
-                        conn,
-                        &NewEvent {
-                            project: Some(request.project.clone()),
-                            environment: Some(request.environment.clone()),
-                            data: Some(to_json(
-                                "data",
-                                &serde_json::json!({
-                                    "changeRequestId": id,
-                                    "title": request.title,
-                                    "createdByUserId": request.created_by_user_id,
-                                    "approvedByUserIds": approved_by,
-                                    "changes": changes.iter().map(|change| serde_json::json!({
-                                        "id": change.id,
-                                        "feature": change.feature,
-                                        "action": change.action,
-                                    })).collect::<Vec<_>>(),
-                                }),
-                            )?),
-                            ..NewEvent::new(EventType::ChangeRequestApplied, actor, now)
-                        },
-                    )?;
-                    if scheduled && applier == Applier::Scheduler {
-                        record(
-                            conn,
-                            EventType::ChangeRequestScheduledApplicationSuccess,
-                            id,
-                            &request.project,
-                            &request.environment,
-                            None,
-                            actor,
-                            now,
-                        )?;
-                    }
-                    Ok(Applied::Done)
-                }
-                Err(error) if error.is_unavailable() => Err(error),
-                Err(error) if applier == Applier::Scheduler => {
-                    let reason = error.to_string();
+            _ => {
+                for (id, stamps) in self.applied {
                     diesel::update(change_requests::table.find(id))
                         .set((
-                            change_requests::schedule_status.eq(Some("failed")),
-                            change_requests::schedule_reason.eq(Some(&reason)),
+                            change_requests::state.eq(ChangeRequestState::Applied.as_str()),
+                            change_requests::state_timestamps.eq(stamps),
+                            change_requests::scheduled_at.eq(None::<NaiveDateTime>),
+                            change_requests::scheduled_by_user_id.eq(None::<i32>),
+                            change_requests::schedule_status.eq(None::<String>),
+                            change_requests::schedule_reason.eq(None::<String>),
                         ))
                         .execute(conn)?;
-                    events::record(
-                        conn,
-                        &NewEvent {
-                            project: Some(request.project.clone()),
-                            environment: Some(request.environment.clone()),
-                            data: Some(to_json(
-                                "data",
-                                &serde_json::json!({"changeRequestId": id, "reason": reason}),
-                            )?),
-                            ..NewEvent::new(EventType::ChangeRequestScheduledApplicationFailure, actor, now)
-                        },
-                    )?;
-                    Ok(Applied::Failed(reason))
                 }
-                Err(error) => Err(error),
             }
-        })
+        }
+        events::record_held(conn, self.events)
+    }
+}
+
+/// A request and what applying it needs, read in the write that applies it.
+struct Loaded {
+    request: ChangeRequestRow,
+    changes: Vec<ChangeRow>,
+    approved_by: Vec<i32>,
+}
+
+thread_local! {
+    /// Set while a batch of scheduled requests is applied optimistically: any failure fails the
+    /// whole batch (which is then applied again one request at a time), so the writes inside it
+    /// need no savepoints of their own.
+    static WHOLE: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether the write running on this thread fails whole on any error, so a nested write needs no
+/// savepoint: see [`apply_due`].
+pub(crate) fn fails_whole() -> bool {
+    WHOLE.with(std::cell::Cell::get)
+}
+
+/// Applies one loaded request inside the caller's write (see [`apply`]).
+fn apply_loaded(
+    conn: &mut DbConnection,
+    Loaded {
+        request,
+        changes,
+        approved_by,
+    }: Loaded,
+    (applier, actor, now): (Applier, &Actor, NaiveDateTime),
+    make: &mut impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
+    finish: &mut Finish,
+) -> Result<Applied, StoreError> {
+    let id = request.id;
+    // Its events form a group of their own, also when applied beside others in one transaction.
+    events::in_group(|| {
+        let state = request.state()?;
+        let due = match applier {
+            Applier::Person => state.may_become(ChangeRequestState::Applied),
+            Applier::Scheduler => {
+                state == ChangeRequestState::Scheduled
+                    && request.schedule_status.as_deref() == Some("pending")
+                    && request.scheduled_at.is_some_and(|at| at <= now)
+            }
+        };
+        if !due {
+            return match applier {
+                Applier::Person => Err(StoreError::InvalidOperation {
+                    message: format!(
+                        "a change request that is {} cannot be applied; it must be approved first",
+                        state.as_str()
+                    ),
+                }),
+                Applier::Scheduler => Ok(Applied::NotDue),
+            };
+        }
+        // Every change in one savepoint: one that fails undoes the others. Applied whole (see
+        // `WHOLE`), a failure fails the batch instead, and the savepoint is not needed.
+        let made = crate::queries::write(conn, |conn| {
+            applying(&request.project, &request.environment, || {
+                for change in &changes {
+                    make(conn, &request, change)?;
+                }
+                Ok(())
+            })
+        });
+        let scheduled = state == ChangeRequestState::Scheduled;
+        match made {
+            Ok(()) => {
+                let mut stamps = request.state_timestamps()?;
+                stamps.insert(
+                    ChangeRequestState::Applied.as_str().to_owned(),
+                    crate::time::iso(now),
+                );
+                finish.applied.push((id, to_json("state_timestamps", &stamps)?));
+                // What was applied and on whose approval, beside the changes' own events.
+                let mut recorded = vec![NewEvent {
+                    project: Some(request.project.clone()),
+                    environment: Some(request.environment.clone()),
+                    data: Some(to_json(
+                        "data",
+                        &serde_json::json!({
+                            "changeRequestId": id,
+                            "title": request.title,
+                            "createdByUserId": request.created_by_user_id,
+                            "approvedByUserIds": approved_by,
+                            "changes": changes.iter().map(|change| serde_json::json!({
+                                "id": change.id,
+                                "feature": change.feature,
+                                "action": change.action,
+                            })).collect::<Vec<_>>(),
+                        }),
+                    )?),
+                    ..NewEvent::new(EventType::ChangeRequestApplied, actor, now)
+                }];
+                if scheduled && applier == Applier::Scheduler {
+                    recorded.push(about(
+                        EventType::ChangeRequestScheduledApplicationSuccess,
+                        id,
+                        (&request.project, &request.environment),
+                        None,
+                        actor,
+                        now,
+                    )?);
+                }
+                for event in recorded {
+                    // Made ready in the request's own group, written with the others' at the end.
+                    finish.events.extend(events::hold(conn, event)?);
+                }
+                Ok(Applied::Done)
+            }
+            Err(error) if error.is_unavailable() || fails_whole() => Err(error),
+            Err(error) if applier == Applier::Scheduler => {
+                let reason = error.to_string();
+                diesel::update(change_requests::table.find(id))
+                    .set((
+                        change_requests::schedule_status.eq(Some("failed")),
+                        change_requests::schedule_reason.eq(Some(&reason)),
+                    ))
+                    .execute(conn)?;
+                events::record(
+                    conn,
+                    &NewEvent {
+                        project: Some(request.project.clone()),
+                        environment: Some(request.environment.clone()),
+                        data: Some(to_json(
+                            "data",
+                            &serde_json::json!({"changeRequestId": id, "reason": reason}),
+                        )?),
+                        ..NewEvent::new(EventType::ChangeRequestScheduledApplicationFailure, actor, now)
+                    },
+                )?;
+                Ok(Applied::Failed(reason))
+            }
+            Err(error) => Err(error),
+        }
     })
 }
 
 /// Applies the scheduled requests due at `now`, at most `limit`, in one transaction (each with
-/// its own group of events, its changes in a savepoint): what became of each.
+/// its own group of events): what became of each.
+///
+/// The batch is read in three statements and first applied whole, its writes without
+/// savepoints, the requests' new states and events written together at the end (two statements
+/// on PostgreSQL); when any request in it fails, that attempt is rolled back and the batch applied
+/// again with each request's changes in a savepoint, so that a failing one is marked failed and
+/// the others still apply. Each round trip to the database counts: see `scripts/schedule-bench`.
 pub fn apply_due(
     conn: &mut DbConnection,
     now: NaiveDateTime,
@@ -946,14 +1054,95 @@ pub fn apply_due(
     if due(conn, now, 1)?.is_empty() {
         return Ok(Vec::new());
     }
-    crate::queries::write(conn, |conn| {
-        let mut outcomes = Vec::new();
-        for id in due(conn, now, limit)? {
-            let applied = apply(conn, id, Applier::Scheduler, actor, now, &mut make)?;
-            outcomes.push((id, applied));
+    let mut batch = |conn: &mut DbConnection| {
+        crate::queries::write(conn, |conn| {
+            let ids = due(conn, now, limit)?;
+            let requests: Vec<ChangeRequestRow> = change_requests::table
+                .filter(change_requests::id.eq_any(&ids))
+                .order((change_requests::scheduled_at, change_requests::id))
+                .select(ChangeRequestRow::as_select())
+                .load(conn)?;
+            let mut changes = changes_of(conn, &ids)?;
+            let mut approvals = approvals_of(conn, &ids)?;
+            let mut outcomes = Vec::with_capacity(requests.len());
+            let mut finish = Finish::default();
+            for request in requests {
+                let id = request.id;
+                let loaded = Loaded {
+                    changes: changes.remove(&id).unwrap_or_default(),
+                    approved_by: approvals.remove(&id).unwrap_or_default(),
+                    request,
+                };
+                let applied = apply_loaded(
+                    conn,
+                    loaded,
+                    (Applier::Scheduler, actor, now),
+                    &mut make,
+                    &mut finish,
+                )?;
+                outcomes.push((id, applied));
+            }
+            finish.write(conn)?;
+            Ok(outcomes)
+        })
+    };
+    match whole(|| batch(conn)) {
+        Err(error) if !error.is_unavailable() => batch(conn),
+        applied => applied,
+    }
+}
+
+/// Runs `work` with [`WHOLE`] set; put back as it was when `work` returns or unwinds.
+fn whole<T>(work: impl FnOnce() -> T) -> T {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            WHOLE.with(|whole| whole.set(self.0));
         }
-        Ok(outcomes)
-    })
+    }
+    let _restore = Restore(WHOLE.with(|whole| whole.replace(true)));
+    work()
+}
+
+/// The changes of requests `ids`, in order, by request.
+fn changes_of(
+    conn: &mut DbConnection,
+    ids: &[i32],
+) -> Result<std::collections::HashMap<i32, Vec<ChangeRow>>, StoreError> {
+    let rows: Vec<ChangeRow> = change_request_changes::table
+        .filter(change_request_changes::change_request_id.eq_any(ids))
+        .order(change_request_changes::id)
+        .select(ChangeRow::as_select())
+        .load(conn)?;
+    let mut by_request = std::collections::HashMap::<i32, Vec<ChangeRow>>::new();
+    for row in rows {
+        by_request.entry(row.change_request_id).or_default().push(row);
+    }
+    Ok(by_request)
+}
+
+/// Who approved requests `ids`, in the order they did, by request.
+fn approvals_of(
+    conn: &mut DbConnection,
+    ids: &[i32],
+) -> Result<std::collections::HashMap<i32, Vec<i32>>, StoreError> {
+    let rows: Vec<(i32, i32)> = change_request_reviews::table
+        .filter(change_request_reviews::change_request_id.eq_any(ids))
+        .filter(change_request_reviews::decision.eq("approved"))
+        .order((
+            change_request_reviews::created_at,
+            change_request_reviews::user_id,
+        ))
+        .select((
+            change_request_reviews::change_request_id,
+            change_request_reviews::user_id,
+        ))
+        .load(conn)?;
+    let mut by_request = std::collections::HashMap::<i32, Vec<i32>>::new();
+    for (request, user) in rows {
+        by_request.entry(request).or_default().push(user);
+    }
+    Ok(by_request)
 }
 
 /// The scheduled requests due at `now`, soonest first, at most `limit`.
@@ -991,12 +1180,24 @@ fn record(
 ) -> Result<(), StoreError> {
     events::record(
         conn,
-        &NewEvent {
-            project: Some(project.to_owned()),
-            environment: Some(environment.to_owned()),
-            feature_name: feature.map(str::to_owned),
-            data: Some(to_json("data", &serde_json::json!({"changeRequestId": id}))?),
-            ..NewEvent::new(event_type, actor, now)
-        },
+        &about(event_type, id, (project, environment), feature, actor, now)?,
     )
+}
+
+/// A change-request event about request `id` in `(project, environment)`.
+fn about(
+    event_type: EventType,
+    id: i32,
+    (project, environment): (&str, &str),
+    feature: Option<&str>,
+    actor: &Actor,
+    now: NaiveDateTime,
+) -> Result<NewEvent, StoreError> {
+    Ok(NewEvent {
+        project: Some(project.to_owned()),
+        environment: Some(environment.to_owned()),
+        feature_name: feature.map(str::to_owned),
+        data: Some(to_json("data", &serde_json::json!({"changeRequestId": id}))?),
+        ..NewEvent::new(event_type, actor, now)
+    })
 }

@@ -21,36 +21,72 @@ pub const TRANSACTION_GROUP: &str = "transaction";
 /// Appends an event. Call it inside the transaction of the write it records. As in Unleash, an
 /// event whose value before and after are the same records nothing: nothing changed.
 pub fn record(conn: &mut DbConnection, event: &NewEvent) -> Result<(), StoreError> {
+    match hold(conn, event.clone())? {
+        Some(held) => record_held(conn, vec![held]),
+        None => Ok(()),
+    }
+}
+
+/// An event checked and made ready by [`hold`], in the group of the write it was made in, to be
+/// written with others by [`record_held`].
+#[derive(Debug)]
+pub(crate) struct Held {
+    event: NewEvent,
+    group_id: Option<String>,
+}
+
+/// `event` made ready as [`record`] writes it (the rule checked, its group and its flag's tags
+/// taken now), or `None` when it records nothing.
+pub(crate) fn hold(conn: &mut DbConnection, event: NewEvent) -> Result<Option<Held>, StoreError> {
     // Before anything is skipped as unchanged: a write the rule refuses is refused even when it
     // would change nothing.
-    crate::queries::change_requests::guard(conn, event)?;
+    crate::queries::change_requests::guard(conn, &event)?;
     if let (Some(data), Some(pre_data)) = (&event.data, &event.pre_data)
         && unchanged(data, pre_data)
     {
-        return Ok(());
+        return Ok(None);
     }
     let group_id = if written_in_transaction(event.event_type) {
         group_id(event.created_at)
     } else {
         None
     };
-    let group = (
-        events::group_type.eq(group_id.as_ref().map(|_| TRANSACTION_GROUP)),
-        events::group_id.eq(group_id.as_deref()),
-    );
-    if event.tags.is_none()
-        && let Some(feature) = &event.feature_name
-    {
-        let tags = crate::queries::tags::of_feature(conn, feature)?;
-        let event = event.clone().with_tags(&tags)?;
-        diesel::insert_into(events::table)
-            .values((&event, group))
-            .execute(conn)?;
-        return Ok(());
+    let event = match &event.feature_name {
+        Some(feature) if event.tags.is_none() => {
+            let tags = crate::queries::tags::of_feature(conn, feature)?;
+            event.with_tags(&tags)?
+        }
+        _ => event,
+    };
+    Ok(Some(Held { event, group_id }))
+}
+
+/// Writes `held`, in order: in one statement on PostgreSQL.
+pub(crate) fn record_held(conn: &mut DbConnection, held: Vec<Held>) -> Result<(), StoreError> {
+    let rows: Vec<_> = held
+        .into_iter()
+        .map(|Held { event, group_id }| {
+            (
+                event,
+                (
+                    events::group_type.eq(group_id.as_ref().map(|_| TRANSACTION_GROUP)),
+                    events::group_id.eq(group_id),
+                ),
+            )
+        })
+        .collect();
+    match conn {
+        DbConnection::Postgres(postgres) if !rows.is_empty() => {
+            diesel::insert_into(events::table)
+                .values(&rows)
+                .execute(postgres)?;
+        }
+        _ => {
+            for row in rows {
+                diesel::insert_into(events::table).values(row).execute(conn)?;
+            }
+        }
     }
-    diesel::insert_into(events::table)
-        .values((event, group))
-        .execute(conn)?;
     Ok(())
 }
 

@@ -42,7 +42,7 @@ use serde::de::DeserializeOwned;
 
 use crate::error::StoreError;
 
-pub(crate) use crate::connection::{write, write_or_join};
+pub(crate) use crate::connection::write;
 
 /// Runs reads that must agree with each other (a revision and the document it describes, several
 /// environments' documents) in one snapshot of the database; see [`crate::connection`].
