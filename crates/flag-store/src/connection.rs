@@ -123,7 +123,16 @@ pub(crate) fn write<T>(
             }
         }
     }
-    let written = crate::queries::events::in_group(|| finish(conn, work))?;
+    // What the write changed joins the playground's history before it commits.
+    let written = crate::queries::events::in_group(|| {
+        crate::queries::history::recording(|| {
+            finish(conn, |conn| {
+                let written = work(conn)?;
+                crate::queries::history::capture(conn)?;
+                Ok(written)
+            })
+        })
+    })?;
     LOCAL_COMMITS.fetch_add(1, std::sync::atomic::Ordering::AcqRel);
     Ok(written)
 }

@@ -91,7 +91,10 @@ impl Store {
             pool: pool::build(config)?,
             backend: config.database.backend(),
         };
-        migrate(&mut *store.connection()?)?;
+        let mut connection = store.connection()?;
+        migrate(&mut connection)?;
+        queries::history::begin(&mut connection, chrono::Utc::now().naive_utc())?;
+        drop(connection);
         Ok(store)
     }
 

@@ -480,6 +480,35 @@ diesel::table! {
     }
 }
 
+diesel::table! {
+    flag_versions (feature, environment, from_revision) {
+        feature -> Text,
+        environment -> Text,
+        from_revision -> Integer,
+        to_revision -> Nullable<Integer>,
+        project -> Text,
+        archived -> Bool,
+        body -> Text,
+    }
+}
+
+diesel::table! {
+    history_start (id) {
+        id -> Integer,
+        revision -> Integer,
+        started_at -> Timestamp,
+    }
+}
+
+diesel::table! {
+    segment_versions (segment_id, from_revision) {
+        segment_id -> Integer,
+        from_revision -> Integer,
+        to_revision -> Nullable<Integer>,
+        body -> Text,
+    }
+}
+
 diesel::joinable!(change_request_changes -> change_requests (change_request_id));
 diesel::joinable!(change_request_comments -> change_requests (change_request_id));
 diesel::joinable!(change_request_reviews -> change_requests (change_request_id));
@@ -540,8 +569,10 @@ diesel::allow_tables_to_appear_in_same_query!(
     feature_tags,
     feature_types,
     features,
+    flag_versions,
     group_users,
     groups,
+    history_start,
     integration_events,
     login_sessions,
     oidc_logins,
@@ -555,6 +586,7 @@ diesel::allow_tables_to_appear_in_same_query!(
     roles,
     sealed_secrets,
     segments,
+    segment_versions,
     settings,
     strategy_types,
     tag_types,

@@ -206,7 +206,7 @@ fn archives_or_revives(event: &NewEvent) -> bool {
 }
 
 /// The segment a segment event is about: the `id` of what it records.
-fn segment_of(event: &NewEvent) -> Option<i32> {
+pub(crate) fn segment_of(event: &NewEvent) -> Option<i32> {
     [&event.data, &event.pre_data]
         .into_iter()
         .flatten()

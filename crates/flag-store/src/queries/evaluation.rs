@@ -54,25 +54,63 @@ fn load(
     environment: &str,
     with_disabled: bool,
 ) -> Result<ClientFeatures, StoreError> {
+    let features = flags(
+        conn,
+        environment,
+        &Flags {
+            scope,
+            names: None,
+            archived: false,
+        },
+        with_disabled,
+    )?;
+    let segment_rows: Vec<SegmentRow> = segments_table::table
+        .order(segments_table::id.asc())
+        .select(SegmentRow::as_select())
+        .load(conn)?;
+    Ok(ClientFeatures {
+        version: 2,
+        features: features.into_iter().map(|(_, feature)| feature).collect(),
+        segments: segment_rows
+            .iter()
+            .map(segments::to_model)
+            .collect::<Result<_, _>>()?,
+    })
+}
+
+/// Which flags [`flags`] reads.
+pub(crate) struct Flags<'a> {
+    /// Of these projects.
+    pub scope: &'a ProjectScope,
+    /// Only these, when given.
+    pub names: Option<&'a [String]>,
+    /// Archived ones too.
+    pub archived: bool,
+}
+
+/// The flags `which` names as the engine reads them in `environment`, sorted by project then
+/// name, each with whether it is archived: five queries, whatever the number of flags.
+pub(crate) fn flags(
+    conn: &mut DbConnection,
+    environment: &str,
+    which: &Flags<'_>,
+    with_disabled: bool,
+) -> Result<Vec<(bool, Feature)>, StoreError> {
     let mut query = features::table
-        .filter(features::archived_at.is_null())
         .order((features::project_id.asc(), features::name.asc()))
         .select(FeatureRow::as_select())
         .into_boxed();
-    if let ProjectScope::Only(projects) = scope {
+    if !which.archived {
+        query = query.filter(features::archived_at.is_null());
+    }
+    if let ProjectScope::Only(projects) = which.scope {
         query = query.filter(features::project_id.eq_any(projects));
     }
-
-    let states: HashMap<String, FeatureEnvironmentRow> = feature_environments::table
+    let mut states_query = feature_environments::table
         .filter(feature_environments::environment_name.eq(environment))
         .select(FeatureEnvironmentRow::as_select())
-        .load(conn)?
-        .into_iter()
-        .map(|row| (row.feature_name.clone(), row))
-        .collect();
-
-    let mut segment_links: HashMap<String, Vec<i32>> = HashMap::new();
-    let links: Vec<(String, i32)> = feature_strategy_segments::table
+        .into_boxed();
+    let mut links_query = feature_strategy_segments::table
         .inner_join(feature_strategies::table)
         .filter(feature_strategies::environment_name.eq(environment))
         .order(feature_strategy_segments::segment_id.asc())
@@ -80,11 +118,7 @@ fn load(
             feature_strategy_segments::strategy_id,
             feature_strategy_segments::segment_id,
         ))
-        .load(conn)?;
-    for (strategy, segment) in links {
-        segment_links.entry(strategy).or_default().push(segment);
-    }
-
+        .into_boxed();
     let mut strategy_query = feature_strategies::table
         .filter(feature_strategies::environment_name.eq(environment))
         .order((
@@ -94,9 +128,32 @@ fn load(
         ))
         .select(StrategyRow::as_select())
         .into_boxed();
+    let mut dependencies_query = feature_dependencies::table
+        .select(DependencyRow::as_select())
+        .into_boxed();
+    if let Some(names) = which.names {
+        query = query.filter(features::name.eq_any(names));
+        states_query = states_query.filter(feature_environments::feature_name.eq_any(names));
+        links_query = links_query.filter(feature_strategies::feature_name.eq_any(names));
+        strategy_query = strategy_query.filter(feature_strategies::feature_name.eq_any(names));
+        dependencies_query = dependencies_query.filter(feature_dependencies::child.eq_any(names));
+    }
     if !with_disabled {
         strategy_query = strategy_query.filter(feature_strategies::disabled.eq(false));
     }
+
+    let states: HashMap<String, FeatureEnvironmentRow> = states_query
+        .load(conn)?
+        .into_iter()
+        .map(|row| (row.feature_name.clone(), row))
+        .collect();
+
+    let mut segment_links: HashMap<String, Vec<i32>> = HashMap::new();
+    let links: Vec<(String, i32)> = links_query.load(conn)?;
+    for (strategy, segment) in links {
+        segment_links.entry(strategy).or_default().push(segment);
+    }
+
     // Rows are read one at a time (at 10,000 flags, holding them all took megabytes) and come
     // ordered by feature: each feature's strategies gather in a reused buffer, then move into a
     // list of exactly their number, which the compiled engine keeps.
@@ -118,17 +175,11 @@ fn load(
         strategies_by_feature.insert(feature, exactly(&mut run));
     }
 
-    let dependencies: HashMap<String, DependencyRow> = feature_dependencies::table
-        .select(DependencyRow::as_select())
+    let dependencies: HashMap<String, DependencyRow> = dependencies_query
         .load(conn)?
         .into_iter()
         .map(|row| (row.child.clone(), row))
         .collect();
-
-    let segment_rows: Vec<SegmentRow> = segments_table::table
-        .order(segments_table::id.asc())
-        .select(SegmentRow::as_select())
-        .load(conn)?;
 
     // Read last, one row at a time, once everything it is joined with is at hand.
     let mut features_out = Vec::new();
@@ -148,7 +199,7 @@ fn load(
                 })
             })
             .transpose()?;
-        features_out.push(Feature {
+        let feature = Feature {
             enabled: state.is_some_and(|state| state.enabled),
             variants: match state {
                 Some(state) => state.variants()?,
@@ -166,16 +217,10 @@ fn load(
             stale: Some(row.stale),
             impression_data: Some(row.impression_data),
             name: row.name,
-        });
+        };
+        features_out.push((row.archived_at.is_some(), feature));
     }
-    Ok(ClientFeatures {
-        version: 2,
-        features: features_out,
-        segments: segment_rows
-            .iter()
-            .map(segments::to_model)
-            .collect::<Result<_, _>>()?,
-    })
+    Ok(features_out)
 }
 
 /// Moves everything out of `buffer` into a list with no spare room, leaving `buffer` empty with

@@ -46,6 +46,7 @@ pub(crate) fn hold(conn: &mut DbConnection, event: NewEvent) -> Result<Option<He
     {
         return Ok(None);
     }
+    crate::queries::history::touch(&event);
     let group_id = if written_in_transaction(event.event_type) {
         group_id(event.created_at)
     } else {

@@ -788,6 +788,8 @@ pub fn apply(
     now: NaiveDateTime,
 ) -> Result<Plan, StoreError> {
     crate::queries::write(conn, |conn| {
+        // Rows are written directly, without an event naming each flag.
+        crate::queries::history::touch_everything();
         let stored = read(conn)?;
         let mut source = source.clone();
         let plan = settle(&mut source, &stored)?;

@@ -113,6 +113,7 @@ pub fn apply(
             .collect(),
     );
     let done = crate::queries::write(conn, |conn| {
+        crate::queries::history::not_kept();
         let mut done = Mirrored::default();
         ensure_environment(conn, &scope.environment, now)?;
         done.segments += write_segments(conn, document, now)?;

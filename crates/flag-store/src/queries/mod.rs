@@ -19,6 +19,7 @@ pub mod events;
 pub mod export;
 pub mod feature_types;
 pub mod features;
+pub mod history;
 pub mod import;
 pub mod lifecycle;
 pub mod migrate;

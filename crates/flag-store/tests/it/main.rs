@@ -9,6 +9,7 @@ mod common;
 mod concurrency;
 mod crash;
 mod evaluation;
+mod history;
 mod migrate;
 mod migrations;
 mod mirror;

@@ -37,7 +37,7 @@ fn migrations_run_up_down_and_up_again() -> Result<(), Box<dyn std::error::Error
     let db = common::TestDb::new()?;
     let mut conn = db.store.connection()?;
     let created = tables(&mut conn)?;
-    assert_eq!(created.len(), 43, "{created:?}");
+    assert_eq!(created.len(), 46, "{created:?}");
     flag_store::revert_all(&mut conn)?;
     assert!(tables(&mut conn)?.is_empty());
     flag_store::migrate(&mut conn)?;

@@ -1,0 +1,400 @@
+//! The history of what the playground evaluates: every flag's definition in every environment,
+//! and every segment's, kept with the revisions (audit event ids) between which each held, so
+//! that the configuration of any moment since the history began is read back exactly.
+//!
+//! - **Written** by every write transaction, in the store's one write path: its events name the
+//!   flags and segments it touched ([`touch`], called as each event is made ready); before it
+//!   commits, [`capture`] reads their definitions as the playground reads them now and, for each
+//!   that differs from its current version, closes that version at the write's revision and opens
+//!   a new one. What the history holds is therefore what the playground read, not a replay of
+//!   the events' own records. Writes with no such event (tokens, users, settings) cost nothing.
+//! - **Read** at revision `r` ([`playground_input_at`]): the versions with
+//!   `from_revision <= r < to_revision` (or no `to_revision`), in the playground's order.
+//! - **Begun** when a database first opens with this table ([`begin`]): every flag and segment as
+//!   it is then, at the revision then; times before that are outside the history.
+
+use std::cell::RefCell;
+use std::collections::{BTreeSet, HashMap};
+
+use chrono::NaiveDateTime;
+use diesel::prelude::*;
+use flag_eval::{ClientFeatures, Feature, Segment};
+
+use crate::connection::DbConnection;
+use crate::error::StoreError;
+use crate::models::{EventType, NewEvent, SegmentRow};
+use crate::queries::evaluation::{Flags, ProjectScope, flags};
+use crate::queries::{events, from_json, segments, to_json};
+use crate::schema::{
+    environments, flag_versions, history_start, segment_versions, segments as segments_table,
+};
+
+/// What the write running on this thread touched.
+#[derive(Debug, Default)]
+struct Touched {
+    features: BTreeSet<String>,
+    segments: BTreeSet<i32>,
+    /// Something whose reach is every flag (an environment, a project's environments, a
+    /// migration): all are captured.
+    everything: bool,
+}
+
+impl Touched {
+    fn is_empty(&self) -> bool {
+        !self.everything && self.features.is_empty() && self.segments.is_empty()
+    }
+}
+
+thread_local! {
+    /// The flags and segments the write transaction running on this thread touched; `None`
+    /// outside a write.
+    static TOUCHED: RefCell<Option<Touched>> = const { RefCell::new(None) };
+}
+
+/// Runs `work`, one whole write transaction, noting what its events touch; put back as it was
+/// when `work` returns or unwinds.
+pub(crate) fn recording<T>(work: impl FnOnce() -> T) -> T {
+    struct Restore(Option<Touched>);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            TOUCHED.with(|touched| *touched.borrow_mut() = previous);
+        }
+    }
+    let _restore = Restore(TOUCHED.with(|touched| touched.replace(Some(Touched::default()))));
+    work()
+}
+
+/// Notes what `event`, about to be recorded, says was changed.
+pub(crate) fn touch(event: &NewEvent) {
+    TOUCHED.with(|touched| {
+        let mut touched = touched.borrow_mut();
+        let Some(touched) = touched.as_mut() else {
+            return;
+        };
+        if let Some(feature) = &event.feature_name {
+            touched.features.insert(feature.clone());
+            return;
+        }
+        match event.event_type {
+            EventType::SegmentCreated | EventType::SegmentUpdated | EventType::SegmentDeleted => {
+                match crate::queries::change_requests::segment_of(event) {
+                    Some(segment) => {
+                        touched.segments.insert(segment);
+                    }
+                    None => touched.everything = true,
+                }
+            }
+            EventType::EnvironmentCreated
+            | EventType::EnvironmentDeleted
+            | EventType::EnvironmentEnabled
+            | EventType::EnvironmentDisabled
+            | EventType::EnvironmentUpdated
+            | EventType::FeaturesImported
+            | EventType::ProjectEnvironmentAdded
+            | EventType::ProjectEnvironmentRemoved
+            | EventType::ProjectDeleted => touched.everything = true,
+            _ => {}
+        }
+    });
+}
+
+/// Notes that the write running on this thread changed flags or segments without an event
+/// naming each (a migration): every one is captured.
+pub(crate) fn touch_everything() {
+    TOUCHED.with(|touched| {
+        if let Some(touched) = touched.borrow_mut().as_mut() {
+            touched.everything = true;
+        }
+    });
+}
+
+/// Keeps the write running on this thread out of the history: an edge's mirror of its upstream,
+/// whose store answers SDKs and keeps no history of its own.
+pub(crate) fn not_kept() {
+    TOUCHED.with(|touched| *touched.borrow_mut() = None);
+}
+
+/// Rows inserted per statement.
+const CHUNK: usize = 1000;
+
+/// Records, at the revision the write running on this thread has reached, a new version of each
+/// flag (in each environment) and segment it touched whose definition changed. Called by the
+/// write path before it commits.
+pub(crate) fn capture(conn: &mut DbConnection) -> Result<(), StoreError> {
+    let touched = TOUCHED.with(|touched| touched.borrow_mut().as_mut().map(std::mem::take));
+    match touched {
+        Some(touched) if !touched.is_empty() => {
+            let revision = events::latest_id(conn)?;
+            write_versions(conn, &touched, revision)
+        }
+        _ => Ok(()),
+    }
+}
+
+/// A flag's definition in one environment, as stored.
+struct FlagVersion {
+    project: String,
+    archived: bool,
+    body: String,
+}
+
+fn write_versions(conn: &mut DbConnection, touched: &Touched, revision: i32) -> Result<(), StoreError> {
+    if touched.everything || !touched.features.is_empty() {
+        let names: Option<Vec<String>> =
+            (!touched.everything).then(|| touched.features.iter().cloned().collect());
+        let mut open_query = flag_versions::table
+            .filter(flag_versions::to_revision.is_null())
+            .select((
+                flag_versions::feature,
+                flag_versions::environment,
+                flag_versions::project,
+                flag_versions::archived,
+                flag_versions::body,
+            ))
+            .into_boxed();
+        if let Some(names) = &names {
+            open_query = open_query.filter(flag_versions::feature.eq_any(names));
+        }
+        let mut open: HashMap<(String, String), FlagVersion> = open_query
+            .load::<(String, String, String, bool, String)>(conn)?
+            .into_iter()
+            .map(|(feature, environment, project, archived, body)| {
+                (
+                    (feature, environment),
+                    FlagVersion {
+                        project,
+                        archived,
+                        body,
+                    },
+                )
+            })
+            .collect();
+        let environments: Vec<String> = environments::table
+            .order(environments::name)
+            .select(environments::name)
+            .load(conn)?;
+        let which = Flags {
+            scope: &ProjectScope::All,
+            names: names.as_deref(),
+            archived: true,
+        };
+        let mut closed: HashMap<String, Vec<String>> = HashMap::new();
+        let mut opened = Vec::new();
+        for environment in &environments {
+            for (archived, feature) in flags(conn, environment, &which, true)? {
+                let now = FlagVersion {
+                    project: feature.project.clone().unwrap_or_default(),
+                    archived,
+                    body: to_json("body", &feature)?,
+                };
+                match open.remove(&(feature.name.clone(), environment.clone())) {
+                    Some(then)
+                        if then.project == now.project
+                            && then.archived == now.archived
+                            && then.body == now.body => {}
+                    Some(_) => {
+                        closed
+                            .entry(environment.clone())
+                            .or_default()
+                            .push(feature.name.clone());
+                        opened.push((feature.name, environment.clone(), now));
+                    }
+                    None => opened.push((feature.name, environment.clone(), now)),
+                }
+            }
+        }
+        // What is left was deleted, or its environment was.
+        for (feature, environment) in open.into_keys() {
+            closed.entry(environment).or_default().push(feature);
+        }
+        for (environment, features) in closed {
+            for features in features.chunks(CHUNK) {
+                diesel::update(
+                    flag_versions::table
+                        .filter(flag_versions::environment.eq(&environment))
+                        .filter(flag_versions::feature.eq_any(features))
+                        .filter(flag_versions::to_revision.is_null()),
+                )
+                .set(flag_versions::to_revision.eq(revision))
+                .execute(conn)?;
+            }
+        }
+        let rows: Vec<_> = opened
+            .into_iter()
+            .map(|(feature, environment, version)| {
+                (
+                    flag_versions::feature.eq(feature),
+                    flag_versions::environment.eq(environment),
+                    flag_versions::from_revision.eq(revision),
+                    flag_versions::project.eq(version.project),
+                    flag_versions::archived.eq(version.archived),
+                    flag_versions::body.eq(version.body),
+                )
+            })
+            .collect();
+        for rows in rows.chunks(CHUNK) {
+            match conn {
+                DbConnection::Postgres(postgres) => {
+                    diesel::insert_into(flag_versions::table)
+                        .values(rows)
+                        .execute(postgres)?;
+                }
+                DbConnection::Sqlite(_) => {
+                    for row in rows {
+                        diesel::insert_into(flag_versions::table)
+                            .values(row.clone())
+                            .execute(conn)?;
+                    }
+                }
+            }
+        }
+    }
+    if touched.everything || !touched.segments.is_empty() {
+        let ids: Option<Vec<i32>> = (!touched.everything).then(|| touched.segments.iter().copied().collect());
+        let mut open_query = segment_versions::table
+            .filter(segment_versions::to_revision.is_null())
+            .select((segment_versions::segment_id, segment_versions::body))
+            .into_boxed();
+        let mut now_query = segments_table::table.select(SegmentRow::as_select()).into_boxed();
+        if let Some(ids) = &ids {
+            open_query = open_query.filter(segment_versions::segment_id.eq_any(ids));
+            now_query = now_query.filter(segments_table::id.eq_any(ids));
+        }
+        let mut open: HashMap<i32, String> = open_query.load(conn)?.into_iter().collect();
+        let mut changed = Vec::new();
+        let mut opened = Vec::new();
+        for row in now_query.load(conn)? {
+            let body = to_json("body", &segments::to_model(&row)?)?;
+            match open.remove(&row.id) {
+                Some(then) if then == body => {}
+                Some(_) => {
+                    changed.push(row.id);
+                    opened.push((row.id, body));
+                }
+                None => opened.push((row.id, body)),
+            }
+        }
+        changed.extend(open.into_keys());
+        for ids in changed.chunks(CHUNK) {
+            diesel::update(
+                segment_versions::table
+                    .filter(segment_versions::segment_id.eq_any(ids))
+                    .filter(segment_versions::to_revision.is_null()),
+            )
+            .set(segment_versions::to_revision.eq(revision))
+            .execute(conn)?;
+        }
+        for (id, body) in opened {
+            diesel::insert_into(segment_versions::table)
+                .values((
+                    segment_versions::segment_id.eq(id),
+                    segment_versions::from_revision.eq(revision),
+                    segment_versions::body.eq(body),
+                ))
+                .execute(conn)?;
+        }
+    }
+    Ok(())
+}
+
+/// Begins the history when it has not begun: every flag and segment as it is, at the current
+/// revision, from `now`. Idempotent; run when the store opens.
+pub fn begin(conn: &mut DbConnection, now: NaiveDateTime) -> Result<(), StoreError> {
+    let begun = |conn: &mut DbConnection| -> Result<bool, StoreError> {
+        Ok(history_start::table.count().get_result::<i64>(conn)? > 0)
+    };
+    if begun(conn)? {
+        return Ok(());
+    }
+    crate::queries::write(conn, |conn| {
+        if begun(conn)? {
+            return Ok(());
+        }
+        let revision = events::latest_id(conn)?;
+        write_versions(
+            conn,
+            &Touched {
+                everything: true,
+                ..Touched::default()
+            },
+            revision,
+        )?;
+        diesel::insert_into(history_start::table)
+            .values((
+                history_start::id.eq(1),
+                history_start::revision.eq(revision),
+                history_start::started_at.eq(now),
+            ))
+            .execute(conn)?;
+        Ok(())
+    })
+}
+
+/// When the history begins: the earliest time it answers for.
+pub fn start(conn: &mut DbConnection) -> Result<Option<NaiveDateTime>, StoreError> {
+    Ok(history_start::table
+        .select(history_start::started_at)
+        .first(conn)
+        .optional()?)
+}
+
+/// The revision the configuration was at, at `at`: the newest event recorded then or before
+/// (0 when none was).
+pub fn revision_at(conn: &mut DbConnection, at: NaiveDateTime) -> Result<i32, StoreError> {
+    use crate::schema::events;
+    Ok(events::table
+        .filter(events::created_at.le(at))
+        .select(diesel::dsl::max(events::id))
+        .first::<Option<i32>>(conn)?
+        .unwrap_or(0))
+}
+
+/// What the playground evaluated for `environment` at `revision`: as
+/// [`playground_input`](crate::queries::evaluation::playground_input) read it then.
+pub fn playground_input_at(
+    conn: &mut DbConnection,
+    scope: &ProjectScope,
+    environment: &str,
+    revision: i32,
+) -> Result<ClientFeatures, StoreError> {
+    crate::queries::snapshot(conn, |conn| {
+        let mut query = flag_versions::table
+            .filter(flag_versions::environment.eq(environment))
+            .filter(flag_versions::from_revision.le(revision))
+            .filter(
+                flag_versions::to_revision
+                    .is_null()
+                    .or(flag_versions::to_revision.gt(revision)),
+            )
+            .filter(flag_versions::archived.eq(false))
+            .order((flag_versions::project.asc(), flag_versions::feature.asc()))
+            .select(flag_versions::body)
+            .into_boxed();
+        if let ProjectScope::Only(projects) = scope {
+            query = query.filter(flag_versions::project.eq_any(projects));
+        }
+        let mut features = Vec::new();
+        for body in query.load_iter::<String, diesel::connection::DefaultLoadingMode>(conn)? {
+            features.push(from_json::<Feature>("flag version", revision, "body", &body?)?);
+        }
+        let segments = segment_versions::table
+            .filter(segment_versions::from_revision.le(revision))
+            .filter(
+                segment_versions::to_revision
+                    .is_null()
+                    .or(segment_versions::to_revision.gt(revision)),
+            )
+            .order(segment_versions::segment_id.asc())
+            .select(segment_versions::body)
+            .load::<String>(conn)?
+            .iter()
+            .map(|body| from_json::<Segment>("segment version", revision, "body", body))
+            .collect::<Result<_, _>>()?;
+        Ok(ClientFeatures {
+            version: 2,
+            features,
+            segments,
+        })
+    })
+}

@@ -1,0 +1,467 @@
+//! The playground's history: after any sequence of writes, each at a time of the test's
+//! choosing, the configuration read back at each of those times is exactly what the playground
+//! read right after that write.
+
+use std::collections::BTreeMap;
+
+use chrono::{NaiveDateTime, TimeDelta};
+use flag_eval::{ClientFeatures, Constraint, Variant};
+use flag_store::models::{Actor, FeatureRow, NewSegment, ProjectRow};
+use flag_store::queries::evaluation::{ProjectScope, playground_input};
+use flag_store::queries::features::{FeatureMetadata, Switch};
+use flag_store::queries::history;
+use flag_store::queries::strategies::StrategyInput;
+use flag_store::{DbConnection, StoreError, queries};
+use proptest::prelude::*;
+
+use crate::common;
+
+/// One write, its targets chosen by small indices.
+#[derive(Debug, Clone)]
+enum Write {
+    Create(u8),
+    Switch(u8, u8, bool),
+    AddStrategy(u8, u8, u8),
+    UpdateStrategy(u8, u8, u8),
+    DeleteStrategy(u8, u8),
+    Reorder(u8, u8),
+    Variants(u8, u8, u8),
+    Depend(u8, u8, bool),
+    Undepend(u8),
+    Archive(u8),
+    Revive(u8),
+    Delete(u8),
+    Stale(u8, bool),
+    Describe(u8, u8),
+    CreateSegment(u8),
+    UpdateSegment(u8, u8),
+    DeleteSegment(u8),
+}
+
+const FLAGS: u8 = 6;
+const ENVIRONMENTS: [&str; 2] = ["development", "production"];
+
+fn flag(index: u8) -> String {
+    format!("flag-{}", index % FLAGS)
+}
+
+/// Flags with an odd index live in project `other`.
+fn project(index: u8) -> &'static str {
+    if index % FLAGS % 2 == 1 {
+        "other"
+    } else {
+        "default"
+    }
+}
+
+fn environment(index: u8) -> &'static str {
+    ENVIRONMENTS[usize::from(index) % ENVIRONMENTS.len()]
+}
+
+fn constraint(field: &str, operator: &str, values: &[&str]) -> Constraint {
+    Constraint {
+        context_name: field.into(),
+        operator: operator.into(),
+        values: values.iter().map(|value| (*value).to_owned()).collect(),
+        ..Constraint::default()
+    }
+}
+
+fn strategy(kind: u8, segments: &[i32]) -> StrategyInput {
+    match kind % 4 {
+        0 => StrategyInput {
+            name: "default".into(),
+            ..StrategyInput::default()
+        },
+        1 => StrategyInput {
+            name: "flexibleRollout".into(),
+            parameters: BTreeMap::from([
+                ("rollout".into(), format!("{}", 10 + u32::from(kind) % 90)),
+                ("stickiness".into(), "userId".into()),
+                ("groupId".into(), "group".into()),
+            ]),
+            constraints: vec![constraint("region", "IN", &["eu", "us"])],
+            ..StrategyInput::default()
+        },
+        2 => StrategyInput {
+            name: "default".into(),
+            title: Some(format!("kind {kind}")),
+            constraints: vec![constraint(
+                "currentTime",
+                "DATE_AFTER",
+                &["2031-01-01T00:00:00.000Z"],
+            )],
+            segments: segments.iter().copied().take(1).collect(),
+            variants: vec![Variant {
+                name: format!("v{kind}"),
+                weight: 1000,
+                ..Variant::default()
+            }],
+            ..StrategyInput::default()
+        },
+        _ => StrategyInput {
+            name: "userWithId".into(),
+            disabled: kind % 8 == 3,
+            parameters: BTreeMap::from([("userIds".into(), "a,b,c".into())]),
+            ..StrategyInput::default()
+        },
+    }
+}
+
+/// Makes `write` at `now`; a write the store refuses (a missing flag, an orphaned child) makes
+/// nothing, as it would for a user.
+fn make(conn: &mut DbConnection, write: &Write, now: NaiveDateTime) -> Result<(), StoreError> {
+    let actor = Actor::system();
+    let segments: Vec<i32> = queries::segments::list(conn)?.iter().map(|row| row.id).collect();
+    let first_strategy =
+        |conn: &mut DbConnection, index: u8, env: u8| -> Result<Option<String>, StoreError> {
+            Ok(queries::strategies::list(conn, &flag(index), environment(env))?
+                .into_iter()
+                .find_map(|strategy| strategy.id))
+        };
+    match write {
+        Write::Create(index) => queries::features::create(
+            conn,
+            &FeatureRow {
+                name: flag(*index),
+                project_id: project(*index).into(),
+                feature_type: "release".into(),
+                description: None,
+                impression_data: false,
+                stale: false,
+                archived_at: None,
+                created_at: now,
+                created_by_user_id: None,
+            },
+            &actor,
+        )
+        .map(drop),
+        Write::Switch(index, env, on) => queries::features::switch(
+            conn,
+            project(*index),
+            &flag(*index),
+            environment(*env),
+            Switch {
+                enabled: *on,
+                activate_disabled: false,
+            },
+            &actor,
+            now,
+        ),
+        Write::AddStrategy(index, env, kind) => queries::strategies::add(
+            conn,
+            project(*index),
+            &flag(*index),
+            environment(*env),
+            &strategy(*kind, &segments),
+            &actor,
+            now,
+        )
+        .map(drop),
+        Write::UpdateStrategy(index, env, kind) => match first_strategy(conn, *index, *env)? {
+            Some(id) => queries::strategies::update(
+                conn,
+                project(*index),
+                &flag(*index),
+                environment(*env),
+                &id,
+                &strategy(*kind, &segments),
+                &actor,
+                now,
+            )
+            .map(drop),
+            None => Ok(()),
+        },
+        Write::DeleteStrategy(index, env) => match first_strategy(conn, *index, *env)? {
+            Some(id) => queries::strategies::delete(
+                conn,
+                project(*index),
+                &flag(*index),
+                environment(*env),
+                &id,
+                &actor,
+                now,
+            ),
+            None => Ok(()),
+        },
+        Write::Reorder(index, env) => {
+            let rows = queries::strategies::list(conn, &flag(*index), environment(*env))?;
+            let count = i32::try_from(rows.len()).unwrap_or(i32::MAX);
+            let orders: Vec<(String, i32)> = rows
+                .into_iter()
+                .zip((0..count).rev())
+                .filter_map(|(strategy, order)| Some((strategy.id?, order)))
+                .collect();
+            queries::strategies::set_sort_order(
+                conn,
+                project(*index),
+                &flag(*index),
+                environment(*env),
+                &orders,
+                &actor,
+                now,
+            )
+        }
+        Write::Variants(index, env, count) => queries::variants::set_variants_batch(
+            conn,
+            project(*index),
+            &flag(*index),
+            &[environment(*env).to_owned()],
+            &(0..count % 3)
+                .map(|n| Variant {
+                    name: format!("variant-{n}"),
+                    weight: 1000 / i64::from(count % 3),
+                    weight_type: Some("variable".into()),
+                    stickiness: Some("default".into()),
+                    ..Variant::default()
+                })
+                .collect::<Vec<_>>(),
+            &actor,
+            now,
+        )
+        .map(drop),
+        Write::Depend(child, parent, enabled) => queries::dependencies::set(
+            conn,
+            project(*child),
+            &flag(*child),
+            &flag(*parent),
+            *enabled,
+            &[],
+            &actor,
+            now,
+        ),
+        Write::Undepend(child) => {
+            queries::dependencies::remove(conn, project(*child), &flag(*child), &actor, now)
+        }
+        Write::Archive(index) => {
+            queries::archive::archive(conn, project(*index), &[flag(*index)], &actor, now)
+        }
+        Write::Revive(index) => queries::archive::revive(conn, project(*index), &[flag(*index)], &actor, now),
+        Write::Delete(index) => queries::archive::delete(conn, None, &[flag(*index)], &actor, now),
+        Write::Stale(index, stale) => {
+            queries::archive::set_stale(conn, project(*index), &[flag(*index)], *stale, &actor, now)
+        }
+        Write::Describe(index, kind) => queries::features::update_metadata(
+            conn,
+            project(*index),
+            &flag(*index),
+            &FeatureMetadata {
+                feature_type: if kind.is_multiple_of(2) {
+                    "release"
+                } else {
+                    "experiment"
+                }
+                .into(),
+                description: (!kind.is_multiple_of(3)).then(|| format!("described {kind}")),
+                stale: false,
+                impression_data: kind % 4 == 1,
+                archived: false,
+            },
+            true,
+            &actor,
+            now,
+        )
+        .map(drop),
+        Write::CreateSegment(kind) => queries::segments::create(
+            conn,
+            &NewSegment {
+                name: format!("segment-{kind}"),
+                description: None,
+                project_id: None,
+                constraints: serde_json::to_string(&[constraint("plan", "IN", &["pro"])]).unwrap_or_default(),
+                created_by: Some("test".into()),
+                created_at: now,
+            },
+            &actor,
+        )
+        .map(drop),
+        Write::UpdateSegment(index, kind) => {
+            match segments.get(usize::from(*index) % segments.len().max(1)) {
+                Some(&id) => {
+                    let row = queries::segments::get(conn, id)?;
+                    queries::segments::update(
+                        conn,
+                        id,
+                        &NewSegment {
+                            name: row.name,
+                            description: None,
+                            project_id: None,
+                            constraints: serde_json::to_string(&[constraint(
+                                "plan",
+                                "IN",
+                                &[&format!("tier-{kind}")],
+                            )])
+                            .unwrap_or_default(),
+                            created_by: Some("test".into()),
+                            created_at: now,
+                        },
+                        &actor,
+                        now,
+                    )
+                    .map(drop)
+                }
+                None => Ok(()),
+            }
+        }
+        Write::DeleteSegment(index) => match segments.get(usize::from(*index) % segments.len().max(1)) {
+            Some(&id) => queries::segments::delete(conn, id, &actor, now),
+            None => Ok(()),
+        },
+    }
+}
+
+/// What the playground reads now, for each environment and scope the test asks about.
+fn read_all(conn: &mut DbConnection) -> Result<Vec<ClientFeatures>, StoreError> {
+    let mut documents = Vec::new();
+    for scope in scopes() {
+        for environment in ENVIRONMENTS {
+            documents.push(playground_input(conn, &scope, environment)?);
+        }
+    }
+    Ok(documents)
+}
+
+fn scopes() -> [ProjectScope; 2] {
+    [ProjectScope::All, ProjectScope::Only(vec!["other".into()])]
+}
+
+/// The same, read back from the history at `at`.
+fn read_all_at(conn: &mut DbConnection, at: NaiveDateTime) -> Result<Vec<ClientFeatures>, StoreError> {
+    let revision = history::revision_at(conn, at)?;
+    let mut documents = Vec::new();
+    for scope in scopes() {
+        for environment in ENVIRONMENTS {
+            documents.push(history::playground_input_at(conn, &scope, environment, revision)?);
+        }
+    }
+    Ok(documents)
+}
+
+/// Makes `writes` one second apart, and checks that the history read at each write's time,
+/// and half a second later, is what the playground read just after it.
+fn replay(writes: &[Write]) -> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    // After the history began, when the store opened.
+    let start = common::now() + TimeDelta::days(1);
+    queries::projects::create(
+        &mut conn,
+        &ProjectRow {
+            id: "other".into(),
+            name: "Other".into(),
+            description: None,
+            created_at: start,
+        },
+        None,
+        &Actor::system(),
+    )?;
+    let mut taken = vec![(start, read_all(&mut conn)?)];
+    let mut made = 0;
+    for (index, write) in writes.iter().enumerate() {
+        let at = start + TimeDelta::seconds(i64::try_from(index).unwrap_or(0) + 1);
+        // Refused writes are part of the sequence: they must change nothing.
+        made += usize::from(make(&mut conn, write, at).is_ok());
+        taken.push((at, read_all(&mut conn)?));
+    }
+    // The sequence is worth replaying: most writes were made, and they changed what was read.
+    let changes = taken.windows(2).filter(|pair| pair[0].1 != pair[1].1).count();
+    if writes.len() >= 100 && (made * 2 < writes.len() || changes * 3 < writes.len()) {
+        return Err(format!(
+            "of {} writes only {made} were made and {changes} changed anything",
+            writes.len()
+        )
+        .into());
+    }
+    for (index, (at, documents)) in taken.iter().enumerate() {
+        for when in [*at, *at + TimeDelta::milliseconds(500)] {
+            let read = read_all_at(&mut conn, when)?;
+            for (position, (then, back)) in documents.iter().zip(&read).enumerate() {
+                if then != back {
+                    return Err(format!(
+                        "after write {index} ({:?}), at {when}, document {position} differs:\nthen {}\nread back {}",
+                        writes.get(index.wrapping_sub(1)),
+                        serde_json::to_string(then)?,
+                        serde_json::to_string(back)?
+                    )
+                    .into());
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A fixed sequence of a few hundred writes of every kind, from a small xorshift generator.
+fn fixed_sequence(count: usize) -> Vec<Write> {
+    let mut state: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        u8::try_from(state % 251).unwrap_or(0)
+    };
+    let mut writes: Vec<Write> = (0..FLAGS).map(Write::Create).collect();
+    writes.push(Write::CreateSegment(0));
+    while writes.len() < count {
+        let (a, b, c) = (next(), next(), next());
+        writes.push(write_of(next(), a, b, c));
+    }
+    writes
+}
+
+fn write_of(kind: u8, a: u8, b: u8, c: u8) -> Write {
+    match kind % 17 {
+        0 => Write::Create(a),
+        1 | 2 => Write::Switch(a, b, c.is_multiple_of(2)),
+        3 | 4 => Write::AddStrategy(a, b, c),
+        5 => Write::UpdateStrategy(a, b, c),
+        6 => Write::DeleteStrategy(a, b),
+        7 => Write::Reorder(a, b),
+        8 => Write::Variants(a, b, c),
+        9 => Write::Depend(a, b, c.is_multiple_of(2)),
+        10 => Write::Undepend(a),
+        11 => Write::Archive(a),
+        12 => Write::Revive(a),
+        13 => Write::Delete(a),
+        14 => Write::Stale(a, b.is_multiple_of(2)),
+        15 => Write::Describe(a, b),
+        _ => match c % 3 {
+            0 => Write::CreateSegment(a),
+            1 => Write::UpdateSegment(a, b),
+            _ => Write::DeleteSegment(a),
+        },
+    }
+}
+
+#[test]
+fn three_hundred_writes_of_every_kind_read_back_at_each_of_their_times()
+-> Result<(), Box<dyn std::error::Error>> {
+    replay(&fixed_sequence(300))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, failure_persistence: None, ..ProptestConfig::default() })]
+
+    #[test]
+    fn any_sequence_of_writes_reads_back_at_each_of_their_times(
+        writes in proptest::collection::vec((any::<u8>(), any::<u8>(), any::<u8>(), any::<u8>()), 1..40)
+    ) {
+        let mut sequence: Vec<Write> = (0..FLAGS).map(Write::Create).collect();
+        sequence.extend(writes.into_iter().map(|(kind, a, b, c)| write_of(kind, a, b, c)));
+        if let Err(error) = replay(&sequence) {
+            return Err(TestCaseError::fail(error.to_string()));
+        }
+    }
+}
+
+#[test]
+fn the_history_answers_from_when_it_began() -> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let start = history::start(&mut conn)?.ok_or("the history has not begun")?;
+    assert!(start <= common::now());
+    // Beginning again changes nothing.
+    history::begin(&mut conn, common::now() + TimeDelta::days(1))?;
+    assert_eq!(history::start(&mut conn)?, Some(start));
+    Ok(())
+}
