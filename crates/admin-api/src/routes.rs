@@ -636,6 +636,11 @@ declare! {
     ),
     operation(events::__path_search, events::search, catalogue::events::SEARCH),
     operation(
+        events::__path_history_changes,
+        events::history_changes,
+        catalogue::history::CHANGES,
+    ),
+    operation(
         events::__path_creators,
         events::creators,
         catalogue::events::CREATORS,

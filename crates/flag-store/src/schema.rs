@@ -488,6 +488,7 @@ diesel::table! {
         to_revision -> Nullable<Integer>,
         project -> Text,
         archived -> Bool,
+        in_project -> Bool,
         body -> Text,
     }
 }

@@ -163,6 +163,7 @@ pub fn rows(events: &[EventOut], with_flag: bool) -> Markup {
                     th scope="col" { "When (UTC)" } th scope="col" { "Who" } th scope="col" { "What" }
                     @if with_flag { th scope="col" { "Flag" } th.optional scope="col" { "Project" } }
                     th.optional scope="col" { "Environment" }
+                    th scope="col" { span.visually-hidden { "Evaluate" } }
                 } }
                 tbody {
                     @for event in events {
@@ -184,12 +185,29 @@ pub fn rows(events: &[EventOut], with_flag: bool) -> Markup {
                                 td.optional { (event.project.as_deref().unwrap_or("")) }
                             }
                             td.optional { (event.environment.as_deref().unwrap_or("")) }
+                            td { @if let Some(link) = evaluate_then(event) {
+                                a href=(link) title="The playground against the configuration as this change left it" { "Evaluate as of this change" }
+                            } }
                         }
                     }
                 }
             }
         }
     }
+}
+
+/// The playground asked about `event`'s flag (its project, its environment when it names one)
+/// as of the moment the event was recorded; `None` for an event about no flag.
+fn evaluate_then(event: &EventOut) -> Option<String> {
+    event.feature_name.as_ref()?;
+    let mut link = format!("/playground?run=1&at={}", url_escape(&event.created_at));
+    if let Some(project) = &event.project {
+        link.push_str(&format!("&projects={}", url_escape(project)));
+    }
+    if let Some(environment) = &event.environment {
+        link.push_str(&format!("&env={}", url_escape(environment)));
+    }
+    Some(link)
 }
 
 /// An event's changes, path by path: the value before struck out, the value after beside it.

@@ -85,6 +85,7 @@ async fn render(
         let reader = features::GET.admit(principal.clone())?;
         let query = FeatureQuery {
             variant_environments: Some("true".into()),
+            at: None,
         };
         let detail = features::get(
             &state.app,

@@ -60,6 +60,7 @@ pub fn page(
                             a href="/applications" aria-current=[(current == "applications").then_some("page")] { "Applications" }
                             a href="/events" aria-current=[(current == "events").then_some("page")] { "Audit log" }
                             a href="/playground" aria-current=[(current == "playground").then_some("page")] { "Playground" }
+                            a href="/history" aria-current=[(current == "history").then_some("page")] { "What changed" }
                             @if viewer.admin {
                                 a href="/admin/invites" aria-current=[(current == "admin").then_some("page")] { "Admin" }
                             }

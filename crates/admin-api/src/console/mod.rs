@@ -18,6 +18,7 @@ mod context;
 mod events;
 mod flag;
 mod flags;
+mod history;
 mod layout;
 mod life;
 mod login;
@@ -163,6 +164,7 @@ pub fn configure(config: &mut web::ServiceConfig) {
         )
         .service(web::resource("/projects/{id}/environments").route(web::post().to(projects::environment)))
         .service(web::resource("/playground").route(web::get().to(playground::page)))
+        .service(web::resource("/history").route(web::get().to(history::page)))
         .service(web::resource("/admin").route(web::get().to(admin_home)))
         .service(
             web::resource("/admin/invites")
@@ -257,6 +259,7 @@ fn is_console(path: &str) -> bool {
             | "/signed-out"
             | "/new-user"
             | "/playground"
+            | "/history"
             | "/admin"
             | "/flags"
             | "/segments"

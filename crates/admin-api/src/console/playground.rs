@@ -8,6 +8,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use flag_admin::delivery::playground;
 use flag_admin::delivery::playground::types::{PlaygroundContext, PlaygroundQuery, shown};
 use flag_admin::identity::auth::Principal;
+use flag_admin::runtime::domain::Timestamp;
 use flag_admin::{AdminError, catalogue::context_fields, catalogue::environments};
 use maud::{Markup, PreEscaped, html};
 
@@ -111,9 +112,21 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
             }
             label for="custom" { "Other properties, one name=value per line" }
             textarea id="custom" name="custom" { (get("custom")) }
+            div.row {
+                div {
+                    label for="at" { "As of (UTC; empty for now)" }
+                    input id="at" name="at" type="datetime-local" step="0.001" value=(get("at"));
+                }
+            }
             p { button type="submit" { "Evaluate" } }
         }
         @if let Some(answer) = &answer {
+            @if let Some(as_of) = &answer.0.as_of {
+                p.card role="status" {
+                    "As of " strong { (as_of.at) } ": the configuration after audit event " (as_of.revision)
+                    " (" a href=(format!("/history?from={}", super::url_escape(&as_of.at))) { "what changed since" } ")."
+                }
+            }
             (results(&answer.0))
             @let total = answer.1;
             @if total > PAGE {
@@ -126,6 +139,31 @@ pub async fn page(state: web::Data<AppState>, request: HttpRequest) -> HttpRespo
         }
     };
     layout::page(status, "Playground", Some(&viewer), "playground", &body)
+}
+
+/// The form's "As of": empty for now; a date-time field's value (no zone) is UTC.
+fn as_of(text: &str) -> Result<Option<Timestamp>, AdminError> {
+    let text = text.trim();
+    if text.is_empty() {
+        return Ok(None);
+    }
+    Timestamp::read(&zoned(text))
+        .map(Some)
+        .map_err(|message| AdminError::invalid("/at", format!("As of: {message}")))
+}
+
+/// A moment from a form: a date-time field gives `2026-11-30T14:03`, with seconds and their
+/// fraction when set, and no zone, which is UTC here; a time with a zone is kept.
+pub(super) fn zoned(text: &str) -> String {
+    let text = text.trim();
+    let time = text.split_once('T').map_or("", |(_, time)| time);
+    if time.ends_with('Z') || time.contains('+') || time.contains('-') {
+        text.to_owned()
+    } else if time.len() == 5 {
+        format!("{text}:00Z")
+    } else {
+        format!("{text}Z")
+    }
 }
 
 /// The advanced playground's answer to the form.
@@ -170,6 +208,7 @@ async fn evaluate(
         environments: environments.to_vec(),
         projects: (!projects.is_empty()).then_some(projects),
         context,
+        at: as_of(&get("at"))?,
     };
     playground::advanced_shown(
         &state.app,

@@ -1,10 +1,11 @@
-//! The audit log.
+//! The audit log, and the history of what it recorded.
 
 use actix_web::web;
-use flag_admin::catalogue::events;
 use flag_admin::catalogue::events::types::{
     EventCreatorOut, EventSearchOut, EventSearchQuery, EventsOut, EventsQuery, FeatureEventsOut,
 };
+use flag_admin::catalogue::history::types::{ChangesOut, ChangesQuery};
+use flag_admin::catalogue::{events, history};
 
 use crate::auth::Admitted;
 use crate::error::{ApiError, ErrorBody};
@@ -84,4 +85,27 @@ pub async fn creators(
     _caller: Admitted,
 ) -> Result<web::Json<Vec<EventCreatorOut>>, ApiError> {
     Ok(web::Json(events::creators(&state.app).await?))
+}
+
+/// Our extension: the flags whose definition in an environment differs between two moments
+/// (`from`, and `to` or now), each before and after, with the events between them that name it.
+#[utoipa::path(
+    get,
+    path = "/api/admin/history/changes",
+    tag = "History",
+    operation_id = "getHistoryChanges",
+    params(ChangesQuery),
+    responses(
+        (status = 200, description = "The flags that changed, and how", body = ChangesOut),
+        (status = 400, description = "A moment is malformed or outside the history", body = ErrorBody),
+    ),
+)]
+pub async fn history_changes(
+    state: web::Data<AppState>,
+    Admitted(caller): Admitted,
+    query: web::Query<ChangesQuery>,
+) -> Result<web::Json<ChangesOut>, ApiError> {
+    Ok(web::Json(
+        history::changes(&state.app, &caller, query.into_inner()).await?,
+    ))
 }

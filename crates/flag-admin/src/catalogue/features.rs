@@ -108,6 +108,12 @@ pub async fn get(
     query: FeatureQuery,
 ) -> Result<FeatureDetailOut, AdminError> {
     let with_variants = query.variant_environments.as_deref() == Some("true");
+    if let Some(at) = &query.at {
+        let at = crate::runtime::domain::Timestamp::read(at)
+            .map_err(|message| AdminError::invalid("/at", format!("/at: {message}")))?
+            .0;
+        return get_at(ctx, caller, (project, name), with_variants, at).await;
+    }
     let since = crate::now() - chrono::Duration::hours(1);
     let read = db::run(&ctx.store, move |conn| {
         let row = queries::features::get(conn, &project, &name)?;
@@ -218,7 +224,137 @@ pub async fn get(
                 })
                 .collect(),
         },
+        as_of: None,
         name: row.name,
+    })
+}
+
+/// [`get`] at a past moment: the flag as the history holds it then.
+async fn get_at(
+    ctx: &Runtime,
+    caller: &Caller,
+    (project, name): (String, String),
+    with_variants: bool,
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<FeatureDetailOut, AdminError> {
+    let missing = {
+        let name = name.clone();
+        move || flag_store::StoreError::NotFound {
+            entity: "feature flag with name",
+            key: name,
+        }
+    };
+    let read = db::run(&ctx.store, move |conn| {
+        queries::snapshot(conn, |conn| {
+            let revision = match crate::catalogue::history::revision_at(conn, at)? {
+                Ok(revision) => revision,
+                Err(message) => return Ok(Err(message)),
+            };
+            let flag = queries::history::flag_at(conn, &name, revision)?
+                .filter(|flag| flag.project == project)
+                .ok_or_else(missing)?;
+            let row = queries::features::find(conn, &name)?;
+            let writers = queries::events::writers_of_feature(conn, &name)?;
+            let mut ids: Vec<i32> = writers.iter().filter_map(|(id, _)| *id).collect();
+            ids.extend(row.as_ref().and_then(|row| row.created_by_user_id));
+            Ok(Ok((
+                revision,
+                flag,
+                row,
+                queries::environments::list(conn)?,
+                queries::history::children_at(conn, &name, revision)?,
+                queries::lifecycle::of(conn, std::slice::from_ref(&name))?,
+                queries::users::with_ids(conn, &ids)?,
+                writers,
+            )))
+        })
+    })
+    .await?;
+    let (revision, flag, row, environments, children, stages, users, writers) =
+        read.map_err(|message| AdminError::invalid("/at", format!("/at {message}")))?;
+    let then = at.naive_utc();
+    let stages: Vec<_> = stages
+        .into_iter()
+        .filter(|stage| stage.created_at <= then)
+        .collect();
+    let Some(first) = flag.environments.first().map(|(_, _, feature)| feature.clone()) else {
+        return Err(AdminError::from(flag_store::StoreError::NotFound {
+            entity: "feature flag with name",
+            key: String::new(),
+        }));
+    };
+    let mut shown: Vec<FeatureEnvironmentOut> = flag
+        .environments
+        .into_iter()
+        .filter(|(environment, in_project, _)| *in_project && caller.may_read(environment))
+        .map(|(environment, _, feature)| {
+            let known = environments.iter().find(|known| known.name == environment);
+            FeatureEnvironmentOut {
+                last_seen_at: None,
+                variants: with_variants.then_some(feature.variants),
+                enabled: feature.enabled,
+                yes: 0,
+                no: 0,
+                environment_type: known
+                    .map(|known| known.environment_type.clone())
+                    .unwrap_or_default(),
+                sort_order: known.map_or(0, |known| known.sort_order),
+                strategies: feature
+                    .strategies
+                    .into_iter()
+                    .map(FeatureStrategyOut::of)
+                    .collect(),
+                name: environment,
+            }
+        })
+        .collect();
+    shown.sort_by(|left, right| {
+        left.sort_order
+            .cmp(&right.sort_order)
+            .then_with(|| left.name.cmp(&right.name))
+    });
+    let user = |id: i32| users.iter().find(|user| user.id == id);
+    Ok(FeatureDetailOut {
+        environments: shown,
+        impression_data: first.impression_data.unwrap_or(false),
+        description: first.description,
+        project: flag.project,
+        stale: first.stale.unwrap_or(false),
+        created_at: row
+            .as_ref()
+            .map(|row| crate::runtime::input::iso(row.created_at))
+            .unwrap_or_default(),
+        created_by: row
+            .as_ref()
+            .and_then(|row| row.created_by_user_id)
+            .map(|id| crate::catalogue::features::types::person(id, user(id), "")),
+        feature_type: first.feature_type.unwrap_or_default(),
+        archived: flag.archived,
+        dependencies: first
+            .dependencies
+            .into_iter()
+            .map(|dependency| DependencyOut {
+                variants: dependency.variants.unwrap_or_default(),
+                enabled: dependency.enabled.unwrap_or(true),
+                feature: dependency.feature,
+            })
+            .collect(),
+        children,
+        lifecycle: current_stage(&stages),
+        links: Vec::new(),
+        collaborators: CollaboratorsOut {
+            users: writers
+                .iter()
+                .filter_map(|(id, written)| {
+                    id.map(|id| crate::catalogue::features::types::person(id, user(id), written))
+                })
+                .collect(),
+        },
+        as_of: Some(crate::catalogue::features::types::AsOfOut {
+            at: at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            revision,
+        }),
+        name: first.name,
     })
 }
 

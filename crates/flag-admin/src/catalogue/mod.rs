@@ -18,6 +18,7 @@ pub mod environments;
 pub mod events;
 pub mod export;
 pub mod features;
+pub mod history;
 pub mod lifecycle;
 pub mod model;
 pub mod overview;

@@ -222,6 +222,83 @@ pub async fn compile(
         .await
 }
 
+/// The configuration an answer for a past moment was evaluated against.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AsOf {
+    /// The moment asked for.
+    pub at: chrono::DateTime<chrono::Utc>,
+    /// The revision in force then: the newest audit event recorded at or before it.
+    pub revision: i32,
+}
+
+impl AsOf {
+    /// `,"asOf":{"at":…,"revision":…}`, as it follows the other fields of an answer.
+    pub fn field(&self) -> Vec<u8> {
+        format!(
+            ",\"asOf\":{{\"at\":\"{}\",\"revision\":{}}}",
+            self.at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+            self.revision
+        )
+        .into_bytes()
+    }
+}
+
+/// The compiled environments for `environments` (in that order) as they were at `at`, read from
+/// the store's history ([`queries::history`]), with the revision that answered. A moment before
+/// the history begins, or after now, is refused with the range it covers.
+pub async fn compile_at(
+    ctx: &Runtime,
+    projects: &ProjectScope,
+    environments: &[String],
+    at: chrono::DateTime<chrono::Utc>,
+) -> Result<(AsOf, Vec<Arc<Compiled>>), AdminError> {
+    let projects = projects.clone();
+    let requested = environments.to_vec();
+    let began = std::time::Instant::now();
+    let read = crate::runtime::db::run(&ctx.store, move |conn| {
+        let revision = match crate::catalogue::history::revision_at(conn, at)? {
+            Ok(revision) => revision,
+            Err(message) => return Ok(Err(message)),
+        };
+        queries::snapshot(conn, |conn| {
+            let mut documents: Vec<(String, ClientFeatures)> = Vec::new();
+            for environment in &requested {
+                if !documents.iter().any(|(name, _)| name == environment) {
+                    let document =
+                        queries::history::playground_input_at(conn, &projects, environment, revision)?;
+                    documents.push((environment.clone(), document));
+                }
+            }
+            Ok(Ok((revision, documents)))
+        })
+    })
+    .await?;
+    let (revision, documents) =
+        read.map_err(|message| AdminError::invalid("/at", format!("/at {message}")))?;
+    let read_in = began.elapsed();
+    let requested = environments.to_vec();
+    let compiled = ctx
+        .cpu
+        .run(move || {
+            let compiled: Vec<(String, Arc<Compiled>)> = documents
+                .into_iter()
+                .map(|(name, document)| (name, Arc::new(Compiled::new(document))))
+                .collect();
+            requested
+                .iter()
+                .filter_map(|environment| {
+                    compiled
+                        .iter()
+                        .find(|(name, _)| name == environment)
+                        .map(|(_, entry)| Arc::clone(entry))
+                })
+                .collect::<Vec<_>>()
+        })
+        .await?;
+    tracing::debug!(revision, ?read_in, compiled_in = ?began.elapsed() - read_in, "compiled a past revision");
+    Ok((AsOf { at, revision }, compiled))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -51,6 +51,9 @@ pub struct PlaygroundAnswer {
     environment: String,
     /// `{"input":<body>,"features":[`, until it is written.
     head: Vec<u8>,
+    /// What closes the answer: `]`, the revision that answered when asked about a past moment,
+    /// and `}`.
+    end: Vec<u8>,
     /// The next flag to explain, in the compiled order.
     next: usize,
     wrote_feature: bool,
@@ -76,7 +79,7 @@ impl Chunked for PlaygroundAnswer {
         out.reserve(CHUNK_BYTES + CHUNK_BYTES / 4);
         while out.len() < CHUNK_BYTES {
             let Some(feature) = self.compiled.feature_at(self.next) else {
-                out.extend_from_slice(b"]}");
+                out.append(&mut self.end);
                 self.finished = true;
                 break;
             };
@@ -134,20 +137,38 @@ pub async fn deprecated(
     caller.require_in(&environment)?;
     // Non-string custom values are dropped as the advanced playground drops them, without warnings.
     let types::PlaygroundScope {
-        projects, context, ..
+        projects,
+        context,
+        at,
+        ..
     } = types::playground_scope(fields)?;
-    let compiled = engines::compile(ctx, delivery, &projects, std::slice::from_ref(&environment))
-        .await?
+    let environments = std::slice::from_ref(&environment);
+    let (mut compiled, as_of) = match at {
+        None => (
+            engines::compile(ctx, delivery, &projects, environments).await?,
+            None,
+        ),
+        Some(at) => {
+            let (as_of, compiled) = engines::compile_at(ctx, &projects, environments, at).await?;
+            (compiled, Some(as_of))
+        }
+    };
+    let compiled = compiled
         .pop()
         .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
     let mut head = b"{\"input\":".to_vec();
     serde_json::to_writer(&mut head, &body).map_err(internal)?;
     head.extend_from_slice(b",\"features\":[");
+    let mut end = b"]".to_vec();
+    end.extend(as_of.map(|as_of| as_of.field()).unwrap_or_default());
+    end.push(b'}');
     Ok(PlaygroundAnswer {
         compiled,
-        context: types::evaluation_context(&context, chrono::Utc::now(), seed()),
+        // At a past moment, dates are judged as they were then, unless the context says otherwise.
+        context: types::evaluation_context(&context, at.unwrap_or_else(chrono::Utc::now), seed()),
         environment,
         head,
+        end,
         next: 0,
         wrote_feature: false,
         finished: false,
@@ -213,13 +234,21 @@ async fn advanced_window(
         projects,
         context,
         invalid,
+        at,
     } = types::playground_scope(fields)?;
     let combinations = ContextCombinations::expand(&context);
     drop(context);
 
     // The limits count the features of the first environment, as Unleash does; nothing else is
-    // compiled until they pass.
-    let first = engines::compile(ctx, delivery, &projects, &environments[..1]).await?;
+    // compiled until they pass (at a past moment, all are read from the history at once).
+    let past = match at {
+        Some(at) => Some(engines::compile_at(ctx, &projects, &environments, at).await?),
+        None => None,
+    };
+    let first = match &past {
+        Some((_, compiled)) => compiled[..1].to_vec(),
+        None => engines::compile(ctx, delivery, &projects, &environments[..1]).await?,
+    };
     let all = first.first().map_or(0, |compiled| compiled.len());
     let window = window.unwrap_or(0..all);
     let window = window.start.min(all)..window.end.min(all);
@@ -230,7 +259,13 @@ async fn advanced_window(
     combinations
         .check_bytes(environments.len(), features, ctx.settings.context_bytes_limit)
         .map_err(|error| AdminError::bad_request(error.to_string()))?;
-    let compiled = engines::compile(ctx, delivery, &projects, &environments).await?;
+    let (compiled, as_of) = match past {
+        Some((as_of, compiled)) => (compiled, Some(as_of)),
+        None => (
+            engines::compile(ctx, delivery, &projects, &environments).await?,
+            None,
+        ),
+    };
 
     let mut tail = b"],\"input\":".to_vec();
     serde_json::to_writer(&mut tail, &body).map_err(internal)?;
@@ -242,9 +277,12 @@ async fn advanced_window(
         };
         serde_json::to_writer(&mut tail, &warnings).map_err(internal)?;
     }
+    tail.extend(as_of.map(|as_of| as_of.field()).unwrap_or_default());
     tail.push(b'}');
 
-    let mut answer = AdvancedAnswer::new(compiled, &environments, combinations, tail);
+    // At a past moment, dates are judged as they were then, unless the context says otherwise.
+    let now = at.unwrap_or_else(chrono::Utc::now);
+    let mut answer = AdvancedAnswer::new(compiled, &environments, combinations, tail, now);
     answer.position.feature = window.start;
     answer.window = window;
     Ok(answer)
@@ -352,6 +390,7 @@ impl AdvancedAnswer {
         environments: &[String],
         combinations: ContextCombinations,
         tail: Vec<u8>,
+        now: chrono::DateTime<chrono::Utc>,
     ) -> Self {
         let mut groups: Vec<(String, Vec<usize>)> = Vec::new();
         let mut group_of: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
@@ -364,7 +403,7 @@ impl AdvancedAnswer {
                 }
             }
         }
-        let cursor = ContextCursor::new(&combinations, chrono::Utc::now());
+        let cursor = ContextCursor::new(&combinations, now);
         Self {
             compiled,
             groups,

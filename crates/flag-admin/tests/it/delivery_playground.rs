@@ -281,6 +281,7 @@ async fn the_console_reads_the_advanced_answer_whole_and_typed_within_a_bound() 
         environments: vec!["development".into()],
         projects: None,
         context,
+        at: None,
     };
     assert_eq!(
         query.body(),
@@ -294,9 +295,22 @@ async fn the_console_reads_the_advanced_answer_whole_and_typed_within_a_bound() 
             environments: vec!["development".into()],
             projects: Some(vec!["default".into()]),
             context: named,
+            at: None,
         }
         .body(),
         json!({"environments": ["development"], "projects": ["default"], "context": {"appName": "web", "properties": {"userId": "7"}}})
+    );
+    // A past moment is asked for as the operation reads it.
+    let moment = flag_admin::runtime::domain::Timestamp::read("2026-11-30T14:03:00.5Z")?;
+    assert_eq!(
+        PlaygroundQuery {
+            environments: vec!["development".into()],
+            projects: None,
+            context: PlaygroundContext::new("web"),
+            at: Some(moment),
+        }
+        .body()["at"],
+        json!("2026-11-30T14:03:00.500Z")
     );
     let (shown, total) = playground::advanced_shown(ctx, delivery, &caller, &query, 0..100, 1 << 20)
         .await?
@@ -478,5 +492,211 @@ async fn a_strategy_is_tried_before_it_is_saved_with_its_segments() -> Outcome {
         playground::preview_strategy(&world.ctx, &production_only, place, request("100")?, context(&[]))
             .await;
     assert!(matches!(refused, Err(AdminError::NoAccess(_))), "{refused:?}");
+    Ok(())
+}
+
+/// The moment just past: at millisecond precision, as a body gives it, after a pause, so that it
+/// falls between one write and the next.
+async fn moment() -> chrono::DateTime<chrono::Utc> {
+    use chrono::SubsecRound as _;
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    let at = chrono::Utc::now().trunc_subsecs(3);
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    at
+}
+
+/// Both playgrounds, for a fixed set of contexts, as answered at `at` (`None`: now); each answer
+/// without its echoed input and `asOf`.
+async fn every_answer(
+    world: &World,
+    at: Option<chrono::DateTime<chrono::Utc>>,
+) -> Result<Vec<Value>, Box<dyn std::error::Error>> {
+    let deprecated = common::admin(playground::DEPRECATED);
+    let advanced_caller = common::admin(playground::ADVANCED);
+    let mut answers = Vec::new();
+    let at = at.map(|at| json!(at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)));
+    for (user, plan) in [("1", "pro"), ("2", "free"), ("33", "pro"), ("4", "")] {
+        for environment in ["development", "production", "nowhere"] {
+            let mut body = json!({"environment": environment, "context": {"appName": "web", "userId": user, "properties": {"plan": plan}}});
+            if let Some(at) = &at {
+                body["at"] = at.clone();
+            }
+            answers.push(played(world, &deprecated, body).await?["features"].take());
+        }
+    }
+    let mut body = json!({"environments": ["development", "production"], "context": {"appName": "web", "userId": "1,2,33", "plan": "pro,free"}});
+    if let Some(at) = &at {
+        body["at"] = at.clone();
+    }
+    answers.push(advanced(world, &advanced_caller, body).await?["features"].take());
+    Ok(answers)
+}
+
+/// A request body of the type an operation takes.
+fn body<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, serde_json::Error> {
+    serde_json::from_value(value)
+}
+
+#[tokio::test]
+async fn the_playgrounds_at_each_past_moment_answer_as_they_did_then() -> Outcome {
+    let world = World::new()?;
+    let ctx = &world.ctx;
+    let admin = |access| common::admin(access);
+    let place =
+        |flag: &str, environment: &str| ("default".to_owned(), flag.to_owned(), environment.to_owned());
+    use flag_admin::catalogue::{archive, features, segments, strategies};
+
+    let mut taken = vec![(moment().await, every_answer(&world, None).await?)];
+    let segment = segments::create(
+        ctx,
+        &admin(segments::CREATE),
+        body(json!({"name": "pros", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}]}))?,
+    )
+    .await?;
+    taken.push((moment().await, every_answer(&world, None).await?));
+    for round in 0..3 {
+        for flag in ["alpha", "beta", "gamma"] {
+            let name = format!("{flag}-{round}");
+            features::create(
+                ctx,
+                &admin(features::CREATE),
+                "default".into(),
+                body(json!({"name": name}))?,
+            )
+            .await?;
+            taken.push((moment().await, every_answer(&world, None).await?));
+            for environment in ["development", "production"] {
+                let strategy = strategies::add(
+                    ctx,
+                    &admin(strategies::ADD),
+                    place(&name, environment),
+                    body(json!({
+                        "name": "flexibleRollout",
+                        "parameters": {"rollout": format!("{}", 30 + round * 20), "stickiness": "userId", "groupId": name},
+                        "constraints": [{"contextName": "userId", "operator": "NOT_IN", "values": ["4"]}],
+                        "segments": if flag == "beta" { vec![segment.id] } else { vec![] },
+                        "variants": [{"name": "blue", "weight": 500, "weightType": "variable", "stickiness": "userId"},
+                                     {"name": "green", "weight": 500, "weightType": "variable", "stickiness": "userId"}],
+                    }))?,
+                )
+                .await?;
+                taken.push((moment().await, every_answer(&world, None).await?));
+                features::switch_with(
+                    ctx,
+                    &admin(features::SWITCH_WITH),
+                    place(&name, environment),
+                    true,
+                    body(json!({}))?,
+                )
+                .await?;
+                taken.push((moment().await, every_answer(&world, None).await?));
+                if flag == "gamma" {
+                    strategies::update(
+                        ctx,
+                        &admin(strategies::UPDATE),
+                        place(&name, environment),
+                        strategy.id.clone().unwrap_or_default(),
+                        body(json!({"name": "default", "constraints": [{"contextName": "currentTime", "operator": "DATE_AFTER", "value": "2020-01-01T00:00:00.000Z"}]}))?,
+                    )
+                    .await?;
+                    taken.push((moment().await, every_answer(&world, None).await?));
+                }
+            }
+        }
+        segments::update(
+            ctx,
+            &admin(segments::UPDATE),
+            segment.id,
+            body(json!({"name": "pros", "constraints": [{"contextName": "plan", "operator": "IN", "values": if round % 2 == 0 { vec!["free"] } else { vec!["pro"] }}]}))?,
+        )
+        .await?;
+        taken.push((moment().await, every_answer(&world, None).await?));
+        archive::archive_many(
+            ctx,
+            &admin(archive::ARCHIVE_MANY),
+            "default".into(),
+            body(json!({"features": [format!("alpha-{round}")]}))?,
+        )
+        .await?;
+        taken.push((moment().await, every_answer(&world, None).await?));
+        features::switch_with(
+            ctx,
+            &admin(features::SWITCH_WITH),
+            place(&format!("beta-{round}"), "production"),
+            false,
+            body(json!({}))?,
+        )
+        .await?;
+        taken.push((moment().await, every_answer(&world, None).await?));
+    }
+    assert!(taken.len() > 40, "{} moments", taken.len());
+    for (index, (at, then)) in taken.iter().enumerate() {
+        let now = every_answer(&world, Some(*at)).await?;
+        assert!(
+            then == &now,
+            "at moment {index} ({at}) the answers differ:\nthen {then:?}\nread back {now:?}"
+        );
+    }
+    Ok(())
+}
+
+#[tokio::test]
+async fn a_past_moment_outside_the_history_is_refused_with_its_range() -> Outcome {
+    let world = World::new()?;
+    let caller = common::admin(playground::DEPRECATED);
+    let past =
+        json!({"environment": "development", "context": {"appName": "a"}, "at": "2001-01-01T00:00:00Z"});
+    let refused = playground::deprecated(&world.ctx, world.ctx.delivery(), &caller, past).await;
+    match &refused {
+        Err(AdminError::Validation { message, .. }) => {
+            assert!(
+                message.contains("outside the history") && message.contains("until now"),
+                "{message}"
+            );
+        }
+        other => panic!("not refused: {other:?}"),
+    }
+    let future =
+        json!({"environment": "development", "context": {"appName": "a"}, "at": "2999-01-01T00:00:00Z"});
+    assert_eq!(
+        path(playground::deprecated(&world.ctx, world.ctx.delivery(), &caller, future).await),
+        "/at"
+    );
+    for at in [json!("yesterday"), json!("2026-01-01T00:00:00"), json!(5)] {
+        let bad = json!({"environments": ["development"], "context": {"appName": "a"}, "at": at});
+        assert_eq!(
+            path(
+                playground::advanced(
+                    &world.ctx,
+                    world.ctx.delivery(),
+                    &common::admin(playground::ADVANCED),
+                    bad
+                )
+                .await
+            ),
+            "/at"
+        );
+    }
+    // An environment asked twice is read and compiled once.
+    let (as_of, compiled) = engines::compile_at(
+        &world.ctx,
+        &ProjectScope::All,
+        &["development".to_owned(), "development".to_owned()],
+        chrono::Utc::now(),
+    )
+    .await?;
+    assert!(Arc::ptr_eq(&compiled[0], &compiled[1]));
+    assert!(as_of.revision >= 0);
+    // Now answers, and says which revision did.
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+    let answer = played(
+        &world,
+        &caller,
+        json!({"environment": "development", "context": {"appName": "a"}, "at": now}),
+    )
+    .await?;
+    assert_eq!(answer["asOf"]["at"], json!(now));
+    assert!(answer["asOf"]["revision"].is_number());
     Ok(())
 }

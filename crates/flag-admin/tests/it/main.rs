@@ -10,6 +10,7 @@ mod catalogue_events;
 mod catalogue_export;
 mod catalogue_features;
 mod catalogue_fixture;
+mod catalogue_history;
 mod catalogue_overview;
 mod catalogue_projects;
 mod catalogue_search;

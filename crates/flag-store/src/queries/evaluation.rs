@@ -88,14 +88,23 @@ pub(crate) struct Flags<'a> {
     pub archived: bool,
 }
 
+/// What [`flags`] tells of each flag besides its definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct State {
+    /// It is archived.
+    pub archived: bool,
+    /// Its project has the environment: it has a state there.
+    pub in_project: bool,
+}
+
 /// The flags `which` names as the engine reads them in `environment`, sorted by project then
-/// name, each with whether it is archived: five queries, whatever the number of flags.
+/// name, each with its [`State`]: five queries, whatever the number of flags.
 pub(crate) fn flags(
     conn: &mut DbConnection,
     environment: &str,
     which: &Flags<'_>,
     with_disabled: bool,
-) -> Result<Vec<(bool, Feature)>, StoreError> {
+) -> Result<Vec<(State, Feature)>, StoreError> {
     let mut query = features::table
         .order((features::project_id.asc(), features::name.asc()))
         .select(FeatureRow::as_select())
@@ -218,7 +227,13 @@ pub(crate) fn flags(
             impression_data: Some(row.impression_data),
             name: row.name,
         };
-        features_out.push((row.archived_at.is_some(), feature));
+        features_out.push((
+            State {
+                archived: row.archived_at.is_some(),
+                in_project: state.is_some(),
+            },
+            feature,
+        ));
     }
     Ok(features_out)
 }

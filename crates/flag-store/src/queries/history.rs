@@ -133,9 +133,11 @@ pub(crate) fn capture(conn: &mut DbConnection) -> Result<(), StoreError> {
 }
 
 /// A flag's definition in one environment, as stored.
+#[derive(PartialEq, Eq)]
 struct FlagVersion {
     project: String,
     archived: bool,
+    in_project: bool,
     body: String,
 }
 
@@ -150,6 +152,7 @@ fn write_versions(conn: &mut DbConnection, touched: &Touched, revision: i32) -> 
                 flag_versions::environment,
                 flag_versions::project,
                 flag_versions::archived,
+                flag_versions::in_project,
                 flag_versions::body,
             ))
             .into_boxed();
@@ -157,14 +160,15 @@ fn write_versions(conn: &mut DbConnection, touched: &Touched, revision: i32) -> 
             open_query = open_query.filter(flag_versions::feature.eq_any(names));
         }
         let mut open: HashMap<(String, String), FlagVersion> = open_query
-            .load::<(String, String, String, bool, String)>(conn)?
+            .load::<(String, String, String, bool, bool, String)>(conn)?
             .into_iter()
-            .map(|(feature, environment, project, archived, body)| {
+            .map(|(feature, environment, project, archived, in_project, body)| {
                 (
                     (feature, environment),
                     FlagVersion {
                         project,
                         archived,
+                        in_project,
                         body,
                     },
                 )
@@ -182,10 +186,11 @@ fn write_versions(conn: &mut DbConnection, touched: &Touched, revision: i32) -> 
         let mut closed: HashMap<String, Vec<String>> = HashMap::new();
         let mut opened = Vec::new();
         for environment in &environments {
-            for (archived, feature) in flags(conn, environment, &which, true)? {
+            for (state, feature) in flags(conn, environment, &which, true)? {
                 let now = FlagVersion {
                     project: feature.project.clone().unwrap_or_default(),
-                    archived,
+                    archived: state.archived,
+                    in_project: state.in_project,
                     body: to_json("body", &feature)?,
                 };
                 match open.remove(&(feature.name.clone(), environment.clone())) {
@@ -229,6 +234,7 @@ fn write_versions(conn: &mut DbConnection, touched: &Touched, revision: i32) -> 
                     flag_versions::from_revision.eq(revision),
                     flag_versions::project.eq(version.project),
                     flag_versions::archived.eq(version.archived),
+                    flag_versions::in_project.eq(version.in_project),
                     flag_versions::body.eq(version.body),
                 )
             })
@@ -351,7 +357,9 @@ pub fn revision_at(conn: &mut DbConnection, at: NaiveDateTime) -> Result<i32, St
 }
 
 /// What the playground evaluated for `environment` at `revision`: as
-/// [`playground_input`](crate::queries::evaluation::playground_input) read it then.
+/// [`playground_input`](crate::queries::evaluation::playground_input) read it then. An
+/// environment that did not exist then reads as one that does not exist reads now: every flag,
+/// off, with no strategies and no variants.
 pub fn playground_input_at(
     conn: &mut DbConnection,
     scope: &ProjectScope,
@@ -359,8 +367,37 @@ pub fn playground_input_at(
     revision: i32,
 ) -> Result<ClientFeatures, StoreError> {
     crate::queries::snapshot(conn, |conn| {
+        let valid = |conn: &mut DbConnection, environment: &str| -> Result<bool, StoreError> {
+            Ok(flag_versions::table
+                .filter(flag_versions::environment.eq(environment))
+                .filter(flag_versions::from_revision.le(revision))
+                .filter(
+                    flag_versions::to_revision
+                        .is_null()
+                        .or(flag_versions::to_revision.gt(revision)),
+                )
+                .select(flag_versions::feature)
+                .first::<String>(conn)
+                .optional()?
+                .is_some())
+        };
+        let (read_from, existed) = if valid(conn, environment)? {
+            (environment.to_owned(), true)
+        } else {
+            let other = flag_versions::table
+                .filter(flag_versions::from_revision.le(revision))
+                .filter(
+                    flag_versions::to_revision
+                        .is_null()
+                        .or(flag_versions::to_revision.gt(revision)),
+                )
+                .select(flag_versions::environment)
+                .first::<String>(conn)
+                .optional()?;
+            (other.unwrap_or_default(), false)
+        };
         let mut query = flag_versions::table
-            .filter(flag_versions::environment.eq(environment))
+            .filter(flag_versions::environment.eq(read_from))
             .filter(flag_versions::from_revision.le(revision))
             .filter(
                 flag_versions::to_revision
@@ -376,7 +413,17 @@ pub fn playground_input_at(
         }
         let mut features = Vec::new();
         for body in query.load_iter::<String, diesel::connection::DefaultLoadingMode>(conn)? {
-            features.push(from_json::<Feature>("flag version", revision, "body", &body?)?);
+            let feature = from_json::<Feature>("flag version", revision, "body", &body?)?;
+            features.push(if existed {
+                feature
+            } else {
+                Feature {
+                    enabled: false,
+                    strategies: Vec::new(),
+                    variants: Vec::new(),
+                    ..feature
+                }
+            });
         }
         let segments = segment_versions::table
             .filter(segment_versions::from_revision.le(revision))
@@ -397,4 +444,232 @@ pub fn playground_input_at(
             segments,
         })
     })
+}
+
+/// A flag as it was at a revision.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FlagAt {
+    /// Its project then.
+    pub project: String,
+    /// It was archived.
+    pub archived: bool,
+    /// Each environment that existed then, by name: whether its project had it, and the flag as
+    /// the engine read it there.
+    pub environments: Vec<(String, bool, Feature)>,
+}
+
+/// Flag `feature` as it was at `revision`; `None` when it did not exist then.
+pub fn flag_at(conn: &mut DbConnection, feature: &str, revision: i32) -> Result<Option<FlagAt>, StoreError> {
+    let rows: Vec<(String, String, bool, bool, String)> = flag_versions::table
+        .filter(flag_versions::feature.eq(feature))
+        .filter(flag_versions::from_revision.le(revision))
+        .filter(
+            flag_versions::to_revision
+                .is_null()
+                .or(flag_versions::to_revision.gt(revision)),
+        )
+        .order(flag_versions::environment.asc())
+        .select((
+            flag_versions::environment,
+            flag_versions::project,
+            flag_versions::archived,
+            flag_versions::in_project,
+            flag_versions::body,
+        ))
+        .load(conn)?;
+    let Some((_, project, archived, _, _)) = rows.first().cloned() else {
+        return Ok(None);
+    };
+    let environments = rows
+        .into_iter()
+        .map(|(environment, _, _, in_project, body)| {
+            Ok((
+                environment,
+                in_project,
+                from_json::<Feature>("flag version", feature, "body", &body)?,
+            ))
+        })
+        .collect::<Result<_, StoreError>>()?;
+    Ok(Some(FlagAt {
+        project,
+        archived,
+        environments,
+    }))
+}
+
+/// A flag as it was at one end of a span: archived or not, and its definition.
+pub type Side = Option<(bool, Feature)>;
+
+/// How a flag changed in an environment between two revisions.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Changed {
+    /// The flag.
+    pub feature: String,
+    /// Its project at the end of the span (or, deleted by then, at its start).
+    pub project: String,
+    /// As it was at the start; `None` when it did not exist.
+    pub before: Side,
+    /// As it was at the end; `None` when it no longer existed.
+    pub after: Side,
+    /// The audit events between them that name it (in that environment or in all), oldest
+    /// first.
+    pub events: Vec<crate::models::EventRow>,
+}
+
+/// The flags whose definition in `environment` differs between revisions `from` and `to`
+/// (`from < to`), by project then name, each with how and the events that made it so.
+pub fn changes_between(
+    conn: &mut DbConnection,
+    environment: &str,
+    from: i32,
+    to: i32,
+) -> Result<Vec<Changed>, StoreError> {
+    crate::queries::snapshot(conn, |conn| {
+        // Every flag with a version that began or ended inside the span.
+        let touched: BTreeSet<String> = flag_versions::table
+            .filter(flag_versions::environment.eq(environment))
+            .filter(
+                flag_versions::from_revision
+                    .gt(from)
+                    .and(flag_versions::from_revision.le(to))
+                    .or(flag_versions::to_revision
+                        .gt(from)
+                        .and(flag_versions::to_revision.le(to))),
+            )
+            .select(flag_versions::feature)
+            .distinct()
+            .load::<String>(conn)?
+            .into_iter()
+            .collect();
+        let names: Vec<String> = touched.into_iter().collect();
+        let mut sides: HashMap<String, (Option<(String, bool, String)>, Option<(String, bool, String)>)> =
+            HashMap::new();
+        for names in names.chunks(CHUNK) {
+            for (revision, after) in [(from, false), (to, true)] {
+                let rows: Vec<(String, String, bool, String)> = flag_versions::table
+                    .filter(flag_versions::environment.eq(environment))
+                    .filter(flag_versions::feature.eq_any(names))
+                    .filter(flag_versions::from_revision.le(revision))
+                    .filter(
+                        flag_versions::to_revision
+                            .is_null()
+                            .or(flag_versions::to_revision.gt(revision)),
+                    )
+                    .select((
+                        flag_versions::feature,
+                        flag_versions::project,
+                        flag_versions::archived,
+                        flag_versions::body,
+                    ))
+                    .load(conn)?;
+                for (feature, project, archived, body) in rows {
+                    let entry = sides.entry(feature).or_default();
+                    let side = Some((project, archived, body));
+                    if after { entry.1 = side } else { entry.0 = side }
+                }
+            }
+        }
+        let mut changed = Vec::new();
+        for (feature, (before, after)) in sides {
+            if before == after {
+                continue;
+            }
+            let project = after
+                .as_ref()
+                .or(before.as_ref())
+                .map(|(project, _, _)| project.clone())
+                .unwrap_or_default();
+            let side = |side: Option<(String, bool, String)>| -> Result<Side, StoreError> {
+                side.map(|(_, archived, body)| {
+                    Ok((
+                        archived,
+                        from_json::<Feature>("flag version", &feature, "body", &body)?,
+                    ))
+                })
+                .transpose()
+            };
+            changed.push(Changed {
+                before: side(before)?,
+                after: side(after)?,
+                events: Vec::new(),
+                project,
+                feature,
+            });
+        }
+        changed.sort_by(|left, right| {
+            (left.project.as_str(), left.feature.as_str())
+                .cmp(&(right.project.as_str(), right.feature.as_str()))
+        });
+        let names: Vec<String> = changed.iter().map(|changed| changed.feature.clone()).collect();
+        let mut events: HashMap<String, Vec<crate::models::EventRow>> = HashMap::new();
+        for names in names.chunks(CHUNK) {
+            use crate::schema::events;
+            let rows: Vec<crate::models::EventRow> = events::table
+                .filter(events::id.gt(from))
+                .filter(events::id.le(to))
+                .filter(events::feature_name.eq_any(names))
+                .filter(
+                    events::environment
+                        .eq(environment)
+                        .or(events::environment.is_null()),
+                )
+                .order(events::id.asc())
+                .select(crate::models::EventRow::as_select())
+                .load(conn)?;
+            for row in rows {
+                if let Some(feature) = row.feature_name.clone() {
+                    events.entry(feature).or_default().push(row);
+                }
+            }
+        }
+        for changed in &mut changed {
+            changed.events = events.remove(&changed.feature).unwrap_or_default();
+        }
+        Ok(changed)
+    })
+}
+
+/// The flags that depended on `parent` at `revision`, by name.
+pub fn children_at(conn: &mut DbConnection, parent: &str, revision: i32) -> Result<Vec<String>, StoreError> {
+    // Bodies that name it somewhere, then read to be sure it is as their parent.
+    let named = format!(
+        "%\"feature\":{}%",
+        to_json("body", parent)?
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_")
+    );
+    let Some(environment) = flag_versions::table
+        .filter(flag_versions::feature.eq(parent))
+        .select(flag_versions::environment)
+        .first::<String>(conn)
+        .optional()?
+    else {
+        return Ok(Vec::new());
+    };
+    let rows: Vec<(String, String)> = flag_versions::table
+        .filter(flag_versions::environment.eq(environment))
+        .filter(flag_versions::from_revision.le(revision))
+        .filter(
+            flag_versions::to_revision
+                .is_null()
+                .or(flag_versions::to_revision.gt(revision)),
+        )
+        .filter(flag_versions::archived.eq(false))
+        .filter(flag_versions::body.like(named).escape('\\'))
+        .order(flag_versions::feature.asc())
+        .select((flag_versions::feature, flag_versions::body))
+        .load(conn)?;
+    let mut children = Vec::new();
+    for (feature, body) in rows {
+        let definition: Feature = from_json("flag version", &feature, "body", &body)?;
+        if definition
+            .dependencies
+            .iter()
+            .any(|dependency| dependency.feature == parent)
+        {
+            children.push(feature);
+        }
+    }
+    Ok(children)
 }

@@ -40,6 +40,8 @@ enum Write {
 
 const FLAGS: u8 = 6;
 const ENVIRONMENTS: [&str; 2] = ["development", "production"];
+/// The environments read: those written to, and one that never exists.
+const READ: [&str; 3] = ["development", "production", "nowhere"];
 
 fn flag(index: u8) -> String {
     format!("flag-{}", index % FLAGS)
@@ -314,7 +316,7 @@ fn make(conn: &mut DbConnection, write: &Write, now: NaiveDateTime) -> Result<()
 fn read_all(conn: &mut DbConnection) -> Result<Vec<ClientFeatures>, StoreError> {
     let mut documents = Vec::new();
     for scope in scopes() {
-        for environment in ENVIRONMENTS {
+        for environment in READ {
             documents.push(playground_input(conn, &scope, environment)?);
         }
     }
@@ -330,7 +332,7 @@ fn read_all_at(conn: &mut DbConnection, at: NaiveDateTime) -> Result<Vec<ClientF
     let revision = history::revision_at(conn, at)?;
     let mut documents = Vec::new();
     for scope in scopes() {
-        for environment in ENVIRONMENTS {
+        for environment in READ {
             documents.push(history::playground_input_at(conn, &scope, environment, revision)?);
         }
     }

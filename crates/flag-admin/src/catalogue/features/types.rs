@@ -264,6 +264,9 @@ pub struct FeatureDetailOut {
     pub links: Vec<serde_json::Value>,
     /// Who changed it.
     pub collaborators: CollaboratorsOut,
+    /// Our extension: when read `at` a past moment, the moment and the revision that answered.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub as_of: Option<AsOfOut>,
 }
 
 /// The query of a flag's read.
@@ -274,6 +277,21 @@ pub struct FeatureQuery {
     /// `true`: each environment shows its variants.
     #[serde(default)]
     pub variant_environments: Option<String>,
+    /// Our extension: the flag as it was at this past moment (RFC 3339 with a time zone), within
+    /// the history; archived then, it is shown with `archived: true`. Its usage (`yes`, `no`,
+    /// `lastSeenAt`) is not reconstructed and reads as none; its creator and collaborators are
+    /// as now.
+    #[serde(default)]
+    pub at: Option<String>,
+}
+
+/// The moment a past read answered for, and the revision in force then.
+#[derive(Debug, Clone, Serialize, ToSchema)]
+pub struct AsOfOut {
+    /// The moment asked for.
+    pub at: String,
+    /// The revision in force then: the id of the newest audit event at or before it.
+    pub revision: i32,
 }
 
 /// Body of `PUT /api/admin/projects/{projectId}/features/{featureName}`. As in Unleash, every

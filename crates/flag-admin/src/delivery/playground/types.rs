@@ -184,6 +184,8 @@ pub struct PlaygroundScope {
     pub context: Map<String, Value>,
     /// The custom fields dropped, in input order.
     pub invalid: Vec<String>,
+    /// The past moment to answer for (`at`, our extension), when asked.
+    pub at: Option<chrono::DateTime<chrono::Utc>>,
 }
 
 /// Validates and coerces `context` in place, reads `projects`, and copies the context without
@@ -197,10 +199,20 @@ pub fn playground_scope(fields: &mut Map<String, Value>) -> Result<PlaygroundSco
         .cloned()
         .unwrap_or_default();
     let invalid = drop_invalid_properties(&mut context);
+    let at = match fields.get("at") {
+        None | Some(Value::Null) => None,
+        Some(Value::String(text)) => Some(
+            crate::runtime::domain::Timestamp::read(text)
+                .map_err(|message| AdminError::invalid("/at", format!("/at: {message}")))?
+                .0,
+        ),
+        Some(_) => return Err(AdminError::invalid("/at", "/at must be a string")),
+    };
     Ok(PlaygroundScope {
         projects,
         context,
         invalid,
+        at,
     })
 }
 
@@ -427,6 +439,8 @@ pub struct PlaygroundQuery {
     pub projects: Option<Vec<String>>,
     /// The context; a value with commas is tried one part at a time.
     pub context: PlaygroundContext,
+    /// A past moment to answer for, instead of now.
+    pub at: Option<crate::runtime::domain::Timestamp>,
 }
 
 impl PlaygroundQuery {
@@ -443,6 +457,12 @@ impl PlaygroundQuery {
             },
         );
         body.insert("context".into(), self.context.body());
+        if let Some(at) = &self.at {
+            body.insert(
+                "at".into(),
+                Value::from(at.0.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+            );
+        }
         Value::Object(body)
     }
 }
@@ -521,6 +541,18 @@ pub mod shown {
     pub struct Answer {
         /// Each flag of the projects asked for.
         pub features: Vec<Flag>,
+        /// When asked about a past moment: it, and the revision that answered.
+        #[serde(rename = "asOf")]
+        pub as_of: Option<AsOf>,
+    }
+
+    /// The moment an answer is about, and the revision in force then.
+    #[derive(Debug, Deserialize)]
+    pub struct AsOf {
+        /// The moment, RFC 3339.
+        pub at: String,
+        /// The revision: the newest audit event at or before it.
+        pub revision: i32,
     }
 
     /// One flag in every environment asked for.
@@ -773,6 +805,11 @@ pub mod playground_schema {
         #[schema(value_type = Option<Value>)]
         projects: Option<Value>,
         context: PlaygroundContext,
+        /// Our extension: evaluate against the configuration of this past moment (within the
+        /// history, which begins when the database first ran this version), with the context's
+        /// `currentTime` defaulting to it. The answer then says which revision answered
+        /// (`asOf`). A time before the history or in the future is a 400 naming the range.
+        at: Option<crate::runtime::domain::Timestamp>,
     }
 
     /// `POST /api/admin/playground/advanced`.
@@ -786,6 +823,18 @@ pub mod playground_schema {
         projects: Option<Value>,
         /// Comma-separated values are expanded into every combination.
         context: PlaygroundContext,
+        /// Our extension, as on the deprecated operation: the configuration of this past moment.
+        at: Option<crate::runtime::domain::Timestamp>,
+    }
+
+    /// The configuration an answer at a past moment was evaluated against (our extension).
+    #[derive(Debug, ToSchema)]
+    pub struct AsOf {
+        /// The moment asked for.
+        at: crate::runtime::domain::Timestamp,
+        /// The revision in force then: the id of the newest audit event recorded at or before it
+        /// (0 when none was).
+        revision: i32,
     }
 
     /// One evaluated flag, in Unleash's key order.
@@ -811,10 +860,13 @@ pub mod playground_schema {
 
     /// The deprecated operation's answer.
     #[derive(Debug, ToSchema)]
+    #[serde(rename_all = "camelCase")]
     pub struct PlaygroundResponse {
         /// The request, as coerced.
         input: Map<String, Value>,
         features: Vec<EvaluatedFeature>,
+        /// Present when the request named `at`.
+        as_of: Option<AsOf>,
     }
 
     /// One flag across the requested environments.
@@ -829,12 +881,15 @@ pub mod playground_schema {
 
     /// The advanced operation's answer.
     #[derive(Debug, ToSchema)]
+    #[serde(rename_all = "camelCase")]
     pub struct AdvancedPlaygroundResponse {
         features: Vec<AdvancedFeature>,
         /// The request, as coerced.
         input: Map<String, Value>,
         /// `invalidContextProperties`: top-level context fields dropped for not being strings.
         warnings: Option<Map<String, Value>>,
+        /// Present when the request named `at`.
+        as_of: Option<AsOf>,
     }
 }
 

@@ -12,13 +12,16 @@ CREATE TABLE flag_versions (
     -- orders flags is answered by the database.
     project TEXT NOT NULL,
     archived BOOLEAN NOT NULL,
+    -- Whether its project had the environment (the flag had a state there).
+    in_project BOOLEAN NOT NULL,
     -- The flag as the engine reads it in that environment (JSON).
     body TEXT NOT NULL,
     PRIMARY KEY (feature, environment, from_revision)
 );
 CREATE INDEX flag_versions_current ON flag_versions (feature, environment) WHERE to_revision IS NULL;
-CREATE INDEX flag_versions_from ON flag_versions (environment, from_revision);
-CREATE INDEX flag_versions_to ON flag_versions (environment, to_revision);
+-- Covering what a question at a revision filters on, so that only the rows it answers with are
+-- read.
+CREATE INDEX flag_versions_from ON flag_versions (environment, from_revision, to_revision, archived, project, feature);
 
 CREATE TABLE segment_versions (
     segment_id INTEGER NOT NULL,
