@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use flag_admin::catalogue::{archive, features, segments, strategies};
 use flag_admin::delivery::engines;
 use flag_admin::delivery::playground::types::{PlaygroundContext, PlaygroundQuery};
 use flag_admin::delivery::playground::{self, Chunked};
@@ -544,7 +545,6 @@ async fn the_playgrounds_at_each_past_moment_answer_as_they_did_then() -> Outcom
     let admin = |access| common::admin(access);
     let place =
         |flag: &str, environment: &str| ("default".to_owned(), flag.to_owned(), environment.to_owned());
-    use flag_admin::catalogue::{archive, features, segments, strategies};
 
     let mut taken = vec![(moment().await, every_answer(&world, None).await?)];
     let segment = segments::create(

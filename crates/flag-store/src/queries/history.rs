@@ -497,6 +497,9 @@ pub fn flag_at(conn: &mut DbConnection, feature: &str, revision: i32) -> Result<
     }))
 }
 
+/// A flag's version as stored: its project, whether archived, its definition's JSON.
+type Stored = (String, bool, String);
+
 /// A flag as it was at one end of a span: archived or not, and its definition.
 pub type Side = Option<(bool, Feature)>;
 
@@ -542,8 +545,7 @@ pub fn changes_between(
             .into_iter()
             .collect();
         let names: Vec<String> = touched.into_iter().collect();
-        let mut sides: HashMap<String, (Option<(String, bool, String)>, Option<(String, bool, String)>)> =
-            HashMap::new();
+        let mut sides: HashMap<String, (Option<Stored>, Option<Stored>)> = HashMap::new();
         for names in names.chunks(CHUNK) {
             for (revision, after) in [(from, false), (to, true)] {
                 let rows: Vec<(String, String, bool, String)> = flag_versions::table
@@ -579,7 +581,7 @@ pub fn changes_between(
                 .or(before.as_ref())
                 .map(|(project, _, _)| project.clone())
                 .unwrap_or_default();
-            let side = |side: Option<(String, bool, String)>| -> Result<Side, StoreError> {
+            let side = |side: Option<Stored>| -> Result<Side, StoreError> {
                 side.map(|(_, archived, body)| {
                     Ok((
                         archived,

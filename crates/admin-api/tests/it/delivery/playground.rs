@@ -322,3 +322,126 @@ async fn advanced_playground_error_without_environments() {
     assert_eq!(status, StatusCode::BAD_REQUEST);
     insta::assert_json_snapshot!(body, {".id" => uuid()});
 }
+
+/// The moment just past, at millisecond precision, between one write and the next.
+async fn moment() -> String {
+    use chrono::SubsecRound as _;
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    let at = chrono::Utc::now().trunc_subsecs(3);
+    tokio::time::sleep(std::time::Duration::from_millis(3)).await;
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+}
+
+#[actix_web::test]
+async fn the_past_is_asked_over_http_and_bad_moments_are_refused() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    seed_feature(&service, "checkout").await;
+    let off = moment().await;
+    let (status, body) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/checkout/environments/development/off",
+            ADMIN,
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let on = moment().await;
+
+    // The playground then and now.
+    let asked = |at: &str| json!({"environment": "development", "context": {"appName": "web"}, "at": at});
+    let (status, then) = send(&service, post("/api/admin/playground", ADMIN, asked(&off))).await;
+    assert_eq!(status, StatusCode::OK, "{then}");
+    let (_, now) = send(&service, post("/api/admin/playground", ADMIN, asked(&on))).await;
+    let enabled = |answer: &serde_json::Value| {
+        answer["features"]
+            .as_array()
+            .and_then(|features| features.iter().find(|feature| feature["name"] == "checkout"))
+            .map(|feature| feature["isEnabled"].clone())
+    };
+    // Seeded on, then switched off.
+    assert_eq!(enabled(&then), Some(json!(true)), "{then}");
+    assert_eq!(enabled(&now), Some(json!(false)), "{now}");
+    assert_eq!(then["asOf"]["at"], json!(off));
+    assert!(then["asOf"]["revision"].as_i64() < now["asOf"]["revision"].as_i64());
+    let (status, advanced) = send(
+        &service,
+        post(
+            "/api/admin/playground/advanced",
+            ADMIN,
+            json!({"environments": ["development"], "context": {"appName": "web"}, "at": off}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{advanced}");
+    assert_eq!(advanced["asOf"]["at"], json!(off));
+
+    // The flag as it was.
+    let (status, flag) = send(
+        &service,
+        crate::common::get(
+            &format!(
+                "/api/admin/projects/default/features/checkout?at={}",
+                off.replace('+', "%2B")
+            ),
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{flag}");
+    assert_eq!(flag["asOf"]["at"], json!(off));
+
+    // What changed between the two.
+    let (status, changes) = send(
+        &service,
+        crate::common::get(
+            &format!("/api/admin/history/changes?environment=development&from={off}&to={on}"),
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{changes}");
+    assert_eq!(changes["features"][0]["name"], "checkout");
+    assert_eq!(
+        changes["features"][0]["events"][0]["type"],
+        "feature-environment-disabled"
+    );
+
+    // Bad moments: a clear 400 naming the range or the form.
+    for at in [
+        json!("2001-01-01T00:00:00Z"),
+        json!("2999-01-01T00:00:00Z"),
+        json!("noon"),
+        json!(12),
+    ] {
+        let body = json!({"environment": "development", "context": {"appName": "web"}, "at": at});
+        let (status, refused) = send(&service, post("/api/admin/playground", ADMIN, body)).await;
+        assert_error(status, &refused, 400, "ValidationError");
+    }
+    let (status, refused) = send(
+        &service,
+        crate::common::get(
+            "/api/admin/history/changes?environment=development&from=2001-01-01T00:00:00Z",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_error(status, &refused, 400, "ValidationError");
+    assert!(
+        refused["message"]
+            .as_str()
+            .is_some_and(|message| message.contains("until now")),
+        "{refused}"
+    );
+    let (status, refused) = send(
+        &service,
+        crate::common::get(
+            "/api/admin/projects/default/features/checkout?at=yesterday",
+            ADMIN,
+        ),
+    )
+    .await;
+    assert_error(status, &refused, 400, "ValidationError");
+}
