@@ -405,26 +405,38 @@ pub fn playground_input_at(
                     .or(flag_versions::to_revision.gt(revision)),
             )
             .filter(flag_versions::archived.eq(false))
-            .order((flag_versions::project.asc(), flag_versions::feature.asc()))
-            .select(flag_versions::body)
+            .select((flag_versions::project, flag_versions::feature, flag_versions::body))
             .into_boxed();
         if let ProjectScope::Only(projects) = scope {
             query = query.filter(flag_versions::project.eq_any(projects));
         }
-        let mut features = Vec::new();
-        for body in query.load_iter::<String, diesel::connection::DefaultLoadingMode>(conn)? {
-            let feature = from_json::<Feature>("flag version", revision, "body", &body?)?;
-            features.push(if existed {
-                feature
-            } else {
-                Feature {
-                    enabled: false,
-                    strategies: Vec::new(),
-                    variants: Vec::new(),
-                    ..feature
-                }
-            });
+        // The playground's order, by project then name as the database orders text. SQLite's is
+        // the bytes' order, Rust's own, so the rows are sorted here rather than with their bodies
+        // in the database, which costs a third of the read at 10,000 flags.
+        let mut rows: Vec<(String, String, String)> = match conn {
+            DbConnection::Sqlite(_) => query.load(conn)?,
+            DbConnection::Postgres(_) => query
+                .order((flag_versions::project.asc(), flag_versions::feature.asc()))
+                .load(conn)?,
+        };
+        if let DbConnection::Sqlite(_) = conn {
+            rows.sort_unstable_by(|left, right| (&left.0, &left.1).cmp(&(&right.0, &right.1)));
         }
+        let features = parse_all(&rows, revision)?
+            .into_iter()
+            .map(|feature| {
+                if existed {
+                    feature
+                } else {
+                    Feature {
+                        enabled: false,
+                        strategies: Vec::new(),
+                        variants: Vec::new(),
+                        ..feature
+                    }
+                }
+            })
+            .collect();
         let segments = segment_versions::table
             .filter(segment_versions::from_revision.le(revision))
             .filter(
@@ -443,6 +455,29 @@ pub fn playground_input_at(
             features,
             segments,
         })
+    })
+}
+
+/// The definitions of `rows` (`(project, name, body)`), in their order, read on every core the
+/// machine has: at 10,000 flags, reading them is most of a question about the past.
+fn parse_all(rows: &[(String, String, String)], revision: i32) -> Result<Vec<Feature>, StoreError> {
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    let part = rows.len().div_ceil(threads.max(1)).max(1);
+    let parse = |rows: &[(String, String, String)]| -> Result<Vec<Feature>, StoreError> {
+        rows.iter()
+            .map(|(_, _, body)| from_json::<Feature>("flag version", revision, "body", body))
+            .collect()
+    };
+    if threads <= 1 || rows.len() < 1000 {
+        return parse(rows);
+    }
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = rows.chunks(part).map(|rows| scope.spawn(move || parse(rows))).collect();
+        let mut features = Vec::with_capacity(rows.len());
+        for part in parts {
+            features.extend(part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+        }
+        Ok(features)
     })
 }
 

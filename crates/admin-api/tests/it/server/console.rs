@@ -702,6 +702,69 @@ async fn the_playground_shows_each_context_and_why() {
 }
 
 #[actix_web::test]
+async fn the_console_asks_the_past_and_shows_what_changed() {
+    let app = TestApp::new();
+    let service = app.service().await;
+    let (status, _) = send(
+        &service,
+        post("/api/admin/projects/default/features", ADMIN, json!({"name": "beta"})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED);
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    // A date-time field's value: no zone, read as UTC.
+    let before = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%S%.3f").to_string();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let (status, _) = send(
+        &service,
+        post(
+            "/api/admin/projects/default/features/beta/environments/development/on",
+            ADMIN,
+            json!({}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    let viewer = user(&service, "viewer@example.com", 3).await;
+
+    let form_page = call(&service, page("/playground", Some(&viewer))).await;
+    assert!(form_page.body.contains("name=\"at\" type=\"datetime-local\""), "{}", form_page.body);
+    let then = call(
+        &service,
+        page(&format!("/playground?run=1&env=development&at={before}"), Some(&viewer)),
+    )
+    .await;
+    assert_eq!(then.status, StatusCode::OK, "{}", then.body);
+    assert!(then.body.contains("the configuration after audit event"), "{}", then.body);
+    assert!(then.body.contains("✗ false"), "off then: {}", then.body);
+    let refused = call(
+        &service,
+        page("/playground?run=1&env=development&at=2001-01-01T00%3A00", Some(&viewer)),
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
+    assert!(refused.body.contains("outside the history"), "{}", refused.body);
+
+    // The flag's changes link to the playground as of each.
+    let flag = call(&service, page("/flags/default/beta", Some(&viewer))).await;
+    assert!(flag.body.contains("Evaluate as of this change"), "{}", flag.body);
+    assert!(flag.body.contains("/playground?run=1&amp;at="), "{}", flag.body);
+
+    // What changed since: the flag, switched on, with the event.
+    let changed = call(
+        &service,
+        page(&format!("/history?environment=development&from={before}"), Some(&viewer)),
+    )
+    .await;
+    assert_eq!(changed.status, StatusCode::OK, "{}", changed.body);
+    assert!(changed.body.contains("1 flag changed in development"), "{}", changed.body);
+    assert!(changed.body.contains("Switched off → on"), "{}", changed.body);
+    assert!(changed.body.contains("feature-environment-enabled"), "{}", changed.body);
+    let bad = call(&service, page("/history?environment=development&from=soon", Some(&viewer))).await;
+    assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
+}
+
+#[actix_web::test]
 async fn admins_manage_invite_links_tokens_and_roles_and_editors_cannot() {
     let app = TestApp::new();
     let service = app.service().await;
