@@ -243,28 +243,19 @@ impl AsOf {
     }
 }
 
-/// Compiled environments of past revisions, by environment, projects and revision. A past
-/// revision never changes, so an entry is never stale; the few kept serve a console paging
-/// through one answer, or several people asking about the same moment.
-pub type PastCache = RevisionCache<(String, ProjectScope, i32), Compiled>;
-
-/// Past revisions' compiled environments kept.
-pub const PAST_CAPACITY: usize = 4;
-
 /// The compiled environments for `environments` (in that order) as they were at `at`, read from
 /// the store's history ([`queries::history`]), with the revision that answered. A moment before
-/// the history begins, or after now, is refused with the range it covers.
+/// the history begins, or after now, is refused with the range it covers. Nothing is kept: at
+/// 10,000 flags a compiled environment is 18 MB, and keeping past ones made every later question
+/// slower as the allocator's free memory fragmented.
 pub async fn compile_at(
     ctx: &Runtime,
-    delivery: &Delivery,
     projects: &ProjectScope,
     environments: &[String],
     at: chrono::DateTime<chrono::Utc>,
 ) -> Result<(AsOf, Vec<Arc<Compiled>>), AdminError> {
-    let key = |environment: &str, revision: i32| (environment.to_owned(), projects.clone(), revision);
-    let past = Arc::clone(&delivery.past);
-    let (projects_read, requested) = (projects.clone(), environments.to_vec());
-    let began = std::time::Instant::now();
+    let projects = projects.clone();
+    let requested = environments.to_vec();
     let read = crate::runtime::db::run(&ctx.store, move |conn| {
         let revision = match crate::catalogue::history::revision_at(conn, at)? {
             Ok(revision) => revision,
@@ -273,12 +264,9 @@ pub async fn compile_at(
         queries::snapshot(conn, |conn| {
             let mut documents: Vec<(String, ClientFeatures)> = Vec::new();
             for environment in &requested {
-                let cached = past
-                    .get(&(environment.clone(), projects_read.clone(), revision), 0)
-                    .is_some();
-                if !cached && !documents.iter().any(|(name, _)| name == environment) {
+                if !documents.iter().any(|(name, _)| name == environment) {
                     let document =
-                        queries::history::playground_input_at(conn, &projects_read, environment, revision)?;
+                        queries::history::playground_input_at(conn, &projects, environment, revision)?;
                     documents.push((environment.clone(), document));
                 }
             }
@@ -288,32 +276,28 @@ pub async fn compile_at(
     .await?;
     let (revision, documents) =
         read.map_err(|message| AdminError::invalid("/at", format!("/at {message}")))?;
-    let read_in = began.elapsed();
-    if !documents.is_empty() {
-        let compiled: Vec<(String, Arc<Compiled>)> = ctx
-            .cpu
-            .run(move || {
-                documents
-                    .into_iter()
-                    .map(|(name, document)| (name, Arc::new(Compiled::new(document))))
-                    .collect()
-            })
-            .await?;
-        for (environment, entry) in compiled {
-            // Revision 0 for every entry: the revision is in the key, and none replaces another.
-            delivery.past.insert(key(&environment, revision), 0, entry);
-        }
-    }
-    tracing::debug!(revision, ?read_in, compiled_in = ?began.elapsed() - read_in, "compiled a past revision");
-    let compiled = environments
-        .iter()
-        .map(|environment| {
-            delivery
-                .past
-                .get(&key(environment, revision), 0)
-                .ok_or_else(|| AdminError::Internal("a past revision's environment was not kept".into()))
+    let requested = environments.to_vec();
+    let compiled = ctx
+        .cpu
+        .run(move || {
+            // Not followed by returning free pages, as the current environments' compiling is:
+            // that costs a question about the past a fifth of its time, and past environments
+            // are compiled per question rather than once per revision.
+            let compiled: Vec<(String, Arc<Compiled>)> = documents
+                .into_iter()
+                .map(|(name, document)| (name, Arc::new(Compiled::new(document))))
+                .collect();
+            requested
+                .iter()
+                .filter_map(|environment| {
+                    compiled
+                        .iter()
+                        .find(|(name, _)| name == environment)
+                        .map(|(_, entry)| Arc::clone(entry))
+                })
+                .collect::<Vec<_>>()
         })
-        .collect::<Result<Vec<_>, _>>()?;
+        .await?;
     Ok((AsOf { at, revision }, compiled))
 }
 

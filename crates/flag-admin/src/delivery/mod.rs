@@ -24,8 +24,6 @@ use crate::runtime::settings::Settings;
 pub struct Delivery {
     /// Compiled environments for the playground, the frontend API and OFREP.
     pub(crate) engines: Arc<engines::EngineCache>,
-    /// Compiled environments of past revisions, for the playground asked about a past moment.
-    pub(crate) past: Arc<engines::PastCache>,
     /// Held while environments are read and compiled, so that requests missing the cache at
     /// once wait for one compilation instead of each making its own.
     pub(crate) compiling: tokio::sync::Mutex<()>,
@@ -40,7 +38,6 @@ impl Delivery {
     pub fn new(settings: &Settings) -> Self {
         Self {
             engines: Arc::new(engines::EngineCache::new(engines::CAPACITY)),
-            past: Arc::new(engines::PastCache::new(engines::PAST_CAPACITY)),
             compiling: tokio::sync::Mutex::new(()),
             feeds: delta::Feeds::new(settings.streams, settings.streams_per_token),
             usage: usage::Usage::default(),

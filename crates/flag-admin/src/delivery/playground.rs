@@ -149,7 +149,7 @@ pub async fn deprecated(
             None,
         ),
         Some(at) => {
-            let (as_of, compiled) = engines::compile_at(ctx, delivery, &projects, environments, at).await?;
+            let (as_of, compiled) = engines::compile_at(ctx, &projects, environments, at).await?;
             (compiled, Some(as_of))
         }
     };
@@ -242,7 +242,7 @@ async fn advanced_window(
     // The limits count the features of the first environment, as Unleash does; nothing else is
     // compiled until they pass (at a past moment, all are read from the history at once).
     let past = match at {
-        Some(at) => Some(engines::compile_at(ctx, delivery, &projects, &environments, at).await?),
+        Some(at) => Some(engines::compile_at(ctx, &projects, &environments, at).await?),
         None => None,
     };
     let first = match &past {

@@ -680,7 +680,6 @@ async fn a_past_moment_outside_the_history_is_refused_with_its_range() -> Outcom
     // An environment asked twice is read and compiled once.
     let (as_of, compiled) = engines::compile_at(
         &world.ctx,
-        world.ctx.delivery(),
         &ProjectScope::All,
         &["development".to_owned(), "development".to_owned()],
         chrono::Utc::now(),

@@ -3,8 +3,8 @@
 //! that the configuration of any moment since the history began is read back exactly.
 //!
 //! - **Written** by every write transaction, in the store's one write path: its events name the
-//!   flags and segments it touched ([`touch`], called as each event is made ready); before it
-//!   commits, [`capture`] reads their definitions as the playground reads them now and, for each
+//!   flags and segments it touched (`touch`, called as each event is made ready); before it
+//!   commits, `capture` reads their definitions as the playground reads them now and, for each
 //!   that differs from its current version, closes that version at the write's revision and opens
 //!   a new one. What the history holds is therefore what the playground read, not a replay of
 //!   the events' own records. Writes with no such event (tokens, users, settings) cost nothing.
@@ -405,26 +405,34 @@ pub fn playground_input_at(
                     .or(flag_versions::to_revision.gt(revision)),
             )
             .filter(flag_versions::archived.eq(false))
-            .select((flag_versions::project, flag_versions::feature, flag_versions::body))
+            .select((
+                flag_versions::project,
+                flag_versions::feature,
+                flag_versions::body,
+            ))
             .into_boxed();
         if let ProjectScope::Only(projects) = scope {
             query = query.filter(flag_versions::project.eq_any(projects));
         }
         // The playground's order, by project then name as the database orders text. SQLite's is
-        // the bytes' order, Rust's own, so the rows are sorted here rather than with their bodies
+        // the bytes' order, Rust's own, so its rows are sorted here rather than with their bodies
         // in the database, which costs a third of the read at 10,000 flags.
-        let mut rows: Vec<(String, String, String)> = match conn {
-            DbConnection::Sqlite(_) => query.load(conn)?,
-            DbConnection::Postgres(_) => query
-                .order((flag_versions::project.asc(), flag_versions::feature.asc()))
-                .load(conn)?,
-        };
-        if let DbConnection::Sqlite(_) = conn {
-            rows.sort_unstable_by(|left, right| (&left.0, &left.1).cmp(&(&right.0, &right.1)));
+        let sqlite = matches!(conn, DbConnection::Sqlite(_));
+        if !sqlite {
+            query = query.order((flag_versions::project.asc(), flag_versions::feature.asc()));
         }
-        let features = parse_all(&rows, revision)?
+        let mut rows = read_all(
+            query.load_iter::<(String, String, String), diesel::connection::DefaultLoadingMode>(conn)?,
+            revision,
+        )?;
+        if sqlite {
+            rows.sort_unstable_by(|left, right| (&left.1, &left.2).cmp(&(&right.1, &right.2)));
+        } else {
+            rows.sort_unstable_by_key(|row| row.0);
+        }
+        let features = rows
             .into_iter()
-            .map(|feature| {
+            .map(|(_, _, _, feature)| {
                 if existed {
                     feature
                 } else {
@@ -458,26 +466,53 @@ pub fn playground_input_at(
     })
 }
 
-/// The definitions of `rows` (`(project, name, body)`), in their order, read on every core the
-/// machine has: at 10,000 flags, reading them is most of a question about the past.
-fn parse_all(rows: &[(String, String, String)], revision: i32) -> Result<Vec<Feature>, StoreError> {
+/// A version's place in the order it was read, its project and name, and its definition.
+type Read = (usize, String, String, Feature);
+
+/// Every row of `rows` (`(project, name, body)`) with its definition read from its body, the
+/// bodies read on as many threads as the machine has cores once all are fetched: at 10,000 flags,
+/// reading them is a third of a question about the past.
+fn read_all<I>(rows: I, revision: i32) -> Result<Vec<Read>, StoreError>
+where
+    I: Iterator<Item = Result<(String, String, String), diesel::result::Error>>,
+{
+    let rows: Vec<(String, String, String)> = rows.collect::<Result<_, _>>()?;
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let part = rows.len().div_ceil(threads.max(1)).max(1);
-    let parse = |rows: &[(String, String, String)]| -> Result<Vec<Feature>, StoreError> {
-        rows.iter()
-            .map(|(_, _, body)| from_json::<Feature>("flag version", revision, "body", body))
+    let part = rows.len().div_ceil(threads).max(1);
+    let parse = |offset: usize, rows: Vec<(String, String, String)>| -> Result<Vec<Read>, StoreError> {
+        rows.into_iter()
+            .enumerate()
+            .map(|(index, (project, name, body))| {
+                let feature = from_json::<Feature>("flag version", revision, "body", &body)?;
+                Ok((offset + index, project, name, feature))
+            })
             .collect()
     };
     if threads <= 1 || rows.len() < 1000 {
-        return parse(rows);
+        return parse(0, rows);
     }
+    let mut parts = Vec::with_capacity(threads);
+    let mut rest = rows;
+    while rest.len() > part {
+        let tail = rest.split_off(part);
+        parts.push(std::mem::replace(&mut rest, tail));
+    }
+    parts.push(rest);
     std::thread::scope(|scope| {
-        let parts: Vec<_> = rows.chunks(part).map(|rows| scope.spawn(move || parse(rows))).collect();
-        let mut features = Vec::with_capacity(rows.len());
-        for part in parts {
-            features.extend(part.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic))?);
+        let readers: Vec<_> = parts
+            .into_iter()
+            .enumerate()
+            .map(|(number, rows)| scope.spawn(move || parse(number * part, rows)))
+            .collect();
+        let mut all = Vec::new();
+        for reader in readers {
+            all.extend(
+                reader
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
+            );
         }
-        Ok(features)
+        Ok(all)
     })
 }
 

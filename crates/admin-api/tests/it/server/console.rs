@@ -707,7 +707,11 @@ async fn the_console_asks_the_past_and_shows_what_changed() {
     let service = app.service().await;
     let (status, _) = send(
         &service,
-        post("/api/admin/projects/default/features", ADMIN, json!({"name": "beta"})),
+        post(
+            "/api/admin/projects/default/features",
+            ADMIN,
+            json!({"name": "beta"}),
+        ),
     )
     .await;
     assert_eq!(status, StatusCode::CREATED);
@@ -728,18 +732,32 @@ async fn the_console_asks_the_past_and_shows_what_changed() {
     let viewer = user(&service, "viewer@example.com", 3).await;
 
     let form_page = call(&service, page("/playground", Some(&viewer))).await;
-    assert!(form_page.body.contains("name=\"at\" type=\"datetime-local\""), "{}", form_page.body);
+    assert!(
+        form_page.body.contains("name=\"at\" type=\"datetime-local\""),
+        "{}",
+        form_page.body
+    );
     let then = call(
         &service,
-        page(&format!("/playground?run=1&env=development&at={before}"), Some(&viewer)),
+        page(
+            &format!("/playground?run=1&env=development&at={before}"),
+            Some(&viewer),
+        ),
     )
     .await;
     assert_eq!(then.status, StatusCode::OK, "{}", then.body);
-    assert!(then.body.contains("the configuration after audit event"), "{}", then.body);
+    assert!(
+        then.body.contains("the configuration after audit event"),
+        "{}",
+        then.body
+    );
     assert!(then.body.contains("✗ false"), "off then: {}", then.body);
     let refused = call(
         &service,
-        page("/playground?run=1&env=development&at=2001-01-01T00%3A00", Some(&viewer)),
+        page(
+            "/playground?run=1&env=development&at=2001-01-01T00%3A00",
+            Some(&viewer),
+        ),
     )
     .await;
     assert_eq!(refused.status, StatusCode::BAD_REQUEST, "{}", refused.body);
@@ -753,14 +771,29 @@ async fn the_console_asks_the_past_and_shows_what_changed() {
     // What changed since: the flag, switched on, with the event.
     let changed = call(
         &service,
-        page(&format!("/history?environment=development&from={before}"), Some(&viewer)),
+        page(
+            &format!("/history?environment=development&from={before}"),
+            Some(&viewer),
+        ),
     )
     .await;
     assert_eq!(changed.status, StatusCode::OK, "{}", changed.body);
-    assert!(changed.body.contains("1 flag changed in development"), "{}", changed.body);
+    assert!(
+        changed.body.contains("1 flag changed in development"),
+        "{}",
+        changed.body
+    );
     assert!(changed.body.contains("Switched off → on"), "{}", changed.body);
-    assert!(changed.body.contains("feature-environment-enabled"), "{}", changed.body);
-    let bad = call(&service, page("/history?environment=development&from=soon", Some(&viewer))).await;
+    assert!(
+        changed.body.contains("feature-environment-enabled"),
+        "{}",
+        changed.body
+    );
+    let bad = call(
+        &service,
+        page("/history?environment=development&from=soon", Some(&viewer)),
+    )
+    .await;
     assert_eq!(bad.status, StatusCode::BAD_REQUEST, "{}", bad.body);
 }
 
