@@ -163,7 +163,9 @@ pub fn rows(events: &[EventOut], with_flag: bool) -> Markup {
                     th scope="col" { "When (UTC)" } th scope="col" { "Who" } th scope="col" { "What" }
                     @if with_flag { th scope="col" { "Flag" } th.optional scope="col" { "Project" } }
                     th.optional scope="col" { "Environment" }
-                    th scope="col" { span.visually-hidden { "Evaluate" } }
+                    // A visible heading: a visually hidden one is positioned against the page,
+                    // not the table's scrolling box, and widens a phone's page.
+                    th scope="col" { "Playground" }
                 } }
                 tbody {
                     @for event in events {
