@@ -132,6 +132,16 @@ pub(crate) fn capture(conn: &mut DbConnection) -> Result<(), StoreError> {
     }
 }
 
+/// The flag versions in force at `revision`: begun at or before it, and not ended by then.
+#[diesel::dsl::auto_type(no_type_alias)]
+fn flag_in_force(revision: i32) -> _ {
+    flag_versions::from_revision.le(revision).and(
+        flag_versions::to_revision
+            .is_null()
+            .or(flag_versions::to_revision.gt(revision)),
+    )
+}
+
 /// A flag's definition in one environment, as stored.
 #[derive(PartialEq, Eq)]
 struct FlagVersion {
@@ -370,12 +380,7 @@ pub fn playground_input_at(
         let valid = |conn: &mut DbConnection, environment: &str| -> Result<bool, StoreError> {
             Ok(flag_versions::table
                 .filter(flag_versions::environment.eq(environment))
-                .filter(flag_versions::from_revision.le(revision))
-                .filter(
-                    flag_versions::to_revision
-                        .is_null()
-                        .or(flag_versions::to_revision.gt(revision)),
-                )
+                .filter(flag_in_force(revision))
                 .select(flag_versions::feature)
                 .first::<String>(conn)
                 .optional()?
@@ -385,12 +390,7 @@ pub fn playground_input_at(
             (environment.to_owned(), true)
         } else {
             let other = flag_versions::table
-                .filter(flag_versions::from_revision.le(revision))
-                .filter(
-                    flag_versions::to_revision
-                        .is_null()
-                        .or(flag_versions::to_revision.gt(revision)),
-                )
+                .filter(flag_in_force(revision))
                 .select(flag_versions::environment)
                 .first::<String>(conn)
                 .optional()?;
@@ -398,12 +398,7 @@ pub fn playground_input_at(
         };
         let mut query = flag_versions::table
             .filter(flag_versions::environment.eq(read_from))
-            .filter(flag_versions::from_revision.le(revision))
-            .filter(
-                flag_versions::to_revision
-                    .is_null()
-                    .or(flag_versions::to_revision.gt(revision)),
-            )
+            .filter(flag_in_force(revision))
             .filter(flag_versions::archived.eq(false))
             .select((
                 flag_versions::project,
@@ -532,12 +527,7 @@ pub struct FlagAt {
 pub fn flag_at(conn: &mut DbConnection, feature: &str, revision: i32) -> Result<Option<FlagAt>, StoreError> {
     let rows: Vec<(String, String, bool, bool, String)> = flag_versions::table
         .filter(flag_versions::feature.eq(feature))
-        .filter(flag_versions::from_revision.le(revision))
-        .filter(
-            flag_versions::to_revision
-                .is_null()
-                .or(flag_versions::to_revision.gt(revision)),
-        )
+        .filter(flag_in_force(revision))
         .order(flag_versions::environment.asc())
         .select((
             flag_versions::environment,
@@ -621,12 +611,7 @@ pub fn changes_between(
                 let rows: Vec<(String, String, bool, String)> = flag_versions::table
                     .filter(flag_versions::environment.eq(environment))
                     .filter(flag_versions::feature.eq_any(names))
-                    .filter(flag_versions::from_revision.le(revision))
-                    .filter(
-                        flag_versions::to_revision
-                            .is_null()
-                            .or(flag_versions::to_revision.gt(revision)),
-                    )
+                    .filter(flag_in_force(revision))
                     .select((
                         flag_versions::feature,
                         flag_versions::project,
@@ -721,12 +706,7 @@ pub fn children_at(conn: &mut DbConnection, parent: &str, revision: i32) -> Resu
     };
     let rows: Vec<(String, String)> = flag_versions::table
         .filter(flag_versions::environment.eq(environment))
-        .filter(flag_versions::from_revision.le(revision))
-        .filter(
-            flag_versions::to_revision
-                .is_null()
-                .or(flag_versions::to_revision.gt(revision)),
-        )
+        .filter(flag_in_force(revision))
         .filter(flag_versions::archived.eq(false))
         .filter(flag_versions::body.like(named).escape('\\'))
         .order(flag_versions::feature.asc())
