@@ -152,6 +152,29 @@ impl FlagTable {
     }
 }
 
+/// A flag compiled on its own, to be gathered with others into an engine by
+/// [`Engine::assemble`]; its segments are resolved then.
+#[derive(Debug, Clone)]
+pub struct PreparedFlag {
+    flag: CompiledFlag,
+    /// What compiling it found wrong.
+    warnings: Vec<Warning>,
+}
+
+impl PreparedFlag {
+    /// Compiles `feature`, which it keeps as the source of explanations, with `options`.
+    pub fn new(feature: Feature, options: &CompileOptions) -> Self {
+        let mut warnings = Vec::new();
+        let flag = CompiledFlag::compile(feature, options, &mut warnings);
+        Self { flag, warnings }
+    }
+
+    /// The flag's name.
+    pub fn name(&self) -> &str {
+        self.flag.name.as_str()
+    }
+}
+
 /// A flag found by name, to evaluate and describe without looking it up again.
 #[derive(Debug, Clone, Copy)]
 pub struct Flag<'e> {
@@ -328,6 +351,37 @@ impl Engine {
         (engine, warnings)
     }
 
+    /// Gathers flags compiled apart ([`PreparedFlag`]) and `segments` into an engine: the engine
+    /// [`Engine::compile_owned`] makes of a document with these flags, in this order, and these
+    /// segments, with the same warnings, at the cost of resolving the flags' segments only. Lets
+    /// a caller compile a large set of flags on several threads.
+    ///
+    /// Every flag must have been prepared with `options`.
+    pub fn assemble<I>(prepared: I, segments: &[Segment], options: CompileOptions) -> (Self, Vec<Warning>)
+    where
+        I: IntoIterator<Item = PreparedFlag, IntoIter: ExactSizeIterator>,
+    {
+        let mut engine = Self {
+            options,
+            ..Self::default()
+        };
+        let mut warnings = Vec::new();
+        for segment in segments {
+            engine.upsert_segment(segment, &mut warnings);
+        }
+        let prepared = prepared.into_iter();
+        engine.flags.reserve(prepared.len());
+        for PreparedFlag {
+            flag,
+            warnings: compiled,
+        } in prepared
+        {
+            warnings.extend(compiled);
+            engine.insert_compiled(flag, &mut warnings);
+        }
+        (engine, warnings)
+    }
+
     /// Compiles either form of state: a full document, or a delta applied to an empty engine.
     pub fn compile_state(state: &State, options: CompileOptions) -> (Self, Vec<Warning>) {
         match state {
@@ -429,7 +483,12 @@ impl Engine {
     }
 
     fn upsert_feature(&mut self, feature: Feature, warnings: &mut Vec<Warning>) {
-        let mut compiled = CompiledFlag::compile(feature, &self.options, warnings);
+        let compiled = CompiledFlag::compile(feature, &self.options, warnings);
+        self.insert_compiled(compiled, warnings);
+    }
+
+    /// Adds a compiled flag, its strategies' segments resolved against this engine's.
+    fn insert_compiled(&mut self, mut compiled: CompiledFlag, warnings: &mut Vec<Warning>) {
         for strategy in &mut compiled.strategies {
             let slots: Box<[u32]> = strategy
                 .segments

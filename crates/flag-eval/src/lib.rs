@@ -62,7 +62,7 @@ pub use combinations::{
 };
 pub use constraint::{DEFAULT_REGEX_SIZE_LIMIT, Operator, fold_case};
 pub use context::{Context, CurrentTime, Randomness, parse_time, parse_time_strict};
-pub use engine::{Engine, Flag};
+pub use engine::{Engine, Flag, PreparedFlag};
 pub use error::{ValidationError, Warning};
 pub use explain::{
     ConstraintResult, EvaluationStatus, Explanation, PlaygroundVariant, SegmentResult, StrategyExplanation,

@@ -16,7 +16,9 @@ use crate::state::AppState;
 
 /// Sends `answer`. One that fits in its first part goes whole, with its length; a longer one is
 /// streamed: while one part is written to the client, the next is made on the CPU pool, so at
-/// most two exist at a time and no thread waits on the client.
+/// most two exist at a time and no thread waits on the client. Once its last part is made, the
+/// answer (with what it evaluated, which for a past moment is an environment compiled for it
+/// alone) is freed on the CPU pool while that part is written.
 pub(crate) async fn send_from_pool<A: Chunked>(
     state: web::Data<AppState>,
     answer: A,
@@ -30,6 +32,7 @@ pub(crate) async fn send_from_pool<A: Chunked>(
     let (answer, first) = next(&state, answer).await?;
     let first = first.unwrap_or_else(|| Ok(Vec::new()))?;
     if answer.is_finished() {
+        state.app.cpu().release(answer);
         return Ok(HttpResponse::Ok().content_type("application/json").body(first));
     }
     let following = next(&state, answer);
@@ -38,13 +41,18 @@ pub(crate) async fn send_from_pool<A: Chunked>(
         async move {
             match pending?.await {
                 Ok((answer, Some(chunk))) => {
-                    let following = next(&state, answer);
-                    Some((
-                        chunk.map(web::Bytes::from).map_err(ApiError::from),
-                        Some(following),
-                    ))
+                    let following = if answer.is_finished() {
+                        state.app.cpu().release(answer);
+                        None
+                    } else {
+                        Some(next(&state, answer))
+                    };
+                    Some((chunk.map(web::Bytes::from).map_err(ApiError::from), following))
                 }
-                Ok((_, None)) => None,
+                Ok((answer, None)) => {
+                    state.app.cpu().release(answer);
+                    None
+                }
                 Err(error) => Some((Err(ApiError::from(error)), None)),
             }
         }

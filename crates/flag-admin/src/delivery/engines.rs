@@ -3,8 +3,8 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use flag_eval::{ClientFeatures, CompileOptions, Engine, Feature};
-use flag_store::queries::{self, evaluation::ProjectScope};
+use flag_eval::{ClientFeatures, CompileOptions, Engine, Feature, PreparedFlag};
+use flag_store::queries::{self, evaluation::ProjectScope, history::PlaygroundAt};
 
 use crate::delivery::Delivery;
 use crate::runtime::Runtime;
@@ -30,6 +30,16 @@ impl Compiled {
             .collect();
         let (engine, _warnings) = Engine::compile_owned(document, CompileOptions::default());
         Self { order, engine }
+    }
+
+    /// An environment read from its history: the flags `names`, compiled apart
+    /// ([`PreparedFlag`]), in that order, and its segments.
+    fn assemble(past: PlaygroundAt<PreparedFlag>) -> Self {
+        let (engine, _warnings) = Engine::assemble(past.features, &past.segments, CompileOptions::default());
+        Self {
+            order: past.names.into_iter().map(String::into_boxed_str).collect(),
+            engine,
+        }
     }
 
     /// How many flags there are.
@@ -245,9 +255,14 @@ impl AsOf {
 
 /// The compiled environments for `environments` (in that order) as they were at `at`, read from
 /// the store's history ([`queries::history`]), with the revision that answered. A moment before
-/// the history begins, or after now, is refused with the range it covers. Nothing is kept: at
-/// 10,000 flags a compiled environment is 18 MB, and keeping past ones made every later question
-/// slower as the allocator's free memory fragmented.
+/// the history begins, or after now, is refused with the range it covers.
+///
+/// Each flag is compiled on the threads that read the definitions, as it is read; only gathering
+/// them is left for the CPU pool. Nothing is kept: at 10,000 flags a compiled environment is
+/// 18 MB, and keeping past ones made every later question slower as the allocator's free memory
+/// fragmented. The answers that use one free it on the CPU pool once their last part is made
+/// ([`crate::runtime::cpu_pool::CpuPool::release`]), since freeing it takes longer than writing
+/// that part.
 pub async fn compile_at(
     ctx: &Runtime,
     projects: &ProjectScope,
@@ -262,15 +277,19 @@ pub async fn compile_at(
             Err(message) => return Ok(Err(message)),
         };
         queries::snapshot(conn, |conn| {
-            let mut documents: Vec<(String, ClientFeatures)> = Vec::new();
+            // Each flag is compiled as it is read, on every core; only gathering them is left.
+            let options = CompileOptions::default();
+            let mut read: Vec<(String, PlaygroundAt<PreparedFlag>)> = Vec::new();
             for environment in &requested {
-                if !documents.iter().any(|(name, _)| name == environment) {
-                    let document =
-                        queries::history::playground_input_at(conn, &projects, environment, revision)?;
-                    documents.push((environment.clone(), document));
+                if !read.iter().any(|(name, _)| name == environment) {
+                    let past =
+                        queries::history::playground_at(conn, &projects, environment, revision, |feature| {
+                            PreparedFlag::new(feature, &options)
+                        })?;
+                    read.push((environment.clone(), past));
                 }
             }
-            Ok(Ok((revision, documents)))
+            Ok(Ok((revision, read)))
         })
     })
     .await?;
@@ -285,7 +304,7 @@ pub async fn compile_at(
             // are compiled per question rather than once per revision.
             let compiled: Vec<(String, Arc<Compiled>)> = documents
                 .into_iter()
-                .map(|(name, document)| (name, Arc::new(Compiled::new(document))))
+                .map(|(name, past)| (name, Arc::new(Compiled::assemble(past))))
                 .collect();
             requested
                 .iter()

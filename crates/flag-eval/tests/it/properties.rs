@@ -4,7 +4,7 @@ use chrono::{TimeZone, Utc};
 use flag_eval::model::{Override, Strategy as StrategyDef};
 use flag_eval::{
     ClientFeatures, CompileOptions, Constraint, Context, CurrentTime, Dependency, Engine, Feature, Operator,
-    Payload, Segment, Variant, fold_case,
+    Payload, PreparedFlag, Segment, Variant, fold_case,
 };
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
@@ -287,15 +287,28 @@ proptest! {
     }
 
     #[test]
-    fn an_engine_that_takes_the_document_over_answers_as_one_that_copies_it(
+    fn engines_that_take_the_document_over_or_gather_flags_compiled_apart_answer_as_one_that_copies_it(
         document in document(),
         context in context(),
     ) {
         let (copied, copied_warnings) = Engine::compile(&document);
         let (owned, owned_warnings) = Engine::compile_owned(document.clone(), CompileOptions::default());
-        prop_assert_eq!(copied_warnings, owned_warnings);
+        prop_assert_eq!(&copied_warnings, &owned_warnings);
+        let options = CompileOptions::default();
+        let prepared: Vec<PreparedFlag> = document
+            .features
+            .iter()
+            .map(|feature| PreparedFlag::new(feature.clone(), &options))
+            .collect();
+        let names: Vec<&str> = prepared.iter().map(PreparedFlag::name).collect();
+        let listed: Vec<&str> = document.features.iter().map(|feature| feature.name.as_str()).collect();
+        prop_assert_eq!(names, listed);
+        let (assembled, assembled_warnings) = Engine::assemble(prepared, &document.segments, options);
+        prop_assert_eq!(&copied_warnings, &assembled_warnings);
+        prop_assert_eq!(assembled.len(), copied.len());
         for feature in &document.features {
             prop_assert_eq!(owned.feature(&feature.name), copied.feature(&feature.name));
+            prop_assert_eq!(assembled.feature(&feature.name), copied.feature(&feature.name));
             let seed = context.random.state();
             let explain = |engine: &Engine| {
                 engine
@@ -303,10 +316,12 @@ proptest! {
                     .map(|explanation| format!("{explanation:?}"))
             };
             prop_assert_eq!(explain(&owned), explain(&copied), "{}", feature.name);
+            prop_assert_eq!(explain(&assembled), explain(&copied), "{}", feature.name);
             let variant = |engine: &Engine| {
                 format!("{:?}", engine.variant(&feature.name, &context.clone().with_random_seed(seed)))
             };
             prop_assert_eq!(variant(&owned), variant(&copied), "{}", feature.name);
+            prop_assert_eq!(variant(&assembled), variant(&copied), "{}", feature.name);
         }
     }
 

@@ -376,6 +376,40 @@ pub fn playground_input_at(
     environment: &str,
     revision: i32,
 ) -> Result<ClientFeatures, StoreError> {
+    let read = playground_at(conn, scope, environment, revision, |feature| feature)?;
+    Ok(ClientFeatures {
+        version: 2,
+        features: read.features,
+        segments: read.segments,
+    })
+}
+
+/// What [`playground_at`] read: the flags, each as its `prepare` made it, in the playground's
+/// order, and the segments.
+#[derive(Debug)]
+pub struct PlaygroundAt<T> {
+    /// Each flag's name, in the playground's order.
+    pub names: Vec<String>,
+    /// What `prepare` made of each flag's definition, in the order of `names`.
+    pub features: Vec<T>,
+    /// Every segment as it was.
+    pub segments: Vec<Segment>,
+}
+
+/// [`playground_input_at`], each flag's definition handed to `prepare` once read, on as many
+/// threads as the machine has cores: at 10,000 flags, reading the definitions and compiling them
+/// (`prepare`) is most of a question about the past, and both are shared out this way.
+pub fn playground_at<T, F>(
+    conn: &mut DbConnection,
+    scope: &ProjectScope,
+    environment: &str,
+    revision: i32,
+    prepare: F,
+) -> Result<PlaygroundAt<T>, StoreError>
+where
+    T: Send,
+    F: Fn(Feature) -> T + Sync,
+{
     crate::queries::snapshot(conn, |conn| {
         let valid = |conn: &mut DbConnection, environment: &str| -> Result<bool, StoreError> {
             Ok(flag_versions::table
@@ -419,16 +453,8 @@ pub fn playground_input_at(
         let mut rows = read_all(
             query.load_iter::<(String, String, String), diesel::connection::DefaultLoadingMode>(conn)?,
             revision,
-        )?;
-        if sqlite {
-            rows.sort_unstable_by(|left, right| (&left.1, &left.2).cmp(&(&right.1, &right.2)));
-        } else {
-            rows.sort_unstable_by_key(|row| row.0);
-        }
-        let features = rows
-            .into_iter()
-            .map(|(_, _, _, feature)| {
-                if existed {
+            |feature| {
+                prepare(if existed {
                     feature
                 } else {
                     Feature {
@@ -437,9 +463,20 @@ pub fn playground_input_at(
                         variants: Vec::new(),
                         ..feature
                     }
-                }
-            })
-            .collect();
+                })
+            },
+        )?;
+        if sqlite {
+            rows.sort_unstable_by(|left, right| (&left.1, &left.2).cmp(&(&right.1, &right.2)));
+        } else {
+            rows.sort_unstable_by_key(|row| row.0);
+        }
+        let mut names = Vec::with_capacity(rows.len());
+        let mut features = Vec::with_capacity(rows.len());
+        for (_, _, name, feature) in rows {
+            names.push(name);
+            features.push(feature);
+        }
         let segments = segment_versions::table
             .filter(segment_versions::from_revision.le(revision))
             .filter(
@@ -453,62 +490,74 @@ pub fn playground_input_at(
             .iter()
             .map(|body| from_json::<Segment>("segment version", revision, "body", body))
             .collect::<Result<_, _>>()?;
-        Ok(ClientFeatures {
-            version: 2,
+        Ok(PlaygroundAt {
+            names,
             features,
             segments,
         })
     })
 }
 
-/// A version's place in the order it was read, its project and name, and its definition.
-type Read = (usize, String, String, Feature);
+/// A version's place in the order it was read, its project and name, and what was made of its
+/// definition.
+type Read<T> = (usize, String, String, T);
 
-/// Every row of `rows` (`(project, name, body)`) with its definition read from its body, the
-/// bodies read on as many threads as the machine has cores once all are fetched: at 10,000 flags,
-/// reading them is a third of a question about the past.
-fn read_all<I>(rows: I, revision: i32) -> Result<Vec<Read>, StoreError>
+/// A version as read: its project, name and body.
+type Row = (String, String, String);
+
+/// Every row of `rows` (`(project, name, body)`) with what `prepare` makes of its definition, read
+/// from its body, on as many threads as the machine has cores once all are fetched: at 10,000
+/// flags, reading and preparing the definitions is two thirds of the work. The threads only
+/// borrow the rows, which are freed here, by the thread that made them: freeing them on the
+/// others made those contend for this thread's memory. (Reading the bodies while rows are still
+/// being fetched was measured slower.)
+fn read_all<I, T, F>(rows: I, revision: i32, prepare: F) -> Result<Vec<Read<T>>, StoreError>
 where
-    I: Iterator<Item = Result<(String, String, String), diesel::result::Error>>,
+    I: Iterator<Item = Result<Row, diesel::result::Error>>,
+    T: Send,
+    F: Fn(Feature) -> T + Sync,
 {
-    let rows: Vec<(String, String, String)> = rows.collect::<Result<_, _>>()?;
+    let rows: Vec<Row> = rows.collect::<Result<_, _>>()?;
     let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let part = rows.len().div_ceil(threads).max(1);
-    let parse = |offset: usize, rows: Vec<(String, String, String)>| -> Result<Vec<Read>, StoreError> {
-        rows.into_iter()
-            .enumerate()
-            .map(|(index, (project, name, body))| {
-                let feature = from_json::<Feature>("flag version", revision, "body", &body)?;
-                Ok((offset + index, project, name, feature))
+    let prepare = &prepare;
+    let parse = |rows: &[Row]| -> Result<Vec<T>, StoreError> {
+        rows.iter()
+            .map(|(_, _, body)| {
+                Ok(prepare(from_json::<Feature>(
+                    "flag version",
+                    revision,
+                    "body",
+                    body,
+                )?))
             })
             .collect()
     };
-    if threads <= 1 || rows.len() < 1000 {
-        return parse(0, rows);
-    }
-    let mut parts = Vec::with_capacity(threads);
-    let mut rest = rows;
-    while rest.len() > part {
-        let tail = rest.split_off(part);
-        parts.push(std::mem::replace(&mut rest, tail));
-    }
-    parts.push(rest);
-    std::thread::scope(|scope| {
-        let readers: Vec<_> = parts
-            .into_iter()
-            .enumerate()
-            .map(|(number, rows)| scope.spawn(move || parse(number * part, rows)))
-            .collect();
-        let mut all = Vec::new();
-        for reader in readers {
-            all.extend(
-                reader
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
-            );
-        }
-        Ok(all)
-    })
+    let prepared = if threads <= 1 || rows.len() < 1000 {
+        parse(&rows)?
+    } else {
+        let part = rows.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let readers: Vec<_> = rows
+                .chunks(part)
+                .map(|rows| scope.spawn(move || parse(rows)))
+                .collect();
+            let mut all = Vec::with_capacity(rows.len());
+            for reader in readers {
+                all.extend(
+                    reader
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
+                );
+            }
+            Ok::<_, StoreError>(all)
+        })?
+    };
+    Ok(rows
+        .into_iter()
+        .zip(prepared)
+        .enumerate()
+        .map(|(index, ((project, name, _), prepared))| (index, project, name, prepared))
+        .collect())
 }
 
 /// A flag as it was at a revision.
