@@ -704,14 +704,13 @@ fn protected_flags(
     Ok((flags, author, reviewer))
 }
 
-/// For each flag, a request switching it off in production, sent for review, approved and
-/// scheduled at `at`; their ids.
-fn schedule_switching_off(
+/// For each flag, a request switching it off in production, sent for review and approved; their
+/// ids.
+fn approve_switching_off(
     agent: &ureq::Agent,
     replica: &Replica,
     (author, reviewer): (&str, &str),
     flags: &[String],
-    at: &str,
 ) -> Result<Vec<i64>, Box<dyn std::error::Error>> {
     let mut ids = Vec::with_capacity(flags.len());
     for flag in flags {
@@ -728,7 +727,6 @@ fn schedule_switching_off(
         for (who, body) in [
             (author, json!({"state": "In review"})),
             (reviewer, json!({"state": "Approved"})),
-            (reviewer, json!({"state": "Scheduled", "scheduledAt": at})),
         ] {
             let (status, answer) = call_as(agent, "PUT", &state, who, &body)?;
             assert_eq!(status, 200, "{body}: {answer}");
@@ -736,6 +734,30 @@ fn schedule_switching_off(
         ids.push(id);
     }
     Ok(ids)
+}
+
+/// Approves a request for each flag (as [`approve_switching_off`]) and schedules them all for
+/// the same moment, far enough ahead that scheduling them cannot outlast it however loaded the
+/// machine: two seconds, plus as long as approving them took (three calls each, against
+/// scheduling's one). Their ids and that moment.
+fn schedule_switching_off(
+    agent: &ureq::Agent,
+    replica: &Replica,
+    (author, reviewer): (&str, &str),
+    flags: &[String],
+) -> Result<(Vec<i64>, chrono::DateTime<chrono::Utc>), Box<dyn std::error::Error>> {
+    let began = Instant::now();
+    let ids = approve_switching_off(agent, replica, (author, reviewer), flags)?;
+    let due =
+        chrono::Utc::now() + chrono::Duration::seconds(2) + chrono::Duration::from_std(began.elapsed())?;
+    let at = due.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+    for id in &ids {
+        let state = replica.url(&format!("/api/admin/projects/default/change-requests/{id}/state"));
+        let body = json!({"state": "Scheduled", "scheduledAt": at});
+        let (status, answer) = call_as(agent, "PUT", &state, reviewer, &body)?;
+        assert_eq!(status, 200, "{body}: {answer}");
+    }
+    Ok((ids, due))
 }
 
 /// How many events of `event_type` the database holds.
@@ -751,9 +773,7 @@ fn scheduled_change_requests_apply_once_across_two_replicas() -> TestResult {
     let replicas = start_replicas(&scratch, 2)?;
     let agent = agent();
     let (flags, author, reviewer) = protected_flags(&agent, &replicas[0], 20)?;
-    let due = chrono::Utc::now() + chrono::Duration::seconds(3);
-    let at = due.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let ids = schedule_switching_off(&agent, &replicas[0], (&author, &reviewer), &flags, &at)?;
+    let (ids, due) = schedule_switching_off(&agent, &replicas[0], (&author, &reviewer), &flags)?;
     let wait = (due - chrono::Utc::now()).to_std().unwrap_or_default();
     std::thread::sleep(wait);
     // Within a second of their time, on both replicas.
@@ -803,9 +823,7 @@ fn scheduled_change_requests_survive_a_sigkill_of_the_replica_that_held_them() -
     let first = replicas.pop().ok_or("no replica")?;
     let agent = agent();
     let (flags, author, reviewer) = protected_flags(&agent, &first, 30)?;
-    let due = chrono::Utc::now() + chrono::Duration::seconds(2);
-    let at = due.to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-    let ids = schedule_switching_off(&agent, &first, (&author, &reviewer), &flags, &at)?;
+    let (ids, due) = schedule_switching_off(&agent, &first, (&author, &reviewer), &flags)?;
     // SIGKILL just as they fall due: some may be applied, the rest are not, none is half-applied.
     let wait = (due - chrono::Utc::now()).to_std().unwrap_or_default();
     std::thread::sleep(wait + Duration::from_millis(5));
