@@ -102,6 +102,10 @@ async fn a_corrupt_context_field_answers_500_and_logs_which_row() -> Result<(), 
     let service = app.service().await;
     diesel::sql_query("UPDATE context_fields SET legal_values = '{not json' WHERE name = 'userId'")
         .execute(&mut *app.store.connection()?)?;
+    // Another test's thread may have met the error's log line first, with no subscriber of its
+    // own, and cached that nobody listens to it while this thread's subscriber was being set:
+    // asked again now, the line is known to be listened to here.
+    tracing::callsite::rebuild_interest_cache();
 
     let (status, body) = send(&service, get("/api/admin/context", ADMIN)).await;
     assert_error(status, &body, 500, "InternalError");
