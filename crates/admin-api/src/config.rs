@@ -625,6 +625,7 @@ impl Config {
             oidc: self.oidc(),
             // Reading the key can fail: `main` sets it from `sealing_key`.
             sealing: None,
+            past_part: flag_admin::runtime::settings::DEFAULT_PAST_PART,
         }
     }
 

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use self::types::EvaluatedFeature;
 use crate::delivery::Delivery;
-use crate::delivery::engines::{self, Compiled};
+use crate::delivery::engines::{self, Compiled, PastParts};
 use crate::identity::auth::{Access, Caller};
 use crate::runtime::domain::Permission;
 use crate::{AdminError, runtime::Runtime};
@@ -46,7 +46,7 @@ pub trait Chunked: Send + 'static {
 /// as it is written: at 10,000 flags the answer is 9 MB, and neither it nor a list of
 /// explanations is ever held whole.
 pub struct PlaygroundAnswer {
-    compiled: Arc<Compiled>,
+    flags: Flags,
     context: flag_eval::Context,
     environment: String,
     /// `{"input":<body>,"features":[`, until it is written.
@@ -54,8 +54,6 @@ pub struct PlaygroundAnswer {
     /// What closes the answer: `]`, the revision that answered when asked about a past moment,
     /// and `}`.
     end: Vec<u8>,
-    /// The next flag to explain, in the compiled order.
-    next: usize,
     wrote_feature: bool,
     finished: bool,
 }
@@ -65,7 +63,6 @@ impl std::fmt::Debug for PlaygroundAnswer {
         formatter
             .debug_struct("PlaygroundAnswer")
             .field("environment", &self.environment)
-            .field("next", &self.next)
             .finish_non_exhaustive()
     }
 }
@@ -78,13 +75,22 @@ impl Chunked for PlaygroundAnswer {
         let mut out = std::mem::take(&mut self.head);
         out.reserve(CHUNK_BYTES + CHUNK_BYTES / 4);
         while out.len() < CHUNK_BYTES {
-            let Some(feature) = self.compiled.feature_at(self.next) else {
-                out.append(&mut self.end);
-                self.finished = true;
-                break;
+            let (compiled, index) = match self.flags.next() {
+                None => {
+                    out.append(&mut self.end);
+                    self.finished = true;
+                    break;
+                }
+                Some(Err(error)) => {
+                    self.finished = true;
+                    return Some(Err(error));
+                }
+                Some(Ok(next)) => next,
             };
-            self.next += 1;
-            let Some(explanation) = self.compiled.engine.explain(&feature.name, &self.context) else {
+            let Some(explanation) = compiled
+                .feature_at(index)
+                .and_then(|feature| compiled.engine.explain(&feature.name, &self.context))
+            else {
                 continue;
             };
             if self.wrote_feature {
@@ -102,6 +108,63 @@ impl Chunked for PlaygroundAnswer {
 
     fn is_finished(&self) -> bool {
         self.finished
+    }
+}
+
+/// The flags an answer explains, in order: one compiled environment, or one read from its
+/// history a part at a time ([`engines::compile_parts_at`]).
+enum Flags {
+    Whole {
+        compiled: Arc<Compiled>,
+        /// The next flag's place in it.
+        next: usize,
+    },
+    Past(Box<PastCursor>),
+}
+
+/// Where an answer from a past environment's parts stands.
+struct PastCursor {
+    parts: PastParts,
+    /// The part being explained, and the next flag's place in it.
+    current: Option<Compiled>,
+    next: usize,
+    /// The parts explained, freed with the answer (off its path, once its last part is made).
+    spent: Vec<Compiled>,
+}
+
+impl Flags {
+    /// The next flag to explain: the compiled environment or part it is in, and its place there;
+    /// `None` after the last. A past environment's next part is waited for here.
+    fn next(&mut self) -> Option<Result<(&Compiled, usize), AdminError>> {
+        match self {
+            Self::Whole { compiled, next } => {
+                let index = *next;
+                (index < compiled.len()).then(|| {
+                    *next += 1;
+                    Ok((&**compiled, index))
+                })
+            }
+            Self::Past(cursor) => {
+                let PastCursor {
+                    parts,
+                    current,
+                    next,
+                    spent,
+                } = &mut **cursor;
+                while current.as_ref().is_none_or(|part| *next >= part.len()) {
+                    match parts.next_part()? {
+                        Ok(part) => {
+                            spent.extend(current.replace(part));
+                            *next = 0;
+                        }
+                        Err(error) => return Some(Err(error)),
+                    }
+                }
+                let index = *next;
+                *next += 1;
+                current.as_ref().map(|part| Ok((part, index)))
+            }
+        }
     }
 }
 
@@ -142,20 +205,25 @@ pub async fn deprecated(
         at,
         ..
     } = types::playground_scope(fields)?;
-    let environments = std::slice::from_ref(&environment);
-    let (mut compiled, as_of) = match at {
-        None => (
-            engines::compile(ctx, delivery, &projects, environments).await?,
-            None,
-        ),
+    let (flags, as_of) = match at {
+        None => {
+            let compiled = engines::compile(ctx, delivery, &projects, std::slice::from_ref(&environment))
+                .await?
+                .pop()
+                .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
+            (Flags::Whole { compiled, next: 0 }, None)
+        }
         Some(at) => {
-            let (as_of, compiled) = engines::compile_at(ctx, &projects, environments, at).await?;
-            (compiled, Some(as_of))
+            let (as_of, parts) = engines::compile_parts_at(ctx, &projects, &environment, at).await?;
+            let flags = Flags::Past(Box::new(PastCursor {
+                parts,
+                current: None,
+                next: 0,
+                spent: Vec::new(),
+            }));
+            (flags, Some(as_of))
         }
     };
-    let compiled = compiled
-        .pop()
-        .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
     let mut head = b"{\"input\":".to_vec();
     serde_json::to_writer(&mut head, &body).map_err(internal)?;
     head.extend_from_slice(b",\"features\":[");
@@ -163,13 +231,12 @@ pub async fn deprecated(
     end.extend(as_of.map(|as_of| as_of.field()).unwrap_or_default());
     end.push(b'}');
     Ok(PlaygroundAnswer {
-        compiled,
+        flags,
         // At a past moment, dates are judged as they were then, unless the context says otherwise.
         context: types::evaluation_context(&context, at.unwrap_or_else(chrono::Utc::now), seed()),
         environment,
         head,
         end,
-        next: 0,
         wrote_feature: false,
         finished: false,
     })

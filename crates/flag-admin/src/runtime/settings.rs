@@ -37,10 +37,18 @@ pub struct Settings {
     /// API token secrets and the OpenID client secret are stored sealed under it, and admins
     /// read them back as Unleash answers them. Without it, only verifiers are kept.
     pub sealing: Option<crate::runtime::secrets::SealingKey>,
+    /// How many flags of an environment read at a past moment are compiled together, as one
+    /// part of the deprecated playground's answer ([`DEFAULT_PAST_PART`] unless set).
+    pub past_part: usize,
 }
 
 /// The largest request body when none is configured: 1 MiB.
 pub const DEFAULT_BODY_LIMIT: usize = 1 << 20;
+
+/// How many flags of a past environment are compiled together when nothing else is set: at
+/// 10,000 flags, small enough that the deprecated playground's answer begins after a tenth of
+/// them are compiled, large enough that each part's cost of its own is nothing.
+pub const DEFAULT_PAST_PART: usize = 1_000;
 
 /// Most streams open at once when none is configured.
 pub const DEFAULT_STREAMS: usize = 16_384;
@@ -64,6 +72,7 @@ impl Default for Settings {
             streams: DEFAULT_STREAMS,
             streams_per_token: DEFAULT_STREAMS_PER_TOKEN,
             sealing: None,
+            past_part: DEFAULT_PAST_PART,
         }
     }
 }

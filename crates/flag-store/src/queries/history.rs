@@ -410,6 +410,35 @@ where
     T: Send,
     F: Fn(Feature) -> T + Sync,
 {
+    past_flags(conn, scope, environment, revision)?.prepare_all(prepare)
+}
+
+/// A version as read: its project, name and body.
+type Row = (String, String, String);
+
+/// The flags the playground evaluated for an environment at a revision, fetched in its order but
+/// not yet read from their bodies, and the segments as they were: [`PastFlags::prepare_all`]
+/// reads every flag at once, [`PastFlags::parts`] a part at a time, so that an answer can begin
+/// while the rest is still being read.
+#[derive(Debug)]
+pub struct PastFlags {
+    rows: Vec<Row>,
+    revision: i32,
+    /// Whether the environment existed then; if not, every flag reads as off, with no
+    /// strategies and no variants, as in an environment that does not exist now.
+    existed: bool,
+    /// Every segment as it was.
+    pub segments: Vec<Segment>,
+}
+
+/// The flags in force in `environment` at `revision` (see [`playground_input_at`]), in the
+/// playground's order, with the segments of that moment: one consistent read.
+pub fn past_flags(
+    conn: &mut DbConnection,
+    scope: &ProjectScope,
+    environment: &str,
+    revision: i32,
+) -> Result<PastFlags, StoreError> {
     crate::queries::snapshot(conn, |conn| {
         let valid = |conn: &mut DbConnection, environment: &str| -> Result<bool, StoreError> {
             Ok(flag_versions::table
@@ -450,32 +479,9 @@ where
         if !sqlite {
             query = query.order((flag_versions::project.asc(), flag_versions::feature.asc()));
         }
-        let mut rows = read_all(
-            query.load_iter::<(String, String, String), diesel::connection::DefaultLoadingMode>(conn)?,
-            revision,
-            |feature| {
-                prepare(if existed {
-                    feature
-                } else {
-                    Feature {
-                        enabled: false,
-                        strategies: Vec::new(),
-                        variants: Vec::new(),
-                        ..feature
-                    }
-                })
-            },
-        )?;
+        let mut rows: Vec<Row> = query.load(conn)?;
         if sqlite {
-            rows.sort_unstable_by(|left, right| (&left.1, &left.2).cmp(&(&right.1, &right.2)));
-        } else {
-            rows.sort_unstable_by_key(|row| row.0);
-        }
-        let mut names = Vec::with_capacity(rows.len());
-        let mut features = Vec::with_capacity(rows.len());
-        for (_, _, name, feature) in rows {
-            names.push(name);
-            features.push(feature);
+            rows.sort_unstable_by(|left, right| (&left.0, &left.1).cmp(&(&right.0, &right.1)));
         }
         let segments = segment_versions::table
             .filter(segment_versions::from_revision.le(revision))
@@ -490,74 +496,174 @@ where
             .iter()
             .map(|body| from_json::<Segment>("segment version", revision, "body", body))
             .collect::<Result<_, _>>()?;
-        Ok(PlaygroundAt {
-            names,
-            features,
+        Ok(PastFlags {
+            rows,
+            revision,
+            existed,
             segments,
         })
     })
 }
 
-/// A version's place in the order it was read, its project and name, and what was made of its
-/// definition.
-type Read<T> = (usize, String, String, T);
+impl PastFlags {
+    /// How many flags there are.
+    pub fn len(&self) -> usize {
+        self.rows.len()
+    }
 
-/// A version as read: its project, name and body.
-type Row = (String, String, String);
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
 
-/// Every row of `rows` (`(project, name, body)`) with what `prepare` makes of its definition, read
-/// from its body, on as many threads as the machine has cores once all are fetched: at 10,000
-/// flags, reading and preparing the definitions is two thirds of the work. The threads only
-/// borrow the rows, which are freed here, by the thread that made them: freeing them on the
-/// others made those contend for this thread's memory. (Reading the bodies while rows are still
-/// being fetched was measured slower.)
-fn read_all<I, T, F>(rows: I, revision: i32, prepare: F) -> Result<Vec<Read<T>>, StoreError>
-where
-    I: Iterator<Item = Result<Row, diesel::result::Error>>,
-    T: Send,
-    F: Fn(Feature) -> T + Sync,
-{
-    let rows: Vec<Row> = rows.collect::<Result<_, _>>()?;
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let prepare = &prepare;
-    let parse = |rows: &[Row]| -> Result<Vec<T>, StoreError> {
-        rows.iter()
-            .map(|(_, _, body)| {
-                Ok(prepare(from_json::<Feature>(
-                    "flag version",
-                    revision,
-                    "body",
-                    body,
-                )?))
-            })
-            .collect()
-    };
-    let prepared = if threads <= 1 || rows.len() < 1000 {
-        parse(&rows)?
-    } else {
-        let part = rows.len().div_ceil(threads).max(1);
-        std::thread::scope(|scope| {
-            let readers: Vec<_> = rows
-                .chunks(part)
-                .map(|rows| scope.spawn(move || parse(rows)))
-                .collect();
-            let mut all = Vec::with_capacity(rows.len());
-            for reader in readers {
-                all.extend(
-                    reader
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
-                );
+    /// The definition of the flag in `body` as the playground read it.
+    fn read(&self, body: &str) -> Result<Feature, StoreError> {
+        let feature = from_json::<Feature>("flag version", self.revision, "body", body)?;
+        Ok(if self.existed {
+            feature
+        } else {
+            Feature {
+                enabled: false,
+                strategies: Vec::new(),
+                variants: Vec::new(),
+                ..feature
             }
-            Ok::<_, StoreError>(all)
-        })?
-    };
-    Ok(rows
-        .into_iter()
-        .zip(prepared)
-        .enumerate()
-        .map(|(index, ((project, name, _), prepared))| (index, project, name, prepared))
-        .collect())
+        })
+    }
+
+    /// Every flag, each handed to `prepare` once read from its body, on as many threads as the
+    /// machine has cores: at 10,000 flags, reading and preparing the definitions is two thirds of
+    /// the work. The threads only borrow the rows, which are freed here, by the thread that made
+    /// them: freeing them on the others made those contend for this thread's memory. (Reading the
+    /// bodies while rows are still being fetched was measured slower.)
+    pub fn prepare_all<T, F>(self, prepare: F) -> Result<PlaygroundAt<T>, StoreError>
+    where
+        T: Send,
+        F: Fn(Feature) -> T + Sync,
+    {
+        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        let prepare = &prepare;
+        let parse = |rows: &[Row]| -> Result<Vec<T>, StoreError> {
+            rows.iter()
+                .map(|(_, _, body)| Ok(prepare(self.read(body)?)))
+                .collect()
+        };
+        let features = if threads <= 1 || self.rows.len() < 1000 {
+            parse(&self.rows)?
+        } else {
+            let part = self.rows.len().div_ceil(threads).max(1);
+            std::thread::scope(|scope| {
+                let readers: Vec<_> = self
+                    .rows
+                    .chunks(part)
+                    .map(|rows| scope.spawn(move || parse(rows)))
+                    .collect();
+                let mut all = Vec::with_capacity(self.rows.len());
+                for reader in readers {
+                    all.extend(
+                        reader
+                            .join()
+                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
+                    );
+                }
+                Ok::<_, StoreError>(all)
+            })?
+        };
+        Ok(PlaygroundAt {
+            names: self.rows.into_iter().map(|(_, name, _)| name).collect(),
+            features,
+            segments: self.segments,
+        })
+    }
+
+    /// The flags `size` at a time in the playground's order, each handed to `prepare` once read
+    /// from its body, on the calling thread. With each part come the parents its flags depend on
+    /// from outside it, as they were then, so that the part alone evaluates its flags exactly as
+    /// the whole environment would: a flag's answer reads only itself, its parents and the
+    /// segments. The segments are left to the caller ([`PastFlags::segments`]).
+    pub fn parts<T, F>(self, size: usize, prepare: F) -> Parts<T, F>
+    where
+        F: Fn(Feature) -> T,
+    {
+        Parts {
+            past: self,
+            size: size.max(1),
+            next: 0,
+            by_name: None,
+            prepare,
+            prepared: std::marker::PhantomData,
+        }
+    }
+}
+
+/// A part of the flags of [`PastFlags::parts`].
+#[derive(Debug)]
+pub struct Part<T> {
+    /// Its flags' names, in the playground's order.
+    pub names: Vec<String>,
+    /// What `prepare` made of each, in the order of `names`.
+    pub flags: Vec<T>,
+    /// What `prepare` made of each parent of those flags that is not among them, once each.
+    pub parents: Vec<T>,
+}
+
+/// The iterator of [`PastFlags::parts`].
+#[derive(Debug)]
+pub struct Parts<T, F> {
+    past: PastFlags,
+    size: usize,
+    next: usize,
+    /// Each flag's place by name, made when the first flag with a parent is met.
+    by_name: Option<HashMap<String, usize>>,
+    prepare: F,
+    prepared: std::marker::PhantomData<fn() -> T>,
+}
+
+impl<T, F: Fn(Feature) -> T> Parts<T, F> {
+    fn part(&mut self) -> Result<Part<T>, StoreError> {
+        let range = self.next..(self.next + self.size).min(self.past.rows.len());
+        self.next = range.end;
+        let mut part = Part {
+            names: Vec::with_capacity(range.len()),
+            flags: Vec::with_capacity(range.len()),
+            parents: Vec::new(),
+        };
+        let within = &self.past.rows[range];
+        let mut parents: BTreeSet<String> = BTreeSet::new();
+        for (_, name, body) in within {
+            let feature = self.past.read(body)?;
+            for dependency in &feature.dependencies {
+                if within.iter().all(|(_, name, _)| *name != dependency.feature) {
+                    parents.insert(dependency.feature.clone());
+                }
+            }
+            part.names.push(name.clone());
+            part.flags.push((self.prepare)(feature));
+        }
+        if !parents.is_empty() {
+            let rows = &self.past.rows;
+            let by_name = self.by_name.get_or_insert_with(|| {
+                rows.iter()
+                    .enumerate()
+                    .map(|(index, (_, name, _))| (name.clone(), index))
+                    .collect()
+            });
+            // A parent not in force then is absent from the whole environment too.
+            for index in parents.iter().filter_map(|parent| by_name.get(parent)) {
+                part.parents
+                    .push((self.prepare)(self.past.read(&rows[*index].2)?));
+            }
+        }
+        Ok(part)
+    }
+}
+
+impl<T, F: Fn(Feature) -> T> Iterator for Parts<T, F> {
+    type Item = Result<Part<T>, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        (self.next < self.past.rows.len()).then(|| self.part())
+    }
 }
 
 /// A flag as it was at a revision.

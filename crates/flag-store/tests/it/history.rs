@@ -327,13 +327,54 @@ fn scopes() -> [ProjectScope; 2] {
     [ProjectScope::All, ProjectScope::Only(vec!["other".into()])]
 }
 
-/// The same, read back from the history at `at`.
-fn read_all_at(conn: &mut DbConnection, at: NaiveDateTime) -> Result<Vec<ClientFeatures>, StoreError> {
+/// The same, read back from the history at `at`; each read a part at a time too, in parts of
+/// one to three flags, which must give the same flags in the same order, each part with the
+/// parents its flags have outside it.
+fn read_all_at(
+    conn: &mut DbConnection,
+    at: NaiveDateTime,
+) -> Result<Vec<ClientFeatures>, Box<dyn std::error::Error>> {
     let revision = history::revision_at(conn, at)?;
     let mut documents = Vec::new();
     for scope in scopes() {
         for environment in READ {
-            documents.push(history::playground_input_at(conn, &scope, environment, revision)?);
+            let document = history::playground_input_at(conn, &scope, environment, revision)?;
+            for size in 1..=3 {
+                let past = history::past_flags(conn, &scope, environment, revision)?;
+                assert_eq!(past.len(), document.features.len());
+                assert_eq!(past.segments, document.segments);
+                let mut read = Vec::new();
+                for part in past.parts(size, |feature| feature) {
+                    let part = part?;
+                    let names: Vec<&str> = part.flags.iter().map(|flag| flag.name.as_str()).collect();
+                    assert_eq!(part.names, names);
+                    let mut outside: Vec<&flag_eval::Feature> = document
+                        .features
+                        .iter()
+                        .filter(|parent| {
+                            !names.contains(&parent.name.as_str())
+                                && part.flags.iter().any(|flag| {
+                                    flag.dependencies
+                                        .iter()
+                                        .any(|dependency| dependency.feature == parent.name)
+                                })
+                        })
+                        .collect();
+                    outside.sort_by(|left, right| left.name.cmp(&right.name));
+                    let parents: Vec<&flag_eval::Feature> = part.parents.iter().collect();
+                    if parents != outside {
+                        return Err(format!(
+                            "at {at}, parts of {size}: parents {parents:?}, wanted {outside:?}"
+                        )
+                        .into());
+                    }
+                    read.extend(part.flags);
+                }
+                if read != document.features {
+                    return Err(format!("at {at}, parts of {size} read other flags than the whole").into());
+                }
+            }
+            documents.push(document);
         }
     }
     Ok(documents)
