@@ -74,6 +74,11 @@ impl Compiled {
         self.order.is_empty()
     }
 
+    /// Whether `other` lists the same flags in the same order.
+    pub fn lists_the_same_flags(&self, other: &Self) -> bool {
+        self.order == other.order
+    }
+
     /// The flags' definitions, in the playground's order.
     pub fn features(&self) -> impl Iterator<Item = &Feature> {
         self.order.iter().filter_map(|name| self.engine.feature(name))
@@ -348,6 +353,7 @@ pub async fn compile_at(
 #[derive(Debug)]
 pub struct PastParts {
     parts: std::sync::mpsc::Receiver<Result<Compiled, StoreError>>,
+    len: usize,
 }
 
 impl PastParts {
@@ -355,64 +361,87 @@ impl PastParts {
     pub fn next_part(&self) -> Option<Result<Compiled, AdminError>> {
         self.parts.recv().ok().map(|part| part.map_err(AdminError::from))
     }
+
+    /// How many flags the parts hold in all.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether they hold none.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
 }
 
-/// [`compile_at`] for one environment whose flags are wanted in order, each evaluated alone (the
-/// deprecated playground): the flags are compiled [`crate::Settings::past_part`] at a time, each part with its
-/// flags' parents and the segments, which is all that a flag's answer reads, so that the answer
-/// begins when the first part is ready and is written while the rest are compiled. At 10,000
-/// flags a question about the past is read, compiled and answered in about the time that
-/// compiling it whole and then answering took alone.
+/// [`compile_at`] for answers that go flag by flag in the playground's order, each flag's
+/// answer read from its own definition (both playgrounds): the flags of each environment are
+/// compiled [`crate::Settings::past_part`] at a time, each part with its flags' parents and the
+/// segments, which is all that a flag's answer reads, so that the answer begins when the first
+/// part is ready and is written while the rest are compiled. At 10,000 flags a question about
+/// the past is read, compiled and answered in about the time that compiling it whole and then
+/// answering took alone. Every environment's flags are those of the same moment, so the parts
+/// of several environments hold the same flags, part for part.
 ///
-/// The database connection is held only for the read; the parts are compiled after it, on the
-/// same blocking thread, and stop being compiled when the answer is dropped.
+/// Each environment's database connection is held only for its read; its parts are compiled
+/// after it, on the same blocking thread, and stop being compiled when the answer is dropped.
 pub async fn compile_parts_at(
     ctx: &Runtime,
     projects: &ProjectScope,
-    environment: &str,
+    environments: &[String],
     at: chrono::DateTime<chrono::Utc>,
-) -> Result<(AsOf, PastParts), AdminError> {
-    compile_parts_at_with(ctx, projects, environment, at, ctx.settings.past_part).await
+) -> Result<(AsOf, Vec<PastParts>), AdminError> {
+    compile_parts_at_with(ctx, projects, environments, at, ctx.settings.past_part).await
 }
 
 /// [`compile_parts_at`] with parts of `size` flags.
 pub async fn compile_parts_at_with(
     ctx: &Runtime,
     projects: &ProjectScope,
-    environment: &str,
+    environments: &[String],
     at: chrono::DateTime<chrono::Utc>,
     size: usize,
-) -> Result<(AsOf, PastParts), AdminError> {
-    let projects = projects.clone();
-    let environment = environment.to_owned();
-    let (sender, parts) = std::sync::mpsc::channel();
-    let revision = crate::runtime::db::run_then(
-        &ctx.store,
-        move |conn| {
-            let revision = match crate::catalogue::history::revision_at(conn, at)? {
-                Ok(revision) => revision,
-                Err(message) => return Ok((Err(message), None)),
-            };
-            let past = queries::history::past_flags(conn, &projects, &environment, revision)?;
-            Ok((Ok(revision), Some(past)))
-        },
-        move |past| {
-            let Some(mut past) = past else { return };
-            let segments = std::mem::take(&mut past.segments);
-            let options = CompileOptions::default();
-            for part in past.parts(size, |feature| PreparedFlag::new(feature, &options)) {
-                let part = part.map(|part| Compiled::from_part(part, &segments));
-                let failed = part.is_err();
-                // The answer was dropped (its client went away): nothing waits for the rest.
-                if sender.send(part).is_err() || failed {
-                    return;
+) -> Result<(AsOf, Vec<PastParts>), AdminError> {
+    let mut revision = None;
+    let mut all = Vec::with_capacity(environments.len());
+    for environment in environments {
+        let projects = projects.clone();
+        let environment = environment.clone();
+        let (sender, parts) = std::sync::mpsc::channel();
+        let known = revision;
+        let (found, len) = crate::runtime::db::run_then(
+            &ctx.store,
+            move |conn| {
+                let revision = match known {
+                    Some(revision) => revision,
+                    None => match crate::catalogue::history::revision_at(conn, at)? {
+                        Ok(revision) => revision,
+                        Err(message) => return Ok((Err(message), None)),
+                    },
+                };
+                let past = queries::history::past_flags(conn, &projects, &environment, revision)?;
+                Ok((Ok((revision, past.len())), Some(past)))
+            },
+            move |past| {
+                let Some(mut past) = past else { return };
+                let segments = std::mem::take(&mut past.segments);
+                let options = CompileOptions::default();
+                for part in past.parts(size, |feature| PreparedFlag::new(feature, &options)) {
+                    let part = part.map(|part| Compiled::from_part(part, &segments));
+                    let failed = part.is_err();
+                    // The answer was dropped (its client went away): nothing waits for the rest.
+                    if sender.send(part).is_err() || failed {
+                        return;
+                    }
                 }
-            }
-        },
-    )
-    .await?
-    .map_err(|message| AdminError::invalid("/at", format!("/at {message}")))?;
-    Ok((AsOf { at, revision }, PastParts { parts }))
+            },
+        )
+        .await?
+        .map_err(|message| AdminError::invalid("/at", format!("/at {message}")))?;
+        revision = Some(found);
+        all.push(PastParts { parts, len });
+    }
+    let revision = revision.ok_or_else(|| AdminError::Internal("no environment to read".into()))?;
+    Ok((AsOf { at, revision }, all))
 }
 
 #[cfg(test)]

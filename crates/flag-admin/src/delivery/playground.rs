@@ -168,6 +168,86 @@ impl Flags {
     }
 }
 
+/// The environments an advanced answer explains: compiled whole (in request order), or read
+/// from their history a part at a time (one per distinct environment, in the order of the
+/// answer's groups), the parts of all holding the same flags.
+enum AdvancedFlags {
+    Whole(Vec<Arc<Compiled>>),
+    Past(Box<PastWindow>),
+}
+
+/// The parts of each environment being explained.
+struct PastWindow {
+    parts: Vec<PastParts>,
+    /// Each environment's current part, all holding the same flags.
+    current: Vec<Arc<Compiled>>,
+    /// The place among all flags of the current parts' first.
+    start: usize,
+    /// The parts explained, freed with the answer (off its path, once its last part is made).
+    spent: Vec<Arc<Compiled>>,
+}
+
+impl AdvancedFlags {
+    /// Flag `index` (in the first environment's order): the compiled environment, or the part of
+    /// the first environment, that holds it, and its place there; `None` past the last. A past
+    /// environment's parts before it are passed over, and its next parts waited for here.
+    fn reach(&mut self, index: usize) -> Result<Option<(Arc<Compiled>, usize)>, AdminError> {
+        match self {
+            Self::Whole(compiled) => Ok(compiled
+                .first()
+                .filter(|first| index < first.len())
+                .map(|first| (Arc::clone(first), index))),
+            Self::Past(window) => {
+                while window
+                    .current
+                    .first()
+                    .is_none_or(|part| index >= window.start + part.len())
+                {
+                    let mut next = Vec::with_capacity(window.parts.len());
+                    for parts in &window.parts {
+                        match parts.next_part() {
+                            Some(part) => next.push(Arc::new(part?)),
+                            None => return Ok(None),
+                        }
+                    }
+                    if next.iter().any(|part| !part.lists_the_same_flags(&next[0])) {
+                        return Err(AdminError::Internal(
+                            "environments read at one past moment list different flags".into(),
+                        ));
+                    }
+                    window.start += window.current.first().map_or(0, |part| part.len());
+                    let spent = std::mem::replace(&mut window.current, next);
+                    window.spent.extend(spent);
+                }
+                Ok(window
+                    .current
+                    .first()
+                    .map(|first| (Arc::clone(first), index - window.start)))
+            }
+        }
+    }
+
+    /// The compiled environment (or its current part) of the answer's group `group`, which is
+    /// requested at `request`.
+    fn environment(&self, group: usize, request: usize) -> &Compiled {
+        match self {
+            Self::Whole(compiled) => &compiled[request],
+            Self::Past(window) => &window.current[group],
+        }
+    }
+}
+
+/// `environments` without repeats, in the order each first appears.
+fn distinct(environments: &[String]) -> Vec<String> {
+    let mut distinct: Vec<String> = Vec::with_capacity(environments.len());
+    for environment in environments {
+        if !distinct.contains(environment) {
+            distinct.push(environment.clone());
+        }
+    }
+    distinct
+}
+
 /// Who may use the deprecated playground.
 pub const DEPRECATED: Access = Access::ReadIn(Permission::Playground);
 
@@ -214,7 +294,11 @@ pub async fn deprecated(
             (Flags::Whole { compiled, next: 0 }, None)
         }
         Some(at) => {
-            let (as_of, parts) = engines::compile_parts_at(ctx, &projects, &environment, at).await?;
+            let (as_of, mut parts) =
+                engines::compile_parts_at(ctx, &projects, std::slice::from_ref(&environment), at).await?;
+            let parts = parts
+                .pop()
+                .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
             let flags = Flags::Past(Box::new(PastCursor {
                 parts,
                 current: None,
@@ -307,16 +391,21 @@ async fn advanced_window(
     drop(context);
 
     // The limits count the features of the first environment, as Unleash does; nothing else is
-    // compiled until they pass (at a past moment, all are read from the history at once).
+    // compiled until they pass (at a past moment, every environment is read at once, and its
+    // parts compiled while the answer is written).
     let past = match at {
-        Some(at) => Some(engines::compile_at(ctx, &projects, &environments, at).await?),
+        Some(at) => Some(engines::compile_parts_at(ctx, &projects, &distinct(&environments), at).await?),
         None => None,
     };
     let first = match &past {
-        Some((_, compiled)) => compiled[..1].to_vec(),
-        None => engines::compile(ctx, delivery, &projects, &environments[..1]).await?,
+        Some(_) => None,
+        None => Some(engines::compile(ctx, delivery, &projects, &environments[..1]).await?),
     };
-    let all = first.first().map_or(0, |compiled| compiled.len());
+    let all = match (&past, &first) {
+        (Some((_, parts)), _) => parts.first().map_or(0, engines::PastParts::len),
+        (None, Some(first)) => first.first().map_or(0, |compiled| compiled.len()),
+        (None, None) => 0,
+    };
     let window = window.unwrap_or(0..all);
     let window = window.start.min(all)..window.end.min(all);
     let features = window.len();
@@ -326,10 +415,18 @@ async fn advanced_window(
     combinations
         .check_bytes(environments.len(), features, ctx.settings.context_bytes_limit)
         .map_err(|error| AdminError::bad_request(error.to_string()))?;
-    let (compiled, as_of) = match past {
-        Some((as_of, compiled)) => (compiled, Some(as_of)),
+    let (flags, as_of) = match past {
+        Some((as_of, parts)) => (
+            AdvancedFlags::Past(Box::new(PastWindow {
+                parts,
+                current: Vec::new(),
+                start: 0,
+                spent: Vec::new(),
+            })),
+            Some(as_of),
+        ),
         None => (
-            engines::compile(ctx, delivery, &projects, &environments).await?,
+            AdvancedFlags::Whole(engines::compile(ctx, delivery, &projects, &environments).await?),
             None,
         ),
     };
@@ -349,7 +446,7 @@ async fn advanced_window(
 
     // At a past moment, dates are judged as they were then, unless the context says otherwise.
     let now = at.unwrap_or_else(chrono::Utc::now);
-    let mut answer = AdvancedAnswer::new(compiled, &environments, combinations, tail, now);
+    let mut answer = AdvancedAnswer::new(flags, all, &environments, combinations, tail, now);
     answer.position.feature = window.start;
     answer.window = window;
     Ok(answer)
@@ -369,7 +466,7 @@ pub async fn advanced_shown(
     max_bytes: usize,
 ) -> Result<Option<(types::shown::Answer, usize)>, AdminError> {
     let mut answer = advanced_window(ctx, delivery, caller, query.body(), Some(flags)).await?;
-    let total = answer.compiled.first().map_or(0, |compiled| compiled.len());
+    let total = answer.total;
     ctx.cpu
         .run(move || {
             let mut bytes = Vec::new();
@@ -407,8 +504,10 @@ struct Position {
 /// environments in request order; a repeated environment adds its entries to its first key, one
 /// run of combinations per time it was named.
 pub struct AdvancedAnswer {
-    /// The compiled environment of each requested environment, in request order.
-    compiled: Vec<Arc<Compiled>>,
+    /// The requested environments, compiled.
+    flags: AdvancedFlags,
+    /// How many flags the first environment has.
+    total: usize,
     /// Distinct environment names in order of first appearance, each with the indices of its
     /// occurrences in `compiled`.
     groups: Vec<(String, Vec<usize>)>,
@@ -441,7 +540,7 @@ impl Chunked for AdvancedAnswer {
             Ok(()) => Some(Ok(out)),
             Err(error) => {
                 self.position.finished = true;
-                Some(Err(internal(error)))
+                Some(Err(error))
             }
         }
     }
@@ -453,7 +552,8 @@ impl Chunked for AdvancedAnswer {
 
 impl AdvancedAnswer {
     fn new(
-        compiled: Vec<Arc<Compiled>>,
+        flags: AdvancedFlags,
+        total: usize,
         environments: &[String],
         combinations: ContextCombinations,
         tail: Vec<u8>,
@@ -472,7 +572,8 @@ impl AdvancedAnswer {
         }
         let cursor = ContextCursor::new(&combinations, now);
         Self {
-            compiled,
+            flags,
+            total,
             groups,
             combinations,
             cursor,
@@ -484,34 +585,38 @@ impl AdvancedAnswer {
         }
     }
 
-    fn fill(&mut self, out: &mut Vec<u8>) -> Result<(), serde_json::Error> {
-        let Some(first) = self.compiled.first().map(Arc::clone) else {
-            self.position.finished = true;
-            return Ok(());
-        };
+    fn fill(&mut self, out: &mut Vec<u8>) -> Result<(), AdminError> {
         let count = self.combinations.count();
         if !self.position.started {
             out.extend_from_slice(b"{\"features\":[");
             self.position.started = true;
         }
         while out.len() < CHUNK_BYTES {
-            let position = &mut self.position;
-            let Some(feature) = first
-                .feature_at(position.feature)
-                .filter(|_| position.feature < self.window.end)
-            else {
+            let reached = if self.position.feature < self.window.end {
+                self.flags.reach(self.position.feature)?
+            } else {
+                None
+            };
+            let Some((first, index)) = reached else {
                 out.append(&mut self.tail);
-                position.finished = true;
+                self.position.finished = true;
                 return Ok(());
             };
+            let Some(feature) = first.feature_at(index) else {
+                out.append(&mut self.tail);
+                self.position.finished = true;
+                return Ok(());
+            };
+            let position = &mut self.position;
             if !position.in_feature {
                 if position.feature > self.window.start {
                     out.push(b',');
                 }
                 out.extend_from_slice(b"{\"name\":");
-                serde_json::to_writer(&mut *out, &feature.name)?;
+                serde_json::to_writer(&mut *out, &feature.name).map_err(internal)?;
                 out.extend_from_slice(b",\"projectId\":");
-                serde_json::to_writer(&mut *out, feature.project.as_deref().unwrap_or("default"))?;
+                serde_json::to_writer(&mut *out, feature.project.as_deref().unwrap_or("default"))
+                    .map_err(internal)?;
                 out.extend_from_slice(b",\"environments\":{");
                 position.in_feature = true;
             }
@@ -520,13 +625,15 @@ impl AdvancedAnswer {
                 if position.group > 0 {
                     out.push(b',');
                 }
-                serde_json::to_writer(&mut *out, environment)?;
+                serde_json::to_writer(&mut *out, environment).map_err(internal)?;
                 out.extend_from_slice(b":[");
                 position.in_group = true;
                 position.wrote_entry = false;
             }
 
-            let compiled = &self.compiled[occurrences[position.occurrence]];
+            let compiled = self
+                .flags
+                .environment(position.group, occurrences[position.occurrence]);
             self.cursor.seek(&self.combinations, position.combination);
             self.draws += 1;
             let context = self.cursor.context();
@@ -540,7 +647,7 @@ impl AdvancedAnswer {
                 let combination = self.cursor.combination(&self.combinations);
                 let entry =
                     EvaluatedFeature::new(&explanation, environment, Some((combination, environment)));
-                serde_json::to_writer(&mut *out, &entry)?;
+                serde_json::to_writer(&mut *out, &entry).map_err(internal)?;
                 position.wrote_entry = true;
             }
 

@@ -777,8 +777,11 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
         .collect();
     let mut satisfied = 0;
     for size in 1..=4 {
-        let (_, parts) =
-            engines::compile_parts_at_with(ctx, &ProjectScope::All, "development", at, size).await?;
+        let (_, mut parts) =
+            engines::compile_parts_at_with(ctx, &ProjectScope::All, &["development".to_owned()], at, size)
+                .await?;
+        let parts = parts.pop().ok_or("no environment compiled")?;
+        assert_eq!(parts.len(), names.len());
         let mut read = Vec::new();
         while let Some(part) = parts.next_part() {
             let part = part?;
