@@ -5,11 +5,7 @@ use std::sync::Arc;
 
 use flag_eval::{ClientFeatures, CompileOptions, Engine, Feature, PreparedFlag};
 use flag_store::StoreError;
-use flag_store::queries::{
-    self,
-    evaluation::ProjectScope,
-    history::{Part, PlaygroundAt},
-};
+use flag_store::queries::{self, evaluation::ProjectScope, history::Part};
 
 use crate::delivery::Delivery;
 use crate::runtime::Runtime;
@@ -35,16 +31,6 @@ impl Compiled {
             .collect();
         let (engine, _warnings) = Engine::compile_owned(document, CompileOptions::default());
         Self { order, engine }
-    }
-
-    /// An environment read from its history: the flags `names`, compiled apart
-    /// ([`PreparedFlag`]), in that order, and its segments.
-    fn assemble(past: PlaygroundAt<PreparedFlag>) -> Self {
-        let (engine, _warnings) = Engine::assemble(past.features, &past.segments, CompileOptions::default());
-        Self {
-            order: past.names.into_iter().map(String::into_boxed_str).collect(),
-            engine,
-        }
     }
 
     /// A part of an environment read from its history ([`queries::history::PastFlags::parts`]):
@@ -280,73 +266,6 @@ impl AsOf {
     }
 }
 
-/// The compiled environments for `environments` (in that order) as they were at `at`, read from
-/// the store's history ([`queries::history`]), with the revision that answered. A moment before
-/// the history begins, or after now, is refused with the range it covers.
-///
-/// Each flag is compiled on the threads that read the definitions, as it is read; only gathering
-/// them is left for the CPU pool. Nothing is kept: at 10,000 flags a compiled environment is
-/// 18 MB, and keeping past ones made every later question slower as the allocator's free memory
-/// fragmented. The answers that use one free it on the CPU pool once their last part is made
-/// ([`crate::runtime::cpu_pool::CpuPool::release`]), since freeing it takes longer than writing
-/// that part.
-pub async fn compile_at(
-    ctx: &Runtime,
-    projects: &ProjectScope,
-    environments: &[String],
-    at: chrono::DateTime<chrono::Utc>,
-) -> Result<(AsOf, Vec<Arc<Compiled>>), AdminError> {
-    let projects = projects.clone();
-    let requested = environments.to_vec();
-    let read = crate::runtime::db::run(&ctx.store, move |conn| {
-        let revision = match crate::catalogue::history::revision_at(conn, at)? {
-            Ok(revision) => revision,
-            Err(message) => return Ok(Err(message)),
-        };
-        queries::snapshot(conn, |conn| {
-            // Each flag is compiled as it is read, on every core; only gathering them is left.
-            let options = CompileOptions::default();
-            let mut read: Vec<(String, PlaygroundAt<PreparedFlag>)> = Vec::new();
-            for environment in &requested {
-                if !read.iter().any(|(name, _)| name == environment) {
-                    let past =
-                        queries::history::playground_at(conn, &projects, environment, revision, |feature| {
-                            PreparedFlag::new(feature, &options)
-                        })?;
-                    read.push((environment.clone(), past));
-                }
-            }
-            Ok(Ok((revision, read)))
-        })
-    })
-    .await?;
-    let (revision, documents) =
-        read.map_err(|message| AdminError::invalid("/at", format!("/at {message}")))?;
-    let requested = environments.to_vec();
-    let compiled = ctx
-        .cpu
-        .run(move || {
-            // Not followed by returning free pages, as the current environments' compiling is:
-            // that costs a question about the past a fifth of its time, and past environments
-            // are compiled per question rather than once per revision.
-            let compiled: Vec<(String, Arc<Compiled>)> = documents
-                .into_iter()
-                .map(|(name, past)| (name, Arc::new(Compiled::assemble(past))))
-                .collect();
-            requested
-                .iter()
-                .filter_map(|environment| {
-                    compiled
-                        .iter()
-                        .find(|(name, _)| name == environment)
-                        .map(|(_, entry)| Arc::clone(entry))
-                })
-                .collect::<Vec<_>>()
-        })
-        .await?;
-    Ok((AsOf { at, revision }, compiled))
-}
-
 /// One environment as it was at a past moment, compiled a part at a time while its answer is
 /// written: the parts of [`compile_parts_at`], each [`Compiled`] on its own, in the playground's
 /// order.
@@ -373,14 +292,17 @@ impl PastParts {
     }
 }
 
-/// [`compile_at`] for answers that go flag by flag in the playground's order, each flag's
-/// answer read from its own definition (both playgrounds): the flags of each environment are
-/// compiled [`crate::Settings::past_part`] at a time, each part with its flags' parents and the
-/// segments, which is all that a flag's answer reads, so that the answer begins when the first
-/// part is ready and is written while the rest are compiled. At 10,000 flags a question about
-/// the past is read, compiled and answered in about the time that compiling it whole and then
-/// answering took alone. Every environment's flags are those of the same moment, so the parts
-/// of several environments hold the same flags, part for part.
+/// The environments `environments` (distinct, in that order) as they were at `at`, read from the
+/// store's history ([`queries::history`]), with the revision that answered; a moment before the
+/// history begins, or after now, is refused with the range it covers. Nothing is kept: each
+/// question reads and compiles its environments anew.
+///
+/// Both playgrounds answer flag by flag in the playground's order, and a flag's answer reads
+/// only its own definition, its parents' and the segments. So each environment is compiled
+/// [`crate::Settings::past_part`] flags at a time, each part with the parents its flags have
+/// outside it and the segments; the answer begins when the first part is ready and is written
+/// while the rest are compiled. Every environment's flags are those of the same moment, so the
+/// parts of several environments hold the same flags, part for part.
 ///
 /// Each environment's database connection is held only for its read; its parts are compiled
 /// after it, on the same blocking thread, and stop being compiled when the answer is dropped.

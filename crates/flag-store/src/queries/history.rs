@@ -376,50 +376,26 @@ pub fn playground_input_at(
     environment: &str,
     revision: i32,
 ) -> Result<ClientFeatures, StoreError> {
-    let read = playground_at(conn, scope, environment, revision, |feature| feature)?;
+    let past = past_flags(conn, scope, environment, revision)?;
+    let features = past
+        .rows
+        .iter()
+        .map(|(_, _, body)| past.read(body))
+        .collect::<Result<_, _>>()?;
     Ok(ClientFeatures {
         version: 2,
-        features: read.features,
-        segments: read.segments,
+        features,
+        segments: past.segments,
     })
-}
-
-/// What [`playground_at`] read: the flags, each as its `prepare` made it, in the playground's
-/// order, and the segments.
-#[derive(Debug)]
-pub struct PlaygroundAt<T> {
-    /// Each flag's name, in the playground's order.
-    pub names: Vec<String>,
-    /// What `prepare` made of each flag's definition, in the order of `names`.
-    pub features: Vec<T>,
-    /// Every segment as it was.
-    pub segments: Vec<Segment>,
-}
-
-/// [`playground_input_at`], each flag's definition handed to `prepare` once read, on as many
-/// threads as the machine has cores: at 10,000 flags, reading the definitions and compiling them
-/// (`prepare`) is most of a question about the past, and both are shared out this way.
-pub fn playground_at<T, F>(
-    conn: &mut DbConnection,
-    scope: &ProjectScope,
-    environment: &str,
-    revision: i32,
-    prepare: F,
-) -> Result<PlaygroundAt<T>, StoreError>
-where
-    T: Send,
-    F: Fn(Feature) -> T + Sync,
-{
-    past_flags(conn, scope, environment, revision)?.prepare_all(prepare)
 }
 
 /// A version as read: its project, name and body.
 type Row = (String, String, String);
 
 /// The flags the playground evaluated for an environment at a revision, fetched in its order but
-/// not yet read from their bodies, and the segments as they were: [`PastFlags::prepare_all`]
-/// reads every flag at once, [`PastFlags::parts`] a part at a time, so that an answer can begin
-/// while the rest is still being read.
+/// not yet read from their bodies, and the segments as they were: [`playground_input_at`] reads
+/// every flag at once, [`PastFlags::parts`] a part at a time, so that an answer can begin while
+/// the rest is still being read.
 #[derive(Debug)]
 pub struct PastFlags {
     rows: Vec<Row>,
@@ -528,51 +504,6 @@ impl PastFlags {
                 variants: Vec::new(),
                 ..feature
             }
-        })
-    }
-
-    /// Every flag, each handed to `prepare` once read from its body, on as many threads as the
-    /// machine has cores: at 10,000 flags, reading and preparing the definitions is two thirds of
-    /// the work. The threads only borrow the rows, which are freed here, by the thread that made
-    /// them: freeing them on the others made those contend for this thread's memory. (Reading the
-    /// bodies while rows are still being fetched was measured slower.)
-    pub fn prepare_all<T, F>(self, prepare: F) -> Result<PlaygroundAt<T>, StoreError>
-    where
-        T: Send,
-        F: Fn(Feature) -> T + Sync,
-    {
-        let threads = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-        let prepare = &prepare;
-        let parse = |rows: &[Row]| -> Result<Vec<T>, StoreError> {
-            rows.iter()
-                .map(|(_, _, body)| Ok(prepare(self.read(body)?)))
-                .collect()
-        };
-        let features = if threads <= 1 || self.rows.len() < 1000 {
-            parse(&self.rows)?
-        } else {
-            let part = self.rows.len().div_ceil(threads).max(1);
-            std::thread::scope(|scope| {
-                let readers: Vec<_> = self
-                    .rows
-                    .chunks(part)
-                    .map(|rows| scope.spawn(move || parse(rows)))
-                    .collect();
-                let mut all = Vec::with_capacity(self.rows.len());
-                for reader in readers {
-                    all.extend(
-                        reader
-                            .join()
-                            .unwrap_or_else(|panic| std::panic::resume_unwind(panic))?,
-                    );
-                }
-                Ok::<_, StoreError>(all)
-            })?
-        };
-        Ok(PlaygroundAt {
-            names: self.rows.into_iter().map(|(_, name, _)| name).collect(),
-            features,
-            segments: self.segments,
         })
     }
 
