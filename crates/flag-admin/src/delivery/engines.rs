@@ -281,12 +281,12 @@ impl PastParts {
         self.parts.recv().ok().map(|part| part.map_err(AdminError::from))
     }
 
-    /// How many flags the parts hold in all.
+    /// How many flags the environment has in all (the parts may hold only some of them).
     pub fn len(&self) -> usize {
         self.len
     }
 
-    /// Whether they hold none.
+    /// Whether it has none.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
@@ -304,6 +304,9 @@ impl PastParts {
 /// while the rest are compiled. Every environment's flags are those of the same moment, so the
 /// parts of several environments hold the same flags, part for part.
 ///
+/// Only the flags at positions `within` are compiled (a page of the console's playground); the
+/// parts begin at its start.
+///
 /// Each environment's database connection is held only for its read; its parts are compiled
 /// after it, on the same blocking thread, and stop being compiled when the answer is dropped.
 pub async fn compile_parts_at(
@@ -311,8 +314,9 @@ pub async fn compile_parts_at(
     projects: &ProjectScope,
     environments: &[String],
     at: chrono::DateTime<chrono::Utc>,
+    within: std::ops::Range<usize>,
 ) -> Result<(AsOf, Vec<PastParts>), AdminError> {
-    compile_parts_at_with(ctx, projects, environments, at, ctx.settings.past_part).await
+    compile_parts_at_with(ctx, projects, environments, at, within, ctx.settings.past_part).await
 }
 
 /// [`compile_parts_at`] with parts of `size` flags.
@@ -321,6 +325,7 @@ pub async fn compile_parts_at_with(
     projects: &ProjectScope,
     environments: &[String],
     at: chrono::DateTime<chrono::Utc>,
+    within: std::ops::Range<usize>,
     size: usize,
 ) -> Result<(AsOf, Vec<PastParts>), AdminError> {
     let mut revision = None;
@@ -328,6 +333,7 @@ pub async fn compile_parts_at_with(
     for environment in environments {
         let projects = projects.clone();
         let environment = environment.clone();
+        let within = within.clone();
         let (sender, parts) = std::sync::mpsc::channel();
         let known = revision;
         let (found, len) = crate::runtime::db::run_then(
@@ -347,7 +353,7 @@ pub async fn compile_parts_at_with(
                 let Some(mut past) = past else { return };
                 let segments = std::mem::take(&mut past.segments);
                 let options = CompileOptions::default();
-                for part in past.parts(size, |feature| PreparedFlag::new(feature, &options)) {
+                for part in past.parts(within, size, |feature| PreparedFlag::new(feature, &options)) {
                     let part = part.map(|part| Compiled::from_part(part, &segments));
                     let failed = part.is_err();
                     // The answer was dropped (its client went away): nothing waits for the rest.

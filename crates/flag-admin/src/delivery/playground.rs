@@ -181,7 +181,8 @@ struct PastWindow {
     parts: Vec<PastParts>,
     /// Each environment's current part, all holding the same flags.
     current: Vec<Arc<Compiled>>,
-    /// The place among all flags of the current parts' first.
+    /// The place among all flags of the current parts' first (before the first part, that of
+    /// the first flag asked for).
     start: usize,
     /// The parts explained, freed with the answer (off its path, once its last part is made).
     spent: Vec<Arc<Compiled>>,
@@ -294,8 +295,14 @@ pub async fn deprecated(
             (Flags::Whole { compiled, next: 0 }, None)
         }
         Some(at) => {
-            let (as_of, mut parts) =
-                engines::compile_parts_at(ctx, &projects, std::slice::from_ref(&environment), at).await?;
+            let (as_of, mut parts) = engines::compile_parts_at(
+                ctx,
+                &projects,
+                std::slice::from_ref(&environment),
+                at,
+                0..usize::MAX,
+            )
+            .await?;
             let parts = parts
                 .pop()
                 .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
@@ -394,7 +401,10 @@ async fn advanced_window(
     // compiled until they pass (at a past moment, every environment is read at once, and its
     // parts compiled while the answer is written).
     let past = match at {
-        Some(at) => Some(engines::compile_parts_at(ctx, &projects, &distinct(&environments), at).await?),
+        Some(at) => {
+            let within = window.clone().unwrap_or(0..usize::MAX);
+            Some(engines::compile_parts_at(ctx, &projects, &distinct(&environments), at, within).await?)
+        }
         None => None,
     };
     let first = match &past {
@@ -420,7 +430,8 @@ async fn advanced_window(
             AdvancedFlags::Past(Box::new(PastWindow {
                 parts,
                 current: Vec::new(),
-                start: 0,
+                // The parts begin at the window.
+                start: window.start,
                 spent: Vec::new(),
             })),
             Some(as_of),

@@ -783,9 +783,15 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
         .collect();
     let mut satisfied = 0;
     for size in 1..=4 {
-        let (_, mut parts) =
-            engines::compile_parts_at_with(ctx, &ProjectScope::All, &["development".to_owned()], at, size)
-                .await?;
+        let (_, mut parts) = engines::compile_parts_at_with(
+            ctx,
+            &ProjectScope::All,
+            &["development".to_owned()],
+            at,
+            0..usize::MAX,
+            size,
+        )
+        .await?;
         let parts = parts.pop().ok_or("no environment compiled")?;
         assert_eq!(parts.len(), names.len());
         let mut read = Vec::new();
@@ -812,5 +818,25 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
     }
     // The dependencies were not all unsatisfied: the comparison saw parents answer both ways.
     assert!(satisfied > 4 * 5 * 2, "{satisfied}");
+    // A page of the console's playground compiles only its flags, with their parents, and
+    // answers as the same page now.
+    let mut context = PlaygroundContext::new("web");
+    context.set("userId", "1,2,3");
+    let mut query = PlaygroundQuery {
+        environments: vec!["development".into(), "production".into()],
+        projects: None,
+        context,
+        at: None,
+    };
+    let caller = common::admin(playground::ADVANCED);
+    let now = playground::advanced_shown(ctx, ctx.delivery(), &caller, &query, 1..5, 1 << 22).await?;
+    query.at = Some(flag_admin::runtime::domain::Timestamp::read(
+        &at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+    )?);
+    let then = playground::advanced_shown(ctx, ctx.delivery(), &caller, &query, 1..5, 1 << 22).await?;
+    let ((now, _), (then, total)) = (now.ok_or("no page now")?, then.ok_or("no page then")?);
+    assert_eq!(total, names.len());
+    assert_eq!(then.features.len(), 4);
+    assert_eq!(format!("{:?}", then.features), format!("{:?}", now.features));
     Ok(())
 }

@@ -507,19 +507,22 @@ impl PastFlags {
         })
     }
 
-    /// The flags `size` at a time in the playground's order, each handed to `prepare` once read
-    /// from its body, on the calling thread. With each part come the parents its flags depend on
-    /// from outside it, as they were then, so that the part alone evaluates its flags exactly as
-    /// the whole environment would: a flag's answer reads only itself, its parents and the
-    /// segments. The segments are left to the caller ([`PastFlags::segments`]).
-    pub fn parts<T, F>(self, size: usize, prepare: F) -> Parts<T, F>
+    /// The flags at positions `within` (in the playground's order), `size` at a time, each
+    /// handed to `prepare` once read from its body, on the calling thread; the others are not
+    /// read. With each part come the parents its flags depend on from outside it, as they were
+    /// then, so that the part alone evaluates its flags exactly as the whole environment would: a
+    /// flag's answer reads only itself, its parents and the segments. The segments are left to
+    /// the caller ([`PastFlags::segments`]).
+    pub fn parts<T, F>(self, within: std::ops::Range<usize>, size: usize, prepare: F) -> Parts<T, F>
     where
         F: Fn(Feature) -> T,
     {
+        let end = within.end.min(self.rows.len());
         Parts {
+            next: within.start.min(end),
+            end,
             past: self,
             size: size.max(1),
-            next: 0,
             by_name: None,
             prepare,
             prepared: std::marker::PhantomData,
@@ -544,6 +547,8 @@ pub struct Parts<T, F> {
     past: PastFlags,
     size: usize,
     next: usize,
+    /// Where the flags asked for end.
+    end: usize,
     /// Each flag's place by name, made when the first flag with a parent is met.
     by_name: Option<HashMap<String, usize>>,
     prepare: F,
@@ -552,7 +557,7 @@ pub struct Parts<T, F> {
 
 impl<T, F: Fn(Feature) -> T> Parts<T, F> {
     fn part(&mut self) -> Result<Part<T>, StoreError> {
-        let range = self.next..(self.next + self.size).min(self.past.rows.len());
+        let range = self.next..(self.next + self.size).min(self.end);
         self.next = range.end;
         let mut part = Part {
             names: Vec::with_capacity(range.len()),
@@ -593,7 +598,7 @@ impl<T, F: Fn(Feature) -> T> Iterator for Parts<T, F> {
     type Item = Result<Part<T>, StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        (self.next < self.past.rows.len()).then(|| self.part())
+        (self.next < self.end).then(|| self.part())
     }
 }
 

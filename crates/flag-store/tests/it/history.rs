@@ -344,7 +344,7 @@ fn read_all_at(
                 assert_eq!(past.len(), document.features.len());
                 assert_eq!(past.segments, document.segments);
                 let mut read = Vec::new();
-                for part in past.parts(size, |feature| feature) {
+                for part in past.parts(0..usize::MAX, size, |feature| feature) {
                     let part = part?;
                     let names: Vec<&str> = part.flags.iter().map(|flag| flag.name.as_str()).collect();
                     assert_eq!(part.names, names);
@@ -372,6 +372,16 @@ fn read_all_at(
                 }
                 if read != document.features {
                     return Err(format!("at {at}, parts of {size} read other flags than the whole").into());
+                }
+                // Only the flags asked for are read.
+                let middle = 1..document.features.len().saturating_sub(1);
+                let past = history::past_flags(conn, &scope, environment, revision)?;
+                let mut some = Vec::new();
+                for part in past.parts(middle.clone(), size, |feature| feature) {
+                    some.extend(part?.flags);
+                }
+                if some.as_slice() != document.features.get(middle).unwrap_or_default() {
+                    return Err(format!("at {at}, parts of {size} of the middle read other flags").into());
                 }
             }
             documents.push(document);
