@@ -199,10 +199,19 @@ pub fn rows(events: &[EventOut], with_flag: bool) -> Markup {
 }
 
 /// The playground asked about `event`'s flag (its project, its environment when it names one)
-/// as of the moment the event was recorded; `None` for an event about no flag.
+/// as of the moment the event was recorded; `None` for an event about no flag. An event's time
+/// is shown to the millisecond but recorded to the microsecond, so the moment asked is the next
+/// millisecond: the one shown would read the configuration from before the event.
 fn evaluate_then(event: &EventOut) -> Option<String> {
     event.feature_name.as_ref()?;
-    let mut link = format!("/playground?run=1&at={}", url_escape(&event.created_at));
+    let at = chrono::DateTime::parse_from_rfc3339(&event.created_at).map_or_else(
+        |_| event.created_at.clone(),
+        |shown| {
+            (shown.to_utc() + chrono::TimeDelta::milliseconds(1))
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
+        },
+    );
+    let mut link = format!("/playground?run=1&at={}", url_escape(&at));
     if let Some(project) = &event.project {
         link.push_str(&format!("&projects={}", url_escape(project)));
     }

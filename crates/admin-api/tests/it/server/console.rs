@@ -767,6 +767,21 @@ async fn the_console_asks_the_past_and_shows_what_changed() {
     let flag = call(&service, page("/flags/default/beta", Some(&viewer))).await;
     assert!(flag.body.contains("Evaluate as of this change"), "{}", flag.body);
     assert!(flag.body.contains("/playground?run=1&amp;at="), "{}", flag.body);
+    // The newest, the switch, reads the flag as the switch left it: on.
+    let link = flag
+        .body
+        .split("href=\"")
+        .find(|link| link.starts_with("/playground?run=1&amp;at="))
+        .and_then(|link| link.split('"').next())
+        .map(|link| link.replace("&amp;", "&"))
+        .unwrap_or_default();
+    let switched = call(&service, page(&link, Some(&viewer))).await;
+    assert_eq!(switched.status, StatusCode::OK, "{link}: {}", switched.body);
+    assert!(
+        switched.body.contains("✓ true"),
+        "on as of the switch ({link}): {}",
+        switched.body
+    );
 
     // What changed since: the flag, switched on, with the event.
     let changed = call(
