@@ -204,10 +204,9 @@ fn write_versions(conn: &mut DbConnection, touched: &Touched, revision: i32) -> 
                     body: to_json("body", &feature)?,
                 };
                 match open.remove(&(feature.name.clone(), environment.clone())) {
-                    Some(then)
-                        if then.project == now.project
-                            && then.archived == now.archived
-                            && then.body == now.body => {}
+                    // Whether its project had the environment counts too: a flag off with no
+                    // strategies reads the same with it or without.
+                    Some(then) if then == now => {}
                     Some(_) => {
                         closed
                             .entry(environment.clone())

@@ -518,3 +518,54 @@ fn the_history_answers_from_when_it_began() -> Result<(), Box<dyn std::error::Er
     assert_eq!(history::start(&mut conn)?, Some(start));
     Ok(())
 }
+
+#[test]
+fn a_flag_read_at_a_moment_has_the_environments_its_project_had_then()
+-> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let conn = &mut conn;
+    let actor = Actor::system();
+    let start = common::now() + TimeDelta::days(1);
+    let at = |seconds: i64| start + TimeDelta::seconds(seconds);
+    queries::projects::create(
+        conn,
+        &ProjectRow {
+            id: "other".into(),
+            name: "Other".into(),
+            description: None,
+            created_at: start,
+        },
+        None,
+        &actor,
+    )?;
+    queries::features::create(
+        conn,
+        &FeatureRow {
+            name: "lone".into(),
+            project_id: "other".into(),
+            feature_type: "release".into(),
+            description: None,
+            impression_data: false,
+            stale: false,
+            archived_at: None,
+            created_at: at(1),
+            created_by_user_id: None,
+        },
+        &actor,
+    )?;
+    // Off with no strategies, its definition there is the same with the environment or without.
+    queries::projects::disable_environment(conn, "other", "production", &actor, at(2))?;
+    queries::projects::enable_environment(conn, "other", "production", &actor, at(3))?;
+    for (seconds, had) in [(1, true), (2, false), (3, true)] {
+        let revision = history::revision_at(conn, at(seconds) + TimeDelta::milliseconds(500))?;
+        let flag = history::flag_at(conn, "lone", revision)?.ok_or("no flag then")?;
+        let production = flag
+            .environments
+            .iter()
+            .find(|(name, _, _)| name == "production")
+            .ok_or("no production then")?;
+        assert_eq!(production.1, had, "at {seconds} s: {flag:?}");
+    }
+    Ok(())
+}
