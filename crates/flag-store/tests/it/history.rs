@@ -373,6 +373,9 @@ fn read_all_at(
                 if read != document.features {
                     return Err(format!("at {at}, parts of {size} read other flags than the whole").into());
                 }
+                if size != 2 {
+                    continue;
+                }
                 // Only the flags asked for are read.
                 let middle = 1..document.features.len().saturating_sub(1);
                 let past = history::past_flags(conn, &scope, environment, revision)?;
