@@ -316,18 +316,7 @@ pub async fn compile_parts_at(
     at: chrono::DateTime<chrono::Utc>,
     within: std::ops::Range<usize>,
 ) -> Result<(AsOf, Vec<PastParts>), AdminError> {
-    compile_parts_at_with(ctx, projects, environments, at, within, ctx.settings.past_part).await
-}
-
-/// [`compile_parts_at`] with parts of `size` flags.
-pub async fn compile_parts_at_with(
-    ctx: &Runtime,
-    projects: &ProjectScope,
-    environments: &[String],
-    at: chrono::DateTime<chrono::Utc>,
-    within: std::ops::Range<usize>,
-    size: usize,
-) -> Result<(AsOf, Vec<PastParts>), AdminError> {
+    let size = ctx.settings.past_part;
     let mut revision = None;
     let mut all = Vec::with_capacity(environments.len());
     for environment in environments {

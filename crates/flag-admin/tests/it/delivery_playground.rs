@@ -723,16 +723,16 @@ async fn a_past_moment_outside_the_history_is_refused_with_its_range() -> Outcom
     Ok(())
 }
 
-#[tokio::test]
-async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_does() -> Outcome {
-    let world = World::new()?;
-    let ctx = &world.ctx;
+/// Flags whose children come before and after their parents in the playground's order, in
+/// `development`: a parent that must give a variant, one that must be off, and one that is off.
+/// The moment just after them.
+async fn families(world: &World) -> Result<chrono::DateTime<chrono::Utc>, Box<dyn std::error::Error>> {
     let only_one = json!({"name": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]});
     let colours = json!([{"name": "blue", "weight": 500, "weightType": "variable", "stickiness": "userId"},
                          {"name": "green", "weight": 500, "weightType": "variable", "stickiness": "userId"}]);
     let on = |name: &str| json!({"name": name, "enabled": true, "strategies": [{"name": "default"}]});
     common::import_flags(
-        &world,
+        world,
         "development",
         json!({"version": 2, "features": [
             on("a-child"), {"name": "b-parent", "enabled": true, "strategies": [only_one]}, on("c-child"),
@@ -740,8 +740,6 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
             {"name": "z-parent", "enabled": true, "strategies": [{"name": "default"}], "variants": colours},
         ]}),
     )?;
-    // Children before and after their parents in the playground's order, a parent that must
-    // give a variant, one that must be off, and one that is off.
     for (child, parent, enabled, variants) in [
         ("a-child", "z-parent", true, vec!["blue".to_owned()]),
         ("c-child", "b-parent", false, vec![]),
@@ -749,7 +747,7 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
         ("w-child", "x-parent", true, vec![]),
     ] {
         dependencies::add(
-            ctx,
+            &world.ctx,
             &common::admin(dependencies::ADD),
             "default".into(),
             child.into(),
@@ -761,18 +759,11 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
         )
         .await?;
     }
-    let at = moment().await;
-    // Nothing was written since: the environment compiled whole now is the reference.
-    let whole = engines::compile(
-        ctx,
-        ctx.delivery(),
-        &ProjectScope::All,
-        &["development".to_owned()],
-    )
-    .await?;
-    let whole = whole.first().ok_or("no environment compiled")?;
-    let names: Vec<String> = whole.features().map(|feature| feature.name.clone()).collect();
-    assert_eq!(names.len(), 8, "{names:?}");
+    Ok(moment().await)
+}
+
+#[tokio::test]
+async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_does() -> Outcome {
     let contexts: Vec<flag_eval::Context> = ["1", "2", "3", "4", "5"]
         .into_iter()
         .map(|user| flag_eval::Context {
@@ -783,13 +774,29 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
         .collect();
     let mut satisfied = 0;
     for size in 1..=4 {
-        let (_, mut parts) = engines::compile_parts_at_with(
+        let world = World::with(Settings {
+            past_part: size,
+            ..Settings::default()
+        })?;
+        let ctx = &world.ctx;
+        let at = families(&world).await?;
+        // Nothing was written since: the environment compiled whole now is the reference.
+        let whole = engines::compile(
+            ctx,
+            ctx.delivery(),
+            &ProjectScope::All,
+            &["development".to_owned()],
+        )
+        .await?;
+        let whole = whole.first().ok_or("no environment compiled")?;
+        let names: Vec<String> = whole.features().map(|feature| feature.name.clone()).collect();
+        assert_eq!(names.len(), 8, "{names:?}");
+        let (_, mut parts) = engines::compile_parts_at(
             ctx,
             &ProjectScope::All,
             &["development".to_owned()],
             at,
             0..usize::MAX,
-            size,
         )
         .await?;
         let parts = parts.pop().ok_or("no environment compiled")?;
@@ -815,28 +822,33 @@ async fn a_past_environment_compiled_in_parts_answers_each_flag_as_the_whole_doe
             }
         }
         assert_eq!(read, names, "parts of {size}");
+
+        // A page of the console's playground compiles only its flags, with their parents, and
+        // answers as the same page now.
+        let mut context = PlaygroundContext::new("web");
+        context.set("userId", "1,2,3");
+        let mut query = PlaygroundQuery {
+            environments: vec!["development".into(), "production".into()],
+            projects: None,
+            context,
+            at: None,
+        };
+        let caller = common::admin(playground::ADVANCED);
+        let now = playground::advanced_shown(ctx, ctx.delivery(), &caller, &query, 1..5, 1 << 22).await?;
+        query.at = Some(flag_admin::runtime::domain::Timestamp::read(
+            &at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+        )?);
+        let then = playground::advanced_shown(ctx, ctx.delivery(), &caller, &query, 1..5, 1 << 22).await?;
+        let ((now, _), (then, total)) = (now.ok_or("no page now")?, then.ok_or("no page then")?);
+        assert_eq!(total, names.len());
+        assert_eq!(then.features.len(), 4);
+        assert_eq!(
+            format!("{:?}", then.features),
+            format!("{:?}", now.features),
+            "parts of {size}"
+        );
     }
     // The dependencies were not all unsatisfied: the comparison saw parents answer both ways.
     assert!(satisfied > 4 * 5 * 2, "{satisfied}");
-    // A page of the console's playground compiles only its flags, with their parents, and
-    // answers as the same page now.
-    let mut context = PlaygroundContext::new("web");
-    context.set("userId", "1,2,3");
-    let mut query = PlaygroundQuery {
-        environments: vec!["development".into(), "production".into()],
-        projects: None,
-        context,
-        at: None,
-    };
-    let caller = common::admin(playground::ADVANCED);
-    let now = playground::advanced_shown(ctx, ctx.delivery(), &caller, &query, 1..5, 1 << 22).await?;
-    query.at = Some(flag_admin::runtime::domain::Timestamp::read(
-        &at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-    )?);
-    let then = playground::advanced_shown(ctx, ctx.delivery(), &caller, &query, 1..5, 1 << 22).await?;
-    let ((now, _), (then, total)) = (now.ok_or("no page now")?, then.ok_or("no page then")?);
-    assert_eq!(total, names.len());
-    assert_eq!(then.features.len(), 4);
-    assert_eq!(format!("{:?}", then.features), format!("{:?}", now.features));
     Ok(())
 }

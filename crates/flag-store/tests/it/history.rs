@@ -393,6 +393,22 @@ fn read_all_at(
     Ok(documents)
 }
 
+/// Creates project `other`, with every environment, at `at`.
+fn other_project(conn: &mut DbConnection, at: NaiveDateTime) -> Result<(), StoreError> {
+    queries::projects::create(
+        conn,
+        &ProjectRow {
+            id: "other".into(),
+            name: "Other".into(),
+            description: None,
+            created_at: at,
+        },
+        None,
+        &Actor::system(),
+    )
+    .map(drop)
+}
+
 /// Makes `writes` one second apart, and checks that the history read at each write's time,
 /// and half a second later, is what the playground read just after it.
 fn replay(writes: &[Write]) -> Result<(), Box<dyn std::error::Error>> {
@@ -400,17 +416,7 @@ fn replay(writes: &[Write]) -> Result<(), Box<dyn std::error::Error>> {
     let mut conn = db.store.connection()?;
     // After the history began, when the store opened.
     let start = common::now() + TimeDelta::days(1);
-    queries::projects::create(
-        &mut conn,
-        &ProjectRow {
-            id: "other".into(),
-            name: "Other".into(),
-            description: None,
-            created_at: start,
-        },
-        None,
-        &Actor::system(),
-    )?;
+    other_project(&mut conn, start)?;
     let mut taken = vec![(start, read_all(&mut conn)?)];
     let mut made = 0;
     for (index, write) in writes.iter().enumerate() {
@@ -531,17 +537,7 @@ fn a_flag_read_at_a_moment_has_the_environments_its_project_had_then()
     let actor = Actor::system();
     let start = common::now() + TimeDelta::days(1);
     let at = |seconds: i64| start + TimeDelta::seconds(seconds);
-    queries::projects::create(
-        conn,
-        &ProjectRow {
-            id: "other".into(),
-            name: "Other".into(),
-            description: None,
-            created_at: start,
-        },
-        None,
-        &actor,
-    )?;
+    other_project(conn, start)?;
     queries::features::create(
         conn,
         &FeatureRow {
