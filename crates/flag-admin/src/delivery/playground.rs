@@ -46,7 +46,9 @@ pub trait Chunked: Send + 'static {
 /// as it is written: at 10,000 flags the answer is 9 MB, and neither it nor a list of
 /// explanations is ever held whole.
 pub struct PlaygroundAnswer {
-    flags: Flags,
+    environments: Environments,
+    /// The next flag to explain, in the playground's order.
+    next: usize,
     context: flag_eval::Context,
     environment: String,
     /// `{"input":<body>,"features":[`, until it is written.
@@ -75,18 +77,19 @@ impl Chunked for PlaygroundAnswer {
         let mut out = std::mem::take(&mut self.head);
         out.reserve(CHUNK_BYTES + CHUNK_BYTES / 4);
         while out.len() < CHUNK_BYTES {
-            let (compiled, index) = match self.flags.next() {
-                None => {
+            let (compiled, index) = match self.environments.reach(self.next) {
+                Ok(None) => {
                     out.append(&mut self.end);
                     self.finished = true;
                     break;
                 }
-                Some(Err(error)) => {
+                Err(error) => {
                     self.finished = true;
                     return Some(Err(error));
                 }
-                Some(Ok(next)) => next,
+                Ok(Some(next)) => next,
             };
+            self.next += 1;
             let Some(explanation) = compiled
                 .feature_at(index)
                 .and_then(|feature| compiled.engine.explain(&feature.name, &self.context))
@@ -111,67 +114,10 @@ impl Chunked for PlaygroundAnswer {
     }
 }
 
-/// The flags an answer explains, in order: one compiled environment, or one read from its
-/// history a part at a time ([`engines::compile_parts_at`]).
-enum Flags {
-    Whole {
-        compiled: Arc<Compiled>,
-        /// The next flag's place in it.
-        next: usize,
-    },
-    Past(Box<PastCursor>),
-}
-
-/// Where an answer from a past environment's parts stands.
-struct PastCursor {
-    parts: PastParts,
-    /// The part being explained, and the next flag's place in it.
-    current: Option<Compiled>,
-    next: usize,
-    /// The parts explained, freed with the answer (off its path, once its last part is made).
-    spent: Vec<Compiled>,
-}
-
-impl Flags {
-    /// The next flag to explain: the compiled environment or part it is in, and its place there;
-    /// `None` after the last. A past environment's next part is waited for here.
-    fn next(&mut self) -> Option<Result<(&Compiled, usize), AdminError>> {
-        match self {
-            Self::Whole { compiled, next } => {
-                let index = *next;
-                (index < compiled.len()).then(|| {
-                    *next += 1;
-                    Ok((&**compiled, index))
-                })
-            }
-            Self::Past(cursor) => {
-                let PastCursor {
-                    parts,
-                    current,
-                    next,
-                    spent,
-                } = &mut **cursor;
-                while current.as_ref().is_none_or(|part| *next >= part.len()) {
-                    match parts.next_part()? {
-                        Ok(part) => {
-                            spent.extend(current.replace(part));
-                            *next = 0;
-                        }
-                        Err(error) => return Some(Err(error)),
-                    }
-                }
-                let index = *next;
-                *next += 1;
-                current.as_ref().map(|part| Ok((part, index)))
-            }
-        }
-    }
-}
-
-/// The environments an advanced answer explains: compiled whole (in request order), or read
-/// from their history a part at a time (one per distinct environment, in the order of the
-/// answer's groups), the parts of all holding the same flags.
-enum AdvancedFlags {
+/// The environments an answer explains: compiled whole (in request order), or read from their
+/// history a part at a time ([`engines::compile_parts_at`]; one per distinct environment, in the
+/// order of the advanced answer's groups), the parts of all holding the same flags.
+enum Environments {
     Whole(Vec<Arc<Compiled>>),
     Past(Box<PastWindow>),
 }
@@ -188,7 +134,17 @@ struct PastWindow {
     spent: Vec<Arc<Compiled>>,
 }
 
-impl AdvancedFlags {
+impl Environments {
+    /// Past environments' parts, the first beginning at flag `start`.
+    fn past(parts: Vec<PastParts>, start: usize) -> Self {
+        Self::Past(Box::new(PastWindow {
+            parts,
+            current: Vec::new(),
+            start,
+            spent: Vec::new(),
+        }))
+    }
+
     /// Flag `index` (in the first environment's order): the compiled environment, or the part of
     /// the first environment, that holds it, and its place there; `None` past the last. A past
     /// environment's parts before it are passed over, and its next parts waited for here.
@@ -286,33 +242,16 @@ pub async fn deprecated(
         at,
         ..
     } = types::playground_scope(fields)?;
-    let (flags, as_of) = match at {
-        None => {
-            let compiled = engines::compile(ctx, delivery, &projects, std::slice::from_ref(&environment))
-                .await?
-                .pop()
-                .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
-            (Flags::Whole { compiled, next: 0 }, None)
-        }
+    let environments = std::slice::from_ref(&environment);
+    let (environments, as_of) = match at {
+        None => (
+            Environments::Whole(engines::compile(ctx, delivery, &projects, environments).await?),
+            None,
+        ),
         Some(at) => {
-            let (as_of, mut parts) = engines::compile_parts_at(
-                ctx,
-                &projects,
-                std::slice::from_ref(&environment),
-                at,
-                0..usize::MAX,
-            )
-            .await?;
-            let parts = parts
-                .pop()
-                .ok_or_else(|| AdminError::Internal("no environment compiled".into()))?;
-            let flags = Flags::Past(Box::new(PastCursor {
-                parts,
-                current: None,
-                next: 0,
-                spent: Vec::new(),
-            }));
-            (flags, Some(as_of))
+            let (as_of, parts) =
+                engines::compile_parts_at(ctx, &projects, environments, at, 0..usize::MAX).await?;
+            (Environments::past(parts, 0), Some(as_of))
         }
     };
     let mut head = b"{\"input\":".to_vec();
@@ -322,7 +261,8 @@ pub async fn deprecated(
     end.extend(as_of.map(|as_of| as_of.field()).unwrap_or_default());
     end.push(b'}');
     Ok(PlaygroundAnswer {
-        flags,
+        environments,
+        next: 0,
         // At a past moment, dates are judged as they were then, unless the context says otherwise.
         context: types::evaluation_context(&context, at.unwrap_or_else(chrono::Utc::now), seed()),
         environment,
@@ -425,19 +365,10 @@ async fn advanced_window(
     combinations
         .check_bytes(environments.len(), features, ctx.settings.context_bytes_limit)
         .map_err(|error| AdminError::bad_request(error.to_string()))?;
-    let (flags, as_of) = match past {
-        Some((as_of, parts)) => (
-            AdvancedFlags::Past(Box::new(PastWindow {
-                parts,
-                current: Vec::new(),
-                // The parts begin at the window.
-                start: window.start,
-                spent: Vec::new(),
-            })),
-            Some(as_of),
-        ),
+    let (compiled, as_of) = match past {
+        Some((as_of, parts)) => (Environments::past(parts, window.start), Some(as_of)),
         None => (
-            AdvancedFlags::Whole(engines::compile(ctx, delivery, &projects, &environments).await?),
+            Environments::Whole(engines::compile(ctx, delivery, &projects, &environments).await?),
             None,
         ),
     };
@@ -457,7 +388,7 @@ async fn advanced_window(
 
     // At a past moment, dates are judged as they were then, unless the context says otherwise.
     let now = at.unwrap_or_else(chrono::Utc::now);
-    let mut answer = AdvancedAnswer::new(flags, all, &environments, combinations, tail, now);
+    let mut answer = AdvancedAnswer::new(compiled, all, &environments, combinations, tail, now);
     answer.position.feature = window.start;
     answer.window = window;
     Ok(answer)
@@ -516,7 +447,7 @@ struct Position {
 /// run of combinations per time it was named.
 pub struct AdvancedAnswer {
     /// The requested environments, compiled.
-    flags: AdvancedFlags,
+    environments: Environments,
     /// How many flags the first environment has.
     total: usize,
     /// Distinct environment names in order of first appearance, each with the indices of its
@@ -563,7 +494,7 @@ impl Chunked for AdvancedAnswer {
 
 impl AdvancedAnswer {
     fn new(
-        flags: AdvancedFlags,
+        compiled: Environments,
         total: usize,
         environments: &[String],
         combinations: ContextCombinations,
@@ -583,7 +514,7 @@ impl AdvancedAnswer {
         }
         let cursor = ContextCursor::new(&combinations, now);
         Self {
-            flags,
+            environments: compiled,
             total,
             groups,
             combinations,
@@ -604,7 +535,7 @@ impl AdvancedAnswer {
         }
         while out.len() < CHUNK_BYTES {
             let reached = if self.position.feature < self.window.end {
-                self.flags.reach(self.position.feature)?
+                self.environments.reach(self.position.feature)?
             } else {
                 None
             };
@@ -643,7 +574,7 @@ impl AdvancedAnswer {
             }
 
             let compiled = self
-                .flags
+                .environments
                 .environment(position.group, occurrences[position.occurrence]);
             self.cursor.seek(&self.combinations, position.combination);
             self.draws += 1;
