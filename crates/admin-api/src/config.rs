@@ -626,6 +626,7 @@ impl Config {
             // Reading the key can fail: `main` sets it from `sealing_key`.
             sealing: None,
             past_part: flag_admin::runtime::settings::DEFAULT_PAST_PART,
+            clock: flag_admin::runtime::clock::Clock::system(),
         }
     }
 

@@ -187,7 +187,7 @@ async fn apply_scheduled_periodically(state: web::Data<AppState>) {
                     );
                 }
                 due.next
-                    .and_then(|next| (next - flag_admin::now()).to_std().ok())
+                    .and_then(|next| (next - state.app.now()).to_std().ok())
                     .map_or(SCHEDULE_INTERVAL, |until| until.min(SCHEDULE_INTERVAL))
             }
             Err(error) => {

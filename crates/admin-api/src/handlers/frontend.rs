@@ -55,7 +55,7 @@ pub async fn get_features(
     request: HttpRequest,
     query: web::Query<Vec<(String, String)>>,
 ) -> Result<HttpResponse, ApiError> {
-    let context = frontend::context_from(query.into_inner(), client_address(&request))?;
+    let context = frontend::context_from(query.into_inner(), client_address(&request), state.app.now_utc())?;
     let body = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
     Ok(answer(&request, body, true))
 }
@@ -88,7 +88,7 @@ pub async fn post_features(
         crate::extract::parse(&body)?
     };
     let pairs = frontend::json_pairs(request_body.context)?;
-    let context = frontend::context_from(pairs, client_address(&request))?;
+    let context = frontend::context_from(pairs, client_address(&request), state.app.now_utc())?;
     let body = frontend::evaluate(&state.app, state.app.delivery(), &access, &context).await?;
     Ok(answer(&request, body, false))
 }

@@ -53,12 +53,16 @@ impl Ctx {
             self.runtime.store.clone(),
             self.runtime.settings.webhook_urls.clone(),
             events::EventFormatter::new(&self.runtime.settings.unleash_url, events::Bold::Simple),
+            self.runtime.settings.clock.clone(),
         )
     }
 
     /// Writes what SDKs reported and is still in memory.
     pub async fn flush_usage(&self) -> Result<flag_store::queries::client_metrics::Recorded, AdminError> {
-        self.delivery.usage.flush(&self.runtime.store).await
+        self.delivery
+            .usage
+            .flush(&self.runtime.store, self.runtime.now())
+            .await
     }
 }
 

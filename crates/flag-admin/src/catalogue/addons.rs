@@ -346,7 +346,7 @@ pub const SEND_SAMPLE: Access = Access::Root(Permission::UpdateAddon);
 /// it. The sample is not written to the audit log.
 pub async fn send_sample(ctx: &Runtime, id: i32) -> Result<DeliveryOut, AdminError> {
     let addon = db::run(&ctx.store, move |conn| queries::addons::get(conn, id)).await?;
-    let now = crate::now();
+    let now = ctx.now();
     let sample = flag_store::models::EventRow {
         id: 0,
         event_type: "feature-created".into(),
@@ -367,14 +367,17 @@ pub async fn send_sample(ctx: &Runtime, id: i32) -> Result<DeliveryOut, AdminErr
         crate::catalogue::events::Bold::Simple,
     );
     let policy = ctx.settings.webhook_urls.clone();
+    let clock = ctx.settings.clock.clone();
     let record = tokio::task::spawn_blocking(move || {
         match crate::catalogue::webhooks::Delivery::build(&addon, sample, &formatter) {
-            Ok(delivery) => {
-                crate::catalogue::webhooks::send(&crate::catalogue::webhooks::agent(policy), &delivery)
-            }
+            Ok(delivery) => crate::catalogue::webhooks::send(
+                &crate::catalogue::webhooks::agent(policy),
+                &delivery,
+                &clock,
+            ),
             Err(message) => flag_store::models::NewIntegrationEvent {
                 integration_id: addon.id,
-                created_at: crate::now(),
+                created_at: clock.now(),
                 state: "failed".into(),
                 state_details: message,
                 event: String::new(),

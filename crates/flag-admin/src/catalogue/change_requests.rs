@@ -964,7 +964,7 @@ pub async fn change_state(
                 .scheduled_at
                 .ok_or_else(|| AdminError::invalid("/scheduledAt", "/scheduledAt is required to schedule"))?;
             let at = flag_store::time::stored(at.0.naive_utc());
-            if at <= crate::now() {
+            if at <= ctx.now() {
                 return Err(AdminError::invalid(
                     "/scheduledAt",
                     "/scheduledAt must be in the future; apply it now instead",
@@ -1070,7 +1070,7 @@ async fn apply(
     applier: queries::change_requests::Applier,
     actor: flag_store::models::Actor,
 ) -> Result<queries::change_requests::Applied, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     db::run(&ctx.store, move |conn| apply_in(conn, id, applier, &actor, now)).await
 }
 
@@ -1152,8 +1152,8 @@ const DUE_BATCH: i64 = 200;
 /// (the state is read under the write lock), in transactions of 200: how many were
 /// applied, how many failed, and when the next pending one is due.
 pub async fn apply_due(ctx: &Runtime) -> Result<Due, AdminError> {
+    let now = ctx.now();
     db::run(&ctx.store, move |conn| {
-        let now = crate::now();
         let system = flag_store::models::Actor::system();
         let (mut applied, mut failed) = (0, 0);
         loop {

@@ -55,7 +55,7 @@ pub async fn create(
         request.stickiness,
         request.sort_order.unwrap_or(0),
         &request.legal_values,
-        crate::now(),
+        ctx.now(),
     )?;
     let row = caller
         .write(ctx, move |conn, actor, _| {

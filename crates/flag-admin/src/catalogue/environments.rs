@@ -35,18 +35,23 @@ pub async fn create(
     caller: &Caller,
     request: CreateEnvironment,
 ) -> Result<EnvironmentDetailOut, AdminError> {
-    let now = crate::now();
     let row = EnvironmentRow {
         name: request.name.into_string(),
         environment_type: request.environment_type,
         sort_order: request.sort_order.unwrap_or_default(),
         enabled: request.enabled.unwrap_or(true),
-        created_at: now,
+        created_at: ctx.now(),
     };
     let row = caller
-        .write(ctx, move |conn, actor, _| match request.sort_order {
-            Some(_) => queries::environments::create(conn, &row, actor),
-            None => queries::environments::create_last(conn, row, actor),
+        .write(ctx, move |conn, actor, now| {
+            let row = EnvironmentRow {
+                created_at: now,
+                ..row
+            };
+            match request.sort_order {
+                Some(_) => queries::environments::create(conn, &row, actor),
+                None => queries::environments::create_last(conn, row, actor),
+            }
         })
         .await?;
     Ok(EnvironmentDetailOut::from(row))

@@ -37,12 +37,19 @@ pub async fn create(
         impression_data: request.impression_data,
         stale: false,
         archived_at: None,
-        created_at: crate::now(),
+        created_at: ctx.now(),
         created_by_user_id: Some(caller.actor().user_id),
     };
     let row = caller
-        .write(ctx, move |conn, actor, _| {
-            queries::features::create(conn, &row, actor)
+        .write(ctx, move |conn, actor, now| {
+            queries::features::create(
+                conn,
+                &FeatureRow {
+                    created_at: now,
+                    ..row
+                },
+                actor,
+            )
         })
         .await?;
     Ok(FeatureOut::from(row))
@@ -114,7 +121,7 @@ pub async fn get(
             .0;
         return get_at(ctx, caller, (project, name), with_variants, at).await;
     }
-    let since = crate::now() - chrono::Duration::hours(1);
+    let since = ctx.now() - chrono::Duration::hours(1);
     let read = db::run(&ctx.store, move |conn| {
         let row = queries::features::get(conn, &project, &name)?;
         if row.archived_at.is_some() {
@@ -244,9 +251,10 @@ async fn get_at(
             key: name,
         }
     };
+    let now = ctx.now_utc();
     let read = db::run(&ctx.store, move |conn| {
         queries::snapshot(conn, |conn| {
-            let revision = match crate::catalogue::history::revision_at(conn, at)? {
+            let revision = match crate::catalogue::history::revision_at(conn, at, now)? {
                 Ok(revision) => revision,
                 Err(message) => return Ok(Err(message)),
             };

@@ -13,13 +13,13 @@ use crate::runtime::domain::Timestamp;
 use crate::{AdminError, runtime::Runtime, runtime::db};
 
 /// The revision in force at `at`, or why the history cannot answer for it (a moment before it
-/// began, or after now), naming the range it covers: the one check of every question about the
+/// began, or after `now`), naming the range it covers: the one check of every question about the
 /// past.
 pub fn revision_at(
     conn: &mut flag_store::DbConnection,
     at: chrono::DateTime<chrono::Utc>,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Result<i32, String>, flag_store::StoreError> {
-    let now = chrono::Utc::now();
     Ok(
         match queries::history::start(conn)?.map(|start| start.and_utc()) {
             Some(start) if at >= start && at <= now => {
@@ -61,7 +61,8 @@ pub async fn changes(ctx: &Runtime, caller: &Caller, query: ChangesQuery) -> Res
         };
     let from =
         moment(query.from, "/from")?.ok_or_else(|| AdminError::invalid("/from", "/from is required"))?;
-    let to = moment(query.to, "/to")?.unwrap_or_else(chrono::Utc::now);
+    let now = ctx.now_utc();
+    let to = moment(query.to, "/to")?.unwrap_or(now);
     if to < from {
         return Err(AdminError::invalid("/to", "/to must not be before /from"));
     }
@@ -69,7 +70,7 @@ pub async fn changes(ctx: &Runtime, caller: &Caller, query: ChangesQuery) -> Res
         let environment = environment.clone();
         db::run(&ctx.store, move |conn| {
             queries::snapshot(conn, |conn| {
-                let (start, end) = match (revision_at(conn, from)?, revision_at(conn, to)?) {
+                let (start, end) = match (revision_at(conn, from, now)?, revision_at(conn, to, now)?) {
                     (Ok(start), Ok(end)) => (start, end),
                     (Err(message), _) => return Ok(Err(("/from", message))),
                     (_, Err(message)) => return Ok(Err(("/to", message))),

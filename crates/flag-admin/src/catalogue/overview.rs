@@ -110,7 +110,7 @@ pub const LIST: Access = Access::Read;
 
 /// Every project, by name, with its health, flags and onboarding.
 pub async fn list(ctx: &Runtime) -> Result<ProjectListOut, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let (projects, catalogue, activity, connected, settings) = db::run(&ctx.store, move |conn| {
         let settings = queries::projects::all_settings(conn)?;
         let projects = queries::projects::list(conn)?;
@@ -189,7 +189,7 @@ pub const OVERVIEW: Access = Access::Read;
 
 /// A project at a glance.
 pub async fn overview(ctx: &Runtime, project: String) -> Result<ProjectOverviewOut, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let read = read(ctx, project, now).await?;
     let flags = Flags::of(&read.catalogue, &read.project.id, now);
     let health = flags.health();
@@ -253,7 +253,7 @@ pub const STATUS: Access = Access::Read;
 /// A project's status: its resources, activity over the last year, health, and flags by
 /// lifecycle stage. An unknown project has nothing.
 pub async fn status(ctx: &Runtime, project: String) -> Result<ProjectStatusOut, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let year_ago = now - chrono::Duration::days(365);
     let id = project.clone();
     let (catalogue, times, tokens, segments) = db::run(&ctx.store, move |conn| {
@@ -335,7 +335,7 @@ pub const FLAG_CREATORS: Access = Access::Read;
 
 /// The users who created a project's live flags, by id.
 pub async fn flag_creators(ctx: &Runtime, project: String) -> Result<Vec<CreatorOut>, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let catalogue = db::run(&ctx.store, move |conn| queries::search::catalogue(conn, now)).await?;
     let mut ids: Vec<i32> = Flags::of(&catalogue, &project, now)
         .live
@@ -363,7 +363,7 @@ pub const DASHBOARD: Access = Access::Read;
 
 /// The caller's dashboard: every project, the flags they created, and the administrators.
 pub async fn dashboard(ctx: &Runtime, caller: &Caller) -> Result<DashboardOut, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let creator = match caller.principal() {
         Principal::User { id, .. } => *id,
         Principal::AdminToken { .. } => flag_store::models::Actor::ADMIN_TOKEN,
@@ -436,7 +436,7 @@ pub async fn dashboard_project(
     ctx: &Runtime,
     project: String,
 ) -> Result<DashboardProjectDetailOut, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let id = project.clone();
     let events = db::run(&ctx.store, move |conn| {
         queries::events::latest_of_project(conn, &id, 10)

@@ -46,7 +46,7 @@ pub async fn create(
         id: id.into_string(),
         name,
         description: request.description,
-        created_at: crate::now(),
+        created_at: ctx.now(),
     };
     let environments: Option<Vec<String>> = request
         .environments
@@ -57,6 +57,10 @@ pub async fn create(
     };
     let (row, environments) = caller
         .write(ctx, move |conn, actor, now| {
+            let row = ProjectRow {
+                created_at: now,
+                ..row
+            };
             let row = queries::projects::create(conn, &row, environments.as_deref(), actor)?;
             if let Some(creator) = creator {
                 let owner = (

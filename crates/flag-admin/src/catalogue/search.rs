@@ -265,7 +265,7 @@ pub async fn search(ctx: &Runtime, mut query: SearchQuery) -> Result<SearchOut, 
         .and_then(|text| text.parse::<usize>().ok())
         .filter(|limit| (1..=100).contains(limit))
         .unwrap_or(50);
-    let now = crate::now();
+    let now = ctx.now();
     let catalogue = cached_catalogue(ctx, now).await?;
     let none: Vec<String> = Vec::new();
     let mut found: Vec<(

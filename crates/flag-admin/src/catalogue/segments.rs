@@ -36,10 +36,17 @@ pub async fn create(
     request: CreateSegment,
 ) -> Result<CreatedSegmentOut, AdminError> {
     let constraints = request.constraints.clone();
-    let segment = new_segment(caller, request)?;
+    let segment = new_segment(ctx, caller, request)?;
     let row = caller
-        .write(ctx, move |conn, actor, _| {
-            queries::segments::create(conn, &segment, actor)
+        .write(ctx, move |conn, actor, now| {
+            queries::segments::create(
+                conn,
+                &NewSegment {
+                    created_at: now,
+                    ..segment
+                },
+                actor,
+            )
         })
         .await?;
     Ok(CreatedSegmentOut {
@@ -72,7 +79,7 @@ pub async fn update(
     id: i32,
     request: CreateSegment,
 ) -> Result<(), AdminError> {
-    let changes = new_segment(caller, request)?;
+    let changes = new_segment(ctx, caller, request)?;
     caller
         .write(ctx, move |conn, actor, now| {
             queries::segments::update(conn, id, &changes, actor, now)
@@ -153,7 +160,7 @@ pub fn check(request: &CreateSegment) -> Result<(), AdminError> {
     crate::runtime::input::check_constraints(&request.constraints)
 }
 
-fn new_segment(caller: &Caller, request: CreateSegment) -> Result<NewSegment, AdminError> {
+fn new_segment(ctx: &Runtime, caller: &Caller, request: CreateSegment) -> Result<NewSegment, AdminError> {
     check(&request)?;
     Ok(NewSegment::new(
         request.name,
@@ -161,6 +168,6 @@ fn new_segment(caller: &Caller, request: CreateSegment) -> Result<NewSegment, Ad
         request.project,
         &request.constraints,
         Some(caller.actor().name),
-        crate::now(),
+        ctx.now(),
     )?)
 }

@@ -43,7 +43,7 @@ pub async fn create(
         request.title,
         request.description,
         &request.parameters,
-        crate::now(),
+        ctx.now(),
     )?;
     let row = caller
         .write(ctx, move |conn, actor, _| {
@@ -78,7 +78,7 @@ pub async fn update(
         request.title,
         request.description,
         &request.parameters,
-        crate::now(),
+        ctx.now(),
     )?;
     caller
         .write(ctx, move |conn, actor, now| {

@@ -62,7 +62,7 @@ pub async fn create_type(
                 .map_or(DEFAULT_COLOR, |color| color.as_str())
                 .to_owned(),
         ),
-        created_at: crate::now(),
+        created_at: ctx.now(),
     };
     let data = serde_json::to_value(&request)
         .map_err(|error| AdminError::Internal(format!("cannot write a tag type as JSON: {error}")))?;

@@ -17,6 +17,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use chrono::NaiveDateTime;
 use flag_store::models::{Addon, EventRow, NewIntegrationEvent};
 use flag_store::{Store, StoreError, queries};
 use handlebars::Handlebars;
@@ -27,6 +28,7 @@ use ureq::unversioned::transport::{DefaultConnector, NextTimeout};
 use crate::catalogue::addons::text;
 use crate::catalogue::events::EventFormatter;
 use crate::catalogue::events::types::EventOut;
+use crate::runtime::clock::Clock;
 use crate::runtime::url_policy::UrlPolicy;
 
 /// How often the log is read for new events.
@@ -279,7 +281,7 @@ pub fn agent(policy: UrlPolicy) -> ureq::Agent {
 
 /// Sends `delivery`, retrying once after a transport failure, a timeout, 408, 429 or a 5xx, and
 /// answers what to record.
-pub fn send(agent: &ureq::Agent, delivery: &Delivery) -> NewIntegrationEvent {
+pub fn send(agent: &ureq::Agent, delivery: &Delivery, clock: &Clock) -> NewIntegrationEvent {
     let attempt = || {
         let mut request = agent.post(&delivery.url);
         for (name, value) in &delivery.headers {
@@ -326,7 +328,7 @@ pub fn send(agent: &ureq::Agent, delivery: &Delivery) -> NewIntegrationEvent {
     };
     NewIntegrationEvent {
         integration_id: delivery.addon_id,
-        created_at: crate::now(),
+        created_at: clock.now(),
         state: state.into(),
         state_details: details.join("\n"),
         event: delivery.event.to_string(),
@@ -340,11 +342,11 @@ pub fn send(agent: &ureq::Agent, delivery: &Delivery) -> NewIntegrationEvent {
 }
 
 /// What could not be built is recorded as a failed delivery, so it shows in the webhook's list.
-fn unbuildable(addon: &Addon, event: &EventRow, message: String) -> NewIntegrationEvent {
+fn unbuildable(addon: &Addon, event: &EventRow, message: String, now: NaiveDateTime) -> NewIntegrationEvent {
     let event = serde_json::to_value(EventOut::of(event.clone())).unwrap_or(Value::Null);
     NewIntegrationEvent {
         integration_id: addon.id,
-        created_at: crate::now(),
+        created_at: now,
         state: "failed".into(),
         state_details: message,
         event: event.to_string(),
@@ -368,8 +370,13 @@ enum Job {
 
 impl Webhooks {
     /// Starts tailing `store`'s audit log, posting only where `policy` permits, each event told
-    /// by `formatter` for templates' `eventMarkdown`.
-    pub fn start(store: Store, policy: UrlPolicy, formatter: EventFormatter) -> std::io::Result<Self> {
+    /// by `formatter` for templates' `eventMarkdown`, each delivery recorded at `clock`'s time.
+    pub fn start(
+        store: Store,
+        policy: UrlPolicy,
+        formatter: EventFormatter,
+        clock: Clock,
+    ) -> std::io::Result<Self> {
         let stopping = Arc::new(AtomicBool::new(false));
         let (queue, jobs) = sync_channel::<Job>(QUEUE);
         let jobs = Arc::new(Mutex::new(jobs));
@@ -379,17 +386,18 @@ impl Webhooks {
             let jobs = Arc::clone(&jobs);
             let agent = agent.clone();
             let store = store.clone();
+            let clock = clock.clone();
             senders.push(
                 std::thread::Builder::new()
                     .name(format!("webhook-sender-{index}"))
-                    .spawn(move || send_queued(&jobs, &agent, &store))?,
+                    .spawn(move || send_queued(&jobs, &agent, &store, &clock))?,
             );
         }
         let tail = {
             let stopping = Arc::clone(&stopping);
             std::thread::Builder::new()
                 .name("webhook-tail".into())
-                .spawn(move || tail(&store, &queue, &stopping, &formatter))?
+                .spawn(move || tail(&store, &queue, &stopping, &formatter, &clock))?
         };
         Ok(Self {
             stopping,
@@ -415,7 +423,13 @@ impl Webhooks {
 }
 
 /// The tail: takes new events and queues their deliveries until told to stop.
-fn tail(store: &Store, queue: &SyncSender<Job>, stopping: &AtomicBool, formatter: &EventFormatter) {
+fn tail(
+    store: &Store,
+    queue: &SyncSender<Job>,
+    stopping: &AtomicBool,
+    formatter: &EventFormatter,
+    clock: &Clock,
+) {
     while !stopping.load(Ordering::SeqCst) {
         match take(store) {
             Ok((events, addons)) if !events.is_empty() => {
@@ -425,7 +439,9 @@ fn tail(store: &Store, queue: &SyncSender<Job>, stopping: &AtomicBool, formatter
                         addons.iter().filter(|addon| matches(addon, event)).map(
                             |addon| match Delivery::build(addon, event.clone(), formatter) {
                                 Ok(delivery) => Job::Send(Box::new(delivery)),
-                                Err(message) => Job::Record(Box::new(unbuildable(addon, event, message))),
+                                Err(message) => {
+                                    Job::Record(Box::new(unbuildable(addon, event, message, clock.now())))
+                                }
                             },
                         )
                     })
@@ -486,11 +502,11 @@ fn take(store: &Store) -> Result<(Vec<EventRow>, Vec<Addon>), StoreError> {
 }
 
 /// A sender: posts queued deliveries and records each, until the queue closes.
-fn send_queued(jobs: &Mutex<Receiver<Job>>, agent: &ureq::Agent, store: &Store) {
+fn send_queued(jobs: &Mutex<Receiver<Job>>, agent: &ureq::Agent, store: &Store, clock: &Clock) {
     loop {
         let job = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
         let record = match job {
-            Ok(Job::Send(delivery)) => send(agent, &delivery),
+            Ok(Job::Send(delivery)) => send(agent, &delivery, clock),
             Ok(Job::Record(record)) => *record,
             Err(_) => return,
         };

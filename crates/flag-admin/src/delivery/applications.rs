@@ -24,7 +24,7 @@ use crate::{AdminError, runtime::Runtime, runtime::db};
 /// Writes what this replica aggregated, so the view that follows includes it. A failed write
 /// is logged and kept for the next flush; the view shows what is stored.
 async fn flushed(ctx: &Runtime, delivery: &Delivery) {
-    if let Err(error) = delivery.usage.flush(&ctx.store).await {
+    if let Err(error) = delivery.usage.flush(&ctx.store, ctx.now()).await {
         tracing::warn!(%error, "writing SDK usage before a view failed; it is kept for the next flush");
     }
 }
@@ -160,7 +160,7 @@ pub const GET: Access = Access::Read;
 /// `{name, notFound: true}`).
 pub async fn get(ctx: &Runtime, delivery: &Delivery, app_name: String) -> Result<ApplicationOut, AdminError> {
     flushed(ctx, delivery).await;
-    let now = crate::now();
+    let now = ctx.now();
     let name = app_name.clone();
     let loaded = load(ctx, name, None, now - TimeDelta::hours(24)).await?;
     let Loaded {
@@ -273,7 +273,7 @@ pub async fn overview(
     app_name: String,
 ) -> Result<OverviewOut, AdminError> {
     flushed(ctx, delivery).await;
-    let now = crate::now();
+    let now = ctx.now();
     let name = app_name.clone();
     let loaded = load(
         ctx,
@@ -381,7 +381,7 @@ pub async fn instances(
     environment: String,
 ) -> Result<InstancesOut, AdminError> {
     flushed(ctx, delivery).await;
-    let since = crate::now() - TimeDelta::hours(24);
+    let since = ctx.now() - TimeDelta::hours(24);
     let rows = db::run(&ctx.store, move |conn| {
         client_metrics::instances(conn, &app_name, Some(&environment), Some(since))
     })
@@ -409,7 +409,7 @@ pub async fn feature_usage(
     name: String,
 ) -> Result<FeatureUsageOut, AdminError> {
     flushed(ctx, delivery).await;
-    let now = crate::now();
+    let now = ctx.now();
     let feature = name.clone();
     // The hours that started in the last hour, as Unleash counts them, and the applications of
     // the last day: only those rows are read.
@@ -463,7 +463,7 @@ pub async fn raw_usage(
         .and_then(|hours| hours.parse().ok())
         .filter(|hours| (1..=48).contains(hours))
         .unwrap_or(24);
-    let newest = hour_of(crate::now());
+    let newest = hour_of(ctx.now());
     let oldest = newest - TimeDelta::hours(hours - 1);
     let feature = name.clone();
     // At most 100 applications, as Unleash shows, picked in the database.

@@ -318,6 +318,7 @@ pub async fn compile_parts_at(
 ) -> Result<(AsOf, Vec<PastParts>), AdminError> {
     let size = ctx.settings.past_part;
     let mut revision = None;
+    let now = ctx.now_utc();
     let mut all = Vec::with_capacity(environments.len());
     for environment in environments {
         let projects = projects.clone();
@@ -330,7 +331,7 @@ pub async fn compile_parts_at(
             move |conn| {
                 let revision = match known {
                     Some(revision) => revision,
-                    None => match crate::catalogue::history::revision_at(conn, at)? {
+                    None => match crate::catalogue::history::revision_at(conn, at, now)? {
                         Ok(revision) => revision,
                         Err(message) => return Ok((Err(message), None)),
                     },

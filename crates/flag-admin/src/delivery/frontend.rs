@@ -24,12 +24,13 @@ use crate::{
 
 /// A context from `(name, value)` pairs, as Unleash builds it for the frontend API: the known
 /// fields by name, `properties[name]` and every other name as a property, `currentTime` ignored
-/// (date rules use the server's clock), `caller_address` when none is given, and a fresh
-/// session id when none is given. At most [`MAX_CONTEXT_FIELDS`] fields, each name and value
+/// (date rules use the server's clock, which reads `now`), `caller_address` when none is given,
+/// and a fresh session id when none is given. At most [`MAX_CONTEXT_FIELDS`] fields, each name and value
 /// at most [`MAX_CONTEXT_VALUE_BYTES`], as in the playground.
 pub fn context_from(
     pairs: impl IntoIterator<Item = (String, String)>,
     caller_address: IpAddr,
+    now: chrono::DateTime<chrono::Utc>,
 ) -> Result<Context, AdminError> {
     let mut context = Context::default();
     for (index, (name, value)) in pairs.into_iter().enumerate() {
@@ -72,7 +73,7 @@ pub fn context_from(
     if context.session_id.is_none() {
         context.session_id = Some(format!("{seed:016x}"));
     }
-    Ok(context.at(chrono::Utc::now()).with_random_seed(seed))
+    Ok(context.at(now).with_random_seed(seed))
 }
 
 /// The `(name, value)` pairs of a JSON context: strings as they are, numbers and booleans as

@@ -31,6 +31,8 @@ pub struct Delivery {
     pub(crate) feeds: delta::Feeds,
     /// What SDKs registered and reported, waiting to be written.
     pub(crate) usage: usage::Usage,
+    /// The clock SDKs' reports are dated by.
+    pub(crate) clock: crate::runtime::clock::Clock,
 }
 
 impl Delivery {
@@ -41,6 +43,7 @@ impl Delivery {
             compiling: tokio::sync::Mutex::new(()),
             feeds: delta::Feeds::new(settings.streams, settings.streams_per_token),
             usage: usage::Usage::default(),
+            clock: settings.clock.clone(),
         }
     }
 

@@ -45,7 +45,12 @@ fn failure(key: Option<&str>, code: OfrepErrorCode, details: impl Into<String>) 
 }
 
 /// The context of an OFREP request body, or the failure to answer.
-fn context_of(body: &[u8], key: Option<&str>, caller_address: IpAddr) -> Result<Context, Failure> {
+fn context_of(
+    body: &[u8],
+    key: Option<&str>,
+    caller_address: IpAddr,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Result<Context, Failure> {
     let parsed: serde_json::Value = serde_json::from_slice(body).map_err(|error| {
         failure(
             key,
@@ -98,7 +103,7 @@ fn context_of(body: &[u8], key: Option<&str>, caller_address: IpAddr) -> Result<
             pairs.push((name, text));
         }
     }
-    crate::delivery::frontend::context_from(pairs, caller_address).map_err(|error| match error {
+    crate::delivery::frontend::context_from(pairs, caller_address, now).map_err(|error| match error {
         AdminError::Validation { message, .. } => failure(key, OfrepErrorCode::InvalidContext, message),
         other => Failure::Internal(other),
     })
@@ -177,7 +182,7 @@ pub async fn evaluate_flag(
     body: &[u8],
     caller_address: IpAddr,
 ) -> Result<OfrepEvaluation, Failure> {
-    let context = context_of(body, Some(key), caller_address)?;
+    let context = context_of(body, Some(key), caller_address, ctx.now_utc())?;
     let compiled = compiled(ctx, delivery, access).await?;
     let Some(feature) = compiled.engine.feature(key) else {
         return Err(Failure::NotFound(OfrepFailure {
@@ -202,7 +207,7 @@ pub async fn evaluate_flags(
     body: &[u8],
     caller_address: IpAddr,
 ) -> Result<Vec<u8>, Failure> {
-    let context = context_of(body, None, caller_address)?;
+    let context = context_of(body, None, caller_address, ctx.now_utc())?;
     let compiled = compiled(ctx, delivery, access).await?;
     let flags = compiled
         .features()

@@ -264,7 +264,7 @@ pub async fn deprecated(
         environments,
         next: 0,
         // At a past moment, dates are judged as they were then, unless the context says otherwise.
-        context: types::evaluation_context(&context, at.unwrap_or_else(chrono::Utc::now), seed()),
+        context: types::evaluation_context(&context, at.unwrap_or_else(|| ctx.now_utc()), seed()),
         environment,
         head,
         end,
@@ -387,7 +387,7 @@ async fn advanced_window(
     tail.push(b'}');
 
     // At a past moment, dates are judged as they were then, unless the context says otherwise.
-    let now = at.unwrap_or_else(chrono::Utc::now);
+    let now = at.unwrap_or_else(|| ctx.now_utc());
     let mut answer = AdvancedAnswer::new(compiled, all, &environments, combinations, tail, now);
     answer.position.feature = window.start;
     answer.window = window;
@@ -687,7 +687,7 @@ pub async fn preview_strategy(
     }
     fields.insert("environment".into(), serde_json::Value::String(environment));
     fields.insert("properties".into(), serde_json::Value::Object(properties));
-    let context = types::evaluation_context(&fields, chrono::Utc::now(), seed());
+    let context = types::evaluation_context(&fields, ctx.now_utc(), seed());
     let explanation = engine
         .explain(&feature, &context)
         .ok_or_else(|| AdminError::Internal("the tried flag was not compiled".into()))?;

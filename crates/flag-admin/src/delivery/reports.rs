@@ -60,7 +60,7 @@ pub fn register(
     registration: Registration,
 ) -> Result<(), AdminError> {
     registration.check()?;
-    let now = crate::now();
+    let now = delivery.clock.now();
     delivery.usage.instance(
         InstanceReport {
             sdk_version: registration.sdk_version,
@@ -98,7 +98,7 @@ pub fn metrics(
     report: MetricsReport,
 ) -> Result<(), AdminError> {
     report.check()?;
-    let now = crate::now();
+    let now = delivery.clock.now();
     let environment = usage_environment(access.environment.as_deref());
     let app_name = report.app_name.clone();
     delivery.usage.instance(
@@ -130,7 +130,7 @@ pub const BULK: Access = Access::Client;
 pub fn bulk(delivery: &Delivery, access: ClientAccess, report: BulkReport) -> Result<(), AdminError> {
     report.check()?;
     let accepted = usage_environment(access.environment.as_deref());
-    let now = crate::now();
+    let now = delivery.clock.now();
     for application in report.applications {
         let sdk_type = if application.sdk_type.as_deref() == Some("frontend") {
             "frontend"
@@ -211,7 +211,7 @@ pub fn frontend_metrics(
     report: MetricsReport,
 ) -> Result<(), AdminError> {
     report.check()?;
-    let now = crate::now();
+    let now = delivery.clock.now();
     if let Some(sdk) = sdk {
         AdminError::check(text_problem("Unleash-Sdk", sdk).into_iter().collect())?;
     }
@@ -277,6 +277,6 @@ pub fn edge_instance(
                 "backend",
             )
         },
-        crate::now(),
+        delivery.clock.now(),
     )
 }

@@ -397,15 +397,14 @@ impl Usage {
     /// A part the database refuses is written again row by row, so one bad row costs only
     /// itself, never another client's usage; a row that still fails is dropped and counted.
     /// When the database is unavailable, what was not written is kept for the next flush, up
-    /// to [`Usage::ATTEMPTS`] attempts.
-    pub async fn flush(&self, store: &Store) -> Result<Recorded, AdminError> {
+    /// to [`Usage::ATTEMPTS`] attempts. What is written is dated `now`.
+    pub async fn flush(&self, store: &Store, now: NaiveDateTime) -> Result<Recorded, AdminError> {
         let _flushing = self.flushing.lock().await;
         let pending = std::mem::take(&mut *self.lock());
         if pending.is_empty() {
             return Ok(Recorded::default());
         }
         let attempts = pending.attempts;
-        let now = crate::now();
         let mut recorded = Recorded::default();
         let mut failure = None;
         let mut unwritten = Vec::new();
@@ -846,7 +845,7 @@ mod tests {
             now,
             (0..4).map(|n| count(&format!("unknown-{n}"), &[])),
         );
-        usage.flush(&store).await?;
+        usage.flush(&store, crate::now()).await?;
         assert_eq!(
             usage.evicted(),
             Evicted {
@@ -863,7 +862,7 @@ mod tests {
             now + TimeDelta::seconds(1),
             (4..7).map(|n| count(&format!("unknown-{n}"), &[])),
         );
-        usage.flush(&store).await?;
+        usage.flush(&store, crate::now()).await?;
         assert_eq!(usage.evicted().unknown_flags, 5);
         assert_eq!(usage.evicted().total(), 8);
         Ok(())

@@ -305,17 +305,21 @@ impl Caller {
         self.principal.actor()
     }
 
-    /// Runs `write` on a pooled connection on behalf of this caller, with the actor its audit
-    /// event names and the time it is made at (the clock read once, when the write is asked
-    /// for): the shape every write of an operation shares.
+    /// Runs `write` as one write transaction on a pooled connection on behalf of this caller,
+    /// with the actor its audit events name and the time it is made at: the runtime's clock,
+    /// read once the write lock is held, so that writes are dated in the order they commit in.
+    /// The shape every write of an operation shares.
     pub async fn write<T, F>(&self, runtime: &Runtime, write: F) -> Result<T, AdminError>
     where
         T: Send + 'static,
         F: FnOnce(&mut DbConnection, &Actor, NaiveDateTime) -> Result<T, StoreError> + Send + 'static,
     {
         let actor = self.actor();
-        let now = crate::now();
-        db::run(&runtime.store, move |conn| write(conn, &actor, now)).await
+        let clock = runtime.settings.clock.clone();
+        db::run(&runtime.store, move |conn| {
+            flag_store::queries::write_at(conn, || clock.now(), |conn, now| write(conn, &actor, now))
+        })
+        .await
     }
 
     /// Checks a further root permission the request turned out to need, beyond the one its
@@ -493,7 +497,7 @@ pub async fn still_valid(
     identity: &Identity,
     access: &ClientAccess,
 ) -> Result<bool, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let map = token_map(ctx, identity).await?;
     Ok(map
         .by_hash
@@ -535,7 +539,7 @@ pub async fn validate_tokens(
     identity: &Identity,
     tokens: Vec<String>,
 ) -> Result<Vec<ValidToken>, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let map = token_map(ctx, identity).await?;
     Ok(tokens
         .into_iter()
@@ -568,7 +572,7 @@ pub async fn resolve_token(
     identity: &Identity,
     token: &str,
 ) -> Result<Credential, AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     let map = token_map(ctx, identity).await?;
     let Some(grant) = map
         .by_hash
@@ -610,7 +614,7 @@ pub async fn resolve_token(
 /// The user logged in with the session secret `session`, when it is valid now.
 pub async fn resolve_session(ctx: &Runtime, session: &str) -> Result<Credential, AdminError> {
     let hash = secrets::verifier(session);
-    let now = crate::now();
+    let now = ctx.now();
     let user = crate::runtime::db::run(&ctx.store, move |conn| {
         queries::sessions::find_user(conn, &hash, now)?
             .map(|user| grants::of_user(conn, &user).map(|held| (user, held)))
@@ -639,7 +643,7 @@ fn user_principal(user: flag_store::models::UserRow, role: RootRole, grants: Gra
 /// The user or service account a personal access token acts as, when it is valid now.
 async fn resolve_personal_token(ctx: &Runtime, token: &str) -> Result<Credential, AdminError> {
     let hash = secrets::verifier(token);
-    let now = crate::now();
+    let now = ctx.now();
     let found = crate::runtime::db::run(&ctx.store, move |conn| {
         queries::access::find_token(conn, &hash, now)?
             .map(|(_, user)| grants::of_user(conn, &user).map(|held| (user, held)))

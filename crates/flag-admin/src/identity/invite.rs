@@ -25,7 +25,7 @@ pub const LIST: Access = Access::AdminRead;
 /// Every invite link.
 pub async fn list(ctx: &Runtime) -> Result<SignupTokensResponse, AdminError> {
     let tokens = db::run(&ctx.store, queries::signup_tokens::list).await?;
-    Ok(SignupTokensResponse::new(tokens, crate::now()))
+    Ok(SignupTokensResponse::new(tokens, ctx.now()))
 }
 
 /// Who may read an invite link.
@@ -34,7 +34,7 @@ pub const GET: Access = Access::AdminRead;
 /// The invite link with `secret`.
 pub async fn get(ctx: &Runtime, secret: String) -> Result<SignupTokenResponse, AdminError> {
     let token = db::run(&ctx.store, move |conn| queries::signup_tokens::get(conn, &secret)).await?;
-    Ok(SignupTokenResponse::new(token, crate::now()))
+    Ok(SignupTokenResponse::new(token, ctx.now()))
 }
 
 /// Who may create an invite link.
@@ -50,7 +50,7 @@ pub async fn create(
     if request.name.trim().is_empty() {
         return Err(AdminError::invalid("/name", "/name must not be empty"));
     }
-    let now = crate::now().and_utc();
+    let now = ctx.now().and_utc();
     let cap = now.checked_add_months(Months::new(1)).unwrap_or(now);
     let secret = secrets::random_hex(16).map_err(|error| AdminError::Internal(error.to_string()))?;
     let row = SignupTokenRow {
@@ -109,7 +109,7 @@ pub const VALIDATE: Access = Access::Public;
 /// Whether the invite link `secret` can be used now: the same refusal for an unknown,
 /// switched-off or expired link.
 pub async fn validate(ctx: &Runtime, secret: String) -> Result<(), AdminError> {
-    let now = crate::now();
+    let now = ctx.now();
     db::run(&ctx.store, move |conn| {
         queries::signup_tokens::validate(conn, &secret, now)
     })
@@ -147,7 +147,7 @@ pub async fn sign_up(
     // An unusable link never pays for a hash; the signup transaction checks it again.
     validate(ctx, secret.clone()).await?;
     let hash = crate::identity::users::hash_password(ctx, request.password).await?;
-    let now = crate::now();
+    let now = ctx.now();
     let user = NewUser {
         name: Some(request.name.trim().to_owned()),
         username: request.username.map(|username| username.trim().to_owned()),

@@ -671,7 +671,7 @@ pub async fn start(
         nonce: nonce.secret().clone(),
         pkce_verifier: verifier.secret().clone(),
         return_to: return_to.to_owned(),
-        created_at: crate::now(),
+        created_at: ctx.now(),
     };
     db::run(&ctx.store, move |conn| {
         queries::sessions::start_oidc_login(conn, &login)
@@ -772,7 +772,7 @@ pub async fn finish(
     let cookie_hash = cookie.map(crate::runtime::secrets::verifier).ok_or_else(|| {
         failed("this browser did not start a login here, or its cookie expired; sign in again")
     })?;
-    let now = crate::now();
+    let now = ctx.now();
     let login = db::run(&ctx.store, move |conn| {
         queries::sessions::take_oidc_login(conn, &cookie_hash, now)
     })
@@ -900,7 +900,7 @@ async fn sign_in_user(
         queries::users::find_by_email(conn, &lookup)
     })
     .await?;
-    let now = crate::now();
+    let now = ctx.now();
     let actor = Actor::system();
     let user = match existing {
         Some(user) => match role {
@@ -983,7 +983,7 @@ pub async fn logout_url(
     {
         Some(handle) => {
             let handle_hash = crate::runtime::secrets::verifier(handle);
-            let now = crate::now();
+            let now = ctx.now();
             db::run(&ctx.store, move |conn| {
                 queries::sessions::take_id_token(conn, &handle_hash, now)
             })

@@ -64,7 +64,7 @@ pub async fn login(
     let Some(mut user) = user else {
         return Err(AdminError::PasswordMismatch);
     };
-    let now = crate::now();
+    let now = ctx.now();
     let id = user.id;
     db::run(&ctx.store, move |conn| {
         if let password::Verified::Rehashed(rehashed) = &verified {
@@ -163,7 +163,7 @@ pub async fn logout(ctx: &Runtime, session: Option<&str>) -> Result<SignedOut, A
     }
     let handle = secrets::random_hex(32).map_err(|error| AdminError::Internal(error.to_string()))?;
     let handle_hash = secrets::verifier(&handle);
-    let now = crate::now();
+    let now = ctx.now();
     let via_oidc = db::run(&ctx.store, move |conn| {
         queries::sessions::end_keeping_id_token(conn, &hash, &handle_hash, now)
     })

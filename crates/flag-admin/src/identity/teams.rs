@@ -634,7 +634,7 @@ pub async fn create_service_account(
         email: None,
         password_hash: None,
         root_role: role,
-        created_at: crate::now(),
+        created_at: ctx.now(),
     };
     let row = caller
         .write(ctx, move |conn, actor, now| {
@@ -728,7 +728,7 @@ pub async fn create_token(
             "/description must not be empty",
         ));
     }
-    let now = crate::now();
+    let now = ctx.now();
     let expires_at = flag_store::time::stored(request.expires_at.0.naive_utc());
     if expires_at <= now {
         return Err(AdminError::invalid(

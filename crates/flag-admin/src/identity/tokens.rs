@@ -135,7 +135,7 @@ pub async fn create(
         environment.clone(),
         TokenProjects::from(projects.clone()),
         request.expires_at.map(|at| at.0.naive_utc()),
-        crate::now(),
+        ctx.now(),
     );
     let scope = (environment, projects.clone());
     let sealed = match &ctx.settings().sealing {

@@ -73,7 +73,7 @@ pub async fn create(
         email,
         password_hash,
         root_role: request.root_role.parts().0,
-        created_at: crate::now(),
+        created_at: ctx.now(),
     };
     crate::identity::teams::check_root_role(ctx, request.root_role).await?;
     let custom = request.root_role.parts().1;

@@ -63,6 +63,16 @@ impl Runtime {
         &self.settings
     }
 
+    /// The time now, by the settings' clock: what every operation reads.
+    pub fn now(&self) -> chrono::NaiveDateTime {
+        self.settings.clock.now()
+    }
+
+    /// The time now by the settings' clock, as a UTC time.
+    pub fn now_utc(&self) -> chrono::DateTime<chrono::Utc> {
+        self.settings.clock.now_utc()
+    }
+
     /// The CPU pool, for interfaces that render large answers off the request threads.
     pub fn cpu(&self) -> &CpuPool {
         &self.cpu

@@ -40,6 +40,8 @@ pub struct Settings {
     /// How many flags of an environment read at a past moment are compiled together, as one
     /// part of the deprecated playground's answer ([`DEFAULT_PAST_PART`] unless set).
     pub past_part: usize,
+    /// The clock every operation reads: the system's, unless a test sets one.
+    pub clock: crate::runtime::clock::Clock,
 }
 
 /// The largest request body when none is configured: 1 MiB.
@@ -73,6 +75,7 @@ impl Default for Settings {
             streams_per_token: DEFAULT_STREAMS_PER_TOKEN,
             sealing: None,
             past_part: DEFAULT_PAST_PART,
+            clock: crate::runtime::clock::Clock::system(),
         }
     }
 }

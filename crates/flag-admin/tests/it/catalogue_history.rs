@@ -224,9 +224,10 @@ async fn questions_about_the_past_that_cannot_be_answered_are_refused() -> Outco
     }
     // The one check every question about the past passes.
     let mut conn = world.store().connection()?;
-    let answered = history::revision_at(&mut conn, chrono::Utc::now())?;
+    let now = chrono::Utc::now();
+    let answered = history::revision_at(&mut conn, now, now)?;
     assert!(answered.is_ok(), "{answered:?}");
-    let before = history::revision_at(&mut conn, chrono::Utc::now() - chrono::TimeDelta::days(3650))?;
+    let before = history::revision_at(&mut conn, now - chrono::TimeDelta::days(3650), now)?;
     assert!(before.is_err_and(|message| message.contains("outside the history")));
     drop(conn);
     features::create(

@@ -14,6 +14,7 @@ use flag_admin::catalogue::events::types::EventsQuery;
 use flag_admin::catalogue::events::{Bold, EventFormatter};
 use flag_admin::catalogue::webhooks::{self, Delivery, Webhooks};
 use flag_admin::catalogue::{addons, events, features};
+use flag_admin::runtime::clock::Clock;
 use flag_admin::runtime::url_policy::UrlPolicy;
 use flag_store::models::{Actor, Addon, AddonConfig, EventRow, NewIntegrationEvent};
 use serde_json::{Map, Value, json};
@@ -546,7 +547,7 @@ fn deliveries_are_sent_retried_once_and_recorded() -> Result<(), Box<dyn std::er
     let agent = webhooks::agent(loopback());
 
     let ok = Hook::answering(200)?;
-    let record = webhooks::send(&agent, &to(ok.url("/ok"), json!({}))?);
+    let record = webhooks::send(&agent, &to(ok.url("/ok"), json!({}))?, &Clock::system());
     let received = ok.next()?;
     assert_eq!(received.path, "/ok");
     assert_eq!(received.header("content-type"), Some("application/json"));
@@ -568,13 +569,17 @@ fn deliveries_are_sent_retried_once_and_recorded() -> Result<(), Box<dyn std::er
     );
 
     // A warning while building makes a success one with errors.
-    let record = webhooks::send(&agent, &to(ok.url("/warned"), json!({"customHeaders": "{oops"}))?);
+    let record = webhooks::send(
+        &agent,
+        &to(ok.url("/warned"), json!({"customHeaders": "{oops"}))?,
+        &Clock::system(),
+    );
     ok.next()?;
     assert_eq!(record.state, "successWithErrors");
 
     // A failing receiver is asked twice, then recorded as failed.
     let down = Hook::answering(503)?;
-    let record = webhooks::send(&agent, &to(down.url("/down"), json!({}))?);
+    let record = webhooks::send(&agent, &to(down.url("/down"), json!({}))?, &Clock::system());
     assert_eq!(down.next()?.path, "/down");
     assert_eq!(down.next()?.path, "/down");
     assert_eq!(record.state, "failed");
@@ -584,7 +589,7 @@ fn deliveries_are_sent_retried_once_and_recorded() -> Result<(), Box<dyn std::er
     );
     // A client error is an answer: no retry.
     let refused = Hook::answering(404)?;
-    let record = webhooks::send(&agent, &to(refused.url("/nope"), json!({}))?);
+    let record = webhooks::send(&agent, &to(refused.url("/nope"), json!({}))?, &Clock::system());
     refused.next()?;
     assert!(
         refused.received.recv_timeout(Duration::from_millis(200)).is_err(),
@@ -596,6 +601,7 @@ fn deliveries_are_sent_retried_once_and_recorded() -> Result<(), Box<dyn std::er
     let record = webhooks::send(
         &agent,
         &to(format!("http://127.0.0.1:{}/gone", closed_port()?), json!({}))?,
+        &Clock::system(),
     );
     assert_eq!(record.state, "failed");
     assert!(
@@ -603,7 +609,7 @@ fn deliveries_are_sent_retried_once_and_recorded() -> Result<(), Box<dyn std::er
         "{record:?}"
     );
     let guarded = webhooks::agent(UrlPolicy::default());
-    let record = webhooks::send(&guarded, &to(ok.url("/private"), json!({}))?);
+    let record = webhooks::send(&guarded, &to(ok.url("/private"), json!({}))?, &Clock::system());
     assert_eq!(record.state, "failed");
     assert!(
         record.state_details.contains("non-public"),
@@ -640,6 +646,7 @@ async fn the_chosen_events_are_delivered_after_the_writes_commit() -> Outcome {
         world.store().clone(),
         loopback(),
         EventFormatter::new("http://localhost:4242", Bold::Simple),
+        Clock::system(),
     )?;
     features::create(
         &world.ctx,

@@ -38,7 +38,7 @@ async fn toggles(
     access: &FrontendAccess,
     fields: &[(&str, &str)],
 ) -> Result<(Value, Vec<u8>), Box<dyn std::error::Error>> {
-    let context = frontend::context_from(pairs(fields), BROWSER)?;
+    let context = frontend::context_from(pairs(fields), BROWSER, flag_admin::now().and_utc())?;
     let body = frontend::evaluate(&world.ctx, world.ctx.delivery(), access, &context).await?;
     Ok((serde_json::from_slice(&body)?, body))
 }
@@ -77,6 +77,7 @@ fn a_context_is_read_as_unleash_reads_the_frontend_apis() -> Outcome {
             ("appName", "web"),
         ]),
         BROWSER,
+        flag_admin::now().and_utc(),
     )?;
     assert_eq!(context.user_id.as_deref(), Some("7"));
     assert_eq!(context.app_name.as_deref(), Some("web"));
@@ -91,6 +92,7 @@ fn a_context_is_read_as_unleash_reads_the_frontend_apis() -> Outcome {
     let given = frontend::context_from(
         pairs(&[("remoteAddress", "10.0.0.1"), ("sessionId", "s")]),
         BROWSER,
+        flag_admin::now().and_utc(),
     )?;
     assert_eq!(
         (given.remote_address.as_deref(), given.session_id.as_deref()),
@@ -101,14 +103,25 @@ fn a_context_is_read_as_unleash_reads_the_frontend_apis() -> Outcome {
     let many: Vec<(String, String)> = (0..=MAX_CONTEXT_FIELDS)
         .map(|n| (format!("f{n}"), "v".to_owned()))
         .collect();
-    assert_eq!(path(frontend::context_from(many, BROWSER)), "/context");
+    assert_eq!(
+        path(frontend::context_from(many, BROWSER, flag_admin::now().and_utc())),
+        "/context"
+    );
     let long = "x".repeat(MAX_CONTEXT_VALUE_BYTES + 1);
     assert_eq!(
-        path(frontend::context_from(pairs(&[("plan", &long)]), BROWSER)),
+        path(frontend::context_from(
+            pairs(&[("plan", &long)]),
+            BROWSER,
+            flag_admin::now().and_utc()
+        )),
         "/context/plan"
     );
     assert_eq!(
-        path(frontend::context_from(pairs(&[("a/b", &long)]), BROWSER)),
+        path(frontend::context_from(
+            pairs(&[("a/b", &long)]),
+            BROWSER,
+            flag_admin::now().and_utc()
+        )),
         "/context/a~1b"
     );
 

@@ -388,7 +388,7 @@ async fn the_pipeline_holds_its_bounds_and_the_stores_caps() -> Outcome {
         )?;
         usage.count(app, "development", None, now, [count(flag, 0)]);
     }
-    let recorded = usage.flush(world.store()).await?;
+    let recorded = usage.flush(world.store(), now).await?;
     assert_eq!(recorded.unknown, 4);
     // The store keeps one application and instance and two unknown names per environment.
     let evicted = usage.evicted();
@@ -397,7 +397,7 @@ async fn the_pipeline_holds_its_bounds_and_the_stores_caps() -> Outcome {
         (2, 2, 2)
     );
     assert_eq!(
-        usage.flush(world.store()).await?.unknown,
+        usage.flush(world.store(), now).await?.unknown,
         0,
         "a flush writes each report once"
     );

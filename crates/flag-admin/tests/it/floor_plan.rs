@@ -94,3 +94,31 @@ fn the_crate_root_holds_the_wings_and_nothing_else() -> std::io::Result<()> {
     );
     Ok(())
 }
+
+/// Operations read the time from their runtime's clock, which a test can set, never from the
+/// system's: every write of the identity, catalogue and delivery wings is dated by it, and so is
+/// every question about now. Their unit tests may read the system's.
+#[test]
+fn the_wings_read_the_time_from_the_runtimes_clock() -> std::io::Result<()> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut system = Vec::new();
+    for wing in ["identity", "catalogue", "delivery"] {
+        let mut files = Vec::new();
+        sources(&root.join(wing), &mut files)?;
+        for file in files {
+            let text = std::fs::read_to_string(&file)?;
+            let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+            for call in ["crate::now()", "Utc::now()", "SystemTime::now()", "clock::now()"] {
+                if code.contains(call) {
+                    system.push(format!("{} calls {call}", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        system.is_empty(),
+        "read the runtime's clock instead:\n{}",
+        system.join("\n")
+    );
+    Ok(())
+}

@@ -26,6 +26,7 @@ mod delivery_applications;
 mod delivery_client;
 mod delivery_delta;
 mod delivery_frontend;
+mod delivery_past;
 mod delivery_playground;
 mod delivery_reports;
 mod floor_plan;

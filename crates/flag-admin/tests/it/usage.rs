@@ -32,7 +32,7 @@ async fn issue_26_a_row_the_database_refuses_costs_only_itself() -> Result<(), B
         InstanceReport::new("web".into(), "i-1".into(), "development".into(), None, "backend"),
         now,
     )?;
-    let recorded = usage.flush(&store).await?;
+    let recorded = usage.flush(&store, now).await?;
     // No flag exists, so every good name is an unknown flag; the bad one is saved where the
     // backend takes it and dropped, alone, where it does not.
     let unknown = client_metrics::unknown(&mut *store.connection()?)?;

@@ -62,11 +62,36 @@ pub(crate) fn hold(conn: &mut DbConnection, event: NewEvent) -> Result<Option<He
     Ok(Some(Held { event, group_id }))
 }
 
+/// The time of the newest event, the last one written.
+fn newest_time(conn: &mut DbConnection) -> Result<Option<NaiveDateTime>, StoreError> {
+    Ok(events::table
+        .order(events::id.desc())
+        .select(events::created_at)
+        .first(conn)
+        .optional()?)
+}
+
 /// Writes `held`, in order: in one statement on PostgreSQL.
+///
+/// No event is dated before the one written before it: an event given an earlier time (a write
+/// whose clock ran behind another replica's, or a system clock set back) takes the newest
+/// event's. The audit log's times then grow with its ids, the order writes committed in, and a
+/// question about a moment ([`history::revision_at`](crate::queries::history::revision_at))
+/// reads every write committed up to it and none after.
 pub(crate) fn record_held(conn: &mut DbConnection, held: Vec<Held>) -> Result<(), StoreError> {
+    if held.is_empty() {
+        return Ok(());
+    }
+    let mut newest = newest_time(conn)?;
     let rows: Vec<_> = held
         .into_iter()
-        .map(|Held { event, group_id }| {
+        .map(|Held { mut event, group_id }| {
+            if let Some(newest) = newest
+                && event.created_at < newest
+            {
+                event.created_at = newest;
+            }
+            newest = Some(event.created_at);
             (
                 event,
                 (

@@ -54,6 +54,21 @@ pub fn snapshot<T>(
     crate::connection::read(conn, work)
 }
 
+/// Runs `work` as one write transaction (see [`crate::connection`]), giving it the time it is
+/// made at, read from `clock` once the write lock is held: writes made at once are then dated in
+/// the order they commit in, as the history of what was in force at each moment needs. A write
+/// inside another runs in a savepoint and reads the clock again.
+pub fn write_at<T>(
+    conn: &mut crate::connection::DbConnection,
+    clock: impl FnOnce() -> chrono::NaiveDateTime,
+    work: impl FnOnce(&mut crate::connection::DbConnection, chrono::NaiveDateTime) -> Result<T, StoreError>,
+) -> Result<T, StoreError> {
+    write(conn, |conn| {
+        let now = crate::time::stored(clock());
+        work(conn, now)
+    })
+}
+
 /// Serialises a value for a JSON column.
 pub(crate) fn to_json<T: Serialize + ?Sized>(column: &'static str, value: &T) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|source| StoreError::Encode { column, source })
