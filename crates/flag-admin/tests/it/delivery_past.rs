@@ -46,8 +46,14 @@ async fn every_answer(world: &World, at: Option<NaiveDateTime>) -> Result<Vec<Va
     let advanced = admin(playground::ADVANCED);
     let at = at.map(|at| json!(at.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)));
     let mut answers = Vec::new();
-    for (user, plan) in [("1", "pro"), ("33", "")] {
-        for environment in ENVIRONMENTS {
+    // The advanced playground asks every user in every environment; the deprecated one, one
+    // user in each environment and one more in one.
+    let questions = ENVIRONMENTS
+        .into_iter()
+        .map(|environment| ("1", "pro", environment))
+        .chain([("33", "", "development")]);
+    for (user, plan, environment) in questions {
+        {
             let mut request = json!({"environment": environment, "context": {"appName": "web", "userId": user, "properties": {"plan": plan}}});
             if let Some(at) = &at {
                 request["at"] = at.clone();
@@ -83,6 +89,8 @@ struct Replay {
     /// included.
     taken: Vec<(NaiveDateTime, Vec<Value>)>,
     writes: usize,
+    /// Whether the last write's answers are still to be taken.
+    unsettled: bool,
 }
 
 impl Replay {
@@ -100,20 +108,33 @@ impl Replay {
             clock,
             taken: Vec::new(),
             writes: 0,
+            unsettled: false,
         };
         Ok((replay, world))
     }
 
-    /// Takes the answers after a write, then moves the clock on.
+    /// Moves the clock on after a write, taking the answers first unless the next write is
+    /// made at the same moment: the answers at a moment are those after its last write.
     async fn wrote(&mut self, world: &World) -> Outcome {
-        let now = self.clock.now();
-        let answers = every_answer(world, None).await?;
-        match self.taken.last_mut() {
-            Some((at, then)) if *at == now => *then = answers,
-            _ => self.taken.push((now, answers)),
-        }
-        self.clock.advance(STEPS[self.writes % STEPS.len()]);
+        let step = STEPS[self.writes % STEPS.len()];
         self.writes += 1;
+        self.unsettled = step.is_zero();
+        if self.unsettled {
+            return Ok(());
+        }
+        self.taken
+            .push((self.clock.now(), every_answer(world, None).await?));
+        self.clock.advance(step);
+        Ok(())
+    }
+
+    /// Takes the answers after the last write, when the clock did not move after it.
+    async fn settle(&mut self, world: &World) -> Outcome {
+        if self.unsettled {
+            self.taken
+                .push((self.clock.now(), every_answer(world, None).await?));
+            self.unsettled = false;
+        }
         Ok(())
     }
 
@@ -470,6 +491,210 @@ async fn a_few_hundred_writes_of_every_kind_read_back_at_their_moments() -> Outc
     // parts and what each needs from the others are tried as well.
     let (mut replay, world) = Replay::start(2)?;
     drive(&world, &mut replay, 18).await?;
+    replay.settle(&world).await?;
     assert!(replay.writes >= 300, "{} writes", replay.writes);
     replay.read_back(&world).await
+}
+
+/// One generated write, on one of [`FLAGS`] flags of the default project.
+#[derive(Debug, Clone)]
+enum Write {
+    Create(usize),
+    /// A gradual rollout, with a rule on the plan and, in turn, the segment.
+    Rollout {
+        flag: usize,
+        environment: usize,
+        percent: u8,
+        segment: bool,
+    },
+    /// A rule on the time that turns true `after` milliseconds on, or turned true before.
+    Dated {
+        flag: usize,
+        environment: usize,
+        after: i8,
+    },
+    Switch {
+        flag: usize,
+        environment: usize,
+        on: bool,
+    },
+    Variants {
+        flag: usize,
+        weight: u8,
+    },
+    Depend {
+        child: usize,
+        parent: usize,
+        on: bool,
+    },
+    Undepend(usize),
+    Segment(bool),
+    Archive(usize),
+    Revive(usize),
+    Delete(usize),
+}
+
+const FLAGS: usize = 4;
+
+fn write_of(kind: u8, a: u8, b: u8, c: u8) -> Write {
+    let flag = usize::from(a) % FLAGS;
+    let environment = usize::from(b) % 2;
+    match kind % 11 {
+        0 => Write::Create(flag),
+        1 => Write::Rollout {
+            flag,
+            environment,
+            percent: c % 101,
+            segment: c.is_multiple_of(2),
+        },
+        2 => Write::Dated {
+            flag,
+            environment,
+            after: c.cast_signed() / 16,
+        },
+        3 | 4 => Write::Switch {
+            flag,
+            environment,
+            on: !c.is_multiple_of(3),
+        },
+        5 => Write::Variants { flag, weight: c },
+        6 => Write::Depend {
+            child: flag,
+            parent: usize::from(b) % FLAGS,
+            on: c.is_multiple_of(2),
+        },
+        7 => Write::Undepend(flag),
+        8 => Write::Segment(c.is_multiple_of(2)),
+        9 => match c % 3 {
+            0 => Write::Archive(flag),
+            1 => Write::Revive(flag),
+            _ => Write::Delete(flag),
+        },
+        _ => Write::Archive(flag),
+    }
+}
+
+/// Makes `write`, at the clock's time. A write the rules refuse (a flag made twice, a
+/// dependency on an archived flag) changes nothing, and is never an internal error.
+async fn make(world: &World, replay: &ManualClock, segment: i32, write: &Write) -> Outcome {
+    let ctx = &world.ctx;
+    let name = |flag: &usize| format!("g{flag}");
+    let environment = |index: &usize| ["development", "production"][*index];
+    let batch = |flag: &usize| json!({"features": [name(flag)]});
+    let done = match write {
+        Write::Create(flag) => features::create(ctx, &admin(features::CREATE), "default".into(), body(json!({"name": name(flag)}))?)
+            .await
+            .map(drop),
+        Write::Rollout { flag, environment: at, percent, segment: with } => strategies::add(
+            ctx,
+            &admin(strategies::ADD),
+            place("default", &name(flag), environment(at)),
+            body(json!({
+                "name": "flexibleRollout",
+                "parameters": {"rollout": percent.to_string(), "stickiness": "userId", "groupId": name(flag)},
+                "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}],
+                "segments": if *with { vec![segment] } else { vec![] },
+            }))?,
+        )
+        .await
+        .map(drop),
+        Write::Dated { flag, environment: at, after } => {
+            let from = (replay.now() + TimeDelta::milliseconds(i64::from(*after)))
+                .and_utc()
+                .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+            strategies::add(
+                ctx,
+                &admin(strategies::ADD),
+                place("default", &name(flag), environment(at)),
+                body(json!({"name": "default", "constraints": [{"contextName": "currentTime", "operator": "DATE_AFTER", "value": from}]}))?,
+            )
+            .await
+            .map(drop)
+        }
+        Write::Switch { flag, environment: at, on } => features::switch_with(
+            ctx,
+            &admin(features::SWITCH_WITH),
+            place("default", &name(flag), environment(at)),
+            *on,
+            body(json!({}))?,
+        )
+        .await,
+        Write::Variants { flag, weight } => variants::batch(
+            ctx,
+            &admin(variants::BATCH),
+            "default".into(),
+            name(flag),
+            json!({"environments": ["development", "production"], "variants": [
+                {"name": "left", "weight": u32::from(*weight) * 3 + 1, "weightType": "variable", "stickiness": "userId"},
+                {"name": "right", "weight": 1000 - (u32::from(*weight) * 3 + 1), "weightType": "variable", "stickiness": "userId"}]}),
+        )
+        .await
+        .map(drop),
+        Write::Depend { child, parent, on } => dependencies::add(
+            ctx,
+            &admin(dependencies::ADD),
+            "default".into(),
+            name(child),
+            dependencies::types::AddDependency {
+                feature: name(parent),
+                enabled: Some(*on),
+                variants: Vec::new(),
+            },
+        )
+        .await,
+        Write::Undepend(flag) => dependencies::remove(ctx, &admin(dependencies::REMOVE), "default".into(), name(flag)).await,
+        Write::Segment(pro) => segments::update(
+            ctx,
+            &admin(segments::UPDATE),
+            segment,
+            body(json!({"name": "pros", "constraints": [{"contextName": "plan", "operator": "IN", "values": if *pro { vec!["pro"] } else { vec!["free"] }}]}))?,
+        )
+        .await,
+        Write::Archive(flag) => archive::archive_many(ctx, &admin(archive::ARCHIVE_MANY), "default".into(), body(batch(flag))?).await,
+        Write::Revive(flag) => archive::revive_many(ctx, &admin(archive::REVIVE_MANY), "default".into(), body(batch(flag))?).await,
+        Write::Delete(flag) => archive::delete_many(ctx, &admin(archive::DELETE_MANY), "default".into(), body(batch(flag))?).await,
+    };
+    match done {
+        Err(flag_admin::AdminError::Internal(message)) => {
+            Err(format!("{write:?} failed inside: {message}").into())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Makes `writes`, after the flags and a segment, taking the answers after each; then asks at
+/// every moment taken.
+async fn replay_of(writes: &[Write]) -> Outcome {
+    let (mut replay, world) = Replay::start(3)?;
+    let segment = segments::create(
+        &world.ctx,
+        &admin(segments::CREATE),
+        body(json!({"name": "pros", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}]}))?,
+    )
+    .await?
+    .id;
+    replay.wrote(&world).await?;
+    let created = (0..FLAGS).map(Write::Create);
+    for write in created.chain(writes.iter().cloned()) {
+        make(&world, &replay.clock, segment, &write).await?;
+        replay.wrote(&world).await?;
+    }
+    replay.settle(&world).await?;
+    replay.read_back(&world).await
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 6, failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
+
+    #[test]
+    fn any_sequence_of_writes_reads_back_at_its_moments(
+        writes in proptest::collection::vec(proptest::prelude::any::<(u8, u8, u8, u8)>(), 1..24)
+    ) {
+        let writes: Vec<Write> = writes.into_iter().map(|(kind, a, b, c)| write_of(kind, a, b, c)).collect();
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()
+            .map_err(|error| proptest::test_runner::TestCaseError::fail(error.to_string()))?;
+        if let Err(error) = runtime.block_on(replay_of(&writes)) {
+            return Err(proptest::test_runner::TestCaseError::fail(error.to_string()));
+        }
+    }
 }
