@@ -698,3 +698,47 @@ proptest::proptest! {
         }
     }
 }
+
+#[tokio::test]
+async fn a_write_is_dated_once_it_holds_the_write_lock() -> Outcome {
+    let (replay, world) = Replay::start(2)?;
+    let asked = replay.clock.now();
+    // Another write holds the lock until told to let go.
+    let (held, holding) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let store = world.store().clone();
+    let holder = tokio::task::spawn_blocking(move || -> Result<(), flag_store::StoreError> {
+        let mut conn = store.connection()?;
+        flag_store::queries::write_at(&mut conn, flag_admin::now, |_, _| {
+            let _ = held.send(());
+            let _ = released.recv();
+            Ok(())
+        })
+    });
+    holding.recv()?;
+    let moved_on = asked + TimeDelta::hours(1);
+    let creator = admin(features::CREATE);
+    let (created, moved) = tokio::join!(
+        features::create(
+            &world.ctx,
+            &creator,
+            "default".into(),
+            body(json!({"name": "waited"}))?
+        ),
+        async {
+            // The write was asked for at `asked`, and waits; the clock moves on before it gets
+            // the lock.
+            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+            replay.clock.set(moved_on);
+            release.send(())
+        }
+    );
+    moved?;
+    holder.await??;
+    let created = chrono::DateTime::parse_from_rfc3339(&created?.created_at)?;
+    assert!(
+        created >= moved_on.and_utc() - TimeDelta::milliseconds(1),
+        "{created}"
+    );
+    Ok(())
+}

@@ -568,3 +568,36 @@ fn a_flag_read_at_a_moment_has_the_environments_its_project_had_then()
     }
     Ok(())
 }
+
+#[test]
+fn a_write_dated_before_the_one_before_it_is_dated_at_that_ones_time()
+-> Result<(), Box<dyn std::error::Error>> {
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let conn = &mut conn;
+    let start = common::now() + TimeDelta::days(1);
+    let at = |millis: i64| start + TimeDelta::milliseconds(millis);
+    other_project(conn, start)?;
+    let created = |name: &str, created_at: NaiveDateTime| FeatureRow {
+        name: name.into(),
+        project_id: "other".into(),
+        feature_type: "release".into(),
+        description: None,
+        impression_data: false,
+        stale: false,
+        archived_at: None,
+        created_at,
+        created_by_user_id: None,
+    };
+    // Two writes that asked for their times in one order and committed in the other, as a
+    // replica whose clock runs behind would write them.
+    queries::features::create(conn, &created("late", at(2000)), &Actor::system())?;
+    queries::features::create(conn, &created("early", at(1000)), &Actor::system())?;
+    let between = history::revision_at(conn, at(1500))?;
+    assert!(history::flag_at(conn, "late", between)?.is_none());
+    assert!(history::flag_at(conn, "early", between)?.is_none());
+    let after = history::revision_at(conn, at(2000))?;
+    assert!(history::flag_at(conn, "late", after)?.is_some());
+    assert!(history::flag_at(conn, "early", after)?.is_some());
+    Ok(())
+}
