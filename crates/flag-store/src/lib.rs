@@ -93,7 +93,10 @@ impl Store {
         };
         let mut connection = store.connection()?;
         migrate(&mut connection)?;
-        queries::history::begin(&mut connection, chrono::Utc::now().naive_utc())?;
+        queries::history::begin(
+            &mut connection,
+            crate::time::stored(chrono::Utc::now().naive_utc()),
+        )?;
         drop(connection);
         Ok(store)
     }

@@ -1070,20 +1070,18 @@ async fn apply(
     applier: queries::change_requests::Applier,
     actor: flag_store::models::Actor,
 ) -> Result<queries::change_requests::Applied, AdminError> {
-    let now = ctx.now();
-    db::run(&ctx.store, move |conn| apply_in(conn, id, applier, &actor, now)).await
-}
-
-fn apply_in(
-    conn: &mut flag_store::DbConnection,
-    id: i32,
-    applier: queries::change_requests::Applier,
-    actor: &flag_store::models::Actor,
-    now: chrono::NaiveDateTime,
-) -> Result<queries::change_requests::Applied, flag_store::StoreError> {
-    queries::change_requests::apply(conn, id, applier, actor, now, |conn, request, row| {
-        make_checked(conn, (request, row), actor, now)
+    let clock = ctx.settings.clock.clone();
+    db::run(&ctx.store, move |conn| {
+        queries::change_requests::apply(
+            conn,
+            id,
+            applier,
+            &actor,
+            || clock.now(),
+            |conn, request, row, now| make_checked(conn, (request, row), &actor, now),
+        )
     })
+    .await
 }
 
 /// Makes the change `row` of `request`, refused when its flag or what it changes moved since it
@@ -1152,14 +1150,15 @@ const DUE_BATCH: i64 = 200;
 /// (the state is read under the write lock), in transactions of 200: how many were
 /// applied, how many failed, and when the next pending one is due.
 pub async fn apply_due(ctx: &Runtime) -> Result<Due, AdminError> {
-    let now = ctx.now();
+    let clock = ctx.settings.clock.clone();
     db::run(&ctx.store, move |conn| {
         let system = flag_store::models::Actor::system();
         let (mut applied, mut failed) = (0, 0);
         loop {
-            let outcomes = queries::change_requests::apply_due(conn, now, DUE_BATCH, &system, |conn, request, row| {
-                make_checked(conn, (request, row), &system, now)
-            })?;
+            let outcomes =
+                queries::change_requests::apply_due(conn, || clock.now(), DUE_BATCH, &system, |conn, request, row, now| {
+                    make_checked(conn, (request, row), &system, now)
+                })?;
             for (id, outcome) in &outcomes {
                 match outcome {
                     queries::change_requests::Applied::Done => applied += 1,

@@ -4,11 +4,13 @@
 use chrono::{NaiveDateTime, TimeDelta};
 use flag_admin::Settings;
 use flag_admin::catalogue::{
-    archive, dependencies, environments, features, projects, segments, strategies, variants,
+    archive, change_requests, dependencies, environments, export, features, projects, segments, strategies,
+    variants,
 };
 use flag_admin::delivery::playground::{self, Chunked};
 use flag_admin::identity::auth::{Access, Caller};
 use flag_admin::runtime::clock::ManualClock;
+use flag_admin::runtime::domain::RootRole;
 use serde_json::{Value, json};
 
 use crate::common::{self, Outcome, World};
@@ -41,11 +43,25 @@ const ENVIRONMENTS: [&str; 4] = ["development", "production", "staging", "nowher
 /// without its echoed input and `asOf`: every flag's result with its explanation, per strategy,
 /// constraint and segment.
 async fn every_answer(world: &World, at: Option<NaiveDateTime>) -> Result<Vec<Value>, Failure> {
+    Ok(answers_as_of(world, at).await?.0)
+}
+
+/// [`every_answer`], with the revision every answer says it answered as of (`None` for answers
+/// about now, which say none).
+async fn answers_as_of(
+    world: &World,
+    at: Option<NaiveDateTime>,
+) -> Result<(Vec<Value>, Option<i64>), Failure> {
     let ctx = &world.ctx;
     let deprecated = admin(playground::DEPRECATED);
     let advanced = admin(playground::ADVANCED);
     let at = at.map(|at| json!(at.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)));
     let mut answers = Vec::new();
+    let mut revisions = std::collections::BTreeSet::new();
+    let mut keep = |mut answer: Value| {
+        revisions.insert(answer["asOf"]["revision"].as_i64());
+        answers.push(answer["features"].take());
+    };
     // The advanced playground asks every user in every environment; the deprecated one, one
     // user in each environment and one more in one.
     let questions = ENVIRONMENTS
@@ -58,17 +74,30 @@ async fn every_answer(world: &World, at: Option<NaiveDateTime>) -> Result<Vec<Va
             if let Some(at) = &at {
                 request["at"] = at.clone();
             }
-            let answer = playground::deprecated(ctx, ctx.delivery(), &deprecated, request).await?;
-            answers.push(read(answer)?["features"].take());
+            keep(read(
+                playground::deprecated(ctx, ctx.delivery(), &deprecated, request).await?,
+            )?);
         }
     }
     let mut request = json!({"environments": ["development", "production", "staging"], "context": {"appName": "web", "userId": "1,2,33", "plan": "pro,free"}});
     if let Some(at) = &at {
         request["at"] = at.clone();
     }
-    let answer = playground::advanced(ctx, ctx.delivery(), &advanced, request).await?;
-    answers.push(read(answer)?["features"].take());
-    Ok(answers)
+    keep(read(
+        playground::advanced(ctx, ctx.delivery(), &advanced, request).await?,
+    )?);
+    let revision = match revisions.into_iter().collect::<Vec<_>>()[..] {
+        [revision] => revision,
+        ref several => {
+            return Err(format!("answers at one moment name several revisions: {several:?}").into());
+        }
+    };
+    assert_eq!(
+        revision.is_some(),
+        at.is_some(),
+        "an answer about the past says which revision answered"
+    );
+    Ok((answers, revision))
 }
 
 /// How far the clock moves after each write, in turn: several writes in one microsecond, a
@@ -97,13 +126,13 @@ impl Replay {
     /// The replay, and a world whose operations read its clock.
     fn start(past_part: usize) -> Result<(Self, World), Failure> {
         let clock = ManualClock::from_system();
-        // After the history began, when the store was opened.
-        clock.advance(TimeDelta::seconds(1));
         let world = World::with(Settings {
             past_part,
             clock: clock.clock(),
             ..Settings::default()
         })?;
+        // After the history began, when the store was opened.
+        clock.set(flag_admin::now() + TimeDelta::milliseconds(1));
         let replay = Self {
             clock,
             taken: Vec::new(),
@@ -138,15 +167,21 @@ impl Replay {
         Ok(())
     }
 
-    /// Asks at every moment taken: each answer must be the one given then.
+    /// Asks at every moment taken: each answer must be the one given then, as of a revision
+    /// no older than the moment before's, the last one the store's newest.
     async fn read_back(&self, world: &World) -> Outcome {
+        let mut revisions = Vec::new();
         for (index, (at, then)) in self.taken.iter().enumerate() {
-            let read = every_answer(world, Some(*at)).await?;
+            let (read, revision) = answers_as_of(world, Some(*at)).await?;
             assert!(
                 then == &read,
                 "at moment {index} ({at}) the answers differ:\nthen {then:?}\nread back {read:?}"
             );
+            revisions.push(revision.unwrap_or_default());
         }
+        assert!(revisions.is_sorted(), "{revisions:?}");
+        let newest = world.ctx.revision_now().await?;
+        assert_eq!(revisions.last().copied(), Some(i64::from(newest)));
         Ok(())
     }
 }
@@ -209,6 +244,7 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
             place(project, &flag, "development"),
             body(json!({
                 "name": "flexibleRollout",
+                "title": format!("rollout {round}"),
                 "parameters": {"rollout": format!("{}", (25 + round * 15) % 100), "stickiness": "userId", "groupId": flag},
                 "constraints": [constraint],
                 "segments": if round % 3 == 0 { vec![segment] } else { vec![] },
@@ -343,7 +379,7 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
             &admin(segments::UPDATE),
             segment,
             body(
-                json!({"name": segment_name, "constraints": [{"contextName": "plan", "operator": "IN", "values": if round % 2 == 0 { vec!["free"] } else { vec!["pro", "free"] }}]})
+                json!({"name": segment_name, "project": (segment_name != "pros").then_some("default"), "constraints": [{"contextName": "plan", "operator": "IN", "values": if round % 2 == 0 { vec!["free"] } else { vec!["pro", "free"] }}]})
             )?,
         ));
         if round % 4 == 1 {
@@ -351,7 +387,7 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
                 write!(segments::create(
                     ctx,
                     &admin(segments::CREATE),
-                    body(json!({"name": format!("spare-{round}"), "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}))?,
+                    body(json!({"name": format!("spare-{round}"), "project": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}))?,
                 ))
                 .id,
             );
@@ -367,7 +403,7 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
                 ctx,
                 &admin(segments::CREATE),
                 body(
-                    json!({"name": segment_name, "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2", "33"]}]})
+                    json!({"name": segment_name, "project": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2", "33"]}]})
                 )?,
             ));
             segment = made.id;
@@ -398,7 +434,13 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
         }
         if round >= 2 {
             let older = json!({"features": [format!("z{:02}", round - 2)]});
-            if round % 2 == 0 {
+            if round % 4 == 0 {
+                write!(archive::revive_one(
+                    ctx,
+                    &admin(archive::REVIVE_ONE),
+                    format!("z{:02}", round - 2)
+                ));
+            } else if round % 2 == 0 {
                 write!(archive::revive_many(
                     ctx,
                     &admin(archive::REVIVE_MANY),
@@ -459,6 +501,18 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
             }
         }
 
+        // Several flags switched at once.
+        if round % 5 == 4 {
+            write!(features::switch_many(
+                ctx,
+                &admin(features::SWITCH_MANY),
+                ("default".into(), "production".into()),
+                body(json!({"features": ["f00", "f01"]}))?,
+                round % 10 == 9,
+                body(json!({}))?,
+            ));
+        }
+
         // A copy of the round before's flag, and a flag switched off.
         if round % 4 == 0 && round >= 1 {
             write!(features::clone(
@@ -482,6 +536,99 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
             ));
         }
     }
+    last_acts(world, replay).await
+}
+
+/// A user admitted to `access` in the default project.
+fn person(id: i32, role: RootRole, access: Access) -> Result<Caller, flag_admin::AdminError> {
+    access.admit_in(common::user(id, role), Some("default"))
+}
+
+/// The writes that come after the rounds: an import; requests applied by a person and by the
+/// scheduler, once production takes changes only through them; an environment deleted.
+async fn last_acts(world: &World, replay: &mut Replay) -> Outcome {
+    macro_rules! write {
+        ($call:expr) => {{
+            let written = $call.await?;
+            replay.wrote(world).await?;
+            written
+        }};
+    }
+    let ctx = &world.ctx;
+    let document = export::export(
+        ctx,
+        &admin(export::EXPORT),
+        body(json!({"environment": "development", "features": ["f00", "f01"]}))?,
+    )
+    .await?;
+    write!(export::import(
+        ctx,
+        &person(7, RootRole::Editor, export::IMPORT)?,
+        body(
+            json!({"project": "default", "environment": "staging", "data": serde_json::to_value(&document)?})
+        )?,
+    ));
+    write!(change_requests::set_config(
+        ctx,
+        &admin(change_requests::SET_CONFIG),
+        "default".into(),
+        "production".into(),
+        body(json!({"changeRequestsEnabled": true, "requiredApprovals": 1}))?,
+    ));
+    let changes = [
+        json!({"feature": "f00", "action": "updateEnabled", "payload": {"enabled": false}}),
+        json!({"feature": "f03", "action": "addStrategy", "payload": {"name": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}}),
+    ];
+    for (index, change) in changes.into_iter().enumerate() {
+        let made = write!(change_requests::add(
+            ctx,
+            &person(10, RootRole::Editor, change_requests::ADD)?,
+            "default".into(),
+            "production".into(),
+            vec![body(change)?],
+        ));
+        for (who, role, state) in [
+            (10, RootRole::Editor, "In review"),
+            (11, RootRole::Admin, "Approved"),
+        ] {
+            write!(change_requests::change_state(
+                ctx,
+                &person(who, role, change_requests::CHANGE_STATE)?,
+                "default".into(),
+                made.id,
+                body(json!({"state": state}))?,
+            ));
+        }
+        let reviewer = person(11, RootRole::Admin, change_requests::CHANGE_STATE)?;
+        if index == 0 {
+            write!(change_requests::change_state(
+                ctx,
+                &reviewer,
+                "default".into(),
+                made.id,
+                body(json!({"state": "Applied"}))?,
+            ));
+        } else {
+            let due = (replay.clock.now() + TimeDelta::milliseconds(5))
+                .and_utc()
+                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
+            write!(change_requests::change_state(
+                ctx,
+                &reviewer,
+                "default".into(),
+                made.id,
+                body(json!({"state": "Scheduled", "scheduledAt": due}))?,
+            ));
+            replay.clock.advance(TimeDelta::milliseconds(10));
+            let applied = write!(change_requests::apply_due(ctx));
+            assert_eq!((applied.applied, applied.failed), (1, 0));
+        }
+    }
+    write!(environments::delete(
+        ctx,
+        &admin(environments::DELETE),
+        "staging".into()
+    ));
     Ok(())
 }
 

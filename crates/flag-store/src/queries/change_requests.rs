@@ -819,18 +819,27 @@ pub enum Applied {
 }
 
 /// Applies request `id` exactly once: in one transaction that holds the write lock, its state is
-/// read, each change made by `make` (past the rule), and the state set to `Applied`; a change that
-/// fails undoes them all. A schedule that fails is kept, marked `failed` with the reason, and its
-/// failure recorded.
+/// read, each change made by `make` (past the rule) at the time `clock` reads once the lock is
+/// held, and the state set to `Applied`; a change that fails undoes them all. A schedule that
+/// fails is kept, marked `failed` with the reason, and its failure recorded.
 pub fn apply(
     conn: &mut DbConnection,
     id: i32,
     applier: Applier,
     actor: &Actor,
-    now: NaiveDateTime,
-    mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
+    clock: impl Fn() -> NaiveDateTime,
+    mut make: impl FnMut(
+        &mut DbConnection,
+        &ChangeRequestRow,
+        &ChangeRow,
+        NaiveDateTime,
+    ) -> Result<(), StoreError>,
 ) -> Result<Applied, StoreError> {
     crate::queries::write(conn, |conn| {
+        let now = crate::time::stored(clock());
+        let mut make = |conn: &mut DbConnection, request: &ChangeRequestRow, row: &ChangeRow| {
+            make(conn, request, row, now)
+        };
         let request = row(conn, id)?;
         let mut changes = changes_of(conn, &[id])?;
         let mut approvals = approvals_of(conn, &[id])?;
@@ -1045,17 +1054,27 @@ fn apply_loaded(
 /// the others still apply. Each round trip to the database counts: see `scripts/schedule-bench`.
 pub fn apply_due(
     conn: &mut DbConnection,
-    now: NaiveDateTime,
+    clock: impl Fn() -> NaiveDateTime,
     limit: i64,
     actor: &Actor,
-    mut make: impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
+    mut make: impl FnMut(
+        &mut DbConnection,
+        &ChangeRequestRow,
+        &ChangeRow,
+        NaiveDateTime,
+    ) -> Result<(), StoreError>,
 ) -> Result<Vec<(i32, Applied)>, StoreError> {
     // Looked for first without the write lock, so that a look that finds nothing writes nothing.
-    if due(conn, now, 1)?.is_empty() {
+    if due(conn, crate::time::stored(clock()), 1)?.is_empty() {
         return Ok(Vec::new());
     }
     let mut batch = |conn: &mut DbConnection| {
         crate::queries::write(conn, |conn| {
+            // Due, and dated, by the clock read once the lock is held.
+            let now = crate::time::stored(clock());
+            let mut make = |conn: &mut DbConnection, request: &ChangeRequestRow, row: &ChangeRow| {
+                make(conn, request, row, now)
+            };
             let ids = due(conn, now, limit)?;
             let requests: Vec<ChangeRequestRow> = change_requests::table
                 .filter(change_requests::id.eq_any(&ids))
