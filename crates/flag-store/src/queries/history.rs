@@ -354,15 +354,30 @@ pub fn start(conn: &mut DbConnection) -> Result<Option<NaiveDateTime>, StoreErro
         .optional()?)
 }
 
-/// The revision the configuration was at, at `at`: the newest event recorded then or before
-/// (0 when none was).
+/// The revision the configuration was at, at `at`: the newest event written before the first
+/// one dated after `at`, or the newest of all when none is (0 when there is none). Two index
+/// searches (`events_created`, then the primary key), whatever the number of events.
+///
+/// Events are dated in the order they are written ([`record_held`]), but for the history a
+/// migration carries over from another installation: those keep their own, older dates among
+/// newer ids. Counting every event dated up to `at` would take them, and with them every write
+/// made before the migration whatever its date; the first event dated after `at` is where the
+/// writes made after it begin.
+///
+/// [`record_held`]: crate::queries::events
 pub fn revision_at(conn: &mut DbConnection, at: NaiveDateTime) -> Result<i32, StoreError> {
     use crate::schema::events;
-    Ok(events::table
-        .filter(events::created_at.le(at))
-        .select(diesel::dsl::max(events::id))
-        .first::<Option<i32>>(conn)?
-        .unwrap_or(0))
+    let first_after: Option<i32> = events::table
+        .filter(events::created_at.gt(at))
+        .order((events::created_at.asc(), events::id.asc()))
+        .select(events::id)
+        .first(conn)
+        .optional()?;
+    let mut before = events::table.select(diesel::dsl::max(events::id)).into_boxed();
+    if let Some(first_after) = first_after {
+        before = before.filter(events::id.lt(first_after));
+    }
+    Ok(before.first::<Option<i32>>(conn)?.unwrap_or(0))
 }
 
 /// What the playground evaluated for `environment` at `revision`: as

@@ -601,3 +601,52 @@ fn a_write_dated_before_the_one_before_it_is_dated_at_that_ones_time()
     assert!(history::flag_at(conn, "early", after)?.is_some());
     Ok(())
 }
+
+#[test]
+fn events_carried_over_with_their_old_dates_do_not_bring_later_writes_earlier()
+-> Result<(), Box<dyn std::error::Error>> {
+    use diesel::prelude::*;
+    use flag_store::schema::events;
+    let db = common::TestDb::new()?;
+    let mut conn = db.store.connection()?;
+    let conn = &mut conn;
+    let start = common::now() + TimeDelta::days(1);
+    let at = |millis: i64| start + TimeDelta::milliseconds(millis);
+    other_project(conn, start)?;
+    let created = |name: &str, created_at: NaiveDateTime| FeatureRow {
+        name: name.into(),
+        project_id: "other".into(),
+        feature_type: "release".into(),
+        description: None,
+        impression_data: false,
+        stale: false,
+        archived_at: None,
+        created_at,
+        created_by_user_id: None,
+    };
+    queries::features::create(conn, &created("local", at(1000)), &Actor::system())?;
+    // An event from another installation's history, written after with its own, older date,
+    // then the write that carried it over.
+    let carried = |conn: &mut DbConnection| -> Result<(), StoreError> {
+        diesel::insert_into(events::table)
+            .values((
+                events::event_type.eq("feature-created"),
+                events::created_by.eq("someone"),
+                events::created_at.eq(start - TimeDelta::days(30)),
+                events::feature_name.eq("elsewhere"),
+                events::announced.eq(true),
+            ))
+            .execute(conn)?;
+        Ok(())
+    };
+    carried(conn)?;
+    queries::features::create(conn, &created("moved", at(2000)), &Actor::system())?;
+    let before_local = history::revision_at(conn, at(500))?;
+    assert!(history::flag_at(conn, "local", before_local)?.is_none());
+    let between = history::revision_at(conn, at(1500))?;
+    assert!(history::flag_at(conn, "local", between)?.is_some());
+    assert!(history::flag_at(conn, "moved", between)?.is_none());
+    let after = history::revision_at(conn, at(2000))?;
+    assert!(history::flag_at(conn, "moved", after)?.is_some());
+    Ok(())
+}
