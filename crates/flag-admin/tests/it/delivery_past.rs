@@ -52,10 +52,21 @@ async fn answers_as_of(
     world: &World,
     at: Option<NaiveDateTime>,
 ) -> Result<(Vec<Value>, Option<i64>), Failure> {
+    answers_judged_at(world, at, None).await
+}
+
+/// [`answers_as_of`], with dates judged at `judged_at` (the context's `currentTime`) when given.
+async fn answers_judged_at(
+    world: &World,
+    at: Option<NaiveDateTime>,
+    judged_at: Option<NaiveDateTime>,
+) -> Result<(Vec<Value>, Option<i64>), Failure> {
     let ctx = &world.ctx;
     let deprecated = admin(playground::DEPRECATED);
     let advanced = admin(playground::ADVANCED);
-    let at = at.map(|at| json!(at.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Micros, true)));
+    let time = |at: NaiveDateTime| json!(at.and_utc().to_rfc3339_opts(chrono::SecondsFormat::Micros, true));
+    let at = at.map(time);
+    let judged_at = judged_at.map(time);
     let mut answers = Vec::new();
     let mut revisions = std::collections::BTreeSet::new();
     let mut keep = |mut answer: Value| {
@@ -74,6 +85,9 @@ async fn answers_as_of(
             if let Some(at) = &at {
                 request["at"] = at.clone();
             }
+            if let Some(judged_at) = &judged_at {
+                request["context"]["currentTime"] = judged_at.clone();
+            }
             keep(read(
                 playground::deprecated(ctx, ctx.delivery(), &deprecated, request).await?,
             )?);
@@ -83,9 +97,27 @@ async fn answers_as_of(
     if let Some(at) = &at {
         request["at"] = at.clone();
     }
-    keep(read(
-        playground::advanced(ctx, ctx.delivery(), &advanced, request).await?,
-    )?);
+    if let Some(judged_at) = &judged_at {
+        request["context"]["currentTime"] = judged_at.clone();
+    }
+    let mut answer = read(playground::advanced(ctx, ctx.delivery(), &advanced, request).await?)?;
+    if judged_at.is_some() {
+        // Each evaluation repeats its context: without the time it was given, as when none was.
+        for feature in answer["features"].as_array_mut().into_iter().flatten() {
+            for evaluations in feature["environments"]
+                .as_object_mut()
+                .into_iter()
+                .flat_map(|all| all.values_mut())
+            {
+                for evaluation in evaluations.as_array_mut().into_iter().flatten() {
+                    evaluation["context"]
+                        .as_object_mut()
+                        .map(|context| context.remove("currentTime"));
+                }
+            }
+        }
+    }
+    keep(answer);
     let revision = match revisions.into_iter().collect::<Vec<_>>()[..] {
         [revision] => revision,
         ref several => {
@@ -168,7 +200,9 @@ impl Replay {
     }
 
     /// Asks at every moment taken: each answer must be the one given then, as of a revision
-    /// no older than the moment before's, the last one the store's newest.
+    /// no older than the moment before's, the last one the store's newest. Every third moment is
+    /// also asked halfway to the next, with dates judged at the moment itself, and must answer as
+    /// at it.
     async fn read_back(&self, world: &World) -> Outcome {
         let mut revisions = Vec::new();
         for (index, (at, then)) in self.taken.iter().enumerate() {
@@ -178,6 +212,15 @@ impl Replay {
                 "at moment {index} ({at}) the answers differ:\nthen {then:?}\nread back {read:?}"
             );
             revisions.push(revision.unwrap_or_default());
+            if let Some((next, _)) = self.taken.get(index + 1).filter(|_| index % 3 == 0) {
+                let halfway = *at + (*next - *at) / 2;
+                let (read, later) = answers_judged_at(world, Some(halfway), Some(*at)).await?;
+                assert!(
+                    then == &read,
+                    "halfway after moment {index} ({halfway}) the answers differ:\nthen {then:?}\nread {read:?}"
+                );
+                assert_eq!(later, revision, "halfway after moment {index}");
+            }
         }
         assert!(revisions.is_sorted(), "{revisions:?}");
         let newest = world.ctx.revision_now().await?;
