@@ -25,8 +25,8 @@ use crate::{
 /// A context from `(name, value)` pairs, as Unleash builds it for the frontend API: the known
 /// fields by name, `properties[name]` and every other name as a property, `currentTime` ignored
 /// (date rules use the server's clock, which reads `now`), `caller_address` when none is given,
-/// and a fresh session id when none is given. At most [`MAX_CONTEXT_FIELDS`] fields, each name and value
-/// at most [`MAX_CONTEXT_VALUE_BYTES`], as in the playground.
+/// and a fresh session id when none is given. At most [`MAX_CONTEXT_FIELDS`] fields, each name
+/// and value at most [`MAX_CONTEXT_VALUE_BYTES`], as in the playground.
 pub fn context_from(
     pairs: impl IntoIterator<Item = (String, String)>,
     caller_address: IpAddr,
