@@ -722,6 +722,21 @@ enum Write {
     Archive(usize),
     Revive(usize),
     Delete(usize),
+    /// The default project leaves an environment, or takes it back.
+    Environment {
+        environment: usize,
+        on: bool,
+    },
+    /// A flag's first strategy in an environment deleted.
+    Unstrategy {
+        flag: usize,
+        environment: usize,
+    },
+    /// A flag copied under a name of its own (`c0` to `c3`).
+    Clone {
+        flag: usize,
+        to: usize,
+    },
 }
 
 const FLAGS: usize = 4;
@@ -729,7 +744,7 @@ const FLAGS: usize = 4;
 fn write_of(kind: u8, a: u8, b: u8, c: u8) -> Write {
     let flag = usize::from(a) % FLAGS;
     let environment = usize::from(b) % 2;
-    match kind % 11 {
+    match kind % 15 {
         0 => Write::Create(flag),
         1 => Write::Rollout {
             flag,
@@ -759,6 +774,15 @@ fn write_of(kind: u8, a: u8, b: u8, c: u8) -> Write {
             0 => Write::Archive(flag),
             1 => Write::Revive(flag),
             _ => Write::Delete(flag),
+        },
+        10 => Write::Environment {
+            environment,
+            on: c.is_multiple_of(2),
+        },
+        11 | 12 => Write::Unstrategy { flag, environment },
+        13 => Write::Clone {
+            flag,
+            to: usize::from(c) % FLAGS,
         },
         _ => Write::Archive(flag),
     }
@@ -843,6 +867,34 @@ async fn make(world: &World, replay: &ManualClock, segment: i32, write: &Write) 
         Write::Archive(flag) => archive::archive_many(ctx, &admin(archive::ARCHIVE_MANY), "default".into(), body(batch(flag))?).await,
         Write::Revive(flag) => archive::revive_many(ctx, &admin(archive::REVIVE_MANY), "default".into(), body(batch(flag))?).await,
         Write::Delete(flag) => archive::delete_many(ctx, &admin(archive::DELETE_MANY), "default".into(), body(batch(flag))?).await,
+        Write::Environment { environment: at, on: true } => projects::enable_environment(
+            ctx,
+            &admin(projects::ENABLE_ENVIRONMENT),
+            "default".into(),
+            body(json!({"environment": environment(at)}))?,
+        )
+        .await,
+        Write::Environment { environment: at, on: false } => {
+            projects::disable_environment(ctx, &admin(projects::DISABLE_ENVIRONMENT), "default".into(), environment(at).into()).await
+        }
+        Write::Unstrategy { flag, environment: at } => {
+            let at = place("default", &name(flag), environment(at));
+            match strategies::list(ctx, &admin(strategies::LIST), at.clone()).await {
+                Ok(listed) => match listed.first() {
+                    Some(first) => strategies::delete(ctx, &admin(strategies::DELETE), at, first.id.clone()).await,
+                    None => Ok(()),
+                },
+                Err(error) => Err(error),
+            }
+        }
+        Write::Clone { flag, to } => features::clone(
+            ctx,
+            &admin(features::CLONE),
+            ("default".into(), name(flag)),
+            body(json!({"name": format!("c{to}")}))?,
+        )
+        .await
+        .map(drop),
     };
     match done {
         Err(flag_admin::AdminError::Internal(message)) => {
@@ -874,11 +926,11 @@ async fn replay_of(writes: &[Write]) -> Outcome {
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig { cases: 6, failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
+    #![proptest_config(proptest::prelude::ProptestConfig { cases: 10, failure_persistence: None, ..proptest::prelude::ProptestConfig::default() })]
 
     #[test]
     fn any_sequence_of_writes_reads_back_at_its_moments(
-        writes in proptest::collection::vec(proptest::prelude::any::<(u8, u8, u8, u8)>(), 1..24)
+        writes in proptest::collection::vec(proptest::prelude::any::<(u8, u8, u8, u8)>(), 1..32)
     ) {
         let writes: Vec<Write> = writes.into_iter().map(|(kind, a, b, c)| write_of(kind, a, b, c)).collect();
         let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()
