@@ -35,18 +35,14 @@ pub async fn create(
     caller: &Caller,
     request: CreateEnvironment,
 ) -> Result<EnvironmentDetailOut, AdminError> {
-    let row = EnvironmentRow {
-        name: request.name.into_string(),
-        environment_type: request.environment_type,
-        sort_order: request.sort_order.unwrap_or_default(),
-        enabled: request.enabled.unwrap_or(true),
-        created_at: ctx.now(),
-    };
     let row = caller
         .write(ctx, move |conn, actor, now| {
             let row = EnvironmentRow {
+                name: request.name.into_string(),
+                environment_type: request.environment_type,
+                sort_order: request.sort_order.unwrap_or_default(),
+                enabled: request.enabled.unwrap_or(true),
                 created_at: now,
-                ..row
             };
             match request.sort_order {
                 Some(_) => queries::environments::create(conn, &row, actor),

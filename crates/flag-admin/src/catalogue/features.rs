@@ -29,27 +29,21 @@ pub async fn create(
     request: CreateFeature,
 ) -> Result<FeatureOut, AdminError> {
     crate::catalogue::projects::check_flag_name(ctx, &project, request.name.as_str()).await?;
-    let row = FeatureRow {
-        name: request.name.into_string(),
-        project_id: project,
-        feature_type: request.feature_type.as_str().to_owned(),
-        description: request.description,
-        impression_data: request.impression_data,
-        stale: false,
-        archived_at: None,
-        created_at: ctx.now(),
-        created_by_user_id: Some(caller.actor().user_id),
-    };
+    let creator = caller.actor().user_id;
     let row = caller
         .write(ctx, move |conn, actor, now| {
-            queries::features::create(
-                conn,
-                &FeatureRow {
-                    created_at: now,
-                    ..row
-                },
-                actor,
-            )
+            let row = FeatureRow {
+                name: request.name.into_string(),
+                project_id: project,
+                feature_type: request.feature_type.as_str().to_owned(),
+                description: request.description,
+                impression_data: request.impression_data,
+                stale: false,
+                archived_at: None,
+                created_at: now,
+                created_by_user_id: Some(creator),
+            };
+            queries::features::create(conn, &row, actor)
         })
         .await?;
     Ok(FeatureOut::from(row))

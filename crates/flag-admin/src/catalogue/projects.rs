@@ -42,12 +42,8 @@ pub async fn create(
         Some(id) => id,
         None => id_from(&name)?,
     };
-    let row = ProjectRow {
-        id: id.into_string(),
-        name,
-        description: request.description,
-        created_at: ctx.now(),
-    };
+    let id = id.into_string();
+    let description = request.description;
     let environments: Option<Vec<String>> = request
         .environments
         .map(|names| names.into_iter().map(ResourceName::into_string).collect());
@@ -58,8 +54,10 @@ pub async fn create(
     let (row, environments) = caller
         .write(ctx, move |conn, actor, now| {
             let row = ProjectRow {
+                id,
+                name,
+                description,
                 created_at: now,
-                ..row
             };
             let row = queries::projects::create(conn, &row, environments.as_deref(), actor)?;
             if let Some(creator) = creator {

@@ -35,18 +35,12 @@ pub async fn create(
     caller: &Caller,
     request: CreateSegment,
 ) -> Result<CreatedSegmentOut, AdminError> {
+    check(&request)?;
     let constraints = request.constraints.clone();
-    let segment = new_segment(ctx, caller, request)?;
+    let creator = caller.actor().name;
     let row = caller
         .write(ctx, move |conn, actor, now| {
-            queries::segments::create(
-                conn,
-                &NewSegment {
-                    created_at: now,
-                    ..segment
-                },
-                actor,
-            )
+            queries::segments::create(conn, &new_segment(request, creator, now)?, actor)
         })
         .await?;
     Ok(CreatedSegmentOut {
@@ -79,10 +73,11 @@ pub async fn update(
     id: i32,
     request: CreateSegment,
 ) -> Result<(), AdminError> {
-    let changes = new_segment(ctx, caller, request)?;
+    check(&request)?;
+    let editor = caller.actor().name;
     caller
         .write(ctx, move |conn, actor, now| {
-            queries::segments::update(conn, id, &changes, actor, now)
+            queries::segments::update(conn, id, &new_segment(request, editor, now)?, actor, now)
         })
         .await?;
     Ok(())
@@ -149,8 +144,6 @@ pub async fn validate_name(ctx: &Runtime, request: NameIn) -> Result<(), AdminEr
     Ok(())
 }
 
-/// The segment a create or update request describes, its name not empty and its constraints
-/// checked as strategy constraints are.
 /// The rules a segment's body keeps, wherever it is written from: a name, and constraints as
 /// strategies' constraints.
 pub fn check(request: &CreateSegment) -> Result<(), AdminError> {
@@ -160,14 +153,19 @@ pub fn check(request: &CreateSegment) -> Result<(), AdminError> {
     crate::runtime::input::check_constraints(&request.constraints)
 }
 
-fn new_segment(ctx: &Runtime, caller: &Caller, request: CreateSegment) -> Result<NewSegment, AdminError> {
-    check(&request)?;
-    Ok(NewSegment::new(
+/// The segment a create or update request describes (checked by [`check`]), as `created_by`
+/// writes it `at`.
+fn new_segment(
+    request: CreateSegment,
+    created_by: String,
+    at: chrono::NaiveDateTime,
+) -> Result<NewSegment, flag_store::StoreError> {
+    NewSegment::new(
         request.name,
         request.description,
         request.project,
         &request.constraints,
-        Some(caller.actor().name),
-        ctx.now(),
-    )?)
+        Some(created_by),
+        at,
+    )
 }

@@ -229,6 +229,15 @@ impl Replay {
     }
 }
 
+/// Awaits a write of the replay, then takes the answers after it: what the write gave back.
+macro_rules! made {
+    ($replay:ident, $world:ident, $call:expr) => {{
+        let written = $call.await?;
+        $replay.wrote($world).await?;
+        written
+    }};
+}
+
 /// Where each round's flag lives: every third in a second project.
 fn project_of(round: usize) -> &'static str {
     if round % 3 == 2 { "second" } else { "default" }
@@ -241,21 +250,18 @@ fn place(project: &str, flag: &str, environment: &str) -> (String, String, Strin
 /// Writes of every kind that changes what the playground answers, round after round, taking the
 /// answers after each.
 async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
-    macro_rules! write {
-        ($call:expr) => {{
-            let written = $call.await?;
-            replay.wrote(world).await?;
-            written
-        }};
-    }
     let ctx = &world.ctx;
     replay.wrote(world).await?;
-    write!(projects::create(
-        ctx,
-        &admin(projects::CREATE),
-        body(json!({"id": "second", "name": "Second"}))?,
-    ));
-    let mut segment = write!(segments::create(
+    made!(
+        replay,
+        world,
+        projects::create(
+            ctx,
+            &admin(projects::CREATE),
+            body(json!({"id": "second", "name": "Second"}))?,
+        )
+    );
+    let mut segment = made!(replay, world, segments::create(
         ctx,
         &admin(segments::CREATE),
         body(json!({"name": "pros", "constraints": [{"contextName": "plan", "operator": "IN", "values": ["pro"]}]}))?,
@@ -267,12 +273,16 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
         let project = project_of(round);
         let flag = format!("f{round:02}");
         let leaf = format!("z{round:02}");
-        write!(features::create(
-            ctx,
-            &admin(features::CREATE),
-            project.into(),
-            body(json!({"name": flag}))?
-        ));
+        made!(
+            replay,
+            world,
+            features::create(
+                ctx,
+                &admin(features::CREATE),
+                project.into(),
+                body(json!({"name": flag}))?
+            )
+        );
 
         // Strategies: a rollout with a constraint and, in turn, the segment; a date rule that
         // turns true a few writes later; variants on the strategy.
@@ -281,106 +291,146 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
         } else {
             json!({"contextName": "userId", "operator": "NOT_IN", "values": ["33"]})
         };
-        let rollout = write!(strategies::add(
-            ctx,
-            &admin(strategies::ADD),
-            place(project, &flag, "development"),
-            body(json!({
-                "name": "flexibleRollout",
-                "title": format!("rollout {round}"),
-                "parameters": {"rollout": format!("{}", (25 + round * 15) % 100), "stickiness": "userId", "groupId": flag},
-                "constraints": [constraint],
-                "segments": if round % 3 == 0 { vec![segment] } else { vec![] },
-            }))?,
-        ));
+        let rollout = made!(
+            replay,
+            world,
+            strategies::add(
+                ctx,
+                &admin(strategies::ADD),
+                place(project, &flag, "development"),
+                body(json!({
+                    "name": "flexibleRollout",
+                    "title": format!("rollout {round}"),
+                    "parameters": {"rollout": format!("{}", (25 + round * 15) % 100), "stickiness": "userId", "groupId": flag},
+                    "constraints": [constraint],
+                    "segments": if round % 3 == 0 { vec![segment] } else { vec![] },
+                }))?,
+            )
+        );
         let soon = (replay.clock.now() + TimeDelta::milliseconds(9))
             .and_utc()
             .to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-        let dated = write!(strategies::add(
-            ctx,
-            &admin(strategies::ADD),
-            place(project, &flag, "production"),
-            body(json!({
-                "name": "default",
-                "constraints": [{"contextName": "currentTime", "operator": "DATE_AFTER", "value": soon}],
-                "variants": [{"name": "blue", "weight": 500, "weightType": "variable", "stickiness": "userId"},
-                             {"name": "green", "weight": 500, "weightType": "variable", "stickiness": "userId"}],
-            }))?,
-        ));
-        write!(features::switch_with(
-            ctx,
-            &admin(features::SWITCH_WITH),
-            place(project, &flag, "development"),
-            true,
-            body(json!({}))?,
-        ));
-        if round % 4 != 3 {
-            write!(features::switch_with(
+        let dated = made!(
+            replay,
+            world,
+            strategies::add(
+                ctx,
+                &admin(strategies::ADD),
+                place(project, &flag, "production"),
+                body(json!({
+                    "name": "default",
+                    "constraints": [{"contextName": "currentTime", "operator": "DATE_AFTER", "value": soon}],
+                    "variants": [{"name": "blue", "weight": 500, "weightType": "variable", "stickiness": "userId"},
+                                 {"name": "green", "weight": 500, "weightType": "variable", "stickiness": "userId"}],
+                }))?,
+            )
+        );
+        made!(
+            replay,
+            world,
+            features::switch_with(
                 ctx,
                 &admin(features::SWITCH_WITH),
-                place(project, &flag, "production"),
+                place(project, &flag, "development"),
                 true,
                 body(json!({}))?,
-            ));
+            )
+        );
+        if round % 4 != 3 {
+            made!(
+                replay,
+                world,
+                features::switch_with(
+                    ctx,
+                    &admin(features::SWITCH_WITH),
+                    place(project, &flag, "production"),
+                    true,
+                    body(json!({}))?,
+                )
+            );
         }
 
         // The flag's own variants: in several environments at once, then, in turn, replaced in
         // one (allowed once a flag has some).
         let payload = json!({"type": "string", "value": format!("round {round}")});
-        write!(variants::batch(
-            ctx,
-            &admin(variants::BATCH),
-            project.into(),
-            flag.clone(),
-            json!({"environments": ["development", "production"], "variants": [
+        made!(
+            replay,
+            world,
+            variants::batch(
+                ctx,
+                &admin(variants::BATCH),
+                project.into(),
+                flag.clone(),
+                json!({"environments": ["development", "production"], "variants": [
                 {"name": "left", "weight": 500, "weightType": "variable", "stickiness": "userId", "payload": payload},
                 {"name": "right", "weight": 500, "weightType": "variable", "stickiness": "userId"}]}),
-        ));
+            )
+        );
         if round % 2 == 0 {
-            write!(variants::overwrite(
-                ctx,
-                &admin(variants::OVERWRITE),
-                place(project, &flag, "development"),
-                json!([{"name": "one", "weight": 1000, "weightType": "variable", "stickiness": "default", "payload": payload}]),
-            ));
+            made!(
+                replay,
+                world,
+                variants::overwrite(
+                    ctx,
+                    &admin(variants::OVERWRITE),
+                    place(project, &flag, "development"),
+                    json!([{"name": "one", "weight": 1000, "weightType": "variable", "stickiness": "default", "payload": payload}]),
+                )
+            );
         }
 
         // A changed rollout, disabled in turn; a second strategy put first.
-        write!(strategies::update(
-            ctx,
-            &admin(strategies::UPDATE),
-            place(project, &flag, "development"),
-            rollout.id.clone().unwrap_or_default(),
-            body(json!({
-                "name": "flexibleRollout",
-                "parameters": {"rollout": format!("{}", (60 + round * 11) % 100), "stickiness": "userId", "groupId": flag},
-                "disabled": round % 5 == 4,
-            }))?,
-        ));
-        let by_id = write!(strategies::add(
-            ctx,
-            &admin(strategies::ADD),
-            place(project, &flag, "development"),
-            body(
-                json!({"name": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2", "33"]}]})
-            )?,
-        ));
-        write!(strategies::set_sort_order(
-            ctx,
-            &admin(strategies::SET_SORT_ORDER),
-            place(project, &flag, "development"),
-            body(json!([
-                {"id": by_id.id.clone().unwrap_or_default(), "sortOrder": 0},
-                {"id": rollout.id.clone().unwrap_or_default(), "sortOrder": 1},
-            ]))?,
-        ));
-        if round % 3 == 1 {
-            write!(strategies::delete(
+        made!(
+            replay,
+            world,
+            strategies::update(
                 ctx,
-                &admin(strategies::DELETE),
-                place(project, &flag, "production"),
-                dated.id.clone().unwrap_or_default(),
-            ));
+                &admin(strategies::UPDATE),
+                place(project, &flag, "development"),
+                rollout.id.clone().unwrap_or_default(),
+                body(json!({
+                    "name": "flexibleRollout",
+                    "parameters": {"rollout": format!("{}", (60 + round * 11) % 100), "stickiness": "userId", "groupId": flag},
+                    "disabled": round % 5 == 4,
+                }))?,
+            )
+        );
+        let by_id = made!(
+            replay,
+            world,
+            strategies::add(
+                ctx,
+                &admin(strategies::ADD),
+                place(project, &flag, "development"),
+                body(
+                    json!({"name": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2", "33"]}]})
+                )?,
+            )
+        );
+        made!(
+            replay,
+            world,
+            strategies::set_sort_order(
+                ctx,
+                &admin(strategies::SET_SORT_ORDER),
+                place(project, &flag, "development"),
+                body(json!([
+                    {"id": by_id.id.clone().unwrap_or_default(), "sortOrder": 0},
+                    {"id": rollout.id.clone().unwrap_or_default(), "sortOrder": 1},
+                ]))?,
+            )
+        );
+        if round % 3 == 1 {
+            made!(
+                replay,
+                world,
+                strategies::delete(
+                    ctx,
+                    &admin(strategies::DELETE),
+                    place(project, &flag, "production"),
+                    dated.id.clone().unwrap_or_default(),
+                )
+            );
         }
 
         // Dependencies between this round's flag and the round before's, in the same project,
@@ -391,43 +441,50 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
             } else {
                 (flag.clone(), format!("f{:02}", round - 1))
             };
-            write!(dependencies::add(
-                ctx,
-                &admin(dependencies::ADD),
-                project.into(),
-                child.clone(),
-                dependencies::types::AddDependency {
-                    feature: parent,
-                    enabled: Some(round % 3 != 1),
-                    variants: if round % 4 == 0 {
-                        vec!["left".into()]
-                    } else {
-                        Vec::new()
-                    },
-                },
-            ));
-            if round % 5 == 2 {
-                write!(dependencies::remove(
+            made!(
+                replay,
+                world,
+                dependencies::add(
                     ctx,
-                    &admin(dependencies::REMOVE),
+                    &admin(dependencies::ADD),
                     project.into(),
-                    child
-                ));
+                    child.clone(),
+                    dependencies::types::AddDependency {
+                        feature: parent,
+                        enabled: Some(round % 3 != 1),
+                        variants: if round % 4 == 0 {
+                            vec!["left".into()]
+                        } else {
+                            Vec::new()
+                        },
+                    },
+                )
+            );
+            if round % 5 == 2 {
+                made!(
+                    replay,
+                    world,
+                    dependencies::remove(ctx, &admin(dependencies::REMOVE), project.into(), child)
+                );
             }
         }
 
         // The segment's rule, and segments made and deleted.
-        write!(segments::update(
-            ctx,
-            &admin(segments::UPDATE),
-            segment,
-            body(
-                json!({"name": segment_name, "project": (segment_name != "pros").then_some("default"), "constraints": [{"contextName": "plan", "operator": "IN", "values": if round % 2 == 0 { vec!["free"] } else { vec!["pro", "free"] }}]})
-            )?,
-        ));
+        made!(
+            replay,
+            world,
+            segments::update(
+                ctx,
+                &admin(segments::UPDATE),
+                segment,
+                body(
+                    json!({"name": segment_name, "project": (segment_name != "pros").then_some("default"), "constraints": [{"contextName": "plan", "operator": "IN", "values": if round % 2 == 0 { vec!["free"] } else { vec!["pro", "free"] }}]})
+                )?,
+            )
+        );
         if round % 4 == 1 {
             spare = Some(
-                write!(segments::create(
+                made!(replay, world, segments::create(
                     ctx,
                     &admin(segments::CREATE),
                     body(json!({"name": format!("spare-{round}"), "project": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}))?,
@@ -438,145 +495,191 @@ async fn drive(world: &World, replay: &mut Replay, rounds: usize) -> Outcome {
         if round % 4 == 2
             && let Some(id) = spare.take()
         {
-            write!(segments::delete(ctx, &admin(segments::DELETE), id));
+            made!(replay, world, segments::delete(ctx, &admin(segments::DELETE), id));
         }
         if round % 6 == 5 {
             segment_name = format!("pros-{round}");
-            let made = write!(segments::create(
-                ctx,
-                &admin(segments::CREATE),
-                body(
-                    json!({"name": segment_name, "project": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2", "33"]}]})
-                )?,
-            ));
+            let made = made!(
+                replay,
+                world,
+                segments::create(
+                    ctx,
+                    &admin(segments::CREATE),
+                    body(
+                        json!({"name": segment_name, "project": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["2", "33"]}]})
+                    )?,
+                )
+            );
             segment = made.id;
         }
 
         // Leaf flags archived, revived and deleted: z(k) is archived the round after it is
         // made, and the round after that revived (k even) or deleted (k odd).
-        write!(features::create(
-            ctx,
-            &admin(features::CREATE),
-            "default".into(),
-            body(json!({"name": leaf}))?
-        ));
-        write!(features::switch_with(
-            ctx,
-            &admin(features::SWITCH_WITH),
-            place("default", &leaf, "development"),
-            true,
-            body(json!({}))?,
-        ));
-        if round >= 1 {
-            write!(archive::archive_many(
+        made!(
+            replay,
+            world,
+            features::create(
                 ctx,
-                &admin(archive::ARCHIVE_MANY),
+                &admin(features::CREATE),
                 "default".into(),
-                body(json!({"features": [format!("z{:02}", round - 1)]}))?,
-            ));
+                body(json!({"name": leaf}))?
+            )
+        );
+        made!(
+            replay,
+            world,
+            features::switch_with(
+                ctx,
+                &admin(features::SWITCH_WITH),
+                place("default", &leaf, "development"),
+                true,
+                body(json!({}))?,
+            )
+        );
+        if round >= 1 {
+            made!(
+                replay,
+                world,
+                archive::archive_many(
+                    ctx,
+                    &admin(archive::ARCHIVE_MANY),
+                    "default".into(),
+                    body(json!({"features": [format!("z{:02}", round - 1)]}))?,
+                )
+            );
         }
         if round >= 2 {
             let older = json!({"features": [format!("z{:02}", round - 2)]});
             if round % 4 == 0 {
-                write!(archive::revive_one(
-                    ctx,
-                    &admin(archive::REVIVE_ONE),
-                    format!("z{:02}", round - 2)
-                ));
+                made!(
+                    replay,
+                    world,
+                    archive::revive_one(ctx, &admin(archive::REVIVE_ONE), format!("z{:02}", round - 2))
+                );
             } else if round % 2 == 0 {
-                write!(archive::revive_many(
-                    ctx,
-                    &admin(archive::REVIVE_MANY),
-                    "default".into(),
-                    body(older)?
-                ));
+                made!(
+                    replay,
+                    world,
+                    archive::revive_many(ctx, &admin(archive::REVIVE_MANY), "default".into(), body(older)?)
+                );
             } else {
-                write!(archive::delete_many(
-                    ctx,
-                    &admin(archive::DELETE_MANY),
-                    "default".into(),
-                    body(older)?
-                ));
+                made!(
+                    replay,
+                    world,
+                    archive::delete_many(ctx, &admin(archive::DELETE_MANY), "default".into(), body(older)?)
+                );
             }
         }
 
         // Environments: one made part-way, taken into the projects, then left and rejoined by one.
         if round == 2 {
-            write!(environments::create(
-                ctx,
-                &admin(environments::CREATE),
-                body(json!({"name": "staging", "type": "test"}))?,
-            ));
-            for project in ["default", "second"] {
-                write!(projects::enable_environment(
+            made!(
+                replay,
+                world,
+                environments::create(
                     ctx,
-                    &admin(projects::ENABLE_ENVIRONMENT),
-                    project.into(),
-                    body(json!({"environment": "staging"}))?,
-                ));
+                    &admin(environments::CREATE),
+                    body(json!({"name": "staging", "type": "test"}))?,
+                )
+            );
+            for project in ["default", "second"] {
+                made!(
+                    replay,
+                    world,
+                    projects::enable_environment(
+                        ctx,
+                        &admin(projects::ENABLE_ENVIRONMENT),
+                        project.into(),
+                        body(json!({"environment": "staging"}))?,
+                    )
+                );
             }
         }
         if round >= 2 && project == "default" {
             // Switched on with no strategy there: the default strategy is added with it.
-            write!(features::switch_with(
-                ctx,
-                &admin(features::SWITCH_WITH),
-                place(project, &flag, "staging"),
-                true,
-                body(json!({}))?,
-            ));
+            made!(
+                replay,
+                world,
+                features::switch_with(
+                    ctx,
+                    &admin(features::SWITCH_WITH),
+                    place(project, &flag, "staging"),
+                    true,
+                    body(json!({}))?,
+                )
+            );
         }
         if round >= 3 {
             match round % 4 {
-                3 => write!(projects::disable_environment(
-                    ctx,
-                    &admin(projects::DISABLE_ENVIRONMENT),
-                    "second".into(),
-                    "staging".into(),
-                )),
-                1 => write!(projects::enable_environment(
-                    ctx,
-                    &admin(projects::ENABLE_ENVIRONMENT),
-                    "second".into(),
-                    body(json!({"environment": "staging"}))?,
-                )),
+                3 => made!(
+                    replay,
+                    world,
+                    projects::disable_environment(
+                        ctx,
+                        &admin(projects::DISABLE_ENVIRONMENT),
+                        "second".into(),
+                        "staging".into(),
+                    )
+                ),
+                1 => made!(
+                    replay,
+                    world,
+                    projects::enable_environment(
+                        ctx,
+                        &admin(projects::ENABLE_ENVIRONMENT),
+                        "second".into(),
+                        body(json!({"environment": "staging"}))?,
+                    )
+                ),
                 _ => {}
             }
         }
 
         // Several flags switched at once.
         if round % 5 == 4 {
-            write!(features::switch_many(
-                ctx,
-                &admin(features::SWITCH_MANY),
-                ("default".into(), "production".into()),
-                body(json!({"features": ["f00", "f01"]}))?,
-                round % 10 == 9,
-                body(json!({}))?,
-            ));
+            made!(
+                replay,
+                world,
+                features::switch_many(
+                    ctx,
+                    &admin(features::SWITCH_MANY),
+                    ("default".into(), "production".into()),
+                    body(json!({"features": ["f00", "f01"]}))?,
+                    round % 10 == 9,
+                    body(json!({}))?,
+                )
+            );
         }
 
         // A copy of the round before's flag, and a flag switched off.
         if round % 4 == 0 && round >= 1 {
-            write!(features::clone(
-                ctx,
-                &admin(features::CLONE),
-                (project_of(round - 1).into(), format!("f{:02}", round - 1)),
-                body(json!({"name": format!("c{round:02}")}))?,
-            ));
+            made!(
+                replay,
+                world,
+                features::clone(
+                    ctx,
+                    &admin(features::CLONE),
+                    (project_of(round - 1).into(), format!("f{:02}", round - 1)),
+                    body(json!({"name": format!("c{round:02}")}))?,
+                )
+            );
         }
         if round >= 2 && round % 3 == 1 {
-            write!(features::switch_with(
-                ctx,
-                &admin(features::SWITCH_WITH),
-                place(
-                    project_of(round - 2),
-                    &format!("f{:02}", round - 2),
-                    "development"
-                ),
-                false,
-                body(json!({}))?,
-            ));
+            made!(
+                replay,
+                world,
+                features::switch_with(
+                    ctx,
+                    &admin(features::SWITCH_WITH),
+                    place(
+                        project_of(round - 2),
+                        &format!("f{:02}", round - 2),
+                        "development"
+                    ),
+                    false,
+                    body(json!({}))?,
+                )
+            );
         }
     }
     last_acts(world, replay).await
@@ -590,13 +693,6 @@ fn person(id: i32, role: RootRole, access: Access) -> Result<Caller, flag_admin:
 /// The writes that come after the rounds: an import; requests applied by a person and by the
 /// scheduler, once production takes changes only through them; an environment deleted.
 async fn last_acts(world: &World, replay: &mut Replay) -> Outcome {
-    macro_rules! write {
-        ($call:expr) => {{
-            let written = $call.await?;
-            replay.wrote(world).await?;
-            written
-        }};
-    }
     let ctx = &world.ctx;
     let document = export::export(
         ctx,
@@ -604,74 +700,98 @@ async fn last_acts(world: &World, replay: &mut Replay) -> Outcome {
         body(json!({"environment": "development", "features": ["f00", "f01"]}))?,
     )
     .await?;
-    write!(export::import(
-        ctx,
-        &person(7, RootRole::Editor, export::IMPORT)?,
-        body(
-            json!({"project": "default", "environment": "staging", "data": serde_json::to_value(&document)?})
-        )?,
-    ));
-    write!(change_requests::set_config(
-        ctx,
-        &admin(change_requests::SET_CONFIG),
-        "default".into(),
-        "production".into(),
-        body(json!({"changeRequestsEnabled": true, "requiredApprovals": 1}))?,
-    ));
+    made!(
+        replay,
+        world,
+        export::import(
+            ctx,
+            &person(7, RootRole::Editor, export::IMPORT)?,
+            body(
+                json!({"project": "default", "environment": "staging", "data": serde_json::to_value(&document)?})
+            )?,
+        )
+    );
+    made!(
+        replay,
+        world,
+        change_requests::set_config(
+            ctx,
+            &admin(change_requests::SET_CONFIG),
+            "default".into(),
+            "production".into(),
+            body(json!({"changeRequestsEnabled": true, "requiredApprovals": 1}))?,
+        )
+    );
     let changes = [
         json!({"feature": "f00", "action": "updateEnabled", "payload": {"enabled": false}}),
         json!({"feature": "f03", "action": "addStrategy", "payload": {"name": "default", "constraints": [{"contextName": "userId", "operator": "IN", "values": ["1"]}]}}),
     ];
     for (index, change) in changes.into_iter().enumerate() {
-        let made = write!(change_requests::add(
-            ctx,
-            &person(10, RootRole::Editor, change_requests::ADD)?,
-            "default".into(),
-            "production".into(),
-            vec![body(change)?],
-        ));
+        let made = made!(
+            replay,
+            world,
+            change_requests::add(
+                ctx,
+                &person(10, RootRole::Editor, change_requests::ADD)?,
+                "default".into(),
+                "production".into(),
+                vec![body(change)?],
+            )
+        );
         for (who, role, state) in [
             (10, RootRole::Editor, "In review"),
             (11, RootRole::Admin, "Approved"),
         ] {
-            write!(change_requests::change_state(
-                ctx,
-                &person(who, role, change_requests::CHANGE_STATE)?,
-                "default".into(),
-                made.id,
-                body(json!({"state": state}))?,
-            ));
+            made!(
+                replay,
+                world,
+                change_requests::change_state(
+                    ctx,
+                    &person(who, role, change_requests::CHANGE_STATE)?,
+                    "default".into(),
+                    made.id,
+                    body(json!({"state": state}))?,
+                )
+            );
         }
         let reviewer = person(11, RootRole::Admin, change_requests::CHANGE_STATE)?;
         if index == 0 {
-            write!(change_requests::change_state(
-                ctx,
-                &reviewer,
-                "default".into(),
-                made.id,
-                body(json!({"state": "Applied"}))?,
-            ));
+            made!(
+                replay,
+                world,
+                change_requests::change_state(
+                    ctx,
+                    &reviewer,
+                    "default".into(),
+                    made.id,
+                    body(json!({"state": "Applied"}))?,
+                )
+            );
         } else {
             let due = (replay.clock.now() + TimeDelta::milliseconds(5))
                 .and_utc()
                 .to_rfc3339_opts(chrono::SecondsFormat::Millis, true);
-            write!(change_requests::change_state(
-                ctx,
-                &reviewer,
-                "default".into(),
-                made.id,
-                body(json!({"state": "Scheduled", "scheduledAt": due}))?,
-            ));
+            made!(
+                replay,
+                world,
+                change_requests::change_state(
+                    ctx,
+                    &reviewer,
+                    "default".into(),
+                    made.id,
+                    body(json!({"state": "Scheduled", "scheduledAt": due}))?,
+                )
+            );
             replay.clock.advance(TimeDelta::milliseconds(10));
-            let applied = write!(change_requests::apply_due(ctx));
+            let applied = made!(replay, world, change_requests::apply_due(ctx));
             assert_eq!((applied.applied, applied.failed), (1, 0));
         }
     }
-    write!(environments::delete(
-        ctx,
-        &admin(environments::DELETE),
-        "staging".into()
-    ));
+    made!(
+        replay,
+        world,
+        environments::delete(ctx, &admin(environments::DELETE), "staging".into())
+    );
     Ok(())
 }
 

@@ -837,9 +837,6 @@ pub fn apply(
 ) -> Result<Applied, StoreError> {
     crate::queries::write(conn, |conn| {
         let now = crate::time::stored(clock());
-        let mut make = |conn: &mut DbConnection, request: &ChangeRequestRow, row: &ChangeRow| {
-            make(conn, request, row, now)
-        };
         let request = row(conn, id)?;
         let mut changes = changes_of(conn, &[id])?;
         let mut approvals = approvals_of(conn, &[id])?;
@@ -935,7 +932,12 @@ fn apply_loaded(
         approved_by,
     }: Loaded,
     (applier, actor, now): (Applier, &Actor, NaiveDateTime),
-    make: &mut impl FnMut(&mut DbConnection, &ChangeRequestRow, &ChangeRow) -> Result<(), StoreError>,
+    make: &mut impl FnMut(
+        &mut DbConnection,
+        &ChangeRequestRow,
+        &ChangeRow,
+        NaiveDateTime,
+    ) -> Result<(), StoreError>,
     finish: &mut Finish,
 ) -> Result<Applied, StoreError> {
     let id = request.id;
@@ -966,7 +968,7 @@ fn apply_loaded(
         let made = crate::queries::write(conn, |conn| {
             applying(&request.project, &request.environment, || {
                 for change in &changes {
-                    make(conn, &request, change)?;
+                    make(conn, &request, change, now)?;
                 }
                 Ok(())
             })
@@ -1072,9 +1074,6 @@ pub fn apply_due(
         crate::queries::write(conn, |conn| {
             // Due, and dated, by the clock read once the lock is held.
             let now = crate::time::stored(clock());
-            let mut make = |conn: &mut DbConnection, request: &ChangeRequestRow, row: &ChangeRow| {
-                make(conn, request, row, now)
-            };
             let ids = due(conn, now, limit)?;
             let requests: Vec<ChangeRequestRow> = change_requests::table
                 .filter(change_requests::id.eq_any(&ids))

@@ -409,6 +409,26 @@ fn other_project(conn: &mut DbConnection, at: NaiveDateTime) -> Result<(), Store
     .map(drop)
 }
 
+/// Creates flag `name` in project `other`, dated `at`.
+fn other_flag(conn: &mut DbConnection, name: &str, at: NaiveDateTime) -> Result<(), StoreError> {
+    queries::features::create(
+        conn,
+        &FeatureRow {
+            name: name.into(),
+            project_id: "other".into(),
+            feature_type: "release".into(),
+            description: None,
+            impression_data: false,
+            stale: false,
+            archived_at: None,
+            created_at: at,
+            created_by_user_id: None,
+        },
+        &Actor::system(),
+    )
+    .map(drop)
+}
+
 /// Makes `writes` one second apart, and checks that the history read at each write's time,
 /// and half a second later, is what the playground read just after it.
 fn replay(writes: &[Write]) -> Result<(), Box<dyn std::error::Error>> {
@@ -538,21 +558,7 @@ fn a_flag_read_at_a_moment_has_the_environments_its_project_had_then()
     let start = common::now() + TimeDelta::days(1);
     let at = |seconds: i64| start + TimeDelta::seconds(seconds);
     other_project(conn, start)?;
-    queries::features::create(
-        conn,
-        &FeatureRow {
-            name: "lone".into(),
-            project_id: "other".into(),
-            feature_type: "release".into(),
-            description: None,
-            impression_data: false,
-            stale: false,
-            archived_at: None,
-            created_at: at(1),
-            created_by_user_id: None,
-        },
-        &actor,
-    )?;
+    other_flag(conn, "lone", at(1))?;
     // Off with no strategies, its definition there is the same with the environment or without.
     queries::projects::disable_environment(conn, "other", "production", &actor, at(2))?;
     queries::projects::enable_environment(conn, "other", "production", &actor, at(3))?;
@@ -578,21 +584,10 @@ fn a_write_dated_before_the_one_before_it_is_dated_at_that_ones_time()
     let start = common::now() + TimeDelta::days(1);
     let at = |millis: i64| start + TimeDelta::milliseconds(millis);
     other_project(conn, start)?;
-    let created = |name: &str, created_at: NaiveDateTime| FeatureRow {
-        name: name.into(),
-        project_id: "other".into(),
-        feature_type: "release".into(),
-        description: None,
-        impression_data: false,
-        stale: false,
-        archived_at: None,
-        created_at,
-        created_by_user_id: None,
-    };
     // Two writes that asked for their times in one order and committed in the other, as a
     // replica whose clock runs behind would write them.
-    queries::features::create(conn, &created("late", at(2000)), &Actor::system())?;
-    queries::features::create(conn, &created("early", at(1000)), &Actor::system())?;
+    other_flag(conn, "late", at(2000))?;
+    other_flag(conn, "early", at(1000))?;
     let between = history::revision_at(conn, at(1500))?;
     assert!(history::flag_at(conn, "late", between)?.is_none());
     assert!(history::flag_at(conn, "early", between)?.is_none());
@@ -613,18 +608,7 @@ fn events_carried_over_with_their_old_dates_do_not_bring_later_writes_earlier()
     let start = common::now() + TimeDelta::days(1);
     let at = |millis: i64| start + TimeDelta::milliseconds(millis);
     other_project(conn, start)?;
-    let created = |name: &str, created_at: NaiveDateTime| FeatureRow {
-        name: name.into(),
-        project_id: "other".into(),
-        feature_type: "release".into(),
-        description: None,
-        impression_data: false,
-        stale: false,
-        archived_at: None,
-        created_at,
-        created_by_user_id: None,
-    };
-    queries::features::create(conn, &created("local", at(1000)), &Actor::system())?;
+    other_flag(conn, "local", at(1000))?;
     // An event from another installation's history, written after with its own, older date,
     // then the write that carried it over.
     let carried = |conn: &mut DbConnection| -> Result<(), StoreError> {
@@ -640,7 +624,7 @@ fn events_carried_over_with_their_old_dates_do_not_bring_later_writes_earlier()
         Ok(())
     };
     carried(conn)?;
-    queries::features::create(conn, &created("moved", at(2000)), &Actor::system())?;
+    other_flag(conn, "moved", at(2000))?;
     let before_local = history::revision_at(conn, at(500))?;
     assert!(history::flag_at(conn, "local", before_local)?.is_none());
     let between = history::revision_at(conn, at(1500))?;
