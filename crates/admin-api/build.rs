@@ -4,9 +4,10 @@
 //!   that starting and serving SDKs run (as server and as edge), written by `scripts/link-order`.
 //!   LLD places them first in `.text`. Linux maps a file's pages 64 KiB around each page first
 //!   run, so code run once at start-up, scattered over the 34 MB of `.text`, made most of it
-//!   resident; packed, it maps about what it runs. Functions the list does not name (new or
-//!   renamed since it was written) keep the compiler's placement, so an old list costs memory,
-//!   never correctness.
+//!   resident; packed, it maps about what it runs. Functions the list does not name (new, or
+//!   renamed since it was written, as ThinLTO renames those it moves between a changed crate's
+//!   codegen units) keep the compiler's placement, so an old list costs memory, never
+//!   correctness; it is written again before a release.
 //! - **Packed relocations** (`-z pack-relative-relocs`, DT_RELR, glibc 2.36 and later): the
 //!   dynamic loader otherwise reads 1.4 MB of position-independent relocations at every start.
 //!
