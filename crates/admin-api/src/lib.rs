@@ -16,6 +16,7 @@ pub mod cors;
 pub mod error;
 pub mod extract;
 pub mod handlers;
+pub mod handoff;
 pub mod metrics;
 pub mod openapi;
 pub mod request_log;

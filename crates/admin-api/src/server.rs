@@ -30,6 +30,7 @@ use actix_web::web;
 use flag_admin::delivery::usage::Usage;
 
 use crate::app::build_app;
+use crate::handoff::HandoffIo;
 use crate::state::AppState;
 
 /// How long a new connection may take to send its first request head; actix-web's default.
@@ -40,6 +41,9 @@ const CLIENT_DISCONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
 /// How long a stopping server waits for webhook deliveries already queued.
 const WEBHOOK_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a stopping server waits for SDK streams to write their last chunk.
+const STREAMS_GRACE: Duration = Duration::from_secs(5);
 
 /// Pending connections the listener queues; actix-web's default.
 const BACKLOG: i32 = 1024;
@@ -67,6 +71,10 @@ pub fn start(state: web::Data<AppState>, address: impl ToSocketAddrs) -> io::Res
                 .client_disconnect_timeout(CLIENT_DISCONNECT_TIMEOUT)
                 .h1_allow_half_closed(true)
                 .local_addr(local)
+                // A request reaches its connection's handoff, for a stream to leave by.
+                .on_connect_ext(|io: &EnvelopeIo<HandoffIo>, data| {
+                    data.insert(io.get_ref().handoff());
+                })
                 // Idle keep-alive connections close as soon as a graceful stop begins, as with
                 // `HttpServer`, instead of holding the stop up until their timer runs out.
                 .graceful_shutdown_signal(move || {
@@ -82,7 +90,7 @@ pub fn start(state: web::Data<AppState>, address: impl ToSocketAddrs) -> io::Res
                 let _ = stream.set_nodelay(true);
                 // The peer address travels beside the stream, so `HttpRequest::peer_addr` works.
                 let peer = stream.peer_addr().ok();
-                Ok::<_, DispatchError>((EnvelopeIo::new(stream), Protocol::Http1, peer))
+                Ok::<_, DispatchError>((EnvelopeIo::new(HandoffIo::new(stream)), Protocol::Http1, peer))
             })
             .and_then(http)
         })?;
@@ -241,6 +249,9 @@ async fn stop_on_signal(handle: ServerHandle, state: web::Data<AppState>) {
         .store(true, std::sync::atomic::Ordering::SeqCst);
     // SDK streams end at once, so their SDKs reconnect elsewhere instead of holding the stop up.
     state.stopping.send_replace(true);
+    // Those out of the dispatcher are not among the connections the server waits for.
+    state.detached.close();
+    let _ = actix_web::rt::time::timeout(STREAMS_GRACE, state.detached.wait()).await;
     tracing::info!("shutting down: finishing requests in flight");
     handle.stop(true).await;
 }
@@ -328,6 +339,11 @@ impl<T> EnvelopeIo<T> {
             sent: 0,
             at_response_start: true,
         }
+    }
+
+    /// The connection wrapped.
+    pub fn get_ref(&self) -> &T {
+        &self.inner
     }
 }
 

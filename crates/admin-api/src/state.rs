@@ -20,6 +20,9 @@ pub struct AppState {
     pub metrics: Metrics,
     /// Turns true when shutdown begins: every SDK stream then ends.
     pub stopping: tokio::sync::watch::Sender<bool>,
+    /// The SDK streams written out of the HTTP dispatcher (`crate::handoff`), which a stop
+    /// waits for.
+    pub detached: tokio_util::task::TaskTracker,
     /// Set when the process is an edge: where its flags, tokens and usage come from and go.
     pub edge: Option<std::sync::Arc<flag_admin::app::edge::Edge>>,
     /// The path every route is served under (an edge's `--base-path`), without a trailing slash.
@@ -35,6 +38,7 @@ impl AppState {
             shutting_down: AtomicBool::new(false),
             metrics: Metrics::default(),
             stopping: tokio::sync::watch::Sender::new(false),
+            detached: tokio_util::task::TaskTracker::new(),
             edge: None,
             base_path: None,
         }

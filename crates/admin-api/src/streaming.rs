@@ -15,15 +15,22 @@
 
 use std::collections::VecDeque;
 use std::convert::Infallible;
+use std::io::{self, IoSlice};
+use std::rc::Rc;
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
+use actix_codec::{AsyncRead, AsyncWrite};
 use actix_web::web::{self, Bytes};
 use flag_admin::delivery::delta::{Opening, Stream};
 use futures_util::Stream as FuturesStream;
+use futures_util::future::Either;
+use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
 use tokio::sync::broadcast::error::RecvError;
 use tokio::sync::watch;
 
+use crate::handoff::{Handoff, LAST_CHUNK};
 use crate::state::AppState;
 
 /// How often an idle stream sends a comment, so SDKs and proxies see it alive.
@@ -55,10 +62,15 @@ impl AsRef<[u8]> for Shared {
 
 /// The body of a stream: its opening, then its changes and heartbeats until `stopping` turns
 /// true, the client goes, or its token no longer admits it (checked at each heartbeat).
+///
+/// Given its connection's [`Handoff`], the body ends at once and leaves the stream to a task
+/// that writes it straight to the socket ([`write_detached`]); otherwise the dispatcher writes
+/// it.
 pub fn body(
     state: web::Data<AppState>,
     mut stream: Stream,
     stopping: watch::Receiver<bool>,
+    handoff: Option<Rc<Handoff>>,
 ) -> impl FuturesStream<Item = Result<Bytes, Infallible>> {
     let opening = std::mem::replace(
         &mut stream.subscription.opening,
@@ -88,9 +100,69 @@ pub fn body(
         done: false,
     };
     follow.event("unleash-connected", revision, data);
-    futures_util::stream::unfold(follow, |mut follow| async move {
-        follow.next().await.map(|chunk| (Ok(chunk), follow))
-    })
+    match handoff {
+        Some(handoff) => {
+            let mut follow = Some(follow);
+            Either::Left(futures_util::stream::poll_fn(move |_| {
+                if let Some(follow) = follow.take() {
+                    let detached = follow.state.detached.clone();
+                    handoff
+                        .leave(move |socket| Box::pin(detached.track_future(write_detached(socket, follow))));
+                }
+                Poll::Ready(None)
+            }))
+        }
+        None => Either::Right(futures_util::stream::unfold(follow, |mut follow| async move {
+            follow.next().await.map(|chunk| (Ok(chunk), follow))
+        })),
+    }
+}
+
+/// Writes a stream on its own socket, out of the HTTP dispatcher: whatever is queued goes out as
+/// one chunk of the response's chunked body, and the last chunk when the stream ends. The
+/// stream ends as soon as the client closes its side or a write fails.
+async fn write_detached<S: AsyncRead + AsyncWrite + Unpin>(mut socket: S, mut follow: Follow) {
+    loop {
+        // SDKs send nothing on a stream: a read only ends, when the client goes.
+        let mut unread = [0; 64];
+        tokio::select! {
+            read = socket.read(&mut unread) => match read {
+                Ok(0) | Err(_) => return,
+                Ok(_) => continue,
+            },
+            more = follow.fill() => {
+                let written = if more {
+                    write_chunk(&mut socket, follow.queue.make_contiguous()).await
+                } else {
+                    socket.write_all(LAST_CHUNK).await
+                };
+                follow.queue.clear();
+                if written.is_err() || !more {
+                    let _ = socket.shutdown().await;
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// Writes `parts` as one chunk of a chunked body, in as few writes as the socket allows.
+async fn write_chunk<S: AsyncWrite + Unpin>(socket: &mut S, parts: &[Bytes]) -> io::Result<()> {
+    let size = format!("{:x}\r\n", parts.iter().map(Bytes::len).sum::<usize>());
+    let mut slices: Vec<IoSlice<'_>> = std::iter::once(size.as_bytes())
+        .chain(parts.iter().map(|part| &part[..]))
+        .chain(std::iter::once(&b"\r\n"[..]))
+        .map(IoSlice::new)
+        .collect();
+    let mut unwritten = &mut slices[..];
+    while !unwritten.is_empty() {
+        let written = socket.write_vectored(unwritten).await?;
+        if written == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        IoSlice::advance_slices(&mut unwritten, written);
+    }
+    socket.flush().await
 }
 
 struct Follow {
@@ -125,19 +197,28 @@ impl Follow {
 
     /// The next chunk to write, or `None` when the stream ends.
     async fn next(&mut self) -> Option<Bytes> {
+        if !self.fill().await {
+            return None;
+        }
+        let chunk = self.queue.pop_front()?;
+        if chunk.len() == SLICE {
+            tokio::task::yield_now().await;
+        }
+        Some(chunk)
+    }
+
+    /// Waits until something is queued to write; false once the stream ends with nothing left.
+    async fn fill(&mut self) -> bool {
         loop {
-            if let Some(chunk) = self.queue.pop_front() {
-                if chunk.len() == SLICE {
-                    tokio::task::yield_now().await;
-                }
-                return Some(chunk);
+            if !self.queue.is_empty() {
+                return true;
             }
             if self.done || *self.stopping.borrow() {
-                return None;
+                return false;
             }
             tokio::select! {
                 biased;
-                _ = self.stopping.changed() => return None,
+                _ = self.stopping.changed() => return false,
                 received = self.stream.subscription.changes.recv() => match received {
                     Ok(change) => {
                         if change.revision() > self.revision {
@@ -151,7 +232,8 @@ impl Follow {
                     // A database that cannot answer now ends no stream; the next heartbeat asks again.
                     if let Ok(false) = self.stream.still_admitted(&self.state.app, self.state.app.identity()).await {
                         tracing::info!("a stream's token was deleted or expired; the stream ends");
-                        return None;
+                        self.done = true;
+                        return false;
                     }
                     self.queue.push_back(Bytes::from_static(KEEP_ALIVE));
                 }

@@ -243,7 +243,17 @@ pub async fn streaming(
     let stream =
         flag_admin::delivery::delta::follow(&state.app, state.app.delivery(), &access, question, last)
             .await?;
-    Ok(HttpResponse::Ok()
+    // An HTTP/1.1 body is chunked, and goes on out of the dispatcher once its head is written.
+    // HTTP/1.0 has no chunked bodies: the events run until the connection closes.
+    let chunked = request.version() >= actix_web::http::Version::HTTP_11;
+    let handoff = chunked
+        .then(|| {
+            request
+                .conn_data::<std::rc::Rc<crate::handoff::Handoff>>()
+                .cloned()
+        })
+        .flatten();
+    let mut response = HttpResponse::Ok()
         .content_type("text/event-stream")
         .insert_header((header::CACHE_CONTROL, "no-cache"))
         // Sent as written: compressing would hold events back until a block fills.
@@ -254,5 +264,8 @@ pub async fn streaming(
             state.clone(),
             stream,
             state.stopping.subscribe(),
-        )))
+            handoff,
+        ));
+    response.head_mut().no_chunking(!chunked);
+    Ok(response)
 }

@@ -2,6 +2,7 @@
 //! (`/api/client/streaming`). The delta API is driven in-process; streams run against the real
 //! binary, whose follower loads each new revision, on the backend under test.
 
+use std::io::{BufRead as _, Write as _};
 use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
@@ -572,23 +573,63 @@ fn stream_limits_answer_429_and_503_with_retry_after() -> TestResult {
     let body: Value = serde_json::from_str(&full.body)?;
     assert_eq!(body["name"], "ServiceUnavailableError", "{body}");
 
-    // A closed stream gives its place back.
+    // A closed stream gives its place back as soon as its client goes, with nothing written.
     drop(first);
     let started = Instant::now();
     loop {
-        // The server notices a closed stream when it next writes to it: a change or a heartbeat.
-        server.create(&format!("nudge-{}", started.elapsed().as_millis()))?;
         let again = server.stream(STREAM_SDK, None)?;
         if again.status == 200 {
             break;
         }
         assert!(
-            started.elapsed() < Duration::from_secs(20),
-            "the place was never given back"
+            started.elapsed() < Duration::from_secs(2),
+            "the place was not given back at once"
         );
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(50));
     }
     drop(server);
+    Ok(())
+}
+
+#[test]
+fn an_http_1_0_stream_is_written_until_the_connection_closes() -> TestResult {
+    let scratch = Scratch::new()?;
+    let server = Server::start(&scratch, &[])?;
+    server.create("old")?;
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", server.port))?;
+    socket.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        socket,
+        "GET /api/client/streaming HTTP/1.0\r\nAuthorization: {STREAM_SDK}\r\n\r\n"
+    )?;
+    let mut reader = std::io::BufReader::new(socket);
+    let mut head = String::new();
+    while !head.ends_with("\r\n\r\n") {
+        if reader.read_line(&mut head)? == 0 {
+            return Err(format!("the head ended early: {head:?}").into());
+        }
+    }
+    assert!(head.starts_with("HTTP/1.0 200"), "{head}");
+    assert!(
+        !head.to_ascii_lowercase().contains("transfer-encoding"),
+        "HTTP/1.0 has no chunked bodies: {head}"
+    );
+    // The body is the events themselves, unframed.
+    let mut events = Vec::new();
+    let mut line = String::new();
+    while events.len() < 2 {
+        line.clear();
+        if reader.read_line(&mut line)? == 0 {
+            return Err(format!("the stream ended after {events:?}").into());
+        }
+        if let Some(name) = line.strip_prefix("event: ") {
+            events.push(name.trim_end().to_owned());
+            if events.len() == 1 {
+                server.switch("old", true)?;
+            }
+        }
+    }
+    assert_eq!(events, ["unleash-connected", "unleash-updated"]);
     Ok(())
 }
 
