@@ -8,6 +8,9 @@
 //! `{id, name, message}`, so the server is assembled here from the same parts, with an
 //! [`EnvelopeIo`] between each TCP stream and the dispatcher that swaps those bodiless answers for
 //! envelopes as they are written.
+//!
+//! Under the [`EnvelopeIo`], a [`HandoffIo`] lets an SDK stream leave the dispatcher once its
+//! response head is written (`crate::handoff`).
 
 use flag_admin::app::edge::Edge;
 use std::io::{self, Write as _};

@@ -36,11 +36,11 @@ use crate::state::AppState;
 /// How often an idle stream sends a comment, so SDKs and proxies see it alive.
 pub const HEARTBEAT: Duration = Duration::from_secs(15);
 
-/// The most of one event handed to the connection at once. A hydration is shared by every stream
-/// and handed over a slice at a time, yielding between slices so that the connection writes each
-/// out first: its write buffer then stays at its first 8 KiB, where it would otherwise grow to
-/// 48 KiB and keep that size for the life of the stream (actix-http keeps a buffer of up to
-/// 128 KiB), which at 10,000 streams is the difference between 189 MiB and 418 MiB.
+/// The most of one event handed to the dispatcher at once, for a stream it writes itself (an
+/// HTTP/1.0 one). A hydration is shared by every stream and handed over a slice at a time,
+/// yielding between slices so that the connection writes each out first: its write buffer then
+/// stays at its first 8 KiB, where it would otherwise grow to 48 KiB and keep that size for the
+/// life of the stream (actix-http keeps a buffer of up to 128 KiB).
 const SLICE: usize = 4 * 1024;
 
 /// The comment sent as a heartbeat.
