@@ -7,7 +7,8 @@
 //!   resident; packed, it maps about what it runs. Functions the list does not name (new, or
 //!   renamed since it was written, as ThinLTO renames those it moves between a changed crate's
 //!   codegen units) keep the compiler's placement, so an old list costs memory, never
-//!   correctness; it is written again before a release.
+//!   correctness; it is written again before a release. The names do not depend on where the
+//!   tree is checked out, because the release profile has no debug information (Cargo.toml).
 //! - **Packed relocations** (`-z pack-relative-relocs`, DT_RELR, glibc 2.36 and later): the
 //!   dynamic loader otherwise reads 1.4 MB of position-independent relocations at every start.
 //!
