@@ -64,7 +64,7 @@ impl AsRef<[u8]> for Shared {
 /// true, the client goes, or its token no longer admits it (checked at each heartbeat).
 ///
 /// Given its connection's [`Handoff`], the body ends at once and leaves the stream to a task
-/// that writes it straight to the socket ([`write_detached`]); otherwise the dispatcher writes
+/// that writes it straight to the socket (`write_detached`); otherwise the dispatcher writes
 /// it.
 pub fn body(
     state: web::Data<AppState>,
