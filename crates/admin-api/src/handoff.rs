@@ -17,7 +17,8 @@
 //!    and its buffers are dropped.
 //!
 //! Only an HTTP/1.1 `GET` takes this path: its body is chunked, and the task goes on writing
-//! chunks. Everything before the handoff, from the request head to the response head, went
+//! chunks. A request the client sent behind the stream on the same connection ends the stream
+//! there instead, as an empty body, and the dispatcher answers it as usual. Everything before the handoff, from the request head to the response head, went
 //! through the dispatcher, the router, the middleware and the handler as for any request.
 
 use std::cell::{Cell, RefCell};
@@ -52,6 +53,10 @@ enum Stage {
     Leaving,
     /// The last chunk is kept back; the dispatcher is told the client has finished.
     Left,
+    /// The dispatcher answers a request the client sent behind the stream, which therefore ends
+    /// with its last chunk, of which this much is written; the connection stays with the
+    /// dispatcher.
+    Ending(usize),
     /// The socket has gone to the rest of its response.
     Gone,
 }
@@ -117,7 +122,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for HandoffIo<T> {
     fn poll_read(self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         match this.handoff.stage.get() {
-            Stage::Served | Stage::Leaving => this.inner()?.poll_read(cx, buf),
+            Stage::Served | Stage::Leaving | Stage::Ending(_) => this.inner()?.poll_read(cx, buf),
             // The end of the client's requests, as the dispatcher sees it: with none left to
             // answer, it shuts the connection down.
             Stage::Left | Stage::Gone => Poll::Ready(Ok(())),
@@ -131,9 +136,16 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for HandoffIo<T> {
         match this.handoff.stage.get() {
             Stage::Served => this.inner()?.poll_write(cx, buf),
             // The dispatcher writes what it holds from its buffer's start, so the write that
-            // holds the last chunk ends with it, however much of the head comes before.
-            Stage::Leaving => match buf.strip_suffix(LAST_CHUNK) {
-                None => this.inner()?.poll_write(cx, buf),
+            // holds the last chunk ends with it, however much of the head comes before. Anything
+            // else is not the leaving response alone: the answer to a request the client sent
+            // behind it. The stream then ends there, as an empty body, and the connection stays
+            // with the dispatcher.
+            Stage::Leaving => match buf.strip_suffix(LAST_CHUNK).filter(|head| one_head(head)) {
+                None => {
+                    this.handoff.rest.borrow_mut().take();
+                    this.handoff.stage.set(Stage::Served);
+                    this.inner()?.poll_write(cx, buf)
+                }
                 Some(head) => {
                     let written = if head.is_empty() {
                         0
@@ -149,14 +161,27 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for HandoffIo<T> {
                     Poll::Ready(Ok(buf.len()))
                 }
             },
-            Stage::Left | Stage::Gone => Poll::Ready(Err(io::ErrorKind::NotConnected.into())),
+            Stage::Left => {
+                this.handoff.rest.borrow_mut().take();
+                this.handoff.stage.set(Stage::Ending(0));
+                Pin::new(this).poll_write(cx, buf)
+            }
+            Stage::Ending(mut sent) => {
+                while sent < LAST_CHUNK.len() {
+                    sent += ready!(this.inner()?.poll_write(cx, &LAST_CHUNK[sent..]))?;
+                    this.handoff.stage.set(Stage::Ending(sent));
+                }
+                this.handoff.stage.set(Stage::Served);
+                this.inner()?.poll_write(cx, buf)
+            }
+            Stage::Gone => Poll::Ready(Err(io::ErrorKind::NotConnected.into())),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         match this.handoff.stage.get() {
-            Stage::Served | Stage::Leaving => this.inner()?.poll_flush(cx),
+            Stage::Served | Stage::Leaving | Stage::Ending(_) => this.inner()?.poll_flush(cx),
             Stage::Left | Stage::Gone => Poll::Ready(Ok(())),
         }
     }
@@ -164,7 +189,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for HandoffIo<T> {
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         match this.handoff.stage.get() {
-            Stage::Served | Stage::Leaving => this.inner()?.poll_shutdown(cx),
+            Stage::Served | Stage::Leaving | Stage::Ending(_) => this.inner()?.poll_shutdown(cx),
             Stage::Left => {
                 this.handoff.stage.set(Stage::Gone);
                 let rest = this.handoff.rest.borrow_mut().take();
@@ -176,6 +201,15 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for HandoffIo<T> {
             Stage::Gone => Poll::Ready(Ok(())),
         }
     }
+}
+
+/// Whether `bytes`, what is left to write of a response's head before its last chunk, is that
+/// alone: a head's lines end with one blank line, at its end, and nothing follows it.
+fn one_head(bytes: &[u8]) -> bool {
+    bytes
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .is_none_or(|end| end + 4 == bytes.len())
 }
 
 #[cfg(test)]
@@ -254,17 +288,51 @@ mod tests {
             0,
             "the dispatcher reads the end of the requests"
         );
-        assert!(
-            poll_fn(|cx| Pin::new(&mut io).poll_write(cx, b"more"))
-                .await
-                .is_err()
-        );
         poll_fn(|cx| Pin::new(&mut io).poll_shutdown(cx)).await?;
         drop(io);
         received.await?;
         let expected: &[u8] =
             b"HTTP/1.1 200 OK\r\n\r\n5\r\nfirst\r\n0\r\n\r\nHTTP/1.1 200 OK\r\nx-count: 0\r\n\r\n4\r\nrest\r\n";
         assert_eq!(&written.borrow()[..], expected);
+        Ok(())
+    }
+
+    #[actix_web::test]
+    async fn an_answer_behind_a_leaving_body_ends_the_stream_there_and_keeps_the_connection()
+    -> Result<(), Box<dyn Error>> {
+        let head = b"HTTP/1.1 200 OK\r\nx-count: 0\r\n\r\n";
+        let behind = b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n2\r\n{}\r\n0\r\n\r\n";
+        let whole: Vec<u8> = [&head[..], LAST_CHUNK].concat();
+        let expected: Vec<u8> = [&whole[..], &behind[..]].concat();
+        let left = |calls: Rc<Cell<u32>>| {
+            move |_: Recorder| -> LocalBoxFuture<'static, ()> {
+                calls.set(calls.get() + 1);
+                Box::pin(async {})
+            }
+        };
+
+        // The answer behind comes in the same write as the stream's head and last chunk.
+        let recorder = Recorder::default();
+        let written = Rc::clone(&recorder.written);
+        let mut io = HandoffIo::new(recorder);
+        let calls = Rc::new(Cell::new(0));
+        io.handoff().leave(left(Rc::clone(&calls)));
+        write(&mut io, &expected).await?;
+        assert_eq!(&written.borrow()[..], &expected[..]);
+        assert_eq!(io.handoff.stage.get(), Stage::Served);
+
+        // The answer behind comes once the head is written and the last chunk kept back.
+        let recorder = Recorder::default();
+        let written = Rc::clone(&recorder.written);
+        let mut io = HandoffIo::new(recorder);
+        io.handoff().leave(left(Rc::clone(&calls)));
+        write(&mut io, &whole).await?;
+        assert_eq!(&written.borrow()[..], &head[..]);
+        write(&mut io, behind).await?;
+        assert_eq!(&written.borrow()[..], &expected[..]);
+        poll_fn(|cx| Pin::new(&mut io).poll_shutdown(cx)).await?;
+        assert_eq!(calls.get(), 0, "the socket never went to the stream");
+        assert!(io.handoff.rest.borrow().is_none(), "the stream was let go");
         Ok(())
     }
 

@@ -120,31 +120,44 @@ pub fn body(
 
 /// Writes a stream on its own socket, out of the HTTP dispatcher: whatever is queued goes out as
 /// one chunk of the response's chunked body, and the last chunk when the stream ends. The
-/// stream ends as soon as the client closes its side or a write fails.
+/// stream ends as soon as the client closes its side (as Unleash ends it) or a write fails.
 async fn write_detached<S: AsyncRead + AsyncWrite + Unpin>(mut socket: S, mut follow: Follow) {
+    let mut unread = [0; 64];
     loop {
-        // SDKs send nothing on a stream: a read only ends, when the client goes.
-        let mut unread = [0; 64];
-        tokio::select! {
-            read = socket.read(&mut unread) => match read {
-                Ok(0) | Err(_) => return,
-                Ok(_) => continue,
-            },
-            more = follow.fill() => {
-                let written = if more {
-                    write_chunk(&mut socket, follow.queue.make_contiguous()).await
-                } else {
-                    socket.write_all(LAST_CHUNK).await
-                };
-                follow.queue.clear();
-                if written.is_err() || !more {
-                    let _ = socket.shutdown().await;
-                    return;
+        let more = {
+            // Bytes the client sends are read and dropped (SDKs send none), without interrupting
+            // the wait for what to write: a heartbeat's token check runs to its end however
+            // much a client sends.
+            let fill = follow.fill();
+            tokio::pin!(fill);
+            loop {
+                tokio::select! {
+                    read = socket.read(&mut unread) => match read {
+                        Ok(0) | Err(_) => return,
+                        Ok(_) => {}
+                    },
+                    more = &mut fill => break more,
                 }
             }
+        };
+        let written = if more {
+            write_chunk(&mut socket, follow.queue.make_contiguous()).await
+        } else {
+            socket.write_all(LAST_CHUNK).await
+        };
+        follow.queue.clear();
+        // A hydration of many flags is queued in many slices; the queue does not keep their room.
+        follow.queue.shrink_to(QUEUE_KEPT);
+        if written.is_err() || !more {
+            let _ = socket.shutdown().await;
+            return;
         }
     }
 }
+
+/// The most queue entries a detached stream keeps room for between writes: a heartbeat takes
+/// one, a change of under 4 KiB three.
+const QUEUE_KEPT: usize = 8;
 
 /// Writes `parts` as one chunk of a chunked body, in as few writes as the socket allows.
 async fn write_chunk<S: AsyncWrite + Unpin>(socket: &mut S, parts: &[Bytes]) -> io::Result<()> {

@@ -260,12 +260,19 @@ pub async fn streaming(
         .insert_header((header::CONTENT_ENCODING, "identity"))
         // Proxies such as nginx pass the events on at once instead of buffering them.
         .insert_header(("X-Accel-Buffering", "no"))
-        .streaming(crate::streaming::body(
-            state.clone(),
-            stream,
-            state.stopping.subscribe(),
-            handoff,
-        ));
+        .streaming(if request.method() == actix_web::http::Method::HEAD {
+            // The head a stream opens with, and no stream: the place is given back at once and
+            // the connection takes its next request.
+            drop(stream);
+            futures_util::future::Either::Left(futures_util::stream::empty())
+        } else {
+            futures_util::future::Either::Right(crate::streaming::body(
+                state.clone(),
+                stream,
+                state.stopping.subscribe(),
+                handoff,
+            ))
+        });
     response.head_mut().no_chunking(!chunked);
     Ok(response)
 }

@@ -2,7 +2,7 @@
 //! (`/api/client/streaming`). The delta API is driven in-process; streams run against the real
 //! binary, whose follower loads each new revision, on the backend under test.
 
-use std::io::{BufRead as _, Write as _};
+use std::io::{BufRead, Write as _};
 use std::time::{Duration, Instant};
 
 use actix_web::http::StatusCode;
@@ -632,6 +632,106 @@ fn an_http_1_0_stream_is_written_until_the_connection_closes() -> TestResult {
     assert_eq!(events, ["unleash-connected", "unleash-updated"]);
     Ok(())
 }
+
+/// Reads one response's head from `reader`, with its status line first.
+fn read_head(reader: &mut impl BufRead) -> Result<String, Box<dyn std::error::Error>> {
+    let mut head = String::new();
+    while !head.ends_with("\r\n\r\n") {
+        if reader.read_line(&mut head)? == 0 {
+            return Err(format!("the head ended early: {head:?}").into());
+        }
+    }
+    Ok(head)
+}
+
+/// Reads a chunked body to its last chunk.
+fn read_chunked(reader: &mut impl BufRead) -> Result<Vec<u8>, Box<dyn std::error::Error>> {
+    let mut body = Vec::new();
+    loop {
+        let mut size = String::new();
+        reader.read_line(&mut size)?;
+        let size = usize::from_str_radix(size.trim_end(), 16)?;
+        let mut chunk = vec![0; size + 2];
+        std::io::Read::read_exact(reader, &mut chunk)?;
+        if size == 0 {
+            return Ok(body);
+        }
+        body.extend_from_slice(&chunk[..size]);
+    }
+}
+
+#[test]
+fn a_head_request_or_one_sent_behind_a_stream_takes_no_place_and_splices_nothing() -> TestResult {
+    let scratch = Scratch::new()?;
+    let server = Server::start(&scratch, &[("HALYARD_STREAMING_MAX_CONNECTIONS_PER_TOKEN", "1")])?;
+    server.create("kept")?;
+    let connect = || -> Result<_, Box<dyn std::error::Error>> {
+        let socket = std::net::TcpStream::connect(("127.0.0.1", server.port))?;
+        socket.set_read_timeout(Some(Duration::from_secs(5)))?;
+        Ok(socket)
+    };
+    let stream_request = |token: &str| {
+        format!("GET /api/client/streaming HTTP/1.1\r\nHost: halyard\r\nAuthorization: {token}\r\n\r\n")
+    };
+    // A chunked answer on the same connection (compressed as it is written): the stream's events
+    // must not end up in it.
+    let chunked_request = format!(
+        "POST /api/admin/playground/advanced HTTP/1.1\r\nHost: halyard\r\nAuthorization: {STREAM_ADMIN}\r\n\
+         Accept-Encoding: gzip\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{}",
+        PLAYGROUND.len(),
+        PLAYGROUND
+    );
+
+    // A HEAD answers the stream's head alone and keeps no place.
+    let mut socket = connect()?;
+    write!(
+        socket,
+        "{}",
+        stream_request(STREAM_SDK).replacen("GET", "HEAD", 1)
+    )?;
+    let mut reader = std::io::BufReader::new(socket.try_clone()?);
+    let head = read_head(&mut reader)?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    write!(socket, "{chunked_request}")?;
+    let head = read_head(&mut reader)?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    assert!(head.contains("transfer-encoding: chunked"), "{head}");
+    let body: Value = serde_json::from_reader(flate2::read::GzDecoder::new(&read_chunked(&mut reader)?[..]))?;
+    assert!(body["features"].is_array(), "{body}");
+    let open = server.stream(STREAM_SDK, None)?;
+    assert_eq!(
+        open.status, 200,
+        "the HEAD kept the token's one place: {}",
+        open.body
+    );
+    drop(open);
+
+    // A request sent behind a stream on its connection is answered after the stream, which ends
+    // there; the place comes back. (Another token: the one above gives its place back once its
+    // stream's task sees the client go.)
+    let mut socket = connect()?;
+    write!(socket, "{}{chunked_request}", stream_request(OTHER_SDK))?;
+    let mut reader = std::io::BufReader::new(socket.try_clone()?);
+    let head = read_head(&mut reader)?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    read_chunked(&mut reader)?;
+    let head = read_head(&mut reader)?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    let body: Value = serde_json::from_reader(flate2::read::GzDecoder::new(&read_chunked(&mut reader)?[..]))?;
+    assert!(body["features"].is_array(), "{body}");
+    let started = Instant::now();
+    while server.stream(OTHER_SDK, None)?.status != 200 {
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "the stream kept its place"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Ok(())
+}
+
+/// An advanced playground question, answered with a chunked body.
+const PLAYGROUND: &str = r#"{"environments":["development"],"projects":"*","context":{"appName":"test"}}"#;
 
 #[test]
 fn streams_end_at_shutdown_and_resume_on_the_restarted_server() -> TestResult {
