@@ -250,7 +250,8 @@ async fn stop_on_signal(handle: ServerHandle, state: web::Data<AppState>) {
     state
         .shutting_down
         .store(true, std::sync::atomic::Ordering::SeqCst);
-    // No connection is taken from here on: an SDK whose stream ends reconnects elsewhere.
+    // No connection is accepted from here on: one made now waits in the listen queue and is
+    // refused when the listener closes, so an SDK whose stream ends reconnects elsewhere.
     handle.pause().await;
     // SDK streams end at once, so their SDKs reconnect elsewhere instead of holding the stop up.
     state.stopping.send_replace(true);

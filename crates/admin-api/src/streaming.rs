@@ -120,7 +120,7 @@ pub fn body(
 
 /// Writes a stream on its own socket, out of the HTTP dispatcher: whatever is queued goes out as
 /// one chunk of the response's chunked body, and the last chunk when the stream ends. The
-/// stream ends as soon as the client closes its side (as Unleash ends it) or a write fails.
+/// stream ends as soon as the client closes its side or a write fails.
 async fn write_detached<S: AsyncRead + AsyncWrite + Unpin>(mut socket: S, mut follow: Follow) {
     let mut unread = [0; 64];
     loop {

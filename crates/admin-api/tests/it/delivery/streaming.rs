@@ -841,6 +841,50 @@ fn a_stream_ends_once_its_token_is_deleted() -> TestResult {
     Ok(())
 }
 
+#[test]
+fn a_client_that_keeps_sending_bytes_does_not_keep_a_deleted_tokens_stream() -> TestResult {
+    let scratch = Scratch::new()?;
+    let server = Server::start(&scratch, &[])?;
+    let created = server.post(
+        "/api/admin/api-tokens",
+        json!({"tokenName": "chatty", "type": "backend", "environment": "development", "projects": ["*"]}),
+    )?;
+    let secret = created["secret"].as_str().ok_or("no secret")?.to_owned();
+    let mut socket = std::net::TcpStream::connect(("127.0.0.1", server.port))?;
+    socket.set_read_timeout(Some(Duration::from_secs(20)))?;
+    write!(
+        socket,
+        "GET /api/client/streaming HTTP/1.1\r\nHost: halyard\r\nAuthorization: {secret}\r\n\r\n"
+    )?;
+    let mut reader = std::io::BufReader::new(socket.try_clone()?);
+    let head = read_head(&mut reader)?;
+    assert!(head.starts_with("HTTP/1.1 200"), "{head}");
+    server.delete(&format!("/api/admin/api-tokens/{secret}"))?;
+    let deleted = Instant::now();
+    // A byte every millisecond, as long as the connection takes them.
+    let mut sender = socket.try_clone()?;
+    let chatter = std::thread::spawn(move || {
+        while sender.write_all(b" ").is_ok() {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+    // The token is still checked at each heartbeat: the stream ends at the next one.
+    let body = read_chunked(&mut reader)?;
+    assert!(
+        deleted.elapsed() < Duration::from_secs(17),
+        "the stream outlived its token by {:?}",
+        deleted.elapsed()
+    );
+    assert!(
+        String::from_utf8_lossy(&body).contains("event: unleash-connected"),
+        "the stream opened as usual"
+    );
+    // The server has closed the connection; this only stops the sending thread.
+    let _ = socket.shutdown(std::net::Shutdown::Both);
+    chatter.join().map_err(|_| "the sending thread panicked")?;
+    Ok(())
+}
+
 /// The evaluations of `engine` for every flag of `names` and a few contexts.
 fn evaluations(engine: &flag_eval::Engine, names: &[String]) -> Vec<(String, String, bool, String)> {
     let mut out = Vec::new();
